@@ -1,0 +1,137 @@
+#pragma once
+// The closed catalog of actions the model may choose from, loaded from a JSON file.
+//
+// The model's reply is ONE JSON object: the action field (its name is set by the catalog,
+// e.g. "accion" or "action") holds one of the action names, and the other members are the
+// catalog's fields. Fields are declared once at the top level, because every action's reply
+// is the same object; each action says which fields it requires and which it allows.
+// A field that an action does not use must be null or absent in that action's reply.
+//
+// A Catalog is immutable after loading and safe to share between threads.
+
+#include <cstddef>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dispatchd::catalog {
+
+enum class FieldType { string, integer, number, boolean };
+
+// What happens when a grounded field's value does not appear verbatim in the inbound
+// message: the reply is rejected (and re-asked), or accepted but routed to staff review.
+enum class Grounding { none, reject, review };
+
+// A field's constraints: the JSON Schema subset the catalog file accepts.
+struct FieldSchema {
+  FieldType type = FieldType::string;
+  std::string description;
+  // Allowed values as canonical compact JSON (`"alta"`, `3`, `true`); empty means any.
+  std::vector<std::string> enum_values;
+  std::optional<std::string> const_value;  // canonical JSON, like enum_values
+  std::optional<std::size_t> min_length;   // in Unicode code points
+  std::optional<std::size_t> max_length;
+  std::optional<std::string> pattern;      // ECMAScript regex, unanchored (JSON Schema)
+  std::shared_ptr<const std::regex> compiled_pattern;  // set exactly when pattern is
+  std::optional<double> minimum;
+  std::optional<double> maximum;
+  bool date = false;                       // "format": "date": YYYY-MM-DD, a real day
+  Grounding grounding = Grounding::none;
+};
+
+struct Field {
+  std::string name;
+  FieldSchema schema;
+};
+
+// Who executes a valid action.
+enum class ActionKind { reply, escalate, ignore, http };
+
+struct Policy {
+  // The field whose value must name the conversation's counterpart (the WhatsApp sender's
+  // wa_id, or the email's Reply-To/From). Stops injected text from redirecting a reply.
+  std::optional<std::string> recipient_field;
+  // A valid reply is queued for staff approval instead of running unattended.
+  bool requires_approval = false;
+};
+
+// A read-only HTTP tool (kind "http"). `url` may hold {field} placeholders, filled with
+// the percent-encoded values of the action's fields.
+struct HttpTool {
+  std::string method = "GET";
+  std::string url;
+};
+
+// One example reply with its expected verdict; rendered into the prompt and checked by
+// `dispatchctl catalog lint`.
+struct Example {
+  std::string reply;           // raw model text (an object in the file is serialized)
+  bool valid = true;
+  std::string reason;          // why it is right or wrong, for the prompt
+  std::string expect_code;     // for an invalid example: an error code it must produce
+  std::string sender;          // the conversation's counterpart, for the recipient policy
+  std::string source;          // the inbound message, for grounding
+  std::string pointer;         // where it sits in the file, for lint messages
+};
+
+struct Action {
+  std::string name;
+  std::string description;
+  ActionKind kind = ActionKind::reply;
+  std::vector<std::string> required;  // fields that must be present and non-null
+  std::vector<std::string> optional;  // fields that may be null
+  Policy policy;
+  std::optional<HttpTool> http;       // set exactly when kind == http
+  std::vector<Example> examples;
+
+  bool uses(std::string_view field) const;
+  bool needs(std::string_view field) const;
+};
+
+// A problem found while loading: the file, a JSON pointer into it, and what is wrong.
+struct Problem {
+  std::string file;
+  std::string pointer;
+  std::string message;
+
+  std::string to_string() const;  // "file:/pointer: message"
+};
+
+class Catalog {
+ public:
+  // Parses a catalog from `text`; `origin` names it in problems. Every problem found is
+  // reported, not only the first.
+  static std::expected<Catalog, std::vector<Problem>> parse(std::string_view text, std::string origin);
+  // Reads and parses a file (at most 1 MiB).
+  static std::expected<Catalog, std::vector<Problem>> load_file(const std::string& path);
+
+  const std::string& name() const { return m_name; }
+  const std::string& origin() const { return m_origin; }
+  const std::string& description() const { return m_description; }
+  const std::string& action_field() const { return m_action_field; }
+  const std::vector<Field>& fields() const { return m_fields; }
+  const std::vector<Action>& actions() const { return m_actions; }
+
+  const Action* find_action(std::string_view name) const;
+  const Field* find_field(std::string_view name) const;
+  // True when every action requires `field` (then it is never null in a valid reply).
+  bool required_by_all(std::string_view field) const;
+
+ private:
+  friend class CatalogReader;
+  std::string m_name;
+  std::string m_origin;
+  std::string m_description;
+  std::string m_action_field;
+  std::vector<Field> m_fields;
+  std::vector<Action> m_actions;
+};
+
+const char* to_string(FieldType type);
+const char* to_string(ActionKind kind);
+
+}  // namespace dispatchd::catalog

@@ -1,0 +1,42 @@
+#pragma once
+// A small option parser for dispatchctl subcommands: "--name value" and "--flag", each
+// declared up front, so that an unknown or repeated option is a usage error (exit 2).
+
+#include <expected>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dispatchd::cli {
+
+struct OptionSpec {
+  std::string name;    // without the leading "--"
+  bool takes_value;
+};
+
+struct Args {
+  std::map<std::string, std::string> options;  // flags map to ""
+  std::vector<std::string> positional;
+
+  bool has(const std::string& name) const { return options.contains(name); }
+  std::optional<std::string> get(const std::string& name) const;
+};
+
+// Parses argv[first..argc). Returns a one-line error on an unknown, repeated or
+// value-less option.
+std::expected<Args, std::string> parse_args(int argc, char** argv, int first, const std::vector<OptionSpec>& specs);
+
+// Exit codes shared by every subcommand.
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_rejected = 1;
+inline constexpr int k_exit_usage = 2;
+
+// Prints "dispatchctl: <message>" on stderr and returns k_exit_usage.
+int usage_error(const std::string& message);
+
+int cmd_validate(int argc, char** argv);
+int cmd_extract(int argc, char** argv);
+int cmd_catalog(int argc, char** argv);
+
+}  // namespace dispatchd::cli

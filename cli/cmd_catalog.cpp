@@ -1,0 +1,51 @@
+// dispatchctl catalog lint|schema: check a catalog file and render its contract.
+#include <cstdio>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "catalog/render.h"
+#include "cli/args.h"
+#include "validator/lint.h"
+
+namespace dispatchd::cli {
+namespace {
+
+int lint(const std::string& path) {
+  auto catalog = catalog::Catalog::load_file(path);
+  std::vector<catalog::Problem> problems = catalog ? validator::lint_examples(*catalog) : catalog.error();
+  for (const auto& p : problems) std::printf("%s\n", p.to_string().c_str());
+  if (!problems.empty()) {
+    std::fprintf(stderr, "dispatchctl: %s: %zu problem%s\n", path.c_str(), problems.size(), problems.size() == 1 ? "" : "s");
+    return k_exit_rejected;
+  }
+  std::size_t examples = 0;
+  for (const auto& action : catalog->actions()) examples += action.examples.size();
+  std::printf("%s: ok (%zu actions, %zu fields, %zu examples)\n", path.c_str(), catalog->actions().size(),
+              catalog->fields().size(), examples);
+  return k_exit_ok;
+}
+
+int schema(const std::string& path, const std::string& dialect_name) {
+  const auto dialect = catalog::parse_dialect(dialect_name);
+  if (!dialect) return usage_error("--dialect is jsonschema, openai, gemini or prompt, not " + dialect_name);
+  auto catalog = catalog::Catalog::load_file(path);
+  if (!catalog) return usage_error("bad catalog: " + catalog.error().front().to_string());
+  std::fputs(catalog::render(*catalog, *dialect).c_str(), stdout);
+  return k_exit_ok;
+}
+
+}  // namespace
+
+int cmd_catalog(int argc, char** argv) {
+  auto args = parse_args(argc, argv, 2, {{"catalog", true}, {"dialect", true}});
+  if (!args) return usage_error(args.error());
+  if (args->positional.size() != 1) return usage_error("usage: dispatchctl catalog lint|schema --catalog FILE [--dialect D]");
+  const auto path = args->get("catalog");
+  if (!path) return usage_error("catalog needs --catalog FILE");
+  const std::string& verb = args->positional.front();
+  if (verb == "lint") return lint(*path);
+  if (verb == "schema") return schema(*path, args->get("dialect").value_or("jsonschema"));
+  return usage_error("unknown catalog command " + verb + " (lint, schema)");
+}
+
+}  // namespace dispatchd::cli

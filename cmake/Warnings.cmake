@@ -1,0 +1,16 @@
+# dispatchd_warnings: the warning set every target builds with; -Werror only when asked
+# (CI), so that a newer compiler's new warning never breaks a user's build.
+add_library(dispatchd_warnings INTERFACE)
+target_compile_options(dispatchd_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+if(DISPATCHD_WERROR)
+  target_compile_options(dispatchd_warnings INTERFACE -Werror)
+endif()
+
+# Adds a static library for one module folder with the project's settings and warnings.
+function(dispatchd_module name)
+  add_library(${name} STATIC ${ARGN})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PRIVATE dispatchd_warnings PUBLIC dispatchd_settings)
+endfunction()

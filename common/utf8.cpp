@@ -1,0 +1,64 @@
+#include "common/utf8.h"
+
+#include <cstdint>
+
+namespace dispatchd::utf8 {
+namespace {
+
+bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Length of the sequence led by `lead`, or 0 for a byte that cannot lead one.
+std::size_t sequence_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) return 2;
+  if (lead >= 0xE0 && lead <= 0xEF) return 3;
+  if (lead >= 0xF0 && lead <= 0xF4) return 4;
+  return 0;
+}
+
+}  // namespace
+
+std::optional<std::size_t> first_invalid(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t size = text.size();
+  std::size_t i = 0;
+  while (i < size) {
+    const unsigned char lead = bytes[i];
+    const std::size_t length = sequence_length(lead);
+    if (length == 0 || i + length > size) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      if (!is_continuation(bytes[i + k])) return i;
+    }
+    if (length >= 3) {
+      const unsigned char second = bytes[i + 1];
+      // Overlong forms, surrogates and values past U+10FFFF are all decided by the
+      // second byte given the lead.
+      if (lead == 0xE0 && second < 0xA0) return i;
+      if (lead == 0xED && second >= 0xA0) return i;
+      if (lead == 0xF0 && second < 0x90) return i;
+      if (lead == 0xF4 && second >= 0x90) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
+std::size_t code_points(std::string_view text) {
+  std::size_t count = 0;
+  for (const char c : text) {
+    if (!is_continuation(static_cast<unsigned char>(c))) ++count;
+  }
+  return count;
+}
+
+std::string_view prefix(std::string_view text, std::size_t max_points) {
+  std::size_t points = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (is_continuation(static_cast<unsigned char>(text[i]))) continue;
+    if (points == max_points) return text.substr(0, i);
+    ++points;
+  }
+  return text;
+}
+
+}  // namespace dispatchd::utf8

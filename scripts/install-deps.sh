@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dispatchd builds and tests with, skipping what is
+# already there. The single source of the package list: README, .ci/run and developers
+# all call this script.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  libboost-dev libboost-system-dev   # Asio and Beast (header-only), system for Asio
+  rapidjson-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
+  libspdlog-dev catch2 libsystemd-dev libssl-dev
+  python3                            # test fakes and demo simulators
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+# Node.js runs only the benchmark's comparison pipeline; a machine may already have
+# it from another source (whose nodejs bundles npm), so look for the commands.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

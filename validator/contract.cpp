@@ -1,0 +1,205 @@
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include "common/strict_json.h"
+#include "common/text.h"
+#include "common/utf8.h"
+#include "validator/checks.h"
+
+namespace dispatchd::validator {
+namespace {
+
+using catalog::FieldType;
+using rapidjson::Value;
+
+std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+// "integer 5" or "string \"abc…\"": what a message says about an offending value.
+std::string describe(const Value& v) {
+  if (v.IsString()) return "string " + text::quote(view(v));
+  if (v.IsNull()) return "null";
+  std::string shown = json::to_string(v);
+  if (shown.size() > 40) shown = std::string(utf8::prefix(shown, 40)) + "…";
+  return std::string(json::type_name(v)) + " " + shown;
+}
+
+std::string joined(const std::vector<std::string>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+  }
+  return out;
+}
+
+std::string quoted_names(const std::vector<std::string>& names) {
+  std::vector<std::string> quoted;
+  for (const auto& n : names) quoted.push_back("\"" + n + "\"");
+  return joined(quoted);
+}
+
+// A near miss among `allowed` (raw strings): same but for case, a small typo, or a prefix.
+std::optional<std::string> did_you_mean(std::string_view value, const std::vector<std::string>& allowed) {
+  const auto lower = [](std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+    return out;
+  };
+  const std::string needle = lower(value);
+  std::optional<std::string> best;
+  std::size_t best_distance = 3;
+  for (const auto& candidate : allowed) {
+    const std::string hay = lower(candidate);
+    std::size_t distance = text::edit_distance(needle, hay, 2);
+    if (distance > 2 && needle.size() >= 4 && (hay.starts_with(needle) || needle.starts_with(hay))) distance = 2;
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+bool matches_type(FieldType type, const Value& v) {
+  switch (type) {
+    case FieldType::string: return v.IsString();
+    case FieldType::integer:
+      // JSON Schema counts 2.0 as an integer; beyond 2^53 a double is no exact integer.
+      return v.IsInt64() || v.IsUint64() ||
+             (v.IsDouble() && std::trunc(v.GetDouble()) == v.GetDouble() && std::fabs(v.GetDouble()) <= 9007199254740992.0);
+    case FieldType::number: return v.IsNumber();
+    case FieldType::boolean: return v.IsBool();
+  }
+  return false;
+}
+
+// Patterns run through std::regex, whose matcher recurses per character: long subjects
+// are refused rather than risk the stack. Patterns are meant for ids, codes and dates.
+constexpr std::size_t k_max_pattern_subject = 1024;
+
+void check_string(const catalog::FieldSchema& s, std::string_view value, const std::string& path,
+                  std::vector<Finding>& out) {
+  const std::size_t points = utf8::code_points(value);
+  if (s.min_length && points < *s.min_length) {
+    out.push_back({path, "min_length", (points == 0 ? std::string("empty") : std::to_string(points) + " characters") +
+                                           "; at least " + std::to_string(*s.min_length) + " required"});
+  }
+  if (s.max_length && points > *s.max_length) {
+    out.push_back({path, "max_length", std::to_string(points) + " characters; at most " +
+                                           std::to_string(*s.max_length) + " allowed"});
+  }
+  if (s.compiled_pattern) {
+    if (value.size() > k_max_pattern_subject) {
+      out.push_back({path, "pattern", "too long to match the pattern " + *s.pattern + " (at most " +
+                                          std::to_string(k_max_pattern_subject) + " bytes)"});
+    } else if (!std::regex_search(value.begin(), value.end(), *s.compiled_pattern)) {
+      out.push_back({path, "pattern", text::quote(value) + " does not match the pattern " + *s.pattern});
+    }
+  }
+  if (s.date && !is_calendar_date(value)) {
+    out.push_back({path, "format", text::quote(value) + " is not a real calendar date written YYYY-MM-DD"});
+  }
+}
+
+}  // namespace
+
+bool is_calendar_date(std::string_view s) {
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+  for (const std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  const auto number = [&](std::size_t at, std::size_t len) {
+    int n = 0;
+    for (std::size_t i = at; i < at + len; ++i) n = n * 10 + (s[i] - '0');
+    return n;
+  };
+  const int year = number(0, 4), month = number(5, 2), day = number(8, 2);
+  if (month < 1 || month > 12 || day < 1) return false;
+  static constexpr int k_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= k_days[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
+void check_field(const catalog::FieldSchema& s, const Value& v, const std::string& path, std::vector<Finding>& out) {
+  if (!matches_type(s.type, v)) {
+    out.push_back({path, "type", std::string("expected ") + (s.type == FieldType::integer ? "an " : "a ") +
+                                     catalog::to_string(s.type) + ", got " + describe(v)});
+    return;
+  }
+  const bool has_enum = !s.enum_values.empty();
+  if (has_enum || s.const_value) {
+    const std::string canonical = json::to_string(v);
+    if (s.const_value && canonical != *s.const_value) {
+      out.push_back({path, "const", "must be exactly " + *s.const_value + ", got " + describe(v)});
+    }
+    if (has_enum && std::find(s.enum_values.begin(), s.enum_values.end(), canonical) == s.enum_values.end()) {
+      std::string message = describe(v) + " is not allowed; allowed values: ";
+      for (std::size_t i = 0; i < s.enum_values.size(); ++i) message += (i ? ", " : "") + s.enum_values[i];
+      if (v.IsString()) {
+        std::vector<std::string> raw;
+        for (const auto& e : s.enum_values) raw.push_back(e.substr(1, e.size() - 2));
+        if (const auto hint = did_you_mean(view(v), raw)) message += " (did you mean \"" + *hint + "\"?)";
+      }
+      out.push_back({path, "enum", message});
+    }
+  }
+  if (v.IsString()) check_string(s, view(v), path, out);
+  if (v.IsNumber()) {
+    const double d = v.GetDouble();
+    if (s.minimum && d < *s.minimum) out.push_back({path, "minimum", describe(v) + " is below the minimum " + json::to_string(Value(*s.minimum))});
+    if (s.maximum && d > *s.maximum) out.push_back({path, "maximum", describe(v) + " is above the maximum " + json::to_string(Value(*s.maximum))});
+  }
+}
+
+std::vector<Finding> check_contract(const catalog::Catalog& catalog, const Value& object,
+                                    const catalog::Action*& chosen) {
+  std::vector<Finding> out;
+  chosen = nullptr;
+  const std::string& action_field = catalog.action_field();
+  const std::string action_path = "/" + text::pointer_token(action_field);
+  std::vector<std::string> names;
+  for (const auto& action : catalog.actions()) names.push_back(action.name);
+
+  const auto action_it = object.FindMember(action_field.c_str());
+  if (action_it == object.MemberEnd()) {
+    out.push_back({action_path, "required", "missing the action field \"" + action_field + "\" (one of " + quoted_names(names) + ")"});
+  } else if (!action_it->value.IsString()) {
+    out.push_back({action_path, "type", "expected a string naming the action, got " + describe(action_it->value)});
+  } else if (!(chosen = catalog.find_action(view(action_it->value)))) {
+    std::string message = describe(action_it->value) + " is not an action; allowed values: " + quoted_names(names);
+    if (const auto hint = did_you_mean(view(action_it->value), names)) message += " (did you mean \"" + *hint + "\"?)";
+    out.push_back({action_path, "enum", message});
+  }
+
+  for (const auto& field : catalog.fields()) {
+    const std::string path = "/" + text::pointer_token(field.name);
+    const auto it = object.FindMember(field.name.c_str());
+    const bool present = it != object.MemberEnd();
+    const bool is_null = present && it->value.IsNull();
+    if (chosen && !chosen->uses(field.name)) {
+      if (present && !is_null) {
+        out.push_back({path, "not_allowed", "action \"" + chosen->name + "\" does not use \"" + field.name + "\": set it to null"});
+      }
+      continue;
+    }
+    const bool required = chosen ? chosen->needs(field.name) : catalog.required_by_all(field.name);
+    if (!present) {
+      if (required) out.push_back({path, "required", "missing required field \"" + field.name + "\""});
+      continue;
+    }
+    if (is_null && !required) continue;
+    check_field(field.schema, it->value, path, out);
+  }
+
+  for (const auto& member : object.GetObject()) {
+    const std::string_view key = view(member.name);
+    if (key == action_field || catalog.find_field(key)) continue;
+    std::vector<std::string> allowed{action_field};
+    for (const auto& f : catalog.fields()) allowed.push_back(f.name);
+    out.push_back({"/" + text::pointer_token(key), "additional_property",
+                   text::quote(key) + " is not a field of the contract (fields: " + quoted_names(allowed) + ")"});
+  }
+  return out;
+}
+
+}  // namespace dispatchd::validator

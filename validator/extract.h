@@ -1,0 +1,38 @@
+#pragma once
+// Stage 1: finds the one JSON object in a model's raw reply.
+//
+// Stripped (and listed as repairs): a UTF-8 BOM, one code fence (```json, ```JSON, ```,
+// ~~~) around the object, and prose before or after it. Whitespace and CRLF are not
+// repairs. Refused, never guessed:
+//   too_large     the reply exceeds Limits::max_reply_bytes (checked before anything else)
+//   invalid_utf8  the reply is not valid UTF-8
+//   empty         nothing but whitespace
+//   no_json       no JSON-looking object or array anywhere
+//   truncated     a fence or a JSON-looking bracket is opened and never closed
+//   too_deep      brackets nested deeper than Limits::max_depth
+//   ambiguous     two JSON values, two fenced blocks, or JSON outside the fenced block
+//   syntax        a JSON-looking structure whose brackets do not match
+// A JSON-looking structure is an opening bracket followed by what JSON would put there;
+// anything inside one that failed is never taken on its own (the nested-fragment trap).
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "validator/validator.h"
+
+namespace dispatchd::validator {
+
+struct Extraction {
+  std::size_t offset = 0;  // the JSON text is reply.substr(offset, length)
+  std::size_t length = 0;
+  std::vector<Repair> repairs;
+  std::optional<Finding> error;  // set when no JSON text could be taken
+
+  bool ok() const { return !error.has_value(); }
+};
+
+Extraction extract(std::string_view reply, const Limits& limits = {});
+
+}  // namespace dispatchd::validator

@@ -1,0 +1,77 @@
+#include <algorithm>
+#include <cctype>
+
+#include "common/strict_json.h"
+#include "common/text.h"
+#include "validator/checks.h"
+
+namespace dispatchd::validator {
+namespace {
+
+using rapidjson::Value;
+
+std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+bool is_phone_like(std::string_view s, std::string& digits) {
+  digits.clear();
+  for (const char c : s) {
+    if (c >= '0' && c <= '9') digits += c;
+    else if (c != '+' && c != ' ' && c != '-' && c != '.' && c != '(' && c != ')') return false;
+  }
+  return digits.size() >= 6;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The text a grounded value must appear as: strings as written, integers in decimal.
+std::string grounded_text(const Value& v) { return v.IsString() ? std::string(view(v)) : json::to_string(v); }
+
+}  // namespace
+
+bool same_counterpart(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  std::string da, db;
+  if (is_phone_like(a, da) && is_phone_like(b, db)) return da == db;
+  const bool emails = a.find('@') != std::string_view::npos && b.find('@') != std::string_view::npos;
+  return emails && iequals(a, b);
+}
+
+void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const Value& object,
+                  const Context& context, std::vector<Finding>& errors, std::vector<Finding>& review) {
+  if (const auto& field = action.policy.recipient_field) {
+    const std::string path = "/" + text::pointer_token(*field);
+    const Value& value = object[field->c_str()];
+    if (!context.sender) {
+      review.push_back({path, "recipient_unchecked", "no conversation sender was given, so the recipient was not checked"});
+    } else if (!same_counterpart(view(value), *context.sender)) {
+      errors.push_back({path, "recipient", text::quote(view(value)) + " is not this conversation's counterpart; action \"" +
+                                               action.name + "\" may only address " + text::quote(*context.sender) +
+                                               ", the customer who wrote"});
+    }
+  }
+  for (const auto& field : catalog.fields()) {
+    if (field.schema.grounding == catalog::Grounding::none || !action.uses(field.name)) continue;
+    const auto it = object.FindMember(field.name.c_str());
+    if (it == object.MemberEnd() || it->value.IsNull()) continue;
+    const std::string path = "/" + text::pointer_token(field.name);
+    if (!context.source) {
+      review.push_back({path, "grounding_unchecked", "no source message was given, so grounding was not checked"});
+      continue;
+    }
+    const std::string value = grounded_text(it->value);
+    if (context.source->find(value) != std::string::npos) continue;
+    Finding finding{path, "ungrounded", text::quote(value) + " does not appear in the customer's message; copy \"" +
+                                            field.name + "\" exactly as it is written there"};
+    (field.schema.grounding == catalog::Grounding::review ? review : errors).push_back(std::move(finding));
+  }
+  if (action.policy.requires_approval) {
+    review.push_back({"/" + text::pointer_token(catalog.action_field()), "requires_approval",
+                      "action \"" + action.name + "\" runs only after a person approves it"});
+  }
+}
+
+}  // namespace dispatchd::validator

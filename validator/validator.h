@@ -1,0 +1,73 @@
+#pragma once
+// The validator: raw model text in, verdict out. Pure: no I/O, no clock, no globals; safe
+// to call from any thread on a shared Catalog.
+//
+// Stages, each with its own error codes (README, "Validator error codes"):
+//   1. extract   the one JSON object out of fences, prose, BOM and whitespace
+//   2. parse     strict JSON: UTF-8, no duplicate keys, bounded depth and size
+//   3. contract  the catalog: action enum, required/extra fields, types, lengths, ...
+//   4. policy    recipient rule and grounding; requires_approval marks for review
+// A later stage runs only when the earlier ones passed.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/catalog.h"
+
+namespace dispatchd::validator {
+
+struct Limits {
+  std::size_t max_reply_bytes = 64 * 1024;  // the whole raw reply
+  std::size_t max_depth = 32;               // nested objects/arrays
+};
+
+// What the reply is checked against besides the catalog. Unset members skip their check
+// and leave a review flag instead (`recipient_unchecked`, `grounding_unchecked`).
+struct Context {
+  std::optional<std::string> sender;  // the conversation's counterpart
+  std::optional<std::string> source;  // the inbound message text, for grounding
+};
+
+// One problem. `path` is a JSON pointer into the reply object ("" for the reply itself).
+struct Finding {
+  std::string path;
+  std::string code;
+  std::string message;
+};
+
+// A tolerated, meaning-preserving change made to the raw text (e.g. a stripped fence).
+struct Repair {
+  std::string code;
+  std::string message;
+};
+
+enum class Stage { extract, parse, contract, policy };
+
+struct Verdict {
+  bool ok = false;
+  std::optional<Stage> failed_stage;  // set exactly when !ok
+  std::string output;                 // the validated object, compact JSON, when ok
+  std::string action;                 // the chosen action's name, when ok
+  std::vector<Repair> repairs;
+  std::vector<Finding> errors;        // at most k_max_errors; see error_count
+  std::size_t error_count = 0;
+  std::vector<Finding> review;        // flags that route a valid reply to staff
+  std::string feedback;               // the re-ask text, when !ok
+
+  bool needs_review() const { return ok && !review.empty(); }
+};
+
+inline constexpr std::size_t k_max_errors = 20;
+
+Verdict validate(const catalog::Catalog& catalog, std::string_view reply, const Context& context,
+                 const Limits& limits = {});
+
+// The verdict as `dispatchctl validate` prints it (ARCHITECTURE.md, "Validator verdict").
+std::string to_json(const Verdict& verdict);
+
+const char* to_string(Stage stage);
+
+}  // namespace dispatchd::validator
