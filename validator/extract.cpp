@@ -198,9 +198,13 @@ std::optional<Finding> scan_region(std::string_view s, const Region& region, con
   return std::nullopt;
 }
 
+// Characters (code points) that are not whitespace in [begin, end).
 std::size_t non_space(std::string_view s, std::size_t begin, std::size_t end) {
   std::size_t n = 0;
-  for (std::size_t i = begin; i < end; ++i) n += is_space(s[i]) ? 0 : 1;
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    n += (is_space(s[i]) || (c & 0xC0) == 0x80) ? 0 : 1;
+  }
   return n;
 }
 

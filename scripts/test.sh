@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds dispatchd and runs the whole test suite (CTest over the Catch2 executables and
+# the black-box CLI tests). Installs missing Debian packages first.
+#   scripts/test.sh              build/ (RelWithDebInfo)
+#   scripts/test.sh --sanitize   build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer
+# Set DISPATCHD_WERROR=ON to turn warnings into errors (CI does).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh"
+
+build=$root/build
+flags=()
+if [ "${1:-}" = "--sanitize" ]; then
+  build=$root/build-asan
+  flags+=(-DDISPATCHD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+cmake -S "$root" -B "$build" -DDISPATCHD_WERROR="${DISPATCHD_WERROR:-OFF}" "${flags[@]}" >/dev/null
+cmake --build "$build" -j"$(nproc)"
+cd "$build"
+ctest --output-on-failure -j"$(nproc)"

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Black-box test of dispatchctl: exit codes and output shapes of validate, extract and
+# catalog, as ARCHITECTURE.md specifies them. Usage: dispatchctl_test.sh DISPATCHCTL SOURCE_DIR
+set -u
+ctl=$1
+src=$2
+en=$src/catalog/examples/support.en.json
+es=$src/catalog/examples/support.es.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Results go to a file: `producer | expect ...` runs expect in a subshell.
+results=$tmp/results
+: >"$results"
+pass() { echo pass >>"$results"; }
+fail() { echo "FAIL $*"; echo fail >>"$results"; }
+
+# expect NAME WANT_EXIT GREP_PATTERN -- COMMAND... ; stdin comes from the caller.
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "$name: exit $got, want $want"; cat "$tmp/out" "$tmp/err"; return
+  fi
+  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
+    fail "$name: output does not match $pattern"; cat "$tmp/out" "$tmp/err"; return
+  fi
+  pass
+}
+
+good='{"action":"send_message","recipient":"15551234567","content":"Hi","priority":"low"}'
+
+printf '```json\n%s\n```' "$good" | expect "valid fenced reply" 0 '^\{"ok":true,"output":\{"action":"send_message".*"repairs":\[\{"code":"fence"' -- \
+  "$ctl" validate --catalog "$en" --sender 15551234567
+printf '%s' "${good/low/urgent}" | expect "enum error" 1 '^\{"ok":false,"stage":"contract","errors":\[\{"path":"/priority","code":"enum"' -- \
+  "$ctl" validate --catalog "$en" --sender 15551234567
+printf '%s' "${good/low/urgent}" | expect "feedback present" 1 '"feedback":"Your previous reply was rejected: 1 error' -- \
+  "$ctl" validate --catalog "$en" --sender 15551234567
+printf '%s' "$good" | expect "recipient policy" 1 '"code":"recipient"' -- \
+  "$ctl" validate --catalog "$en" --sender 15550000000
+echo "Please write to 15559999999" > "$tmp/source.txt"
+printf '%s' "$good" | expect "source file accepted" 0 '"ok":true' -- \
+  "$ctl" validate --catalog "$en" --sender 15551234567 --source "$tmp/source.txt"
+printf '{"accion":"enviar_mensaje","destinatario":"5215512345678","contenido":"Hola","prioridad":"alta"}' |
+  expect "spanish catalog" 0 '"accion":"enviar_mensaje"' -- "$ctl" validate --catalog "$es" --sender 5215512345678
+head -c 3000000 /dev/zero | tr '\0' 'a' | expect "3 MB on stdin" 1 '"code":"too_large".*3000000 bytes' -- \
+  "$ctl" validate --catalog "$en"
+printf '%s' "$good" | expect "no catalog flag" 2 'validate needs --catalog' -- "$ctl" validate
+printf '%s' "$good" | expect "unknown flag" 2 'unknown option --bogus' -- "$ctl" validate --catalog "$en" --bogus
+printf '%s' "$good" | expect "missing catalog file" 2 'bad catalog: .*cannot open the file' -- \
+  "$ctl" validate --catalog "$tmp/none.json"
+echo '{"name":1}' > "$tmp/bad.json"
+printf '%s' "$good" | expect "broken catalog" 2 'bad catalog: ' -- "$ctl" validate --catalog "$tmp/bad.json"
+printf '%s' "$good" | expect "missing source file" 2 'cannot open' -- "$ctl" validate --catalog "$en" --source "$tmp/none.txt"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && pass || fail "usage error is one line"
+
+printf 'Sure:\n```json\n%s\n```\nBye' "$good" | expect "extract" 0 '^\{"ok":true,"json":"\{\\"action\\".*"repairs":\[\{"code":"fence".*"prose_before".*"prose_after"' -- \
+  "$ctl" extract
+printf '{"action":"send_message","meta":{"a":1}' | expect "extract truncated" 1 '"code":"truncated"' -- "$ctl" extract
+
+expect "lint en" 0 'ok \(3 actions, 3 fields, 8 examples\)' -- "$ctl" catalog lint --catalog "$en" </dev/null
+expect "lint es" 0 'ok \(3 actions' -- "$ctl" catalog lint --catalog "$es" </dev/null
+sed 's/"expect": "enum"/"expect": "type"/' "$en" > "$tmp/wrong-expect.json"
+expect "lint catches a wrong expectation" 1 'examples/1: an invalid example fails with enum, not type' -- \
+  "$ctl" catalog lint --catalog "$tmp/wrong-expect.json" </dev/null
+for dialect in jsonschema openai gemini prompt; do
+  expect "schema $dialect" 0 '' -- "$ctl" catalog schema --dialect "$dialect" --catalog "$en" </dev/null
+done
+expect "schema gemini ordering" 0 '"propertyOrdering"' -- "$ctl" catalog schema --dialect gemini --catalog "$en" </dev/null
+expect "schema bad dialect" 2 'jsonschema, openai, gemini or prompt' -- "$ctl" catalog schema --dialect xml --catalog "$en" </dev/null
+expect "version" 0 '^dispatchctl [0-9]' -- "$ctl" --version
+expect "unknown command" 2 'unknown command' -- "$ctl" frobnicate
+
+passed=$(grep -c pass "$results")
+failed=$(grep -c fail "$results")
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,27 @@
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "common/text.h"
+
+using namespace dispatchd;
+
+TEST_CASE("text::quote escapes and shortens what it quotes", "[text]") {
+  CHECK(text::quote("hi") == "\"hi\"");
+  CHECK(text::quote("a\"b\\c\nd") == "\"a\\\"b\\\\c\\nd\"");
+  CHECK(text::quote(std::string(100, 'x'), 5) == "\"xxxxx…\"");
+  CHECK(text::quote("\xC3\xB1\xC3\xB1\xC3\xB1", 2) == "\"\xC3\xB1\xC3\xB1…\"");  // cut between characters
+  CHECK(text::quote(std::string("\x01", 1)) == "\"\\x01\"");
+  CHECK(text::quote("bad \xFF byte").find("\\xff") != std::string::npos);
+}
+
+TEST_CASE("text::pointer_token escapes per RFC 6901", "[text]") {
+  CHECK(text::pointer_token("a/b~c") == "a~1b~0c");
+  CHECK(text::pointer_token("plain") == "plain");
+}
+
+TEST_CASE("text::edit_distance is capped", "[text]") {
+  CHECK(text::edit_distance("kitten", "sitting", 5) == 3);
+  CHECK(text::edit_distance("same", "same", 2) == 0);
+  CHECK(text::edit_distance("a", "abcdefgh", 2) == 3);  // cap + 1 without computing
+  CHECK(text::edit_distance("abcd", "wxyz", 2) == 3);
+}

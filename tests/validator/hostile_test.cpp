@@ -1,0 +1,94 @@
+// Hostile input: every case must be refused quickly with a clear code, never crash or hang.
+// The sanitizer build runs these too.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "tests/test_util.h"
+#include "validator/validator.h"
+
+using namespace dispatchd;
+
+namespace {
+
+validator::Verdict check(const std::string& reply, validator::Limits limits = {}) {
+  return validator::validate(test::support_en(), reply, {.sender = "15551234567", .source = {}}, limits);
+}
+
+std::string code(const validator::Verdict& v) { return v.ok ? "ok" : v.errors.front().code; }
+
+}  // namespace
+
+TEST_CASE("hostile: a 3 MB reply is refused before any scanning", "[hostile]") {
+  std::string reply = R"({"action":"send_message","recipient":"15551234567","content":")";
+  reply += std::string(3 * 1024 * 1024, 'a');
+  reply += R"(","priority":"low"})";
+  const auto v = check(reply);
+  CHECK(code(v) == "too_large");
+  CHECK(v.failed_stage == validator::Stage::extract);
+}
+
+TEST_CASE("hostile: 100k-deep nesting is refused without recursion", "[hostile]") {
+  const std::string arrays = std::string(100000, '[') + std::string(100000, ']');
+  const std::string objects = [] {
+    std::string s;
+    for (int i = 0; i < 100000; ++i) s += "{\"a\":";
+    s += "1";
+    s += std::string(100000, '}');
+    return s;
+  }();
+  CHECK(code(check(arrays)) == "too_large");  // the default 64 KiB limit comes first
+  validator::Limits roomy;
+  roomy.max_reply_bytes = 8 * 1024 * 1024;
+  CHECK(code(check(arrays, roomy)) == "too_deep");
+  CHECK(code(check(objects, roomy)) == "too_deep");
+  CHECK(code(check(std::string(100000, '['), roomy)) == "too_deep");  // deep and unclosed
+  roomy.max_depth = 200000;                                            // even when allowed this deep,
+  CHECK(code(check(arrays, roomy)) == "not_object");                   // nothing recurses
+  CHECK(code(check(objects, roomy)) == "required");  // no action field at the top
+}
+
+TEST_CASE("hostile: invalid UTF-8 anywhere is refused", "[hostile]") {
+  const std::string good = R"({"action":"send_message","recipient":"15551234567","content":"X","priority":"low"})";
+  for (const std::string bad : {"\xFF", "\xC3", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\x80"}) {
+    std::string reply = good;
+    reply.replace(reply.find("\"X\"") + 1, 1, bad);
+    CAPTURE(reply);
+    CHECK(code(check(reply)) == "invalid_utf8");
+    CHECK(code(check(bad + good)) == "invalid_utf8");
+  }
+}
+
+TEST_CASE("hostile: NUL bytes and control characters", "[hostile]") {
+  const std::string with_nul = std::string(R"({"action":"send_message","recipient":"15551234567","content":"a)") + '\0' +
+                               R"(b","priority":"low"})";
+  CHECK_FALSE(check(with_nul).ok);  // a raw control character is not JSON
+  CHECK(check(R"({"action":"send_message","recipient":"15551234567","content":"a\u0000b","priority":"low"})").ok);
+}
+
+TEST_CASE("hostile: many keys, long keys, and long strings stay bounded", "[hostile]") {
+  std::string many = R"({"action":"send_message","recipient":"15551234567","content":"x","priority":"low")";
+  for (int i = 0; many.size() < 60000; ++i) many += ",\"k" + std::to_string(i) + "\":0";
+  many += "}";
+  const auto v = check(many);
+  CHECK(code(v) == "additional_property");
+  CHECK(v.errors.size() == validator::k_max_errors);
+  CHECK(v.feedback.size() < 8000);
+
+  const std::string long_key = "{\"" + std::string(60000, 'k') + "\":1}";
+  const auto lk = check(long_key);
+  REQUIRE_FALSE(lk.ok);
+  for (const auto& e : lk.errors) CHECK(e.message.size() < 400);
+}
+
+TEST_CASE("hostile: fence and bracket floods", "[hostile]") {
+  std::string fences;
+  while (fences.size() < 60000) fences += "```\n";
+  CHECK_FALSE(check(fences).ok);
+  std::string braces;
+  while (braces.size() < 60000) braces += "{}";
+  CHECK(code(check(braces)) == "ambiguous");
+  std::string prose_braces;
+  while (prose_braces.size() < 60000) prose_braces += "{x} ";
+  CHECK(code(check(prose_braces)) == "no_json");
+  CHECK(code(check(std::string(60000, '"'))) == "no_json");
+}
