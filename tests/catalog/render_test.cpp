@@ -55,7 +55,8 @@ TEST_CASE("OpenAI dialect wraps the schema for response_format and moves lengths
   const auto& content = format["json_schema"]["schema"]["properties"]["content"];
   CHECK_FALSE(content.HasMember("maxLength"));
   CHECK(std::string(content["description"].GetString()).find("At most 4096 characters.") != std::string::npos);
-  const auto& channel = parse(catalog::render_openai_response_format(orders()))["json_schema"]["schema"]["properties"]["channel"];
+  const auto orders_format = parse(catalog::render_openai_response_format(orders()));
+  const auto& channel = orders_format["json_schema"]["schema"]["properties"]["channel"];
   CHECK_FALSE(channel.HasMember("const"));
   CHECK(channel["enum"].Size() == 2);  // "whatsapp" and null
 }
