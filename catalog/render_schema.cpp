@@ -14,9 +14,7 @@ using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 void write_string(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
 // Enum and const values are stored as canonical JSON text; they go out verbatim.
-void write_raw(Writer& w, const std::string& json) {
-  w.RawValue(json.c_str(), json.size(), rapidjson::kStringType);
-}
+void write_raw(Writer& w, const std::string& json) { w.RawValue(json.c_str(), json.size(), rapidjson::kStringType); }
 
 void write_names(Writer& w, const std::vector<std::string>& names) {
   w.StartArray();
@@ -71,12 +69,30 @@ void write_field(Writer& w, const Catalog& catalog, const Field& field, Flavor f
     w.Key("const");
     write_raw(w, *s.const_value);
   }
-  if (!openai && s.min_length) { w.Key("minLength"); w.Uint64(*s.min_length); }
-  if (!openai && s.max_length) { w.Key("maxLength"); w.Uint64(*s.max_length); }
-  if (s.pattern) { w.Key("pattern"); write_string(w, *s.pattern); }
-  if (s.date) { w.Key("format"); w.String("date"); }
-  if (s.minimum) { w.Key("minimum"); w.Double(*s.minimum); }
-  if (s.maximum) { w.Key("maximum"); w.Double(*s.maximum); }
+  if (!openai && s.min_length) {
+    w.Key("minLength");
+    w.Uint64(*s.min_length);
+  }
+  if (!openai && s.max_length) {
+    w.Key("maxLength");
+    w.Uint64(*s.max_length);
+  }
+  if (s.pattern) {
+    w.Key("pattern");
+    write_string(w, *s.pattern);
+  }
+  if (s.date) {
+    w.Key("format");
+    w.String("date");
+  }
+  if (s.minimum) {
+    w.Key("minimum");
+    w.Double(*s.minimum);
+  }
+  if (s.maximum) {
+    w.Key("maximum");
+    w.Double(*s.maximum);
+  }
   w.EndObject();
 }
 
@@ -92,21 +108,26 @@ std::vector<std::string> property_names(const Catalog& catalog) {
   return names;
 }
 
+// The action field: a string enum of the action names, in catalog order.
+void write_action_property(Writer& w, const Catalog& catalog, const char* type) {
+  write_string(w, catalog.action_field());
+  w.StartObject();
+  w.Key("type");
+  w.String(type);
+  w.Key("description");
+  w.String("The one action to take.");
+  w.Key("enum");
+  write_names(w, action_names(catalog));
+  w.EndObject();
+}
+
 void write_object_schema(Writer& w, const Catalog& catalog, Flavor flavor) {
   w.StartObject();
   w.Key("type");
   w.String("object");
   w.Key("properties");
   w.StartObject();
-  write_string(w, catalog.action_field());
-  w.StartObject();
-  w.Key("type");
-  w.String("string");
-  w.Key("description");
-  w.String("The one action to take.");
-  w.Key("enum");
-  write_names(w, action_names(catalog));
-  w.EndObject();
+  write_action_property(w, catalog, "string");
   for (const auto& field : catalog.fields()) {
     write_string(w, field.name);
     write_field(w, catalog, field, flavor);
@@ -119,7 +140,15 @@ void write_object_schema(Writer& w, const Catalog& catalog, Flavor flavor) {
   w.EndObject();
 }
 
-std::string finish(const rapidjson::StringBuffer& buffer) { return std::string(buffer.GetString(), buffer.GetSize()) + "\n"; }
+// Runs `body` on a pretty writer and returns the document with a final newline.
+template <typename Body>
+std::string pretty(Body&& body) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.SetIndent(' ', 2);
+  body(w);
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
 
 void write_gemini_field(Writer& w, const Catalog& catalog, const Field& field) {
   const FieldSchema& s = field.schema;
@@ -139,7 +168,8 @@ void write_gemini_field(Writer& w, const Catalog& catalog, const Field& field) {
     for (const auto& v : s.enum_values) list += (list.empty() ? "" : ", ") + v;
     description += (description.empty() ? "" : " ") + std::string("One of: ") + list + ".";
   }
-  if (!string_enum && s.const_value) description += (description.empty() ? "" : " ") + ("Always " + *s.const_value + ".");
+  if (!string_enum && s.const_value)
+    description += (description.empty() ? "" : " ") + ("Always " + *s.const_value + ".");
   if (!description.empty()) {
     w.Key("description");
     write_string(w, description);
@@ -151,8 +181,14 @@ void write_gemini_field(Writer& w, const Catalog& catalog, const Field& field) {
     for (const auto& v : s.enum_values) write_raw(w, v);
     w.EndArray();
   }
-  if (numeric && s.minimum) { w.Key("minimum"); w.Double(*s.minimum); }
-  if (numeric && s.maximum) { w.Key("maximum"); w.Double(*s.maximum); }
+  if (numeric && s.minimum) {
+    w.Key("minimum");
+    w.Double(*s.minimum);
+  }
+  if (numeric && s.maximum) {
+    w.Key("maximum");
+    w.Double(*s.maximum);
+  }
   w.EndObject();
 }
 
@@ -167,70 +203,58 @@ std::optional<Dialect> parse_dialect(std::string_view name) {
 }
 
 std::string render_json_schema(const Catalog& catalog) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.SetIndent(' ', 2);
-  write_object_schema(w, catalog, Flavor::standard);
-  return finish(buffer);
+  return pretty([&](Writer& w) { write_object_schema(w, catalog, Flavor::standard); });
 }
 
 std::string render_openai_response_format(const Catalog& catalog) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.SetIndent(' ', 2);
-  w.StartObject();
-  w.Key("type");
-  w.String("json_schema");
-  w.Key("json_schema");
-  w.StartObject();
-  w.Key("name");
-  w.String("dispatchd_action");
-  w.Key("strict");
-  w.Bool(true);
-  w.Key("schema");
-  write_object_schema(w, catalog, Flavor::openai);
-  w.EndObject();
-  w.EndObject();
-  return finish(buffer);
+  return pretty([&](Writer& w) {
+    w.StartObject();
+    w.Key("type");
+    w.String("json_schema");
+    w.Key("json_schema");
+    w.StartObject();
+    w.Key("name");
+    w.String("dispatchd_action");
+    w.Key("strict");
+    w.Bool(true);
+    w.Key("schema");
+    write_object_schema(w, catalog, Flavor::openai);
+    w.EndObject();
+    w.EndObject();
+  });
 }
 
 std::string render_gemini_schema(const Catalog& catalog) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.SetIndent(' ', 2);
-  w.StartObject();
-  w.Key("type");
-  w.String("OBJECT");
-  w.Key("properties");
-  w.StartObject();
-  write_string(w, catalog.action_field());
-  w.StartObject();
-  w.Key("type");
-  w.String("STRING");
-  w.Key("description");
-  w.String("The one action to take.");
-  w.Key("enum");
-  write_names(w, action_names(catalog));
-  w.EndObject();
-  for (const auto& field : catalog.fields()) {
-    write_string(w, field.name);
-    write_gemini_field(w, catalog, field);
-  }
-  w.EndObject();
-  w.Key("required");
-  write_names(w, property_names(catalog));
-  w.Key("propertyOrdering");
-  write_names(w, property_names(catalog));
-  w.EndObject();
-  return finish(buffer);
+  return pretty([&](Writer& w) {
+    w.StartObject();
+    w.Key("type");
+    w.String("OBJECT");
+    w.Key("properties");
+    w.StartObject();
+    write_action_property(w, catalog, "STRING");
+    for (const auto& field : catalog.fields()) {
+      write_string(w, field.name);
+      write_gemini_field(w, catalog, field);
+    }
+    w.EndObject();
+    w.Key("required");
+    write_names(w, property_names(catalog));
+    w.Key("propertyOrdering");
+    write_names(w, property_names(catalog));
+    w.EndObject();
+  });
 }
 
 std::string render(const Catalog& catalog, Dialect dialect) {
   switch (dialect) {
-    case Dialect::jsonschema: return render_json_schema(catalog);
-    case Dialect::openai: return render_openai_response_format(catalog);
-    case Dialect::gemini: return render_gemini_schema(catalog);
-    case Dialect::prompt: return render_prompt(catalog);
+    case Dialect::jsonschema:
+      return render_json_schema(catalog);
+    case Dialect::openai:
+      return render_openai_response_format(catalog);
+    case Dialect::gemini:
+      return render_gemini_schema(catalog);
+    case Dialect::prompt:
+      return render_prompt(catalog);
   }
   return {};
 }

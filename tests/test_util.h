@@ -7,6 +7,7 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "common/strict_json.h"
 
 namespace dispatchd::test {
 
@@ -25,6 +26,18 @@ inline catalog::Catalog load_catalog(const std::string& relative) {
   auto loaded = catalog::Catalog::load_file(source_path(relative));
   if (!loaded) throw std::runtime_error("bad test catalog: " + loaded.error().front().to_string());
   return std::move(*loaded);
+}
+
+// Parses JSON the code under test produced; throws when it is not valid JSON.
+inline rapidjson::Document parse_json(const std::string& text) {
+  auto parsed = json::parse_strict(text, {});
+  if (!parsed) throw std::runtime_error("not JSON: " + parsed.error().message);
+  return std::move(parsed->document);
+}
+
+inline const catalog::Catalog& orders() {
+  static const catalog::Catalog catalog = load_catalog("tests/data/catalogs/orders.json");
+  return catalog;
 }
 
 inline const catalog::Catalog& support_en() {

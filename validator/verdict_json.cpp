@@ -1,3 +1,5 @@
+#include <type_traits>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -10,17 +12,21 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 void write_string(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
 
-void write_findings(Writer& w, const char* key, const std::vector<Finding>& findings) {
+// Findings and repairs share {code, message}; findings add their path first.
+template <typename Item>
+void write_list(Writer& w, const char* key, const std::vector<Item>& items) {
   w.Key(key);
   w.StartArray();
-  for (const auto& f : findings) {
+  for (const auto& item : items) {
     w.StartObject();
-    w.Key("path");
-    write_string(w, f.path);
+    if constexpr (std::is_same_v<Item, Finding>) {
+      w.Key("path");
+      write_string(w, item.path);
+    }
     w.Key("code");
-    write_string(w, f.code);
+    write_string(w, item.code);
     w.Key("message");
-    write_string(w, f.message);
+    write_string(w, item.message);
     w.EndObject();
   }
   w.EndArray();
@@ -40,7 +46,7 @@ std::string to_json(const Verdict& verdict) {
   } else {
     w.Key("stage");
     w.String(to_string(*verdict.failed_stage));
-    write_findings(w, "errors", verdict.errors);
+    write_list(w, "errors", verdict.errors);
     if (verdict.error_count > verdict.errors.size()) {
       w.Key("error_count");
       w.Uint64(verdict.error_count);
@@ -48,18 +54,8 @@ std::string to_json(const Verdict& verdict) {
     w.Key("feedback");
     write_string(w, verdict.feedback);
   }
-  w.Key("repairs");
-  w.StartArray();
-  for (const auto& r : verdict.repairs) {
-    w.StartObject();
-    w.Key("code");
-    write_string(w, r.code);
-    w.Key("message");
-    write_string(w, r.message);
-    w.EndObject();
-  }
-  w.EndArray();
-  if (verdict.ok) write_findings(w, "review", verdict.review);
+  write_list(w, "repairs", verdict.repairs);
+  if (verdict.ok) write_list(w, "review", verdict.review);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }

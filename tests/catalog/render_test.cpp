@@ -7,23 +7,8 @@
 
 using namespace dispatchd;
 
-namespace {
-
-rapidjson::Document parse(const std::string& text) {
-  auto parsed = json::parse_strict(text, {});
-  REQUIRE(parsed);
-  return std::move(parsed->document);
-}
-
-const catalog::Catalog& orders() {
-  static const catalog::Catalog c = test::load_catalog("tests/data/catalogs/orders.json");
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("JSON Schema: strict-mode friendly object with every property required", "[render]") {
-  const auto schema = parse(catalog::render_json_schema(test::support_es()));
+  const auto schema = test::parse_json(catalog::render_json_schema(test::support_es()));
   CHECK(std::string(schema["type"].GetString()) == "object");
   CHECK(schema["additionalProperties"].IsFalse());
   const auto& required = schema["required"];
@@ -37,7 +22,7 @@ TEST_CASE("JSON Schema: strict-mode friendly object with every property required
 }
 
 TEST_CASE("JSON Schema: fields some action does not require are nullable", "[render]") {
-  const auto schema = parse(catalog::render_json_schema(orders()));
+  const auto schema = test::parse_json(catalog::render_json_schema(test::orders()));
   const auto& note = schema["properties"]["note"];
   REQUIRE(note["type"].IsArray());
   CHECK(std::string(note["type"][1].GetString()) == "null");
@@ -49,20 +34,20 @@ TEST_CASE("JSON Schema: fields some action does not require are nullable", "[ren
 }
 
 TEST_CASE("OpenAI dialect wraps the schema for response_format and moves lengths to descriptions", "[render]") {
-  const auto format = parse(catalog::render_openai_response_format(test::support_en()));
+  const auto format = test::parse_json(catalog::render_openai_response_format(test::support_en()));
   CHECK(std::string(format["type"].GetString()) == "json_schema");
   CHECK(format["json_schema"]["strict"].IsTrue());
   const auto& content = format["json_schema"]["schema"]["properties"]["content"];
   CHECK_FALSE(content.HasMember("maxLength"));
   CHECK(std::string(content["description"].GetString()).find("At most 4096 characters.") != std::string::npos);
-  const auto orders_format = parse(catalog::render_openai_response_format(orders()));
+  const auto orders_format = test::parse_json(catalog::render_openai_response_format(test::orders()));
   const auto& channel = orders_format["json_schema"]["schema"]["properties"]["channel"];
   CHECK_FALSE(channel.HasMember("const"));
   CHECK(channel["enum"].Size() == 2);  // "whatsapp" and null
 }
 
 TEST_CASE("Gemini dialect: upper-case types, nullable and propertyOrdering", "[render]") {
-  const auto schema = parse(catalog::render_gemini_schema(orders()));
+  const auto schema = test::parse_json(catalog::render_gemini_schema(test::orders()));
   CHECK(std::string(schema["type"].GetString()) == "OBJECT");
   const auto& ordering = schema["propertyOrdering"];
   REQUIRE(ordering.Size() == 10);
@@ -96,7 +81,7 @@ TEST_CASE("prompt text lists every enumerated value and the examples", "[render]
 }
 
 TEST_CASE("the contract line marks nullable fields", "[render]") {
-  const std::string line = catalog::render_contract_line(orders());
+  const std::string line = catalog::render_contract_line(test::orders());
   CHECK(line.find("\"action\": \"reschedule\"|\"refund\"|\"lookup\"|\"ignore\"") != std::string::npos);
   CHECK(line.find("\"note\": string|null") != std::string::npos);
   CHECK(line.find("\"channel\": \"whatsapp\"|null") != std::string::npos);

@@ -9,15 +9,10 @@ using validator::Verdict;
 
 namespace {
 
-const catalog::Catalog& orders() {
-  static const catalog::Catalog c = test::load_catalog("tests/data/catalogs/orders.json");
-  return c;
-}
-
 Verdict en(const std::string& reply) { return validator::validate(test::support_en(), reply, {.sender = "15551234567", .source = {}}); }
 
 Verdict ord(const std::string& reply) {
-  return validator::validate(orders(), reply, {.sender = "15550001111", .source = "Move ORD-1234 please, I'm Ana"});
+  return validator::validate(test::orders(), reply, {.sender = "15550001111", .source = "Move ORD-1234 please, I'm Ana"});
 }
 
 std::string first_code(const Verdict& v) { return v.errors.empty() ? "" : v.errors.front().code; }

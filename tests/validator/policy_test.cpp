@@ -11,11 +11,6 @@ using validator::Verdict;
 
 namespace {
 
-const catalog::Catalog& orders() {
-  static const catalog::Catalog c = test::load_catalog("tests/data/catalogs/orders.json");
-  return c;
-}
-
 std::vector<std::string> codes(const std::vector<validator::Finding>& findings) {
   std::vector<std::string> out;
   for (const auto& f : findings) out.push_back(f.code);
@@ -84,28 +79,28 @@ TEST_CASE("policy: grounded values must appear verbatim in the source", "[policy
   const std::string reply =
       R"({"action":"reschedule","recipient":"15550001111","order_id":"ORD-1234","delivery_date":"2026-12-07","customer_name":"Ana"})";
   SECTION("present") {
-    const Verdict v = validator::validate(orders(), reply, {.sender = "15550001111", .source = "Move ORD-1234, I'm Ana"});
+    const Verdict v = validator::validate(test::orders(), reply, {.sender = "15550001111", .source = "Move ORD-1234, I'm Ana"});
     CHECK(v.ok);
     CHECK_FALSE(v.needs_review());
   }
   SECTION("a rejecting grounded field that is not in the message fails") {
-    const Verdict v = validator::validate(orders(), reply, {.sender = "15550001111", .source = "Move ORD-9999, I'm Ana"});
+    const Verdict v = validator::validate(test::orders(), reply, {.sender = "15550001111", .source = "Move ORD-9999, I'm Ana"});
     REQUIRE_FALSE(v.ok);
     CHECK(codes(v.errors) == std::vector<std::string>{"ungrounded"});
     CHECK(v.errors[0].path == "/order_id");
   }
   SECTION("verbatim means verbatim: case differs") {
-    const Verdict v = validator::validate(orders(), reply, {.sender = "15550001111", .source = "move ord-1234, I'm Ana"});
+    const Verdict v = validator::validate(test::orders(), reply, {.sender = "15550001111", .source = "move ord-1234, I'm Ana"});
     CHECK_FALSE(v.ok);
   }
   SECTION("a review grounded field that is not in the message is flagged") {
-    const Verdict v = validator::validate(orders(), reply, {.sender = "15550001111", .source = "Move ORD-1234 please"});
+    const Verdict v = validator::validate(test::orders(), reply, {.sender = "15550001111", .source = "Move ORD-1234 please"});
     CHECK(v.ok);
     CHECK(codes(v.review) == std::vector<std::string>{"ungrounded"});
     CHECK(v.review[0].path == "/customer_name");
   }
   SECTION("no source: flagged, not trusted") {
-    const Verdict v = validator::validate(orders(), reply, {.sender = "15550001111", .source = {}});
+    const Verdict v = validator::validate(test::orders(), reply, {.sender = "15550001111", .source = {}});
     CHECK(v.ok);
     CHECK(codes(v.review) == std::vector<std::string>{"grounding_unchecked", "grounding_unchecked"});
   }
@@ -113,7 +108,7 @@ TEST_CASE("policy: grounded values must appear verbatim in the source", "[policy
 
 TEST_CASE("policy: requires_approval routes a valid reply to review", "[policy]") {
   const Verdict v = validator::validate(
-      orders(), R"({"action":"refund","recipient":"15550001111","order_id":"ORD-4321","refund":12.5,"channel":"whatsapp"})",
+      test::orders(), R"({"action":"refund","recipient":"15550001111","order_id":"ORD-4321","refund":12.5,"channel":"whatsapp"})",
       {.sender = "15550001111", .source = "Refund ORD-4321"});
   CHECK(v.ok);
   CHECK(v.needs_review());

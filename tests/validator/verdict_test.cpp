@@ -9,12 +9,6 @@ using namespace dispatchd;
 
 namespace {
 
-rapidjson::Document parse(const std::string& text) {
-  auto parsed = json::parse_strict(text, {});
-  REQUIRE(parsed);
-  return std::move(parsed->document);
-}
-
 const validator::Context k_ctx{.sender = "5215512345678", .source = {}};
 
 }  // namespace
@@ -26,7 +20,7 @@ TEST_CASE("verdict JSON on success: ok, output, repairs, review", "[verdict]") {
                                      k_ctx);
   REQUIRE(v.ok);
   CHECK(v.action == "enviar_mensaje");
-  const auto doc = parse(validator::to_json(v));
+  const auto doc = test::parse_json(validator::to_json(v));
   CHECK(doc["ok"].IsTrue());
   CHECK(std::string(doc["output"]["accion"].GetString()) == "enviar_mensaje");
   CHECK(std::string(doc["output"]["contenido"].GetString()) == "Hola");
@@ -40,7 +34,7 @@ TEST_CASE("verdict JSON on failure: errors with path, code, message, and the fee
   const auto v = validator::validate(
       test::support_es(), R"({"accion":"enviar","destinatario":"5215512345678","contenido":"Hola","prioridad":"alta"})", k_ctx);
   REQUIRE_FALSE(v.ok);
-  const auto doc = parse(validator::to_json(v));
+  const auto doc = test::parse_json(validator::to_json(v));
   CHECK(doc["ok"].IsFalse());
   CHECK(std::string(doc["stage"].GetString()) == "contract");
   REQUIRE(doc["errors"].Size() == 1);
