@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/strict_json.h"
 #include "common/utf8.h"
 
 namespace dispatchd::validator {
@@ -147,24 +148,25 @@ struct Match {
 // Iterative with an explicit stack bounded by `max_depth`: hostile nesting cannot recurse.
 Match match_brackets(std::string_view s, std::size_t i, std::size_t end, std::size_t max_depth) {
   std::string expected;
-  bool in_string = false, escaped = false;
   for (std::size_t k = i; k < end; ++k) {
-    const char c = s[k];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (expected.size() == max_depth) return {MatchKind::too_deep, k};
-      expected.push_back(c == '{' ? '}' : ']');
-    } else if (c == '}' || c == ']') {
-      if (expected.empty() || expected.back() != c) return {MatchKind::mismatched, k};
-      expected.pop_back();
-      if (expected.empty()) return {MatchKind::closed, k + 1};
+    switch (s[k]) {
+      case '"':  // skip the string: brackets inside it do not count
+        k = json::string_end(s, k, end);
+        if (k == std::string_view::npos) return {MatchKind::unclosed, end};
+        break;
+      case '{':
+      case '[':
+        if (expected.size() == max_depth) return {MatchKind::too_deep, k};
+        expected.push_back(s[k] == '{' ? '}' : ']');
+        break;
+      case '}':
+      case ']':
+        if (expected.empty() || expected.back() != s[k]) return {MatchKind::mismatched, k};
+        expected.pop_back();
+        if (expected.empty()) return {MatchKind::closed, k + 1};
+        break;
+      default:
+        break;
     }
   }
   return {MatchKind::unclosed, end};
@@ -174,23 +176,39 @@ struct Segment {
   std::size_t begin;
   std::size_t end;
   bool fenced;
+  std::optional<std::size_t> enclosed_by;  // an open non-JSON-looking bracket around it
 };
 
+// Collects the JSON-looking structures of one region. Brackets that do not look like JSON
+// are tracked too: a structure inside one of them (`{ /* draft */ "a": {...} }`,
+// `[NaN, {...}]`) is part of something larger that is not JSON, and is marked so.
 std::optional<Finding> scan_region(std::string_view s, const Region& region, const Limits& limits,
                                    std::vector<Segment>& out) {
+  // Open non-JSON-looking brackets: how many, and where the outermost one opened.
+  std::size_t prose_depth = 0, prose_first = 0;
   for (std::size_t i = region.begin; i < region.end; ++i) {
-    if ((s[i] != '{' && s[i] != '[') || !json_looking(s, i, region.end)) continue;
+    const char c = s[i];
+    if (c == '}' || c == ']') {
+      if (prose_depth > 0) --prose_depth;
+      continue;
+    }
+    if (c != '{' && c != '[') continue;
+    if (!json_looking(s, i, region.end)) {
+      if (prose_depth++ == 0) prose_first = i;
+      continue;
+    }
     const Match m = match_brackets(s, i, region.end, limits.max_depth);
-    const std::string at = " (the value starting at byte " + std::to_string(i) + ")";
+    const auto at = [i] { return " (the value starting at byte " + std::to_string(i) + ")"; };
     switch (m.kind) {
       case MatchKind::unclosed:
-        return finding("truncated", "the JSON is cut off: a bracket is never closed" + at);
+        return finding("truncated", "the JSON is cut off: a bracket is never closed" + at());
       case MatchKind::too_deep:
-        return finding("too_deep", "brackets nested deeper than " + std::to_string(limits.max_depth) + " levels" + at);
+        return finding("too_deep", "brackets nested deeper than " + std::to_string(limits.max_depth) + " levels" + at());
       case MatchKind::mismatched:
-        return finding("syntax", "brackets do not match: byte " + std::to_string(m.end) + " closes the wrong one" + at);
+        return finding("syntax", "brackets do not match: byte " + std::to_string(m.end) + " closes the wrong one" + at());
       case MatchKind::closed:
-        out.push_back({i, m.end, region.fenced});
+        out.push_back({i, m.end, region.fenced,
+                       prose_depth == 0 ? std::nullopt : std::optional<std::size_t>(prose_first)});
         i = m.end - 1;
         break;
     }
@@ -262,6 +280,10 @@ Extraction extract(std::string_view reply, const Limits& limits) {
     return fail("ambiguous", "the reply holds " + std::to_string(scan.blocks) + " code blocks; exactly one JSON object is allowed");
   }
   const Segment& seg = segments.front();
+  if (seg.enclosed_by) {
+    return fail("syntax", "the JSON at byte " + std::to_string(seg.begin) + " sits inside a larger structure at byte " +
+                              std::to_string(*seg.enclosed_by) + " that is not valid JSON; it is never taken on its own");
+  }
   if (scan.blocks == 1 && !seg.fenced) {
     return fail("ambiguous", "the reply has a code block and JSON outside it");
   }

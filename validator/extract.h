@@ -11,7 +11,8 @@
 //   truncated     a fence or a JSON-looking bracket is opened and never closed
 //   too_deep      brackets nested deeper than Limits::max_depth
 //   ambiguous     two JSON values, two fenced blocks, or JSON outside the fenced block
-//   syntax        a JSON-looking structure whose brackets do not match
+//   syntax        a JSON-looking structure whose brackets do not match, or JSON inside
+//                 brackets that do not look like JSON (`{ // note  "a": {...} }`)
 // A JSON-looking structure is an opening bracket followed by what JSON would put there;
 // anything inside one that failed is never taken on its own (the nested-fragment trap).
 

@@ -120,3 +120,21 @@ TEST_CASE("extract: limits are configurable", "[extract]") {
   const std::string nested = std::string(50, '[') + std::string(50, ']');
   CHECK(extract(nested, deep).ok());
 }
+
+TEST_CASE("extract: an object inside a larger structure that is not JSON is never taken", "[extract]") {
+  // Reported by the corpus review: the outer bracket does not look like JSON at its start,
+  // but the object inside it is still a fragment of it.
+  const Row rows[] = {
+      {"block comment in the wrapper", "{\n  /* draft, not final */ \"draft\": " + k_obj + ",\n  \"final\": null\n}", "!syntax", {}},
+      {"line comment in the wrapper", "{\n  // chosen action\n  \"response\": " + k_obj + "\n}", "!syntax", {}},
+      {"array with a comment", "[ // note\n " + k_obj + " ]", "!syntax", {}},
+      {"array with NaN first", "[NaN, " + k_obj + "]", "!syntax", {}},
+      {"assignment", "{ answer = " + k_obj + " }", "!syntax", {}},
+      {"numeric key", "{1: " + k_obj + "}", "!syntax", {}},
+      {"double braces", "{{" + k_obj + "}}", "!syntax", {}},
+      {"unclosed prose bracket before", "[see below " + k_obj, "!syntax", {}},
+      {"closed prose brackets before are fine", "{name} [see below]: " + k_obj, k_obj, {"prose_before"}},
+      {"an unclosed prose bracket after is prose", k_obj + " (see [note", k_obj, {"prose_after"}},
+  };
+  for (const auto& row : rows) run(row);
+}
