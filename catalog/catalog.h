@@ -46,6 +46,7 @@ struct FieldSchema {
 struct Field {
   std::string name;
   FieldSchema schema;
+  std::string pointer;  // "/name" as a JSON pointer into the reply, escaped
 };
 
 // Who executes a valid action.
@@ -115,6 +116,10 @@ class Catalog {
   const std::string& action_field() const { return m_action_field; }
   const std::vector<Field>& fields() const { return m_fields; }
   const std::vector<Action>& actions() const { return m_actions; }
+  const std::vector<std::string>& action_names() const { return m_action_names; }
+  const std::string& action_pointer() const { return m_action_pointer; }  // "/action"
+  // The one-line format, as render_contract_line() makes it; computed once at load.
+  const std::string& contract_line() const { return m_contract_line; }
 
   const Action* find_action(std::string_view name) const;
   const Field* find_field(std::string_view name) const;
@@ -129,6 +134,9 @@ class Catalog {
   std::string m_action_field;
   std::vector<Field> m_fields;
   std::vector<Action> m_actions;
+  std::vector<std::string> m_action_names;
+  std::string m_action_pointer;
+  std::string m_contract_line;
 };
 
 const char* to_string(FieldType type);

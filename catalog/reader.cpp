@@ -1,5 +1,7 @@
 #include "catalog/reader.h"
 
+#include "catalog/render.h"
+
 #include <algorithm>
 #include <regex>
 #include <set>
@@ -84,6 +86,10 @@ std::expected<Catalog, std::vector<Problem>> CatalogReader::read(std::string_vie
     read_root(root);
   }
   if (!m_problems.empty()) return std::unexpected(std::move(m_problems));
+  // Derived once here so that validating a reply builds none of it.
+  for (const auto& action : m_catalog.m_actions) m_catalog.m_action_names.push_back(action.name);
+  m_catalog.m_action_pointer = "/" + text::pointer_token(m_catalog.m_action_field);
+  m_catalog.m_contract_line = render_contract_line(m_catalog);
   return std::move(m_catalog);
 }
 
@@ -151,7 +157,7 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
   }
   check_keys(value, at, {"type", "description", "enum", "const", "minLength", "maxLength", "pattern",
                          "minimum", "maximum", "format", "grounded"});
-  Field field{name, {}};
+  Field field{name, {}, "/" + text::pointer_token(name)};
   FieldSchema& schema = field.schema;
   const auto type = value.FindMember("type");
   const auto parsed_type = type != value.MemberEnd() && type->value.IsString()

@@ -2,13 +2,11 @@
 
 #include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
-#include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -20,11 +18,15 @@ namespace dispatchd::json {
 namespace {
 
 // Forwards SAX events to the document being built while enforcing what RapidJSON does not:
-// depth, unique keys, and no surrogates smuggled in through \u escapes.
+// depth, unique keys, and no surrogates smuggled in through \u escapes (the raw bytes were
+// checked before parsing; escapes are decoded by RapidJSON, which lets a lone low
+// surrogate through).
 class StrictHandler {
  public:
-  StrictHandler(rapidjson::Document& target, const ParseLimits& limits)
-      : m_target(target), m_limits(limits) {}
+  StrictHandler(rapidjson::Document& target, const ParseLimits& limits) : m_target(target), m_limits(limits) {
+    m_keys.reserve(16);
+    m_level_starts.reserve(8);
+  }
 
   bool Null() { return m_target.Null(); }
   bool Bool(bool b) { return m_target.Bool(b); }
@@ -36,25 +38,30 @@ class StrictHandler {
   bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) { return m_target.RawNumber(s, n, copy); }
 
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
-    if (!check_text(std::string_view(s, n))) return false;
-    return m_target.String(s, n, copy);
+    return check_text(std::string_view(s, n)) && m_target.String(s, n, copy);
   }
   bool StartObject() {
     if (!enter()) return false;
-    m_keys.emplace_back();
+    m_level_starts.push_back(m_keys.size());
     return m_target.StartObject();
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
     const std::string_view key(s, n);
     if (!check_text(key)) return false;
-    if (!m_keys.back().emplace(key).second) {
-      m_failure = {"duplicate_key", "duplicate key " + text::quote(key) + " in one object", 0};
-      return false;
+    // Keys of the open objects, innermost last. A linear scan: reply objects are small,
+    // and the reply size limit bounds the worst case.
+    for (std::size_t i = m_level_starts.back(); i < m_keys.size(); ++i) {
+      if (m_keys[i] == key) {
+        m_failure = {"duplicate_key", "duplicate key " + text::quote(key) + " in one object", 0};
+        return false;
+      }
     }
+    m_keys.emplace_back(key);
     return m_target.Key(s, n, copy);
   }
   bool EndObject(rapidjson::SizeType members) {
-    m_keys.pop_back();
+    m_keys.resize(m_level_starts.back());
+    m_level_starts.pop_back();
     --m_depth;
     return m_target.EndObject(members);
   }
@@ -75,19 +82,22 @@ class StrictHandler {
     return true;
   }
   bool check_text(std::string_view s) {
-    if (utf8::is_valid(s)) return true;
-    m_failure = {"invalid_string", "a string holds invalid UTF-8 or a lone surrogate escape", 0};
+    if (!utf8::has_encoded_surrogate(s)) return true;
+    m_failure = {"invalid_string", "a string holds a lone surrogate escape", 0};
     return false;
   }
 
   rapidjson::Document& m_target;
   const ParseLimits& m_limits;
   std::size_t m_depth = 0;
-  std::vector<std::unordered_set<std::string>> m_keys;  // one set per open object
+  std::vector<std::string> m_keys;         // keys of every open object, outermost first
+  std::vector<std::size_t> m_level_starts;  // where each open object's keys begin
   ParseError m_failure;
 };
 
-constexpr unsigned k_strict_flags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+// Encoding is checked once over the whole text before parsing (utf8::first_invalid is
+// faster than RapidJSON's per-character validation, which also disables its fast paths).
+constexpr unsigned k_strict_flags = rapidjson::kParseIterativeFlag;
 
 ParseError describe(rapidjson::ParseErrorCode code, std::size_t offset, std::string_view text) {
   using namespace rapidjson;
@@ -112,10 +122,14 @@ ParseError describe(rapidjson::ParseErrorCode code, std::size_t offset, std::str
 }
 
 template <unsigned Flags>
-std::expected<rapidjson::Document, ParseError> parse_with(std::string_view text, const ParseLimits& limits) {
-  rapidjson::MemoryStream bytes(text.data(), text.size());
-  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> stream(bytes);
-  rapidjson::Reader reader;
+std::expected<rapidjson::Document, ParseError> parse_with(const std::string& text, const ParseLimits& limits,
+                                                          ParseArena* arena) {
+  // StringStream stops at a NUL byte; a raw NUL is never valid JSON, so it only changes
+  // which error is reported.
+  rapidjson::StringStream stream(text.c_str());
+  // Stacks sized for a typical reply up front, so that parsing it does not grow them.
+  constexpr std::size_t k_stack_bytes = 4096;
+  rapidjson::Reader reader(nullptr, k_stack_bytes);
   ParseError handler_failure;
   auto generator = [&](rapidjson::Document& target) {
     StrictHandler handler(target, limits);
@@ -123,9 +137,12 @@ std::expected<rapidjson::Document, ParseError> parse_with(std::string_view text,
     if (!ok) handler_failure = handler.failure();
     return ok;
   };
-  rapidjson::Document document;
+  rapidjson::Document document(arena ? arena->allocator() : nullptr, k_stack_bytes);
   document.Populate(generator);
-  if (!reader.HasParseError()) return document;
+  if (!reader.HasParseError()) {
+    if (stream.Tell() < text.size()) return std::unexpected(ParseError{"syntax", "a NUL byte is not JSON", stream.Tell()});
+    return document;
+  }
   const std::size_t offset = reader.GetErrorOffset();
   if (reader.GetParseErrorCode() != rapidjson::kParseErrorTermination) {
     return std::unexpected(describe(reader.GetParseErrorCode(), offset, text));
@@ -136,15 +153,54 @@ std::expected<rapidjson::Document, ParseError> parse_with(std::string_view text,
 
 }  // namespace
 
-std::expected<Parsed, ParseError> parse_strict(std::string_view text, const ParseLimits& limits,
-                                               bool allow_trailing_commas) {
-  auto strict = parse_with<k_strict_flags>(text, limits);
+std::expected<Parsed, ParseError> parse_strict(std::string_view raw, const ParseLimits& limits,
+                                               bool allow_trailing_commas, ParseArena* arena) {
+  if (!limits.input_utf8_checked) {
+    if (const auto bad = utf8::first_invalid(raw)) {
+      return std::unexpected(ParseError{"invalid_string", "invalid UTF-8", *bad});
+    }
+  }
+  const std::string text(raw);  // NUL-terminated for RapidJSON's fastest stream
+  auto strict = parse_with<k_strict_flags>(text, limits, arena);
   if (strict) return Parsed{std::move(*strict), false};
   if (allow_trailing_commas && strict.error().code == "syntax") {
-    auto lenient = parse_with<k_strict_flags | rapidjson::kParseTrailingCommasFlag>(text, limits);
+    auto lenient = parse_with<k_strict_flags | rapidjson::kParseTrailingCommasFlag>(text, limits, arena);
     if (lenient) return Parsed{std::move(*lenient), true};
   }
   return std::unexpected(strict.error());
+}
+
+std::size_t string_end(std::string_view text, std::size_t open, std::size_t end) {
+  const char* base = text.data();
+  for (std::size_t from = open + 1; from < end;) {
+    const void* hit = std::memchr(base + from, '"', end - from);
+    if (!hit) return std::string_view::npos;
+    const auto quote = static_cast<std::size_t>(static_cast<const char*>(hit) - base);
+    std::size_t backslashes = 0;
+    while (quote - backslashes > open + 1 && base[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote;
+    from = quote + 1;
+  }
+  return std::string_view::npos;
+}
+
+std::string minify(std::string_view valid_json) {
+  std::string out;
+  out.reserve(valid_json.size());
+  const std::size_t size = valid_json.size();
+  for (std::size_t i = 0; i < size;) {
+    const char c = valid_json[i];
+    if (c == '"') {
+      const std::size_t close = string_end(valid_json, i, size);
+      const std::size_t stop = close == std::string_view::npos ? size : close + 1;
+      out.append(valid_json.data() + i, stop - i);
+      i = stop;
+      continue;
+    }
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') out += c;
+    ++i;
+  }
+  return out;
 }
 
 std::string to_string(const rapidjson::Value& value) {

@@ -17,6 +17,9 @@ namespace dispatchd::json {
 
 struct ParseLimits {
   std::size_t max_depth = 32;  // objects and arrays nested inside each other
+  // The caller already checked that the text is valid UTF-8 (the validator checks the
+  // whole reply once); otherwise parse_strict checks it first.
+  bool input_utf8_checked = false;
 };
 
 struct ParseError {
@@ -24,6 +27,20 @@ struct ParseError {
                         // number_out_of_range, empty
   std::string message;  // one phrase without the offset; quotes at most a short excerpt
   std::size_t offset;   // byte offset in the parsed text
+};
+
+// Storage for one parse: a document built into it needs no heap allocation while it fits
+// (8 KiB; larger documents spill to the heap). REQUIRES: outlives the Parsed it is used for.
+class ParseArena {
+ public:
+  ParseArena() = default;
+  ParseArena(const ParseArena&) = delete;
+  ParseArena& operator=(const ParseArena&) = delete;
+  rapidjson::MemoryPoolAllocator<>* allocator() { return &m_allocator; }
+
+ private:
+  alignas(8) char m_buffer[8192];
+  rapidjson::MemoryPoolAllocator<> m_allocator{m_buffer, sizeof m_buffer};
 };
 
 struct Parsed {
@@ -35,7 +52,17 @@ struct Parsed {
 // strict parse fails, a second parse accepting trailing commas is tried and reported in
 // `used_trailing_commas`; every other error is returned as is.
 std::expected<Parsed, ParseError> parse_strict(std::string_view text, const ParseLimits& limits,
-                                               bool allow_trailing_commas = false);
+                                               bool allow_trailing_commas = false, ParseArena* arena = nullptr);
+
+// Where the JSON string whose opening quote is at `open` ends: the index of its closing
+// quote, or npos when it is not closed before `end`. Uses memchr for the quotes and counts
+// the backslashes before each, so long strings cost little more than a memory scan.
+std::size_t string_end(std::string_view text, std::size_t open, std::size_t end);
+
+// `valid_json` without the whitespace between tokens; strings are copied byte for byte, so
+// escapes stay as written. REQUIRES: `valid_json` parsed (no trailing commas). One pass,
+// no parsing: the cheap way to store a validated reply on one line.
+std::string minify(std::string_view valid_json);
 
 // Compact serialization of `value` (RapidJSON's writer; keys in document order).
 std::string to_string(const rapidjson::Value& value);

@@ -1,6 +1,7 @@
 #include "common/utf8.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace dispatchd::utf8 {
 namespace {
@@ -23,6 +24,14 @@ std::optional<std::size_t> first_invalid(std::string_view text) {
   const std::size_t size = text.size();
   std::size_t i = 0;
   while (i < size) {
+    // Model replies are mostly ASCII: skip eight bytes at a time while no high bit is set.
+    while (i + 8 <= size) {
+      std::uint64_t word;
+      std::memcpy(&word, bytes + i, sizeof word);
+      if (word & 0x8080808080808080ull) break;
+      i += 8;
+    }
+    if (i >= size) break;
     const unsigned char lead = bytes[i];
     const std::size_t length = sequence_length(lead);
     if (length == 0 || i + length > size) return i;
@@ -41,6 +50,13 @@ std::optional<std::size_t> first_invalid(std::string_view text) {
     i += length;
   }
   return std::nullopt;
+}
+
+bool has_encoded_surrogate(std::string_view text) {
+  for (std::size_t i = text.find('\xED'); i != std::string_view::npos; i = text.find('\xED', i + 1)) {
+    if (i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0xA0) return true;
+  }
+  return false;
 }
 
 std::size_t code_points(std::string_view text) {

@@ -15,6 +15,11 @@ std::optional<std::size_t> first_invalid(std::string_view text);
 
 inline bool is_valid(std::string_view text) { return !first_invalid(text).has_value(); }
 
+// True when `text` holds the UTF-8 bytes of a surrogate (ED A0..BF ..): what a decoder
+// that accepts lone \u escapes produces. Cheaper than first_invalid on text whose raw
+// bytes were already checked.
+bool has_encoded_surrogate(std::string_view text);
+
 // Number of code points in valid UTF-8 `text` (counts lead bytes).
 std::size_t code_points(std::string_view text);
 

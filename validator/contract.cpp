@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <regex>
 
 #include "common/strict_json.h"
@@ -60,6 +61,18 @@ std::optional<std::string> did_you_mean(std::string_view value, const std::vecto
   return best;
 }
 
+// Whether `v` is the catalog literal `canonical` (compact JSON). Strings compare without
+// serializing: a catalog string's canonical form is its text in quotes unless it needed
+// escapes, and then the slow path decides.
+bool equals_literal(const Value& v, const std::string& canonical) {
+  if (v.IsString() && canonical.size() >= 2 && canonical.front() == '"' &&
+      canonical.find('\\') == std::string::npos) {
+    return canonical.size() == v.GetStringLength() + 2 &&
+           std::memcmp(canonical.data() + 1, v.GetString(), v.GetStringLength()) == 0;
+  }
+  return json::to_string(v) == canonical;
+}
+
 bool matches_type(FieldType type, const Value& v) {
   switch (type) {
     case FieldType::string: return v.IsString();
@@ -79,12 +92,16 @@ constexpr std::size_t k_max_pattern_subject = 1024;
 
 void check_string(const catalog::FieldSchema& s, std::string_view value, const std::string& path,
                   std::vector<Finding>& out) {
-  const std::size_t points = utf8::code_points(value);
-  if (s.min_length && points < *s.min_length) {
+  // Code points never outnumber bytes nor fall below a quarter of them: most values are
+  // decided by their byte length alone, without counting.
+  const bool may_be_short = s.min_length && value.size() < 4 * *s.min_length;
+  const bool may_be_long = s.max_length && value.size() > *s.max_length;
+  const std::size_t points = (may_be_short || may_be_long) ? utf8::code_points(value) : 0;
+  if (may_be_short && points < *s.min_length) {
     out.push_back({path, "min_length", (points == 0 ? std::string("empty") : std::to_string(points) + " characters") +
                                            "; at least " + std::to_string(*s.min_length) + " required"});
   }
-  if (s.max_length && points > *s.max_length) {
+  if (may_be_long && points > *s.max_length) {
     out.push_back({path, "max_length", std::to_string(points) + " characters; at most " +
                                            std::to_string(*s.max_length) + " allowed"});
   }
@@ -128,11 +145,11 @@ void check_field(const catalog::FieldSchema& s, const Value& v, const std::strin
   }
   const bool has_enum = !s.enum_values.empty();
   if (has_enum || s.const_value) {
-    const std::string canonical = json::to_string(v);
-    if (s.const_value && canonical != *s.const_value) {
+    if (s.const_value && !equals_literal(v, *s.const_value)) {
       out.push_back({path, "const", "must be exactly " + *s.const_value + ", got " + describe(v)});
     }
-    if (has_enum && std::find(s.enum_values.begin(), s.enum_values.end(), canonical) == s.enum_values.end()) {
+    if (has_enum && std::none_of(s.enum_values.begin(), s.enum_values.end(),
+                                 [&](const std::string& e) { return equals_literal(v, e); })) {
       std::string message = describe(v) + " is not allowed; allowed values: ";
       for (std::size_t i = 0; i < s.enum_values.size(); ++i) message += (i ? ", " : "") + s.enum_values[i];
       if (v.IsString()) {
@@ -156,9 +173,8 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const Value
   std::vector<Finding> out;
   chosen = nullptr;
   const std::string& action_field = catalog.action_field();
-  const std::string action_path = "/" + text::pointer_token(action_field);
-  std::vector<std::string> names;
-  for (const auto& action : catalog.actions()) names.push_back(action.name);
+  const std::string& action_path = catalog.action_pointer();
+  const auto& names = catalog.action_names();
 
   const auto action_it = object.FindMember(action_field.c_str());
   if (action_it == object.MemberEnd()) {
@@ -171,31 +187,35 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const Value
     out.push_back({action_path, "enum", message});
   }
 
+  std::size_t known = action_it == object.MemberEnd() ? 0 : 1;
   for (const auto& field : catalog.fields()) {
-    const std::string path = "/" + text::pointer_token(field.name);
     const auto it = object.FindMember(field.name.c_str());
     const bool present = it != object.MemberEnd();
+    known += present ? 1 : 0;
     const bool is_null = present && it->value.IsNull();
     if (chosen && !chosen->uses(field.name)) {
       if (present && !is_null) {
-        out.push_back({path, "not_allowed", "action \"" + chosen->name + "\" does not use \"" + field.name + "\": set it to null"});
+        out.push_back({field.pointer, "not_allowed", "action \"" + chosen->name + "\" does not use \"" + field.name + "\": set it to null"});
       }
       continue;
     }
     const bool required = chosen ? chosen->needs(field.name) : catalog.required_by_all(field.name);
     if (!present) {
-      if (required) out.push_back({path, "required", "missing required field \"" + field.name + "\""});
+      if (required) out.push_back({field.pointer, "required", "missing required field \"" + field.name + "\""});
       continue;
     }
     if (is_null && !required) continue;
-    check_field(field.schema, it->value, path, out);
+    check_field(field.schema, it->value, field.pointer, out);
   }
 
+  // Keys are unique (the parser refuses duplicates), so a count tells whether any member
+  // is outside the contract; only then are they looked up one by one.
+  if (known == object.MemberCount()) return out;
+  std::vector<std::string> allowed{action_field};
+  for (const auto& f : catalog.fields()) allowed.push_back(f.name);
   for (const auto& member : object.GetObject()) {
     const std::string_view key = view(member.name);
     if (key == action_field || catalog.find_field(key)) continue;
-    std::vector<std::string> allowed{action_field};
-    for (const auto& f : catalog.fields()) allowed.push_back(f.name);
     out.push_back({"/" + text::pointer_token(key), "additional_property",
                    text::quote(key) + " is not a field of the contract (fields: " + quoted_names(allowed) + ")"});
   }

@@ -1,4 +1,3 @@
-#include "catalog/render.h"
 #include "validator/checks.h"
 
 namespace dispatchd::validator {
@@ -11,7 +10,7 @@ std::string feedback_text(const catalog::Catalog& catalog, const std::vector<Fin
   }
   if (total > errors.size()) out += "- and " + std::to_string(total - errors.size()) + " more\n";
   out += "Reply with exactly ONE JSON object and nothing else, in this format:\n";
-  out += catalog::render_contract_line(catalog) + "\n";
+  out += catalog.contract_line() + "\n";
   out += "Fix every error listed above and reply again.";
   return out;
 }

@@ -43,7 +43,7 @@ bool same_counterpart(std::string_view a, std::string_view b) {
 void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const Value& object,
                   const Context& context, std::vector<Finding>& errors, std::vector<Finding>& review) {
   if (const auto& field = action.policy.recipient_field) {
-    const std::string path = "/" + text::pointer_token(*field);
+    const std::string& path = catalog.find_field(*field)->pointer;
     const Value& value = object[field->c_str()];
     if (!context.sender) {
       review.push_back({path, "recipient_unchecked", "no conversation sender was given, so the recipient was not checked"});
@@ -57,7 +57,7 @@ void check_policy(const catalog::Catalog& catalog, const catalog::Action& action
     if (field.schema.grounding == catalog::Grounding::none || !action.uses(field.name)) continue;
     const auto it = object.FindMember(field.name.c_str());
     if (it == object.MemberEnd() || it->value.IsNull()) continue;
-    const std::string path = "/" + text::pointer_token(field.name);
+    const std::string& path = field.pointer;
     if (!context.source) {
       review.push_back({path, "grounding_unchecked", "no source message was given, so grounding was not checked"});
       continue;
@@ -69,7 +69,7 @@ void check_policy(const catalog::Catalog& catalog, const catalog::Action& action
     (field.schema.grounding == catalog::Grounding::review ? review : errors).push_back(std::move(finding));
   }
   if (action.policy.requires_approval) {
-    review.push_back({"/" + text::pointer_token(catalog.action_field()), "requires_approval",
+    review.push_back({catalog.action_pointer(), "requires_approval",
                       "action \"" + action.name + "\" runs only after a person approves it"});
   }
 }

@@ -27,7 +27,8 @@ Verdict validate(const catalog::Catalog& catalog, std::string_view reply, const 
   if (extraction.error) return fail(std::move(verdict), Stage::extract, {*extraction.error}, catalog);
 
   const std::string_view text = reply.substr(extraction.offset, extraction.length);
-  auto parsed = json::parse_strict(text, json::ParseLimits{limits.max_depth}, true);
+  json::ParseArena arena;
+  auto parsed = json::parse_strict(text, {.max_depth = limits.max_depth, .input_utf8_checked = true}, true, &arena);
   if (!parsed) {
     const auto& e = parsed.error();
     const std::string at = " at byte " + std::to_string(extraction.offset + e.offset) + " of the reply";
@@ -51,7 +52,9 @@ Verdict validate(const catalog::Catalog& catalog, std::string_view reply, const 
   }
   verdict.ok = true;
   verdict.action = action->name;
-  verdict.output = json::to_string(object);
+  // The reply as the model wrote it, minus whitespace: cheaper than re-serializing, and
+  // escapes stay as written. A trailing-comma repair needs the re-serialized form.
+  verdict.output = parsed->used_trailing_commas ? json::to_string(object) : json::minify(text);
   return verdict;
 }
 

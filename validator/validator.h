@@ -49,7 +49,8 @@ enum class Stage { extract, parse, contract, policy };
 struct Verdict {
   bool ok = false;
   std::optional<Stage> failed_stage;  // set exactly when !ok
-  std::string output;                 // the validated object, compact JSON, when ok
+  std::string output;                 // the validated object as compact one-line JSON, when ok;
+                                      // string escapes as the model wrote them
   std::string action;                 // the chosen action's name, when ok
   std::vector<Repair> repairs;
   std::vector<Finding> errors;        // at most k_max_errors; see error_count

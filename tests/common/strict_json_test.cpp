@@ -73,3 +73,31 @@ TEST_CASE("type_name names JSON types for messages", "[json]") {
   const char* expected[] = {"string", "integer", "number", "boolean", "null", "object", "array"};
   for (rapidjson::SizeType i = 0; i < a.Size(); ++i) CHECK(std::string(json::type_name(a[i])) == expected[i]);
 }
+
+TEST_CASE("string_end skips escaped quotes by counting backslashes", "[json]") {
+  const std::string_view s = R"("a\"b" "c\\" "d\\\"e" "open)";
+  CHECK(json::string_end(s, 0, s.size()) == 5);
+  CHECK(json::string_end(s, 7, s.size()) == 11);
+  CHECK(json::string_end(s, 13, s.size()) == 20);
+  CHECK(json::string_end(s, 22, s.size()) == std::string_view::npos);
+  CHECK(json::string_end(s, 0, 4) == std::string_view::npos);  // bounded by `end`
+}
+
+TEST_CASE("minify drops whitespace between tokens and keeps strings byte for byte", "[json]") {
+  CHECK(json::minify("{ \"a\" : [ 1 ,\r\n 2 ] ,\t\"b\" : \"x  \\\" y\" }") == "{\"a\":[1,2],\"b\":\"x  \\\" y\"}");
+  CHECK(json::minify("{\"k\":\"\\\\\",\"j\": 1}") == "{\"k\":\"\\\\\",\"j\":1}");
+  CHECK(json::minify("{}") == "{}");
+}
+
+TEST_CASE("a parse arena holds the document", "[json]") {
+  json::ParseArena arena;
+  auto parsed = json::parse_strict(R"({"a":"b","c":[1,2,3]})", {}, false, &arena);
+  REQUIRE(parsed);
+  CHECK(json::to_string(parsed->document) == R"({"a":"b","c":[1,2,3]})");
+  std::string big = "[";
+  for (int i = 0; i < 5000; ++i) big += "\"some text\",";
+  big += "1]";
+  auto spilled = json::parse_strict(big, {}, false, &arena);  // larger than the arena
+  REQUIRE(spilled);
+  CHECK(spilled->document.Size() == 5001);
+}

@@ -66,12 +66,22 @@ TEST_CASE("verdict: parse errors give the offset in the whole reply", "[verdict]
   CHECK(v.errors[0].message.find("of the reply") != std::string::npos);
 }
 
-TEST_CASE("verdict: the validated output is the parsed object, re-serialized compactly", "[verdict]") {
+TEST_CASE("verdict: the validated output is the reply's object on one line, escapes as written", "[verdict]") {
   const auto v = validator::validate(test::support_es(),
                                      "{\r\n  \"accion\": \"escalar_humano\",\r\n  \"destinatario\": \"ana@example.com\",\r\n"
                                      "  \"contenido\": \"Reembolso \\u00f1 \\ud83d\\ude00\",\r\n  \"prioridad\": \"baja\"\r\n}",
                                      k_ctx);
   REQUIRE(v.ok);
-  CHECK(v.output == "{\"accion\":\"escalar_humano\",\"destinatario\":\"ana@example.com\",\"contenido\":\"Reembolso \xC3\xB1 "
-                    "\xF0\x9F\x98\x80\",\"prioridad\":\"baja\"}");
+  CHECK(v.output == "{\"accion\":\"escalar_humano\",\"destinatario\":\"ana@example.com\",\"contenido\":\"Reembolso "
+                    "\\u00f1 \\ud83d\\ude00\",\"prioridad\":\"baja\"}");
+  const auto spaced = validator::validate(test::support_es(),
+                                          "{ \"accion\" : \"escalar_humano\" , \"destinatario\":\"a b\", \"contenido\":\"x  \\\" y\","
+                                          " \"prioridad\":\"baja\" }",
+                                          k_ctx);
+  REQUIRE(spaced.ok);
+  CHECK(spaced.output == R"({"accion":"escalar_humano","destinatario":"a b","contenido":"x  \" y","prioridad":"baja"})");
+  const auto comma = validator::validate(test::support_es(),
+                                         R"({"accion":"escalar_humano","destinatario":"a","contenido":"\u00f1","prioridad":"baja",})", k_ctx);
+  REQUIRE(comma.ok);
+  CHECK(comma.output == "{\"accion\":\"escalar_humano\",\"destinatario\":\"a\",\"contenido\":\"\xC3\xB1\",\"prioridad\":\"baja\"}");
 }
