@@ -122,14 +122,19 @@ ParseError describe(rapidjson::ParseErrorCode code, std::size_t offset, std::str
 }
 
 template <unsigned Flags>
-std::expected<rapidjson::Document, ParseError> parse_with(const std::string& text, const ParseLimits& limits,
+std::expected<rapidjson::Document, ParseError> parse_with(std::string_view text, const ParseLimits& limits,
                                                           ParseArena* arena) {
-  // StringStream stops at a NUL byte; a raw NUL is never valid JSON, so it only changes
-  // which error is reported.
-  rapidjson::StringStream stream(text.c_str());
-  // Stacks sized for a typical reply up front, so that parsing it does not grow them.
+  // REQUIRES: text.data()[text.size()] == '\0'. StringStream stops at a NUL byte; a raw
+  // NUL is never valid JSON, so it only changes which error is reported.
+  rapidjson::StringStream stream(text.data());
+  // Stacks sized for a typical reply up front, so that parsing it does not grow them. The
+  // reader's stack lives in a local buffer (a pool allocator over it, spilling to the heap
+  // only for large strings), which saves a malloc/free pair per parse.
   constexpr std::size_t k_stack_bytes = 4096;
-  rapidjson::Reader reader(nullptr, k_stack_bytes);
+  alignas(8) char reader_buffer[k_stack_bytes + 64];  // + room for the pool's chunk header
+  rapidjson::MemoryPoolAllocator<> reader_pool(reader_buffer, sizeof reader_buffer);
+  rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>> reader(
+      &reader_pool, k_stack_bytes);
   ParseError handler_failure;
   auto generator = [&](rapidjson::Document& target) {
     StrictHandler handler(target, limits);
@@ -160,7 +165,20 @@ std::expected<Parsed, ParseError> parse_strict(std::string_view raw, const Parse
       return std::unexpected(ParseError{"invalid_string", "invalid UTF-8", *bad});
     }
   }
-  const std::string text(raw);  // NUL-terminated for RapidJSON's fastest stream
+  // A NUL-terminated copy for RapidJSON's fastest stream; a typical reply fits on the
+  // stack, larger ones go to the heap.
+  constexpr std::size_t k_inline_text = 2048;
+  char inline_text[k_inline_text];
+  std::string heap_text;
+  std::string_view text;
+  if (raw.size() < k_inline_text) {
+    std::memcpy(inline_text, raw.data(), raw.size());
+    inline_text[raw.size()] = '\0';
+    text = std::string_view(inline_text, raw.size());
+  } else {
+    heap_text.assign(raw);
+    text = heap_text;
+  }
   auto strict = parse_with<k_strict_flags>(text, limits, arena);
   if (strict) return Parsed{std::move(*strict), false};
   if (allow_trailing_commas && strict.error().code == "syntax") {
@@ -185,21 +203,29 @@ std::size_t string_end(std::string_view text, std::size_t open, std::size_t end)
 }
 
 std::string minify(std::string_view valid_json) {
+  // Written through a pointer into a buffer sized for the worst case (nothing removed)
+  // and left uninitialized: no per-character capacity checks, and strings go in with one
+  // memcpy.
   std::string out;
-  out.reserve(valid_json.size());
-  const std::size_t size = valid_json.size();
-  for (std::size_t i = 0; i < size;) {
-    const char c = valid_json[i];
-    if (c == '"') {
-      const std::size_t close = string_end(valid_json, i, size);
-      const std::size_t stop = close == std::string_view::npos ? size : close + 1;
-      out.append(valid_json.data() + i, stop - i);
-      i = stop;
-      continue;
+  out.resize_and_overwrite(valid_json.size(), [valid_json](char* const begin, std::size_t) {
+    char* dst = begin;
+    const char* src = valid_json.data();
+    const std::size_t size = valid_json.size();
+    for (std::size_t i = 0; i < size;) {
+      const char c = src[i];
+      if (c == '"') {
+        const std::size_t close = string_end(valid_json, i, size);
+        const std::size_t stop = close == std::string_view::npos ? size : close + 1;
+        std::memcpy(dst, src + i, stop - i);
+        dst += stop - i;
+        i = stop;
+        continue;
+      }
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') *dst++ = c;
+      ++i;
     }
-    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') out += c;
-    ++i;
-  }
+    return static_cast<std::size_t>(dst - begin);
+  });
   return out;
 }
 
