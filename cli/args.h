@@ -38,5 +38,6 @@ int usage_error(const std::string& message);
 int cmd_validate(int argc, char** argv);
 int cmd_extract(int argc, char** argv);
 int cmd_catalog(int argc, char** argv);
+int cmd_migrate(int argc, char** argv);
 
 }  // namespace dispatchd::cli

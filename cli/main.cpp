@@ -20,6 +20,8 @@ constexpr const char* k_usage =
     "      check a catalog file and its examples\n"
     "  catalog schema --catalog FILE [--dialect jsonschema|openai|gemini|prompt]\n"
     "      render the output contract\n"
+    "  migrate --db FILE [--migrations DIR]\n"
+    "      apply the pending schema migrations (forward-only, checksummed)\n"
     "  --version, --help\n";
 
 struct Command {
@@ -31,6 +33,7 @@ constexpr Command k_commands[] = {
     {"validate", dispatchd::cli::cmd_validate},
     {"extract", dispatchd::cli::cmd_extract},
     {"catalog", dispatchd::cli::cmd_catalog},
+    {"migrate", dispatchd::cli::cmd_migrate},
 };
 
 }  // namespace

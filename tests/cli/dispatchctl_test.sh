@@ -69,6 +69,12 @@ for dialect in jsonschema openai gemini prompt; do
 done
 expect "schema gemini ordering" 0 '"propertyOrdering"' -- "$ctl" catalog schema --dialect gemini --catalog "$en" </dev/null
 expect "schema bad dialect" 2 'jsonschema, openai, gemini or prompt' -- "$ctl" catalog schema --dialect xml --catalog "$en" </dev/null
+expect "migrate from empty" 0 'applied 0001_initial.sql' -- "$ctl" migrate --db "$tmp/d.db" </dev/null
+expect "migrate again" 0 'schema version [0-9]+ \(up to date\)' -- "$ctl" migrate --db "$tmp/d.db" </dev/null
+mkdir "$tmp/m" && cp "$src"/migrations/*.sql "$tmp/m/" && echo "-- edited" >>"$tmp/m/0001_initial.sql"
+expect "migrate refuses an edited migration" 1 'was changed after it was applied' -- \
+  "$ctl" migrate --db "$tmp/d.db" --migrations "$tmp/m" </dev/null
+expect "migrate needs --db" 2 'migrate needs --db' -- "$ctl" migrate </dev/null
 expect "version" 0 '^dispatchctl [0-9]' -- "$ctl" --version
 expect "unknown command" 2 'unknown command' -- "$ctl" frobnicate
 

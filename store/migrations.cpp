@@ -1,0 +1,146 @@
+#include "store/migrations.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include <openssl/evp.h>
+#include <sqlite3.h>
+
+namespace dispatchd::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "0007_add_index.sql" -> 7; anything not shaped NNNN_name.sql -> nullopt.
+std::optional<int> version_of(const std::string& file) {
+  if (file.size() < 10 || file[4] != '_' || !file.ends_with(".sql")) return std::nullopt;
+  int version = 0;
+  const auto [end, ec] = std::from_chars(file.data(), file.data() + 4, version);
+  if (ec != std::errc() || end != file.data() + 4 || version <= 0) return std::nullopt;
+  return version;
+}
+
+struct Applied {
+  std::string name;
+  std::string sha256;
+};
+
+std::expected<std::map<int, Applied>, std::string> applied_migrations(Database& db) {
+  if (auto ok = db.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL,"
+                        " applied_at TEXT NOT NULL)");
+      !ok) {
+    return std::unexpected("cannot create schema_migrations: " + ok.error());
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db.handle(), "SELECT version, name, sha256 FROM schema_migrations", -1, &stmt, nullptr) !=
+      SQLITE_OK) {
+    return std::unexpected(std::string(sqlite3_errmsg(db.handle())));
+  }
+  std::map<int, Applied> applied;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    const auto text = [&](int column) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, column))); };
+    applied[sqlite3_column_int(stmt, 0)] = {text(1), text(2)};
+  }
+  sqlite3_finalize(stmt);
+  return applied;
+}
+
+std::expected<void, std::string> apply(Database& db, const Migration& m, const std::string& now) {
+  if (auto ok = db.exec("BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
+  auto ok = db.exec(m.sql);
+  if (ok) {
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db.handle(), "INSERT INTO schema_migrations(version, name, sha256, applied_at) VALUES (?,?,?,?)",
+                       -1, &stmt, nullptr);
+    sqlite3_bind_int(stmt, 1, m.version);
+    sqlite3_bind_text(stmt, 2, m.name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt, 3, m.sha256.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt, 4, now.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(stmt) != SQLITE_DONE) ok = std::unexpected(std::string(sqlite3_errmsg(db.handle())));
+    sqlite3_finalize(stmt);
+  }
+  if (ok) ok = db.exec("COMMIT");
+  if (!ok) {
+    (void)db.exec("ROLLBACK");
+    return std::unexpected(m.name + ": " + ok.error());
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out += k_hex[digest[i] >> 4];
+    out += k_hex[digest[i] & 0xF];
+  }
+  return out;
+}
+
+std::expected<std::vector<Migration>, std::string> load_migrations(const std::string& folder) {
+  std::error_code ec;
+  fs::directory_iterator it(folder, ec);
+  if (ec) return std::unexpected("cannot read the migrations folder " + folder + ": " + ec.message());
+  std::vector<Migration> out;
+  for (const auto& entry : it) {
+    const std::string file = entry.path().filename().string();
+    if (!file.ends_with(".sql")) continue;
+    const auto version = version_of(file);
+    if (!version) return std::unexpected(folder + "/" + file + ": migration files are named NNNN_name.sql");
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in) return std::unexpected("cannot read " + entry.path().string());
+    out.push_back({*version, file, bytes.str(), sha256_hex(bytes.str())});
+  }
+  std::sort(out.begin(), out.end(), [](const Migration& a, const Migration& b) { return a.version < b.version; });
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    if (out[i].version == out[i - 1].version) {
+      return std::unexpected("two migrations have version " + std::to_string(out[i].version) + ": " +
+                             out[i - 1].name + " and " + out[i].name);
+    }
+  }
+  return out;
+}
+
+std::expected<MigrateResult, std::string> migrate(Database& db, const std::vector<Migration>& migrations,
+                                                  const std::string& now) {
+  auto applied = applied_migrations(db);
+  if (!applied) return std::unexpected(applied.error());
+  std::map<int, const Migration*> known;
+  for (const auto& m : migrations) known[m.version] = &m;
+  // Check everything before changing anything.
+  for (const auto& [version, row] : *applied) {
+    const auto it = known.find(version);
+    if (it == known.end()) {
+      return std::unexpected("the database has migration " + row.name + ", which this dispatchd does not know: "
+                             "the database is newer than this binary");
+    }
+    if (it->second->sha256 != row.sha256) {
+      return std::unexpected("migration " + row.name + " was changed after it was applied (sha256 " + row.sha256 +
+                             " in the database, " + it->second->sha256 + " on disk); applied migrations are never edited");
+    }
+  }
+  MigrateResult result;
+  result.version = applied->empty() ? 0 : applied->rbegin()->first;
+  for (const auto& m : migrations) {
+    if (applied->contains(m.version)) continue;
+    if (auto ok = apply(db, m, now); !ok) return std::unexpected(ok.error());
+    result.applied.push_back(m.name);
+    result.version = m.version;
+  }
+  return result;
+}
+
+}  // namespace dispatchd::store

@@ -1,0 +1,41 @@
+#pragma once
+// Forward-only schema migrations: numbered files `NNNN_name.sql` in one folder, applied in
+// order, each in its own transaction together with its row in schema_migrations
+// (version, name, sha256, applied_at).
+//
+// Refused with a message naming the file, before anything is applied:
+//   - an applied migration whose file changed (sha256 differs) or disappeared
+//   - a database newer than this binary (it holds versions no file here knows)
+//   - a folder with a badly named file or two files of one version
+
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace dispatchd::store {
+
+struct Migration {
+  int version = 0;
+  std::string name;    // the file name
+  std::string sql;
+  std::string sha256;  // hex of the file's bytes
+};
+
+// Reads every *.sql file of `folder`, sorted by version.
+std::expected<std::vector<Migration>, std::string> load_migrations(const std::string& folder);
+
+struct MigrateResult {
+  std::vector<std::string> applied;  // file names applied by this call, in order
+  int version = 0;                   // the database's version afterwards
+};
+
+// Applies the pending migrations. `now` is recorded as applied_at (ISO 8601, UTC).
+std::expected<MigrateResult, std::string> migrate(Database& db, const std::vector<Migration>& migrations,
+                                                  const std::string& now);
+
+// Lower-case hex SHA-256 of `bytes`.
+std::string sha256_hex(std::string_view bytes);
+
+}  // namespace dispatchd::store

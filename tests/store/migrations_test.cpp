@@ -1,0 +1,126 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "store/migrations.h"
+#include "tests/store/temp_dir.h"
+#include "tests/test_util.h"
+
+using namespace dispatchd;
+
+namespace {
+
+const std::string k_now = "2026-11-30T12:00:00Z";
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+store::Database open(const std::string& path) {
+  auto db = store::Database::open(path);
+  REQUIRE(db);
+  return std::move(*db);
+}
+
+std::vector<store::Migration> load(const std::string& folder) {
+  auto loaded = store::load_migrations(folder);
+  REQUIRE(loaded);
+  return std::move(*loaded);
+}
+
+}  // namespace
+
+TEST_CASE("migrate: the shipped migrations build the documented views from empty", "[store]") {
+  test::TempDir dir;
+  auto db = open(dir.file("d.db"));
+  const auto migrations = load(test::source_path("migrations"));
+  auto first = store::migrate(db, migrations, k_now);
+  REQUIRE(first);
+  CHECK(first->applied.front() == "0001_initial.sql");
+  CHECK(first->version == migrations.back().version);
+  for (const char* view : {"v_messages", "v_attempts", "v_actions", "v_escalations", "v_audit"}) {
+    CAPTURE(view);
+    CHECK(db.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") + view + "'").value() == 1);
+  }
+  CHECK(db.query_int("SELECT count(*) FROM schema_migrations WHERE applied_at = '" + k_now + "'").value() ==
+        static_cast<long long>(migrations.size()));
+
+  SECTION("a second run is a no-op") {
+    auto again = store::migrate(db, migrations, "2027-01-01T00:00:00Z");
+    REQUIRE(again);
+    CHECK(again->applied.empty());
+    CHECK(again->version == first->version);
+  }
+  SECTION("WAL, foreign keys and the unique inbox key are on") {
+    auto other = open(dir.file("d.db"));
+    CHECK(other.query_int("PRAGMA foreign_keys").value() == 1);
+    CHECK(other.query_int("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode='wal'").value() == 1);
+    const char* insert =
+        "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload)"
+        " VALUES ('whatsapp', 'wamid.1', 'c', 's', 't', 'hi', '{}')";
+    REQUIRE(other.exec(insert));
+    CHECK_FALSE(other.exec(insert));  // a redelivered message is stored once
+    CHECK_FALSE(other.exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at)"
+                           " VALUES (999, 1, 'p', 'm', 'valid', 't')"));  // no such message
+  }
+}
+
+TEST_CASE("migrate: a migration changed after it was applied is refused", "[store]") {
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("m"));
+  write(dir.file("m/0001_a.sql"), "CREATE TABLE a (x INTEGER);");
+  auto db = open(dir.file("d.db"));
+  REQUIRE(store::migrate(db, load(dir.file("m")), k_now));
+
+  write(dir.file("m/0001_a.sql"), "CREATE TABLE a (x INTEGER, y TEXT);");
+  write(dir.file("m/0002_b.sql"), "CREATE TABLE b (x INTEGER);");
+  auto refused = store::migrate(db, load(dir.file("m")), k_now);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().find("migration 0001_a.sql was changed after it was applied") != std::string::npos);
+  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name='b'").value() == 0);  // nothing applied
+}
+
+TEST_CASE("migrate: a database newer than the binary is refused", "[store]") {
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("m"));
+  write(dir.file("m/0001_a.sql"), "CREATE TABLE a (x INTEGER);");
+  write(dir.file("m/0002_b.sql"), "CREATE TABLE b (x INTEGER);");
+  auto db = open(dir.file("d.db"));
+  REQUIRE(store::migrate(db, load(dir.file("m")), k_now));
+  std::filesystem::remove(dir.file("m/0002_b.sql"));
+  auto refused = store::migrate(db, load(dir.file("m")), k_now);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().find("newer than this binary") != std::string::npos);
+}
+
+TEST_CASE("migrate: a failing migration leaves nothing half-applied", "[store]") {
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("m"));
+  write(dir.file("m/0001_a.sql"), "CREATE TABLE a (x INTEGER);");
+  write(dir.file("m/0002_bad.sql"), "CREATE TABLE c (x INTEGER); CREATE TABLE a (x INTEGER);");
+  auto db = open(dir.file("d.db"));
+  auto result = store::migrate(db, load(dir.file("m")), k_now);
+  REQUIRE_FALSE(result);
+  CHECK(result.error().starts_with("0002_bad.sql: "));
+  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name='c'").value() == 0);
+  CHECK(db.query_int("SELECT max(version) FROM schema_migrations").value() == 1);
+}
+
+TEST_CASE("load_migrations: names and versions are checked", "[store]") {
+  test::TempDir dir;
+  write(dir.file("0001_a.sql"), "SELECT 1;");
+  write(dir.file("notes.txt"), "ignored");
+  CHECK(store::load_migrations(dir.path().string()));
+  write(dir.file("0001_b.sql"), "SELECT 1;");
+  auto duplicate = store::load_migrations(dir.path().string());
+  REQUIRE_FALSE(duplicate);
+  CHECK(duplicate.error().find("two migrations have version 1") != std::string::npos);
+  std::filesystem::remove(dir.file("0001_b.sql"));
+  write(dir.file("1_short.sql"), "SELECT 1;");
+  auto badly_named = store::load_migrations(dir.path().string());
+  REQUIRE_FALSE(badly_named);
+  CHECK(badly_named.error().find("NNNN_name.sql") != std::string::npos);
+  CHECK_FALSE(store::load_migrations(dir.file("missing")));
+}
+
+TEST_CASE("sha256_hex matches the standard test vector", "[store]") {
+  CHECK(store::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
