@@ -39,5 +39,6 @@ int cmd_validate(int argc, char** argv);
 int cmd_extract(int argc, char** argv);
 int cmd_catalog(int argc, char** argv);
 int cmd_migrate(int argc, char** argv);
+int cmd_audit(int argc, char** argv);
 
 }  // namespace dispatchd::cli

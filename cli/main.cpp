@@ -22,6 +22,8 @@ constexpr const char* k_usage =
     "      render the output contract\n"
     "  migrate --db FILE [--migrations DIR]\n"
     "      apply the pending schema migrations (forward-only, checksummed)\n"
+    "  audit verify --db FILE\n"
+    "      recompute the audit trail's hash chain; names the first broken row\n"
     "  --version, --help\n";
 
 struct Command {
@@ -34,6 +36,7 @@ constexpr Command k_commands[] = {
     {"extract", dispatchd::cli::cmd_extract},
     {"catalog", dispatchd::cli::cmd_catalog},
     {"migrate", dispatchd::cli::cmd_migrate},
+    {"audit", dispatchd::cli::cmd_audit},
 };
 
 }  // namespace

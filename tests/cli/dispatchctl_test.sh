@@ -74,6 +74,10 @@ expect "migrate again" 0 'schema version [0-9]+ \(up to date\)' -- "$ctl" migrat
 mkdir "$tmp/m" && cp "$src"/migrations/*.sql "$tmp/m/" && echo "-- edited" >>"$tmp/m/0001_initial.sql"
 expect "migrate refuses an edited migration" 1 'was changed after it was applied' -- \
   "$ctl" migrate --db "$tmp/d.db" --migrations "$tmp/m" </dev/null
+expect "audit verify on an empty trail" 0 'audit: ok, 0 events' -- "$ctl" audit verify --db "$tmp/d.db" </dev/null
+sqlite3 "$tmp/d.db" "INSERT INTO audit(id, at, event, actor, detail, prev_hash, hash)
+  VALUES (1, 't', 'forged', 'someone', '{}', '0000000000000000000000000000000000000000000000000000000000000000', 'x')"
+expect "audit verify names a forged row" 1 'BROKEN at audit id 1' -- "$ctl" audit verify --db "$tmp/d.db" </dev/null
 expect "migrate needs --db" 2 'migrate needs --db' -- "$ctl" migrate </dev/null
 expect "version" 0 '^dispatchctl [0-9]' -- "$ctl" --version
 expect "unknown command" 2 'unknown command' -- "$ctl" frobnicate

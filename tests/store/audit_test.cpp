@@ -1,0 +1,76 @@
+#include <catch2/catch.hpp>
+
+#include "store/audit.h"
+#include "store/migrations.h"
+#include "tests/store/temp_dir.h"
+#include "tests/test_util.h"
+
+using namespace dispatchd;
+
+namespace {
+
+// A migrated database with `events` audit rows.
+store::Database trail(const test::TempDir& dir, int events) {
+  auto db = store::Database::open(dir.file("d.db"));
+  REQUIRE(db);
+  auto migrations = store::load_migrations(test::source_path("migrations"));
+  REQUIRE(migrations);
+  REQUIRE(store::migrate(*db, *migrations, "2026-11-30T12:00:00Z"));
+  for (int i = 1; i <= events; ++i) {
+    REQUIRE(db->exec("BEGIN"));
+    REQUIRE(store::append_audit(*db, {"2026-11-30T12:00:0" + std::to_string(i % 10) + "Z", "received", std::nullopt,
+                                      "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
+    REQUIRE(db->exec("COMMIT"));
+  }
+  return std::move(*db);
+}
+
+}  // namespace
+
+TEST_CASE("audit: a clean trail verifies, and each row chains to the previous", "[audit]") {
+  test::TempDir dir;
+  auto db = trail(dir, 5);
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK(check->events == 5);
+  CHECK_FALSE(check->first_broken);
+  CHECK(db.query_int("SELECT count(*) FROM v_audit a JOIN v_audit b ON b.audit_id = a.audit_id + 1 WHERE b.prev_hash = a.hash")
+            .value() == 4);
+  CHECK(db.query_int(std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") + store::k_audit_genesis + "'")
+            .value() == 1);
+}
+
+TEST_CASE("audit: the table refuses UPDATE unless the trigger is dropped", "[audit]") {
+  test::TempDir dir;
+  auto db = trail(dir, 2);
+  CHECK_FALSE(db.exec("UPDATE audit SET detail = '{}' WHERE id = 1"));
+}
+
+TEST_CASE("audit: an edited row is named", "[audit]") {
+  test::TempDir dir;
+  auto db = trail(dir, 5);
+  REQUIRE(db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":99}' WHERE id = 3"));
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK(check->first_broken == 3);
+  CHECK(check->reason.find("the row was changed") != std::string::npos);
+}
+
+TEST_CASE("audit: a deleted row breaks the chain at the next one", "[audit]") {
+  test::TempDir dir;
+  auto db = trail(dir, 5);
+  REQUIRE(db.exec("DELETE FROM audit WHERE id = 2"));
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK(check->first_broken == 3);
+  CHECK(check->reason.find("deleted or changed") != std::string::npos);
+}
+
+TEST_CASE("audit: a row re-hashed by hand still breaks the next link", "[audit]") {
+  test::TempDir dir;
+  auto db = trail(dir, 4);
+  REQUIRE(db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2"));
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK(check->first_broken == 2);  // its own hash no longer matches its contents
+}
