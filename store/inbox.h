@@ -1,0 +1,58 @@
+#pragma once
+// The inbox: inbound messages stored once, then taken by workers under a lease.
+//
+// - Unique on (channel, provider_message_id): a redelivered event returns the existing row.
+// - A message is taken with a lease (state 'processing' until lease_expires_at); a message
+//   whose lease expired is taken again, so a dead worker loses nothing.
+// - Per conversation, messages are taken in the order their rows were committed: a message
+//   waits while an earlier one of its conversation is not 'done'.
+// Every insert appends a 'received' audit event in the same transaction.
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+
+#include "store/database.h"
+
+namespace dispatchd::store {
+
+using Time = std::chrono::sys_seconds;
+
+// "2026-11-30T12:00:00Z": the one timestamp format of the store (sorts as text).
+std::string format_time(Time t);
+
+struct InboundMessage {
+  std::string channel;              // "whatsapp" | "gmail"
+  std::string provider_message_id;  // wamid or Gmail message id
+  std::string conversation_id;
+  std::string sender;               // the counterpart
+  std::string text;
+  std::string raw_payload;
+};
+
+struct InsertResult {
+  std::int64_t id = 0;
+  bool duplicate = false;  // already stored: nothing was written
+};
+
+std::expected<InsertResult, std::string> insert_inbound(Database& db, const InboundMessage& message, Time now);
+
+struct Leased {
+  std::int64_t id = 0;
+  std::string conversation_id;
+  std::string sender;
+  std::string text;
+};
+
+// Takes the oldest message that is 'received' or whose lease expired and that no earlier
+// unfinished message of its conversation blocks; nullopt when none is ready.
+std::expected<std::optional<Leased>, std::string> take_next(Database& db, const std::string& worker, Time now,
+                                                            std::chrono::seconds lease);
+
+// Marks a taken message done with its outcome ('replied', 'escalated', 'ignored'), with a
+// 'done' audit event in the same transaction.
+std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now);
+
+}  // namespace dispatchd::store

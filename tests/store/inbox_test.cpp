@@ -1,0 +1,98 @@
+#include <catch2/catch.hpp>
+
+#include "store/audit.h"
+#include "store/inbox.h"
+#include "store/migrations.h"
+#include "tests/store/temp_dir.h"
+#include "tests/test_util.h"
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+
+namespace {
+
+const store::Time k_t0 = std::chrono::sys_days{std::chrono::November / 30 / 2026} + 12h;
+
+store::Database migrated(const test::TempDir& dir) {
+  auto db = store::Database::open(dir.file("d.db"));
+  REQUIRE(db);
+  auto migrations = store::load_migrations(test::source_path("migrations"));
+  REQUIRE(migrations);
+  REQUIRE(store::migrate(*db, *migrations, store::format_time(k_t0)));
+  return std::move(*db);
+}
+
+store::InboundMessage message(const std::string& id, const std::string& conversation) {
+  return {"whatsapp", id, conversation, "15551234567", "hola " + id, R"({"id":")" + id + "\"}"};
+}
+
+std::int64_t insert(store::Database& db, const std::string& id, const std::string& conversation) {
+  auto result = store::insert_inbound(db, message(id, conversation), k_t0);
+  REQUIRE(result);
+  return result->id;
+}
+
+}  // namespace
+
+TEST_CASE("format_time writes the store's one timestamp format", "[inbox]") {
+  CHECK(store::format_time(k_t0) == "2026-11-30T12:00:00Z");
+}
+
+TEST_CASE("inbox: a redelivered message is stored once", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  auto first = store::insert_inbound(db, message("wamid.A", "c1"), k_t0);
+  auto again = store::insert_inbound(db, message("wamid.A", "c1"), k_t0 + 5s);
+  REQUIRE(first);
+  REQUIRE(again);
+  CHECK_FALSE(first->duplicate);
+  CHECK(again->duplicate);
+  CHECK(again->id == first->id);
+  CHECK(db.query_int("SELECT count(*) FROM v_messages").value() == 1);
+  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'received'").value() == 1);
+  auto gmail = message("wamid.A", "c1");
+  gmail.channel = "gmail";  // the same id on another channel is another message
+  REQUIRE(store::insert_inbound(db, gmail, k_t0));
+  CHECK(db.query_int("SELECT count(*) FROM v_messages").value() == 2);
+  CHECK(store::verify_audit(db)->first_broken == std::nullopt);
+}
+
+TEST_CASE("inbox: a lease hides a message until it expires, then it is taken again", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto id = insert(db, "wamid.A", "c1");
+  auto taken = store::take_next(db, "worker-1", k_t0, 60s);
+  REQUIRE(taken);
+  REQUIRE(*taken);
+  CHECK((*taken)->id == id);
+  CHECK((*taken)->text == "hola wamid.A");
+  CHECK_FALSE(*store::take_next(db, "worker-2", k_t0 + 59s, 60s));  // still leased
+  auto retaken = store::take_next(db, "worker-2", k_t0 + 60s, 60s);  // worker-1 died
+  REQUIRE(retaken);
+  REQUIRE(*retaken);
+  CHECK((*retaken)->id == id);
+  CHECK(db.query_int("SELECT count(*) FROM inbox WHERE lease_owner = 'worker-2'").value() == 1);
+  REQUIRE(store::finish(db, id, "replied", k_t0 + 61s));
+  CHECK_FALSE(*store::take_next(db, "worker-3", k_t0 + 3600s, 60s));
+  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE outcome = 'replied' AND state = 'done'").value() == 1);
+  CHECK_FALSE(store::finish(db, id, "replied", k_t0 + 62s));  // not twice
+}
+
+TEST_CASE("inbox: one conversation in order, different conversations in parallel", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto a1 = insert(db, "m1", "conversation-a");
+  const auto a2 = insert(db, "m2", "conversation-a");
+  const auto b1 = insert(db, "m3", "conversation-b");
+  auto first = store::take_next(db, "w1", k_t0, 60s);
+  auto second = store::take_next(db, "w2", k_t0, 60s);
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK((*first)->id == a1);
+  CHECK((*second)->id == b1);  // a2 waits behind a1
+  CHECK_FALSE(*store::take_next(db, "w3", k_t0, 60s));
+  REQUIRE(store::finish(db, a1, "replied", k_t0 + 1s));
+  auto third = store::take_next(db, "w3", k_t0 + 1s, 60s);
+  REQUIRE(third);
+  CHECK((*third)->id == a2);
+}
