@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "store/migrations.h"
+#include "store/sql.h"
 
 namespace dispatchd::store {
 namespace {
@@ -19,17 +20,6 @@ std::string canonical(std::int64_t id, const AuditEvent& e) {
   field(e.detail);
   return out;
 }
-
-std::string column_text(sqlite3_stmt* stmt, int column) {
-  const auto* text = sqlite3_column_text(stmt, column);
-  return text ? reinterpret_cast<const char*>(text) : "";
-}
-
-// Prepared statement that finalizes itself.
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
 
 }  // namespace
 

@@ -5,37 +5,12 @@
 #include <sqlite3.h>
 
 #include "store/audit.h"
+#include "store/sql.h"
 
 namespace dispatchd::store {
 namespace {
 
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-
 std::string error_of(Database& db) { return sqlite3_errmsg(db.handle()); }
-
-std::string column_text(sqlite3_stmt* stmt, int column) {
-  const auto* text = sqlite3_column_text(stmt, column);
-  return text ? reinterpret_cast<const char*>(text) : "";
-}
-
-void bind(sqlite3_stmt* stmt, int index, const std::string& value) {
-  sqlite3_bind_text(stmt, index, value.c_str(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-}
-
-// Runs `body` inside BEGIN IMMEDIATE ... COMMIT, rolling back when it fails.
-template <typename T, typename Body>
-std::expected<T, std::string> transaction(Database& db, Body&& body) {
-  if (auto ok = db.exec("BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
-  std::expected<T, std::string> result = body();
-  if (result) {
-    if (auto ok = db.exec("COMMIT"); !ok) result = std::unexpected(ok.error());
-  }
-  if (!result) (void)db.exec("ROLLBACK");
-  return result;
-}
 
 }  // namespace
 

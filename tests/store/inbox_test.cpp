@@ -3,24 +3,16 @@
 #include "store/audit.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
-#include "tests/store/temp_dir.h"
-#include "tests/test_util.h"
+#include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
 
 namespace {
 
-const store::Time k_t0 = std::chrono::sys_days{std::chrono::November / 30 / 2026} + 12h;
+using test::k_t0;
 
-store::Database migrated(const test::TempDir& dir) {
-  auto db = store::Database::open(dir.file("d.db"));
-  REQUIRE(db);
-  auto migrations = store::load_migrations(test::source_path("migrations"));
-  REQUIRE(migrations);
-  REQUIRE(store::migrate(*db, *migrations, store::format_time(k_t0)));
-  return std::move(*db);
-}
+store::Database migrated(const test::TempDir& dir) { return test::migrated_db(dir); }
 
 store::InboundMessage message(const std::string& id, const std::string& conversation) {
   return {"whatsapp", id, conversation, "15551234567", "hola " + id, R"({"id":")" + id + "\"}"};
