@@ -1,5 +1,7 @@
 #include "store/migrations.h"
 
+#include "store/sql.h"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -52,24 +54,19 @@ std::expected<std::map<int, Applied>, std::string> applied_migrations(Database& 
 }
 
 std::expected<void, std::string> apply(Database& db, const Migration& m, const std::string& now) {
-  if (auto ok = db.exec("BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
-  auto ok = db.exec(m.sql);
-  if (ok) {
-    sqlite3_stmt* stmt = nullptr;
+  auto applied = transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    if (auto ok = db.exec(m.sql); !ok) return ok;
+    Statement insert;
     sqlite3_prepare_v2(db.handle(), "INSERT INTO schema_migrations(version, name, sha256, applied_at) VALUES (?,?,?,?)",
-                       -1, &stmt, nullptr);
-    sqlite3_bind_int(stmt, 1, m.version);
-    sqlite3_bind_text(stmt, 2, m.name.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(stmt, 3, m.sha256.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(stmt, 4, now.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(stmt) != SQLITE_DONE) ok = std::unexpected(std::string(sqlite3_errmsg(db.handle())));
-    sqlite3_finalize(stmt);
-  }
-  if (ok) ok = db.exec("COMMIT");
-  if (!ok) {
-    (void)db.exec("ROLLBACK");
-    return std::unexpected(m.name + ": " + ok.error());
-  }
+                       -1, &insert.stmt, nullptr);
+    sqlite3_bind_int(insert.stmt, 1, m.version);
+    bind(insert.stmt, 2, m.name);
+    bind(insert.stmt, 3, m.sha256);
+    bind(insert.stmt, 4, now);
+    if (sqlite3_step(insert.stmt) != SQLITE_DONE) return std::unexpected(std::string(sqlite3_errmsg(db.handle())));
+    return {};
+  });
+  if (!applied) return std::unexpected(m.name + ": " + applied.error());
   return {};
 }
 

@@ -25,6 +25,16 @@ store::Database trail(const test::TempDir& dir, int events) {
   return std::move(*db);
 }
 
+// Tampers with a trail of `events` rows through `sql` and returns what verify says.
+store::AuditCheck tampered(int events, const std::string& sql) {
+  test::TempDir dir;
+  auto db = trail(dir, events);
+  REQUIRE(db.exec(sql));
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  return *check;
+}
+
 }  // namespace
 
 TEST_CASE("audit: a clean trail verifies, and each row chains to the previous", "[audit]") {
@@ -47,30 +57,18 @@ TEST_CASE("audit: the table refuses UPDATE unless the trigger is dropped", "[aud
 }
 
 TEST_CASE("audit: an edited row is named", "[audit]") {
-  test::TempDir dir;
-  auto db = trail(dir, 5);
-  REQUIRE(db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":99}' WHERE id = 3"));
-  const auto check = store::verify_audit(db);
-  REQUIRE(check);
-  CHECK(check->first_broken == 3);
-  CHECK(check->reason.find("the row was changed") != std::string::npos);
+  const auto check = tampered(5, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":99}' WHERE id = 3");
+  CHECK(check.first_broken == 3);
+  CHECK(check.reason.find("the row was changed") != std::string::npos);
 }
 
 TEST_CASE("audit: a deleted row breaks the chain at the next one", "[audit]") {
-  test::TempDir dir;
-  auto db = trail(dir, 5);
-  REQUIRE(db.exec("DELETE FROM audit WHERE id = 2"));
-  const auto check = store::verify_audit(db);
-  REQUIRE(check);
-  CHECK(check->first_broken == 3);
-  CHECK(check->reason.find("deleted or changed") != std::string::npos);
+  const auto check = tampered(5, "DELETE FROM audit WHERE id = 2");
+  CHECK(check.first_broken == 3);
+  CHECK(check.reason.find("deleted or changed") != std::string::npos);
 }
 
 TEST_CASE("audit: a row re-hashed by hand still breaks the next link", "[audit]") {
-  test::TempDir dir;
-  auto db = trail(dir, 4);
-  REQUIRE(db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2"));
-  const auto check = store::verify_audit(db);
-  REQUIRE(check);
-  CHECK(check->first_broken == 2);  // its own hash no longer matches its contents
+  const auto check = tampered(4, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2");
+  CHECK(check.first_broken == 2);  // its own hash no longer matches its contents
 }
