@@ -85,6 +85,9 @@ struct Action {
   ActionKind kind = ActionKind::reply;
   std::vector<std::string> required;  // fields that must be present and non-null
   std::vector<std::string> optional;  // fields that may be null
+  // For kind reply: the field whose value is the message sent to the counterpart (the
+  // connector sends it; a staff reply puts its text there).
+  std::optional<std::string> text_field;
   Policy policy;
   std::optional<HttpTool> http;       // set exactly when kind == http
   std::vector<Example> examples;

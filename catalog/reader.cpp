@@ -254,7 +254,7 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
     problem(at, "an action must be an object");
     return;
   }
-  check_keys(value, at, {"name", "description", "kind", "required", "optional", "policy", "http", "examples"});
+  check_keys(value, at, {"name", "description", "kind", "required", "optional", "text_field", "policy", "http", "examples"});
   Action action;
   const auto name = value.FindMember("name");
   if (name == value.MemberEnd() || !name->value.IsString() || !is_identifier(view(name->value))) {
@@ -281,6 +281,10 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
   if (const auto it = value.FindMember("optional"); it != value.MemberEnd()) {
     read_field_names(action.optional, it->value, child(at, "optional"));
   }
+  if (const auto it = value.FindMember("text_field"); it != value.MemberEnd()) {
+    if (it->value.IsString()) action.text_field = std::string(view(it->value));
+    else problem(child(at, "text_field"), "must be a field name");
+  }
   if (const auto it = value.FindMember("policy"); it != value.MemberEnd()) {
     read_policy(action, it->value, child(at, "policy"));
   }
@@ -306,6 +310,14 @@ void CatalogReader::check_action(const Action& action, const std::string& at) {
     const Field* field = m_catalog.find_field(*recipient);
     if (!action.needs(*recipient) || !field || field->schema.type != FieldType::string) {
       problem(child(child(at, "policy"), "recipient_field"), "must name a string field the action requires");
+    }
+  }
+  if ((action.kind == ActionKind::reply) != action.text_field.has_value()) {
+    problem(at, "an action has \"text_field\" exactly when its kind is \"reply\" (it names the field sent as the message)");
+  } else if (action.text_field) {
+    const Field* field = m_catalog.find_field(*action.text_field);
+    if (!action.needs(*action.text_field) || !field || field->schema.type != FieldType::string) {
+      problem(child(at, "text_field"), "must name a string field the action requires");
     }
   }
   if ((action.kind == ActionKind::http) != action.http.has_value()) {

@@ -26,7 +26,7 @@ bool any_contains(const std::vector<std::string>& lines, const std::string& need
 }
 
 const char* k_minimal = R"({"name":"m","action_field":"act","fields":{"x":{"type":"string"}},
-  "actions":[{"name":"go","description":"d","kind":"reply","required":["x"]}]})";
+  "actions":[{"name":"go","description":"d","kind":"ignore","required":["x"]}]})";
 
 }  // namespace
 
@@ -85,7 +85,7 @@ TEST_CASE("loading reports every problem with its JSON pointer", "[catalog]") {
        "/fields/x: a field cannot share the action field's name"},
       {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"run"}]})",
        "/actions/0/kind: "},
-      {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"reply","required":["nope"]}]})",
+      {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"ignore","required":["nope"]}]})",
        "/actions/0/required/0: unknown field \"nope\""},
       {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"http"}]})",
        "/actions/0: an action has \"http\" exactly when its kind is \"http\""},
@@ -93,13 +93,17 @@ TEST_CASE("loading reports every problem with its JSON pointer", "[catalog]") {
        "/actions/0/http/method: must be \"GET\""},
       {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"http","http":{"url":"http://h/{y}"}}]})",
        "/actions/0/http/url: placeholder {y} is not a field the action requires"},
-      {R"({"name":"m","action_field":"a","fields":{"x":{"type":"string"}},"actions":[{"name":"go","description":"d","kind":"reply","optional":["x"],"policy":{"recipient_field":"x"}}]})",
+      {R"({"name":"m","action_field":"a","fields":{"x":{"type":"string"}},"actions":[{"name":"go","description":"d","kind":"ignore","optional":["x"],"policy":{"recipient_field":"x"}}]})",
        "/actions/0/policy/recipient_field: must name a string field the action requires"},
-      {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"reply"},{"name":"go","description":"d","kind":"reply"}]})",
+      {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"reply"}]})",
+       "/actions/0: an action has \"text_field\" exactly when its kind is \"reply\""},
+      {R"({"name":"m","action_field":"a","fields":{"x":{"type":"integer"}},"actions":[{"name":"go","description":"d","kind":"reply","required":["x"],"text_field":"x"}]})",
+       "/actions/0/text_field: must name a string field the action requires"},
+      {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"ignore"},{"name":"go","description":"d","kind":"ignore"}]})",
        "/actions/1/name: duplicate action name"},
-      {R"({"name":"m","action_field":"a","fields":{"x":{"type":"string"}},"actions":[{"name":"go","description":"d","kind":"reply"}]})",
+      {R"({"name":"m","action_field":"a","fields":{"x":{"type":"string"}},"actions":[{"name":"go","description":"d","kind":"ignore"}]})",
        "/fields/x: no action uses this field"},
-      {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"reply","examples":[{"valid":true,"output":{}}]}]})",
+      {R"({"name":"m","action_field":"a","fields":{},"actions":[{"name":"go","description":"d","kind":"ignore","examples":[{"valid":true,"output":{}}]}]})",
        "/actions/0/examples/0/reason: every example says why"},
       {R"({"name":"m","name":"n","action_field":"a","fields":{},"actions":[]})", "duplicate key \"name\""},
   };
@@ -112,7 +116,7 @@ TEST_CASE("loading reports every problem with its JSON pointer", "[catalog]") {
 }
 
 TEST_CASE("loading collects several problems at once", "[catalog]") {
-  const auto problems = problems_of(R"({"name":"","action_field":"a","fields":{"x":{"type":"text"},"y":{"type":"string","bogus":1}},"actions":[{"name":"go","kind":"reply"}]})");
+  const auto problems = problems_of(R"({"name":"","action_field":"a","fields":{"x":{"type":"text"},"y":{"type":"string","bogus":1}},"actions":[{"name":"go","kind":"ignore"}]})");
   CHECK(problems.size() >= 4);
   CHECK(any_contains(problems, "/name: must be a non-empty string"));
   CHECK(any_contains(problems, "/fields/x/type"));
