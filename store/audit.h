@@ -14,11 +14,11 @@
 namespace dispatchd::store {
 
 struct AuditEvent {
-  std::string at;                         // ISO 8601 UTC
-  std::string event;                      // received, attempt, verdict, action, escalation, ...
+  std::string at;     // ISO 8601 UTC
+  std::string event;  // received, attempt, verdict, action, escalation, ...
   std::optional<std::int64_t> message_id;
-  std::string actor;                      // "dispatchd" or the staff member
-  std::string detail;                     // compact JSON
+  std::string actor;   // "dispatchd" or the staff member
+  std::string detail;  // compact JSON
 };
 
 // Appends `event` after the newest row. REQUIRES: called inside the transaction of the
@@ -26,9 +26,9 @@ struct AuditEvent {
 std::expected<std::string, std::string> append_audit(Database& db, const AuditEvent& event);
 
 struct AuditCheck {
-  std::int64_t events = 0;                     // rows checked
-  std::optional<std::int64_t> first_broken;    // audit id of the first bad row
-  std::string reason;                          // why that row is bad
+  std::int64_t events = 0;                   // rows checked
+  std::optional<std::int64_t> first_broken;  // audit id of the first bad row
+  std::string reason;                        // why that row is bad
 };
 
 // Recomputes the whole chain in id order.

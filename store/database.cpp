@@ -1,45 +1,81 @@
 #include "store/database.h"
 
+#include <filesystem>
+#include <unordered_map>
+
 #include <sqlite3.h>
 
 namespace dispatchd::store {
 
-void Database::Close::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+struct Database::Impl {
+  sqlite3* db = nullptr;
+  std::string path;
+  std::unordered_map<std::string, sqlite3_stmt*> statements;
 
-std::expected<Database, std::string> Database::open(const std::string& path) {
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  Database db(raw);
-  if (rc != SQLITE_OK) {
-    return std::unexpected(path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  ~Impl() {
+    for (auto& [sql, stmt] : statements) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db);
   }
-  sqlite3_busy_timeout(raw, 5000);
+};
+
+Database::Database(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
+Database::~Database() = default;
+
+std::expected<Database, std::string> Database::open(const std::string& path, Mode mode) {
+  if (mode == Mode::existing && !std::filesystem::exists(path)) {
+    return std::unexpected(path + ": no such database (run dispatchctl migrate or start dispatchd first)");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  const int flags = SQLITE_OPEN_READWRITE | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
+  const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    return std::unexpected(path + ": " + (impl->db ? sqlite3_errmsg(impl->db) : sqlite3_errstr(rc)));
+  }
+  sqlite3_busy_timeout(impl->db, 5000);
+  Database db(std::move(impl));
   if (auto ok = db.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;"); !ok) {
     return std::unexpected(path + ": " + ok.error());
   }
   return db;
 }
 
+sqlite3* Database::handle() const { return m_impl->db; }
+const std::string& Database::path() const { return m_impl->path; }
+std::string Database::last_error() const { return sqlite3_errmsg(m_impl->db); }
+
 std::expected<void, std::string> Database::exec(std::string_view sql) {
   const std::string text(sql);
   char* message = nullptr;
-  if (sqlite3_exec(m_db.get(), text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-    std::string error = message ? message : sqlite3_errmsg(m_db.get());
+  if (sqlite3_exec(m_impl->db, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string error = message ? message : last_error();
     sqlite3_free(message);
     return std::unexpected(error);
   }
   return {};
 }
 
-std::expected<long long, std::string> Database::query_int(std::string_view sql) {
+std::expected<sqlite3_stmt*, std::string> Database::statement(std::string_view sql) {
+  auto& cache = m_impl->statements;
+  if (const auto it = cache.find(std::string(sql)); it != cache.end()) return it->second;
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(m_db.get(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
-    return std::unexpected(std::string(sqlite3_errmsg(m_db.get())));
+  if (sqlite3_prepare_v3(m_impl->db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
+                         nullptr) != SQLITE_OK) {
+    return std::unexpected(last_error() + " (in: " + std::string(sql.substr(0, 80)) + ")");
   }
-  const int rc = sqlite3_step(stmt);
-  long long value = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-  std::string error = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? "" : sqlite3_errmsg(m_db.get());
-  sqlite3_finalize(stmt);
+  cache.emplace(std::string(sql), stmt);
+  return stmt;
+}
+
+std::expected<long long, std::string> Database::query_int(std::string_view sql) {
+  auto stmt = statement(sql);
+  if (!stmt) return std::unexpected(stmt.error());
+  const int rc = sqlite3_step(*stmt);
+  const long long value = rc == SQLITE_ROW ? sqlite3_column_int64(*stmt, 0) : 0;
+  std::string error = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? "" : last_error();
+  sqlite3_reset(*stmt);
   if (!error.empty()) return std::unexpected(error);
   return value;
 }

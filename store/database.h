@@ -6,6 +6,9 @@
 // synchronous=FULL, so that a committed transaction (an acknowledged inbound message) is
 // on disk before the commit returns.
 //
+// Prepared statements are cached per Database (see store/sql.h): each SQL text is compiled
+// once and reused.
+//
 // Thread-safety: one Database per thread; SQLite serializes writers across processes.
 
 #include <expected>
@@ -14,13 +17,23 @@
 #include <string_view>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace dispatchd::store {
 
 class Database {
  public:
-  // Opens (creating when missing) the database file at `path`.
-  static std::expected<Database, std::string> open(const std::string& path);
+  enum class Mode {
+    create,    // create the file when missing (the daemon, `dispatchctl migrate`)
+    existing,  // refuse a missing file (staff commands: a typo must not make an empty db)
+  };
+
+  // Opens the database file at `path`.
+  static std::expected<Database, std::string> open(const std::string& path, Mode mode = Mode::create);
+
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+  ~Database();
 
   // Runs one or more statements that return no rows.
   std::expected<void, std::string> exec(std::string_view sql);
@@ -28,14 +41,20 @@ class Database {
   // Runs a query returning one integer (0 when it returns no row).
   std::expected<long long, std::string> query_int(std::string_view sql);
 
-  sqlite3* handle() const { return m_db.get(); }
+  // The cached prepared statement for `sql`, compiled on first use. REQUIRES: the caller
+  // resets it after use (store::Query does); one use of a given text at a time.
+  std::expected<sqlite3_stmt*, std::string> statement(std::string_view sql);
+
+  // The most recent error message of this connection.
+  std::string last_error() const;
+
+  sqlite3* handle() const;
+  const std::string& path() const;
 
  private:
-  struct Close {
-    void operator()(sqlite3* db) const;
-  };
-  explicit Database(sqlite3* db) : m_db(db) {}
-  std::unique_ptr<sqlite3, Close> m_db;
+  struct Impl;
+  explicit Database(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
 };
 
 }  // namespace dispatchd::store

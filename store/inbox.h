@@ -27,7 +27,7 @@ struct InboundMessage {
   std::string channel;              // "whatsapp" | "gmail"
   std::string provider_message_id;  // wamid or Gmail message id
   std::string conversation_id;
-  std::string sender;               // the counterpart
+  std::string sender;  // the counterpart
   std::string text;
   std::string raw_payload;
 };
@@ -44,12 +44,17 @@ struct Leased {
   std::string conversation_id;
   std::string sender;
   std::string text;
+  std::string channel;
 };
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier
 // unfinished message of its conversation blocks; nullopt when none is ready.
 std::expected<std::optional<Leased>, std::string> take_next(Database& db, const std::string& worker, Time now,
                                                             std::chrono::seconds lease);
+
+// Makes every lease `worker` holds expire now, so that its messages are taken again at once
+// (at start-up, for what the previous run of the same worker left in processing).
+std::expected<void, std::string> release_leases(Database& db, const std::string& worker);
 
 // Marks a taken message done with its outcome ('replied', 'escalated', 'ignored'), with a
 // 'done' audit event in the same transaction.

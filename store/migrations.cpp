@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include <openssl/evp.h>
-#include <sqlite3.h>
 
 namespace dispatchd::store {
 namespace {
@@ -39,31 +38,26 @@ std::expected<std::map<int, Applied>, std::string> applied_migrations(Database& 
       !ok) {
     return std::unexpected("cannot create schema_migrations: " + ok.error());
   }
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db.handle(), "SELECT version, name, sha256 FROM schema_migrations", -1, &stmt, nullptr) !=
-      SQLITE_OK) {
-    return std::unexpected(std::string(sqlite3_errmsg(db.handle())));
-  }
+  auto rows = Query::prepare(db, "SELECT version, name, sha256 FROM schema_migrations");
+  if (!rows) return std::unexpected(rows.error());
   std::map<int, Applied> applied;
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    const auto text = [&](int column) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, column))); };
-    applied[sqlite3_column_int(stmt, 0)] = {text(1), text(2)};
+  while (true) {
+    auto row = rows->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    applied[static_cast<int>(rows->integer(0))] = {rows->text(1), rows->text(2)};
   }
-  sqlite3_finalize(stmt);
   return applied;
 }
 
 std::expected<void, std::string> apply(Database& db, const Migration& m, const std::string& now) {
   auto applied = transaction<void>(db, [&]() -> std::expected<void, std::string> {
     if (auto ok = db.exec(m.sql); !ok) return ok;
-    Statement insert;
-    sqlite3_prepare_v2(db.handle(), "INSERT INTO schema_migrations(version, name, sha256, applied_at) VALUES (?,?,?,?)",
-                       -1, &insert.stmt, nullptr);
-    sqlite3_bind_int(insert.stmt, 1, m.version);
-    bind(insert.stmt, 2, m.name);
-    bind(insert.stmt, 3, m.sha256);
-    bind(insert.stmt, 4, now);
-    if (sqlite3_step(insert.stmt) != SQLITE_DONE) return std::unexpected(std::string(sqlite3_errmsg(db.handle())));
+    auto insert =
+        Query::prepare(db, "INSERT INTO schema_migrations(version, name, sha256, applied_at) VALUES (?,?,?,?)");
+    if (!insert) return std::unexpected(insert.error());
+    insert->bind(1, m.version).bind(2, m.name).bind(3, m.sha256).bind(4, now);
+    DISPATCHD_TRY(insert->run());
     return {};
   });
   if (!applied) return std::unexpected(m.name + ": " + applied.error());
@@ -104,8 +98,8 @@ std::expected<std::vector<Migration>, std::string> load_migrations(const std::st
   std::sort(out.begin(), out.end(), [](const Migration& a, const Migration& b) { return a.version < b.version; });
   for (std::size_t i = 1; i < out.size(); ++i) {
     if (out[i].version == out[i - 1].version) {
-      return std::unexpected("two migrations have version " + std::to_string(out[i].version) + ": " +
-                             out[i - 1].name + " and " + out[i].name);
+      return std::unexpected("two migrations have version " + std::to_string(out[i].version) + ": " + out[i - 1].name +
+                             " and " + out[i].name);
     }
   }
   return out;
@@ -121,12 +115,14 @@ std::expected<MigrateResult, std::string> migrate(Database& db, const std::vecto
   for (const auto& [version, row] : *applied) {
     const auto it = known.find(version);
     if (it == known.end()) {
-      return std::unexpected("the database has migration " + row.name + ", which this dispatchd does not know: "
+      return std::unexpected("the database has migration " + row.name +
+                             ", which this dispatchd does not know: "
                              "the database is newer than this binary");
     }
     if (it->second->sha256 != row.sha256) {
       return std::unexpected("migration " + row.name + " was changed after it was applied (sha256 " + row.sha256 +
-                             " in the database, " + it->second->sha256 + " on disk); applied migrations are never edited");
+                             " in the database, " + it->second->sha256 +
+                             " on disk); applied migrations are never edited");
     }
   }
   MigrateResult result;

@@ -18,7 +18,7 @@ namespace dispatchd::store {
 
 struct Migration {
   int version = 0;
-  std::string name;    // the file name
+  std::string name;  // the file name
   std::string sql;
   std::string sha256;  // hex of the file's bytes
 };

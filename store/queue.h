@@ -18,8 +18,8 @@ namespace dispatchd::store {
 
 struct NewEscalation {
   std::int64_t message_id = 0;
-  std::string reason;           // a reason code of v_escalations
-  std::string detail;           // compact JSON: attempts, errors, ...
+  std::string reason;                          // a reason code of v_escalations
+  std::string detail;                          // compact JSON: attempts, errors, ...
   std::optional<std::string> proposed_action;  // compact JSON
 };
 

@@ -1,7 +1,12 @@
 #pragma once
-// Internal to store/: small sqlite3 helpers shared by the store's .cpp files.
+// Internal to store/: the cached-statement handle and the transaction helper shared by the
+// store's .cpp files.
 
+#include <cstdint>
+#include <expected>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <sqlite3.h>
 
@@ -9,34 +14,101 @@
 
 namespace dispatchd::store {
 
-// A prepared statement that finalizes itself.
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  Statement() = default;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt); }
+// One use of a cached prepared statement: bind, step, read columns. The statement is reset
+// and its bindings cleared when the Query ends, ready for the next use.
+class Query {
+ public:
+  static std::expected<Query, std::string> prepare(Database& db, std::string_view sql) {
+    auto stmt = db.statement(sql);
+    if (!stmt) return std::unexpected(stmt.error());
+    return Query(db, *stmt);
+  }
+  Query(Query&& other) noexcept : m_db(other.m_db), m_stmt(other.m_stmt) { other.m_stmt = nullptr; }
+  Query& operator=(Query&&) = delete;
+  ~Query() {
+    if (!m_stmt) return;
+    sqlite3_reset(m_stmt);
+    sqlite3_clear_bindings(m_stmt);
+  }
+
+  Query& bind(int index, std::string_view value) {
+    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Query& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  Query& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Query& bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(m_stmt, index, value);
+    return *this;
+  }
+  Query& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  template <typename T>
+  Query& bind(int index, const std::optional<T>& value) {
+    if (value) return bind(index, *value);
+    sqlite3_bind_null(m_stmt, index);
+    return *this;
+  }
+
+  // Steps once: true when a row is ready, false when the statement is done.
+  std::expected<bool, std::string> step() {
+    const int rc = sqlite3_step(m_stmt);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return std::unexpected(m_db->last_error());
+  }
+  // Runs a statement that returns no rows.
+  std::expected<void, std::string> run() {
+    auto row = step();
+    if (!row) return std::unexpected(row.error());
+    return {};
+  }
+
+  std::string text(int column) const {
+    const auto* bytes = sqlite3_column_text(m_stmt, column);
+    return bytes ? std::string(reinterpret_cast<const char*>(bytes), sqlite3_column_bytes(m_stmt, column)) : "";
+  }
+  std::optional<std::string> optional_text(int column) const {
+    if (is_null(column)) return std::nullopt;
+    return text(column);
+  }
+  std::int64_t integer(int column) const { return sqlite3_column_int64(m_stmt, column); }
+  std::optional<std::int64_t> optional_integer(int column) const {
+    if (is_null(column)) return std::nullopt;
+    return integer(column);
+  }
+  bool is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
+
+  // Rows changed by the last run() on this connection, and the newest rowid.
+  int changes() const { return sqlite3_changes(m_db->handle()); }
+  std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(m_db->handle()); }
+
+ private:
+  Query(Database& db, sqlite3_stmt* stmt) : m_db(&db), m_stmt(stmt) {}
+  Database* m_db;
+  sqlite3_stmt* m_stmt;
 };
 
-inline std::string column_text(sqlite3_stmt* stmt, int column) {
-  const auto* text = sqlite3_column_text(stmt, column);
-  return text ? reinterpret_cast<const char*>(text) : "";
-}
-
-inline void bind(sqlite3_stmt* stmt, int index, const std::string& value) {
-  sqlite3_bind_text(stmt, index, value.c_str(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-}
-
-// Runs `body` inside BEGIN IMMEDIATE ... COMMIT, rolling back when it fails.
+// Runs `body` inside BEGIN IMMEDIATE ... COMMIT, rolling back when it fails. IMMEDIATE takes
+// the write lock up front, so two writers queue on the busy timeout instead of deadlocking
+// on a read-to-write upgrade. Called inside another transaction it becomes a savepoint, so
+// store functions compose: the outer step commits or rolls back everything.
 template <typename T, typename Body>
 std::expected<T, std::string> transaction(Database& db, Body&& body) {
-  if (auto ok = db.exec("BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
+  const bool nested = sqlite3_get_autocommit(db.handle()) == 0;
+  if (auto ok = db.exec(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
   std::expected<T, std::string> result = body();
   if (result) {
-    if (auto ok = db.exec("COMMIT"); !ok) result = std::unexpected(ok.error());
+    if (auto ok = db.exec(nested ? "RELEASE nested" : "COMMIT"); !ok) result = std::unexpected(ok.error());
   }
-  if (!result) (void)db.exec("ROLLBACK");
+  if (!result) (void)db.exec(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
   return result;
 }
+
+// Shorthand for the common "propagate the error" step inside store functions.
+#define DISPATCHD_TRY(expr)                                            \
+  do {                                                                 \
+    if (auto dispatchd_try_result = (expr); !dispatchd_try_result)     \
+      return std::unexpected(std::move(dispatchd_try_result.error())); \
+  } while (0)
 
 }  // namespace dispatchd::store

@@ -88,3 +88,36 @@ TEST_CASE("inbox: one conversation in order, different conversations in parallel
   REQUIRE(third);
   CHECK((*third)->id == a2);
 }
+
+TEST_CASE("inbox: release_leases hands a restarted worker's messages back at once", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto id = insert(db, "wamid.A", "c1");
+  REQUIRE(store::take_next(db, "host-1", k_t0, 300s).value());
+  CHECK_FALSE(store::take_next(db, "host-1", k_t0 + 1s, 300s).value());  // leased for 5 minutes
+  REQUIRE(store::release_leases(db, "host-1"));
+  auto again = store::take_next(db, "host-1", k_t0 + 2s, 300s);
+  REQUIRE(again);
+  REQUIRE(*again);
+  CHECK((*again)->id == id);
+}
+
+TEST_CASE("inbox: audit details are JSON whatever the provider id holds", "[inbox][audit]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  REQUIRE(store::insert_inbound(db, message(R"(id "with" \quotes)", "c1"), k_t0));
+  CHECK(db.query_int("SELECT json_valid(detail) FROM audit WHERE event = 'received'").value() == 1);
+  CHECK(db.query_int(R"(SELECT json_extract(detail, '$.provider_message_id') = 'id "with" \quotes' FROM audit)").value() == 1);
+}
+
+TEST_CASE("store: a failing step inside a transaction rolls back the steps before it", "[store]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto id = insert(db, "wamid.A", "c1");
+  REQUIRE(store::take_next(db, "w", k_t0, 60s).value());
+  REQUIRE(store::finish(db, id, "replied", k_t0));
+  // The UPDATE matched nothing the second time: an error, and no second 'done' event.
+  CHECK_FALSE(store::finish(db, id, "replied", k_t0));
+  CHECK(db.query_int("SELECT count(*) FROM audit WHERE event = 'done'").value() == 1);
+  CHECK(db.query_int("SELECT outcome = 'replied' FROM v_messages").value() == 1);
+}
