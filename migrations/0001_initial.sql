@@ -47,21 +47,28 @@ CREATE TABLE attempts (
 
 -- Executed or proposed actions; the outbox. A send is marked 'sending' in a committed
 -- transaction before the provider call, so a crash leaves 'sending' (outcome unknown),
--- never a silent retry.
+-- never a silent retry. The sender reads recipient and body, not the catalog-specific
+-- arguments, so a staff reply and a model reply leave the same way. A proposal that staff
+-- replaced or dismissed ends 'rejected'.
 CREATE TABLE actions (
   id                  INTEGER PRIMARY KEY,
   message_id          INTEGER NOT NULL REFERENCES inbox (id),
+  escalation_id       INTEGER REFERENCES escalations (id),
   action              TEXT NOT NULL,
   arguments           TEXT NOT NULL,
+  recipient           TEXT,
+  body                TEXT,
   status              TEXT NOT NULL
-                      CHECK (status IN ('proposed', 'approved', 'sending', 'sent', 'failed', 'unknown')),
+                      CHECK (status IN ('proposed', 'approved', 'sending', 'sent', 'failed', 'unknown', 'rejected')),
+  created_by          TEXT NOT NULL,
   idempotency_key     TEXT NOT NULL UNIQUE,
   provider_message_id TEXT,
   error               TEXT,
   created_at          TEXT NOT NULL,
   updated_at          TEXT NOT NULL
 );
-CREATE INDEX actions_status ON actions (status);
+CREATE INDEX actions_status ON actions (status, id);
+CREATE INDEX actions_recipient ON actions (recipient);
 
 -- The human queue.
 CREATE TABLE escalations (
@@ -106,8 +113,9 @@ CREATE VIEW v_attempts AS
   FROM attempts;
 
 CREATE VIEW v_actions AS
-  SELECT id AS action_id, message_id, action, arguments, status, provider_message_id, error, created_at, updated_at
-  FROM actions;
+  SELECT a.id AS action_id, a.message_id, m.channel, a.escalation_id, a.action, a.arguments, a.recipient, a.body,
+         a.status, a.created_by, a.idempotency_key, a.provider_message_id, a.error, a.created_at, a.updated_at
+  FROM actions a JOIN inbox m ON m.id = a.message_id;
 
 CREATE VIEW v_escalations AS
   SELECT id AS escalation_id, message_id, reason, detail, status, proposed_action, assignee, resolution,

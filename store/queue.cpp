@@ -1,5 +1,6 @@
 #include "store/queue.h"
 
+#include "store/action_status.h"
 #include "store/audit.h"
 #include "store/json.h"
 #include "store/sql.h"
@@ -34,6 +35,38 @@ std::expected<void, std::string> check_actionable(const Item& item, std::int64_t
   return {};
 }
 
+// The escalation's outbox row still waiting for a decision, if any.
+std::expected<std::optional<std::int64_t>, std::string> pending_proposal(Database& db, std::int64_t escalation_id) {
+  auto select = Query::prepare(db, "SELECT id FROM actions WHERE escalation_id = ? AND status = 'proposed'");
+  if (!select) return std::unexpected(select.error());
+  select->bind(1, escalation_id);
+  auto row = select->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>(select->integer(0));
+}
+
+std::expected<void, std::string> reject_proposal(Database& db, std::int64_t escalation_id, const std::string& who,
+                                                 const std::string& why, Time now) {
+  auto proposal = pending_proposal(db, escalation_id);
+  if (!proposal) return std::unexpected(proposal.error());
+  if (*proposal) DISPATCHD_TRY(move_action(db, **proposal, {"proposed", "rejected", why, std::nullopt}, now, who));
+  return {};
+}
+
+// Marks the item resolved or dismissed after check_actionable passed.
+std::expected<void, std::string> close(Database& db, std::int64_t id, const Item& item, const std::string& who,
+                                       const std::string& status, const std::string& resolution, Time now) {
+  auto update = Query::prepare(
+      db, "UPDATE escalations SET status = ?, assignee = ?, resolution = ?, resolved_at = ? WHERE id = ?");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, status).bind(2, who).bind(3, resolution).bind(4, format_time(now)).bind(5, id);
+  DISPATCHD_TRY(update->run());
+  const auto detail = JsonObject().add("escalation", id).add("resolution", resolution).str();
+  DISPATCHD_TRY(append_audit(db, {format_time(now), "staff_" + status, item.message_id, who, detail}));
+  return {};
+}
+
 }  // namespace
 
 std::expected<std::int64_t, std::string> open_escalation(Database& db, const NewEscalation& e, Time now) {
@@ -41,13 +74,21 @@ std::expected<std::int64_t, std::string> open_escalation(Database& db, const New
     auto insert = Query::prepare(
         db, "INSERT INTO escalations(message_id, reason, detail, proposed_action, created_at) VALUES (?,?,?,?,?)");
     if (!insert) return std::unexpected(insert.error());
-    insert->bind(1, e.message_id).bind(2, e.reason).bind(3, e.detail).bind(4, e.proposed_action);
+    std::optional<std::string> proposed = e.proposed_action;
+    if (!proposed && e.proposal) proposed = e.proposal->arguments;
+    insert->bind(1, e.message_id).bind(2, e.reason).bind(3, e.detail).bind(4, proposed);
     insert->bind(5, format_time(now));
     DISPATCHD_TRY(insert->run());
     const std::int64_t id = insert->last_insert_id();
     // The audit row names the message; the escalation id goes in the detail.
     DISPATCHD_TRY(append_audit(db, {format_time(now), "escalation", e.message_id, "dispatchd",
                                     JsonObject().add("escalation", id).add("reason", e.reason).str()}));
+    if (e.proposal) {
+      NewAction proposal = *e.proposal;
+      proposal.status = "proposed";
+      proposal.escalation_id = id;
+      DISPATCHD_TRY(add_action(db, proposal, now));
+    }
     return id;
   });
 }
@@ -76,14 +117,42 @@ std::expected<void, std::string> close_escalation(Database& db, std::int64_t id,
     auto item = load(db, id);
     if (!item) return std::unexpected(item.error());
     DISPATCHD_TRY(check_actionable(*item, id, who));
-    auto update = Query::prepare(
-        db, "UPDATE escalations SET status = ?, assignee = ?, resolution = ?, resolved_at = ? WHERE id = ?");
-    if (!update) return std::unexpected(update.error());
-    update->bind(1, status).bind(2, who).bind(3, resolution).bind(4, format_time(now)).bind(5, id);
-    DISPATCHD_TRY(update->run());
-    const auto detail = JsonObject().add("escalation", id).add("resolution", resolution).str();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "staff_" + status, item->message_id, who, detail}));
-    return {};
+    DISPATCHD_TRY(reject_proposal(db, id, who, "escalation " + status + " by " + who, now));
+    return close(db, id, *item, who, status, resolution, now);
+  });
+}
+
+std::expected<std::int64_t, std::string> approve_escalation(Database& db, std::int64_t id, const std::string& who,
+                                                            Time now) {
+  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+    auto item = load(db, id);
+    if (!item) return std::unexpected(item.error());
+    DISPATCHD_TRY(check_actionable(*item, id, who));
+    auto proposal = pending_proposal(db, id);
+    if (!proposal) return std::unexpected(proposal.error());
+    if (!*proposal) return std::unexpected("escalation " + std::to_string(id) + " has no proposed action to approve");
+    DISPATCHD_TRY(move_action(db, **proposal, {"proposed", "approved", std::nullopt, std::nullopt}, now, who));
+    DISPATCHD_TRY(close(db, id, *item, who, "resolved", "approved", now));
+    return **proposal;
+  });
+}
+
+std::expected<std::int64_t, std::string> resolve_with_action(Database& db, std::int64_t id, const std::string& who,
+                                                             NewAction action, const std::string& resolution,
+                                                             Time now) {
+  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+    auto item = load(db, id);
+    if (!item) return std::unexpected(item.error());
+    DISPATCHD_TRY(check_actionable(*item, id, who));
+    DISPATCHD_TRY(reject_proposal(db, id, who, "replaced by " + who + " (" + resolution + ")", now));
+    action.message_id = item->message_id;
+    action.escalation_id = id;
+    action.status = "approved";
+    action.created_by = who;
+    auto action_id = add_action(db, action, now);
+    if (!action_id) return std::unexpected(action_id.error());
+    DISPATCHD_TRY(close(db, id, *item, who, "resolved", resolution, now));
+    return *action_id;
   });
 }
 

@@ -5,6 +5,11 @@
 //   - claiming an item another person holds names the holder
 //   - a resolved or dismissed item can be neither claimed nor resolved again
 //   - only the holder resolves a claimed item
+//
+// An escalation may carry a proposal: a valid action that needs staff approval, stored as
+// an outbox row in status 'proposed'. Approving moves that row to 'approved' (the daemon
+// sends it); editing, replying or dismissing rejects it. Checking an edited action against
+// the catalog is the caller's job (staff/), before it calls resolve_with_action.
 
 #include <cstdint>
 #include <expected>
@@ -13,6 +18,7 @@
 
 #include "store/database.h"
 #include "store/inbox.h"
+#include "store/outbox.h"
 
 namespace dispatchd::store {
 
@@ -20,15 +26,25 @@ struct NewEscalation {
   std::int64_t message_id = 0;
   std::string reason;                          // a reason code of v_escalations
   std::string detail;                          // compact JSON: attempts, errors, ...
-  std::optional<std::string> proposed_action;  // compact JSON
+  std::optional<std::string> proposed_action;  // compact JSON, shown to staff
+  std::optional<NewAction> proposal;           // stored as a 'proposed' outbox row
 };
 
 std::expected<std::int64_t, std::string> open_escalation(Database& db, const NewEscalation& e, Time now);
 
 std::expected<void, std::string> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
 
-// `status` is "resolved" or "dismissed".
+// `status` is "resolved" or "dismissed"; a pending proposal is rejected.
 std::expected<void, std::string> close_escalation(Database& db, std::int64_t id, const std::string& who,
                                                   const std::string& status, const std::string& resolution, Time now);
+
+// Resolves the escalation by approving its proposal as it is; returns the action id.
+std::expected<std::int64_t, std::string> approve_escalation(Database& db, std::int64_t id, const std::string& who,
+                                                            Time now);
+
+// Resolves the escalation with `action` (created by `who`, status approved), rejecting a
+// pending proposal; `resolution` says how ("edited", "replied"). Returns the action id.
+std::expected<std::int64_t, std::string> resolve_with_action(Database& db, std::int64_t id, const std::string& who,
+                                                             NewAction action, const std::string& resolution, Time now);
 
 }  // namespace dispatchd::store

@@ -44,9 +44,11 @@ TEST_CASE("audit: a clean trail verifies, and each row chains to the previous", 
   REQUIRE(check);
   CHECK(check->events == 5);
   CHECK_FALSE(check->first_broken);
-  CHECK(db.query_int("SELECT count(*) FROM v_audit a JOIN v_audit b ON b.audit_id = a.audit_id + 1 WHERE b.prev_hash = a.hash")
+  CHECK(db.query_int(
+              "SELECT count(*) FROM v_audit a JOIN v_audit b ON b.audit_id = a.audit_id + 1 WHERE b.prev_hash = a.hash")
             .value() == 4);
-  CHECK(db.query_int(std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") + store::k_audit_genesis + "'")
+  CHECK(db.query_int(std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") + store::k_audit_genesis +
+                     "'")
             .value() == 1);
 }
 
@@ -69,6 +71,7 @@ TEST_CASE("audit: a deleted row breaks the chain at the next one", "[audit]") {
 }
 
 TEST_CASE("audit: a row re-hashed by hand still breaks the next link", "[audit]") {
-  const auto check = tampered(4, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2");
+  const auto check =
+      tampered(4, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2");
   CHECK(check.first_broken == 2);  // its own hash no longer matches its contents
 }

@@ -58,7 +58,7 @@ TEST_CASE("inbox: a lease hides a message until it expires, then it is taken aga
   REQUIRE(*taken);
   CHECK((*taken)->id == id);
   CHECK((*taken)->text == "hola wamid.A");
-  CHECK_FALSE(*store::take_next(db, "worker-2", k_t0 + 59s, 60s));  // still leased
+  CHECK_FALSE(*store::take_next(db, "worker-2", k_t0 + 59s, 60s));   // still leased
   auto retaken = store::take_next(db, "worker-2", k_t0 + 60s, 60s);  // worker-1 died
   REQUIRE(retaken);
   REQUIRE(*retaken);
@@ -107,7 +107,8 @@ TEST_CASE("inbox: audit details are JSON whatever the provider id holds", "[inbo
   auto db = migrated(dir);
   REQUIRE(store::insert_inbound(db, message(R"(id "with" \quotes)", "c1"), k_t0));
   CHECK(db.query_int("SELECT json_valid(detail) FROM audit WHERE event = 'received'").value() == 1);
-  CHECK(db.query_int(R"(SELECT json_extract(detail, '$.provider_message_id') = 'id "with" \quotes' FROM audit)").value() == 1);
+  CHECK(db.query_int(R"(SELECT json_extract(detail, '$.provider_message_id') = 'id "with" \quotes' FROM audit)")
+            .value() == 1);
 }
 
 TEST_CASE("store: a failing step inside a transaction rolls back the steps before it", "[store]") {

@@ -38,7 +38,8 @@ TEST_CASE("migrate: the shipped migrations build the documented views from empty
   CHECK(first->version == migrations.back().version);
   for (const char* view : {"v_messages", "v_attempts", "v_actions", "v_escalations", "v_audit"}) {
     CAPTURE(view);
-    CHECK(db.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") + view + "'").value() == 1);
+    CHECK(db.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") + view + "'")
+              .value() == 1);
   }
   CHECK(db.query_int("SELECT count(*) FROM schema_migrations WHERE applied_at = '" + k_now + "'").value() ==
         static_cast<long long>(migrations.size()));
@@ -58,8 +59,9 @@ TEST_CASE("migrate: the shipped migrations build the documented views from empty
         " VALUES ('whatsapp', 'wamid.1', 'c', 's', 't', 'hi', '{}')";
     REQUIRE(other.exec(insert));
     CHECK_FALSE(other.exec(insert));  // a redelivered message is stored once
-    CHECK_FALSE(other.exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at)"
-                           " VALUES (999, 1, 'p', 'm', 'valid', 't')"));  // no such message
+    CHECK_FALSE(
+        other.exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at)"
+                   " VALUES (999, 1, 'p', 'm', 'valid', 't')"));  // no such message
   }
 }
 

@@ -17,12 +17,19 @@ struct Fixture {
   test::TempDir dir;
   store::Database db = test::migrated_db(dir);
   std::int64_t escalation = 0;
+  std::int64_t message_id = 0;
 
   Fixture() {
     auto message = store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "refund please", "{}"}, k_t0);
     REQUIRE(message);
-    auto opened = store::open_escalation(
-        db, {message->id, "needs_approval", "{}", R"({"action":"send_message"})"}, k_t0 + 1s);
+    message_id = message->id;
+    store::NewAction proposal{
+        .message_id = message->id,
+        .action = "send_message",
+        .arguments = R"({"action":"send_message","recipient":"15551234567","content":"Refunded."})",
+        .recipient = "15551234567",
+        .body = "Refunded."};
+    auto opened = store::open_escalation(db, {message->id, "needs_approval", "{}", std::nullopt, proposal}, k_t0 + 1s);
     REQUIRE(opened);
     escalation = *opened;
   }
@@ -32,13 +39,17 @@ struct Fixture {
 
 TEST_CASE("queue: open -> claimed -> resolved, each step audited", "[queue]") {
   Fixture f;
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'open' AND reason = 'needs_approval'").value() == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'open' AND reason = 'needs_approval'")
+            .value() == 1);
   REQUIRE(store::claim_escalation(f.db, f.escalation, "ana", k_t0 + 2s));
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'claimed' AND assignee = 'ana'").value() == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'claimed' AND assignee = 'ana'").value() ==
+        1);
   REQUIRE(store::claim_escalation(f.db, f.escalation, "ana", k_t0 + 3s));  // claiming again is harmless
   REQUIRE(store::close_escalation(f.db, f.escalation, "ana", "resolved", "approved as proposed", k_t0 + 4s));
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolved_at IS NOT NULL").value() == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event IN ('escalation', 'staff_claim', 'staff_resolved')").value() == 4);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolved_at IS NOT NULL")
+            .value() == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event IN ('escalation', 'staff_claim', 'staff_resolved')")
+            .value() == 4);
   CHECK_FALSE(store::verify_audit(f.db)->first_broken);
 }
 
@@ -65,4 +76,73 @@ TEST_CASE("queue: a resolved item cannot be resolved, dismissed or claimed again
   CHECK_FALSE(store::close_escalation(f.db, f.escalation, "ana", "approved", "x", k_t0 + 5s));
   CHECK_FALSE(store::claim_escalation(f.db, 999, "ana", k_t0));
   CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event LIKE 'staff_%'").value() == 1);
+}
+
+TEST_CASE("queue: a proposal waits as a 'proposed' outbox row shown on the escalation", "[queue][outbox]") {
+  Fixture f;
+  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'proposed' AND escalation_id IS NOT NULL")
+            .value() == 1);
+  CHECK(f.db.query_int("SELECT json_extract(proposed_action, '$.content') = 'Refunded.' FROM v_escalations").value() ==
+        1);
+  CHECK_FALSE(store::begin_send(f.db, k_t0 + 2s).value());  // nothing is sent before approval
+}
+
+TEST_CASE("queue: approving sends the proposal as it is, once", "[queue][outbox]") {
+  Fixture f;
+  auto action = store::approve_escalation(f.db, f.escalation, "ana", k_t0 + 2s);
+  REQUIRE(action);
+  CHECK(
+      f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'approved' AND created_by = 'dispatchd'").value() ==
+      1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolution = 'approved'"
+                       " AND assignee = 'ana'")
+            .value() == 1);
+  auto again = store::approve_escalation(f.db, f.escalation, "ana", k_t0 + 3s);
+  REQUIRE_FALSE(again);
+  CHECK(again.error() == "escalation " + std::to_string(f.escalation) + " is already resolved");
+  auto sending = store::begin_send(f.db, k_t0 + 4s);
+  REQUIRE(sending);
+  REQUIRE(*sending);
+  CHECK((*sending)->id == *action);
+  CHECK((*sending)->body == "Refunded.");
+}
+
+TEST_CASE("queue: a staff action replaces the proposal, which ends rejected", "[queue][outbox]") {
+  Fixture f;
+  REQUIRE(store::claim_escalation(f.db, f.escalation, "ana", k_t0 + 2s));
+  store::NewAction reply{.action = "staff_reply",
+                         .arguments = R"({"text":"Done, sorry for the wait."})",
+                         .recipient = "15551234567",
+                         .body = "Done, sorry for the wait."};
+  auto refused = store::resolve_with_action(f.db, f.escalation, "luis", reply, "replied", k_t0 + 3s);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error() == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
+  auto action = store::resolve_with_action(f.db, f.escalation, "ana", reply, "replied", k_t0 + 4s);
+  REQUIRE(action);
+  CHECK(
+      f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'rejected' AND action = 'send_message'").value() ==
+      1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'approved' AND action = 'staff_reply'"
+                       " AND created_by = 'ana' AND message_id = " +
+                       std::to_string(f.message_id))
+            .value() == 1);
+  CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
+}
+
+TEST_CASE("queue: dismissing rejects the proposal and sends nothing", "[queue][outbox]") {
+  Fixture f;
+  REQUIRE(store::close_escalation(f.db, f.escalation, "ana", "dismissed", "customer called instead", k_t0 + 2s));
+  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'rejected'").value() == 1);
+  CHECK_FALSE(store::begin_send(f.db, k_t0 + 3s).value());
+}
+
+TEST_CASE("queue: approving an escalation without a proposal is refused", "[queue]") {
+  Fixture f;
+  auto plain = store::open_escalation(f.db, {f.message_id, "contract_failed", "{}", std::nullopt, std::nullopt}, k_t0);
+  REQUIRE(plain);
+  auto approved = store::approve_escalation(f.db, *plain, "ana", k_t0 + 1s);
+  REQUIRE_FALSE(approved);
+  CHECK(approved.error() == "escalation " + std::to_string(*plain) + " has no proposed action to approve");
+  CHECK(f.db.query_int("SELECT status = 'open' FROM v_escalations WHERE escalation_id = " + std::to_string(*plain))
+            .value() == 1);
 }

@@ -1,0 +1,27 @@
+#pragma once
+// Internal to store/: moves an outbox row from one status to the next with its 'action'
+// audit event; shared by the outbox (delivery) and the queue (staff decisions).
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+
+#include "store/database.h"
+#include "store/inbox.h"
+
+namespace dispatchd::store {
+
+struct ActionChange {
+  std::string from;
+  std::string to;
+  std::optional<std::string> error;
+  std::optional<std::string> provider_message_id;
+};
+
+// Returns the action's message id; refuses (naming the real status) when the row is not
+// in `change.from`. REQUIRES: inside a transaction.
+std::expected<std::int64_t, std::string> move_action(Database& db, std::int64_t id, const ActionChange& change,
+                                                     Time now, const std::string& actor = "dispatchd");
+
+}  // namespace dispatchd::store

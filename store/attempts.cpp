@@ -1,0 +1,40 @@
+#include "store/attempts.h"
+
+#include "store/audit.h"
+#include "store/json.h"
+#include "store/sql.h"
+
+namespace dispatchd::store {
+
+std::expected<std::int64_t, std::string> record_attempt(Database& db, const AttemptRecord& a, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+    auto insert = Query::prepare(
+        db,
+        "INSERT INTO attempts(message_id, attempt, provider, model, request_summary, raw_output, verdict, errors,"
+        " error_class, latency_ms, input_tokens, output_tokens, finish_reason, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (!insert) return std::unexpected(insert.error());
+    insert->bind(1, a.message_id).bind(2, a.attempt).bind(3, a.provider).bind(4, a.model).bind(5, a.request_summary);
+    insert->bind(6, a.raw_output).bind(7, a.verdict).bind(8, a.errors).bind(9, a.error_class).bind(10, a.latency_ms);
+    insert->bind(11, a.input_tokens).bind(12, a.output_tokens).bind(13, a.finish_reason).bind(14, format_time(now));
+    DISPATCHD_TRY(insert->run());
+    const std::int64_t id = insert->last_insert_id();
+    JsonObject detail;
+    detail.add("attempt", static_cast<std::int64_t>(a.attempt)).add("provider", a.provider).add("model", a.model);
+    detail.add("verdict", a.verdict);
+    if (a.error_class) detail.add("error_class", *a.error_class);
+    DISPATCHD_TRY(append_audit(db, {format_time(now), "attempt", a.message_id, "dispatchd", detail.str()}));
+    return id;
+  });
+}
+
+std::expected<int, std::string> count_attempts(Database& db, std::int64_t message_id) {
+  auto count = Query::prepare(db, "SELECT count(*) FROM attempts WHERE message_id = ?");
+  if (!count) return std::unexpected(count.error());
+  count->bind(1, message_id);
+  auto row = count->step();
+  if (!row) return std::unexpected(row.error());
+  return static_cast<int>(count->integer(0));
+}
+
+}  // namespace dispatchd::store

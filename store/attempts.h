@@ -1,0 +1,38 @@
+#pragma once
+// Model attempts: one row per call to the model for a message, with what came back and
+// the validator's verdict. Rows recorded before a crash count toward the re-ask budget.
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+
+#include "store/database.h"
+#include "store/inbox.h"
+
+namespace dispatchd::store {
+
+struct AttemptRecord {
+  std::int64_t message_id = 0;
+  int attempt = 1;       // 1 for the first call, 2 and 3 for re-asks
+  std::string provider;  // "openai" | "gemini" | "anthropic"
+  std::string model;
+  std::string request_summary;             // compact JSON: turns, bytes, schema enforced
+  std::optional<std::string> raw_output;   // the model's text; none when the call failed
+  std::string verdict;                     // "valid" | "review" | "invalid" | "error"
+  std::string errors = "[]";               // the validator's errors, compact JSON array
+  std::optional<std::string> error_class;  // first error code, or truncated/transport/...
+  std::optional<std::int64_t> latency_ms;
+  std::optional<std::int64_t> input_tokens;
+  std::optional<std::int64_t> output_tokens;
+  std::optional<std::string> finish_reason;
+};
+
+// Stores the attempt and its 'attempt' audit event in one transaction. A second record
+// with the same (message, attempt) is refused.
+std::expected<std::int64_t, std::string> record_attempt(Database& db, const AttemptRecord& attempt, Time now);
+
+// How many attempts the message has used so far (0 when none).
+std::expected<int, std::string> count_attempts(Database& db, std::int64_t message_id);
+
+}  // namespace dispatchd::store

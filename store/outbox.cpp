@@ -1,0 +1,150 @@
+#include "store/outbox.h"
+
+#include "store/action_status.h"
+#include "store/audit.h"
+#include "store/json.h"
+#include "store/queue.h"
+#include "store/sql.h"
+
+namespace dispatchd::store {
+
+std::expected<std::int64_t, std::string> move_action(Database& db, std::int64_t id, const ActionChange& c, Time now,
+                                                     const std::string& actor) {
+  auto update = Query::prepare(
+      db,
+      "UPDATE actions SET status = ?, error = coalesce(?, error),"
+      " provider_message_id = coalesce(?, provider_message_id), updated_at = ? WHERE id = ? AND status = ?"
+      " RETURNING message_id");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, c.to).bind(2, c.error).bind(3, c.provider_message_id).bind(4, format_time(now)).bind(5, id);
+  update->bind(6, c.from);
+  auto row = update->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) {
+    auto status = Query::prepare(db, "SELECT status FROM actions WHERE id = ?");
+    if (!status) return std::unexpected(status.error());
+    status->bind(1, id);
+    auto found = status->step();
+    if (!found) return std::unexpected(found.error());
+    if (!*found) return std::unexpected("no action " + std::to_string(id));
+    return std::unexpected("action " + std::to_string(id) + " is " + status->text(0) + ", not " + c.from);
+  }
+  const std::int64_t message_id = update->integer(0);
+  JsonObject detail;
+  detail.add("action", id).add("from", c.from).add("to", c.to);
+  if (c.error) detail.add("error", *c.error);
+  if (c.provider_message_id) detail.add("provider_message_id", *c.provider_message_id);
+  DISPATCHD_TRY(append_audit(db, {format_time(now), "action", message_id, actor, detail.str()}));
+  return message_id;
+}
+
+namespace {
+
+std::expected<std::int64_t, std::string> end_with_escalation(Database& db, std::int64_t id, const std::string& to,
+                                                             const std::string& reason, const std::string& error,
+                                                             Time now) {
+  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+    auto message_id = move_action(db, id, {"sending", to, error, std::nullopt}, now);
+    if (!message_id) return std::unexpected(message_id.error());
+    const auto detail = JsonObject().add("action", id).add("error", error).str();
+    return open_escalation(db, {*message_id, reason, detail, std::nullopt, std::nullopt}, now);
+  });
+}
+
+}  // namespace
+
+std::expected<std::int64_t, std::string> add_action(Database& db, const NewAction& a, Time now) {
+  if (a.status != "approved" && a.status != "proposed") {
+    return std::unexpected("a new action is approved or proposed, not " + a.status);
+  }
+  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+    auto count = Query::prepare(db, "SELECT count(*) FROM actions WHERE message_id = ?");
+    if (!count) return std::unexpected(count.error());
+    count->bind(1, a.message_id);
+    DISPATCHD_TRY(count->step());
+    const std::string key = "dispatchd-" + std::to_string(a.message_id) + "-" + std::to_string(count->integer(0) + 1);
+    auto insert = Query::prepare(
+        db,
+        "INSERT INTO actions(message_id, escalation_id, action, arguments, recipient, body, status, created_by,"
+        " idempotency_key, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    if (!insert) return std::unexpected(insert.error());
+    const std::string at = format_time(now);
+    insert->bind(1, a.message_id).bind(2, a.escalation_id).bind(3, a.action).bind(4, a.arguments);
+    insert->bind(5, a.recipient).bind(6, a.body).bind(7, a.status).bind(8, a.created_by).bind(9, key);
+    insert->bind(10, at).bind(11, at);
+    DISPATCHD_TRY(insert->run());
+    const std::int64_t id = insert->last_insert_id();
+    const auto detail = JsonObject()
+                            .add("action", id)
+                            .add("name", a.action)
+                            .add("to", a.status)
+                            .add_raw("arguments", a.arguments)
+                            .str();
+    DISPATCHD_TRY(append_audit(db, {at, "action", a.message_id, a.created_by, detail}));
+    return id;
+  });
+}
+
+std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now) {
+  return transaction<std::optional<OutboxItem>>(db, [&]() -> std::expected<std::optional<OutboxItem>, std::string> {
+    auto pick = Query::prepare(
+        db,
+        "SELECT a.id, a.message_id, m.channel, m.conversation_id, coalesce(a.recipient, ''), coalesce(a.body, ''),"
+        " a.idempotency_key FROM actions a JOIN inbox m ON m.id = a.message_id"
+        " WHERE a.status = 'approved' ORDER BY a.id LIMIT 1");
+    if (!pick) return std::unexpected(pick.error());
+    auto row = pick->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return std::optional<OutboxItem>();
+    OutboxItem item{pick->integer(0), pick->integer(1), pick->text(2), pick->text(3),
+                    pick->text(4),    pick->text(5),    pick->text(6)};
+    DISPATCHD_TRY(move_action(db, item.id, {"approved", "sending", std::nullopt, std::nullopt}, now));
+    return std::optional<OutboxItem>(std::move(item));
+  });
+}
+
+std::expected<void, std::string> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id,
+                                               Time now) {
+  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    DISPATCHD_TRY(move_action(db, id, {"sending", "sent", std::nullopt, provider_message_id}, now));
+    return {};
+  });
+}
+
+std::expected<void, std::string> retry_send(Database& db, std::int64_t id, const std::string& error, Time now) {
+  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    DISPATCHD_TRY(move_action(db, id, {"sending", "approved", error, std::nullopt}, now));
+    return {};
+  });
+}
+
+std::expected<std::int64_t, std::string> fail_send(Database& db, std::int64_t id, const std::string& error, Time now) {
+  return end_with_escalation(db, id, "failed", "send_failed", error, now);
+}
+
+std::expected<std::int64_t, std::string> unknown_send(Database& db, std::int64_t id, const std::string& error,
+                                                      Time now) {
+  return end_with_escalation(db, id, "unknown", "delivery_unknown", error, now);
+}
+
+std::expected<std::vector<std::int64_t>, std::string> recover_sending(Database& db, Time now) {
+  return transaction<std::vector<std::int64_t>>(db, [&]() -> std::expected<std::vector<std::int64_t>, std::string> {
+    std::vector<std::int64_t> ids;
+    {
+      auto stuck = Query::prepare(db, "SELECT id FROM actions WHERE status = 'sending' ORDER BY id");
+      if (!stuck) return std::unexpected(stuck.error());
+      while (true) {
+        auto row = stuck->step();
+        if (!row) return std::unexpected(row.error());
+        if (!*row) break;
+        ids.push_back(stuck->integer(0));
+      }
+    }
+    for (const auto id : ids) {
+      DISPATCHD_TRY(unknown_send(db, id, "dispatchd stopped between marking the send and recording its result", now));
+    }
+    return ids;
+  });
+}
+
+}  // namespace dispatchd::store

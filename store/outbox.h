@@ -1,0 +1,73 @@
+#pragma once
+// The outbox: actions that send a message, and their delivery states.
+//
+//   proposed --staff approve--> approved --begin_send--> sending --> sent
+//       |                          ^                        |-----> failed   (+ escalation send_failed)
+//       +--staff edit/reply/       +------retry_send--------+-----> unknown  (+ escalation delivery_unknown)
+//          dismiss--> rejected
+//
+// No duplicate sends after any crash: begin_send commits 'sending' before the caller talks
+// to the provider, and a row found in 'sending' at start-up (recover_sending) becomes
+// 'unknown', never 'approved' again. Only retry_send, for a call that certainly did not
+// reach the provider (e.g. connection refused), puts a row back in line.
+// Every transition appends an 'action' audit event in the same transaction.
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+#include "store/inbox.h"
+
+namespace dispatchd::store {
+
+struct NewAction {
+  std::int64_t message_id = 0;
+  std::string action;                    // the catalog action's name, or "staff_reply"
+  std::string arguments;                 // compact JSON object (the validated reply)
+  std::optional<std::string> recipient;  // who the message goes to
+  std::optional<std::string> body;       // the message text
+  std::string status = "approved";       // "approved" (send it) or "proposed" (staff decide)
+  std::string created_by = "dispatchd";  // or the staff member
+  std::optional<std::int64_t> escalation_id;
+};
+
+// Adds an action with a fresh idempotency key ("dispatchd-<message>-<n>").
+std::expected<std::int64_t, std::string> add_action(Database& db, const NewAction& action, Time now);
+
+struct OutboxItem {
+  std::int64_t id = 0;
+  std::int64_t message_id = 0;
+  std::string channel;
+  std::string conversation_id;
+  std::string recipient;
+  std::string body;
+  std::string idempotency_key;
+};
+
+// Takes the oldest approved action and commits it as 'sending'; nullopt when none waits.
+std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now);
+
+// sending -> sent, with the provider's id for the message.
+std::expected<void, std::string> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id,
+                                               Time now);
+
+// sending -> approved: the call certainly did not reach the provider; it will be sent again.
+std::expected<void, std::string> retry_send(Database& db, std::int64_t id, const std::string& error, Time now);
+
+// sending -> failed (the provider refused it for good); opens a send_failed escalation in
+// the same transaction and returns its id.
+std::expected<std::int64_t, std::string> fail_send(Database& db, std::int64_t id, const std::string& error, Time now);
+
+// sending -> unknown (a timeout or crash after the request left); opens a delivery_unknown
+// escalation in the same transaction and returns its id. Never sent again automatically.
+std::expected<std::int64_t, std::string> unknown_send(Database& db, std::int64_t id, const std::string& error,
+                                                      Time now);
+
+// At start-up: every action a previous run left in 'sending' becomes unknown (with its
+// escalation). Returns the action ids.
+std::expected<std::vector<std::int64_t>, std::string> recover_sending(Database& db, Time now);
+
+}  // namespace dispatchd::store
