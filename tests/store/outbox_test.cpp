@@ -72,7 +72,7 @@ TEST_CASE("outbox: idempotency keys are unique per action of a message", "[outbo
   CHECK(f.db.query_int("SELECT count(DISTINCT idempotency_key) FROM v_actions").value() == 2);
 }
 
-TEST_CASE("outbox: a call that never left goes back in line; a refused one escalates", "[outbox]") {
+TEST_CASE("outbox: a call that never left goes back in line, a refused one escalates", "[outbox]") {
   Fixture f;
   const auto id = f.add_reply("hi");
   REQUIRE(store::begin_send(f.db, k_t0).value());
@@ -105,7 +105,7 @@ TEST_CASE("outbox: after a crash mid-send the action is unknown, escalated and n
   CHECK((*next)->id == waiting);  // the unknown one is not taken again
 }
 
-TEST_CASE("attempts: recorded with their audit event; counted per message; never twice", "[attempts]") {
+TEST_CASE("attempts: recorded with their audit event, counted per message, never twice", "[attempts]") {
   Fixture f;
   store::AttemptRecord attempt{.message_id = f.message_id,
                                .attempt = 1,

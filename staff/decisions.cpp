@@ -1,0 +1,110 @@
+#include "staff/decisions.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/utf8.h"
+#include "store/queue.h"
+#include "store/views.h"
+#include "validator/outbound.h"
+
+namespace dispatchd::staff {
+namespace {
+
+std::unexpected<Refusal> refuse(std::string message) { return std::unexpected(Refusal{std::move(message), {}}); }
+
+// Validates `reply` as if the model had written it for the escalated message, and turns it
+// into an outbox row.
+std::expected<store::NewAction, Refusal> checked_action(store::Database& db, const catalog::Catalog& catalog,
+                                                        std::int64_t escalation, const std::string& reply) {
+  auto item = store::show_escalation(db, escalation);
+  if (!item) return refuse(item.error());
+  const auto& message = item->message;
+  validator::Verdict verdict = validator::validate(catalog, reply, {message.sender, message.text});
+  if (!verdict.ok) {
+    std::string text = "the action does not meet the catalog's contract:";
+    for (const auto& error : verdict.errors) text += "\n  " + error.path + ": " + error.message;
+    return std::unexpected(Refusal{std::move(text), std::move(verdict)});
+  }
+  const auto outbound = validator::outbound_of(catalog, verdict, message.sender);
+  if (!outbound) {
+    return std::unexpected(Refusal{
+        "only a reply action can be sent (\"" + verdict.action + "\" is not one); use queue reply or queue dismiss",
+        std::move(verdict)});
+  }
+  return store::NewAction{.message_id = message.id,
+                          .action = verdict.action,
+                          .arguments = verdict.output,
+                          .recipient = outbound->recipient,
+                          .body = outbound->body};
+}
+
+template <typename T>
+std::expected<T, Refusal> lift(std::expected<T, std::string> result) {
+  if (!result) return refuse(std::move(result.error()));
+  if constexpr (std::is_void_v<T>) {
+    return {};
+  } else {
+    return std::move(*result);
+  }
+}
+
+}  // namespace
+
+std::expected<void, Refusal> claim(store::Database& db, std::int64_t escalation, const std::string& who,
+                                   store::Time now) {
+  return lift(store::claim_escalation(db, escalation, who, now));
+}
+
+std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog::Catalog& catalog,
+                                             std::int64_t escalation, const std::string& who, store::Time now) {
+  auto item = store::show_escalation(db, escalation);
+  if (!item) return refuse(item.error());
+  if (!item->escalation.proposed_action) {
+    return refuse("escalation " + std::to_string(escalation) + " has no proposed action to approve");
+  }
+  // The catalog may have changed since the proposal was made: check it again.
+  auto checked = checked_action(db, catalog, escalation, *item->escalation.proposed_action);
+  if (!checked) return std::unexpected(std::move(checked.error()));
+  return lift(store::approve_escalation(db, escalation, who, now));
+}
+
+std::expected<std::int64_t, Refusal> edit(store::Database& db, const catalog::Catalog& catalog, std::int64_t escalation,
+                                          const std::string& who, const std::string& action_json, store::Time now) {
+  auto checked = checked_action(db, catalog, escalation, action_json);
+  if (!checked) return std::unexpected(std::move(checked.error()));
+  return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), "edited", now));
+}
+
+std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t escalation, const std::string& who,
+                                           const std::string& text, store::Time now) {
+  if (!utf8::is_valid(text)) return refuse("the reply is not valid UTF-8");
+  const std::size_t length = utf8::code_points(text);
+  if (length == 0) return refuse("the reply is empty");
+  if (length > k_max_reply_code_points) {
+    return refuse("the reply has " + std::to_string(length) + " characters; at most " +
+                  std::to_string(k_max_reply_code_points) + " can be sent");
+  }
+  auto item = store::show_escalation(db, escalation);
+  if (!item) return refuse(item.error());
+  rapidjson::StringBuffer arguments;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(arguments);
+  writer.StartObject();
+  writer.Key("text");
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  writer.EndObject();
+  store::NewAction action{.message_id = item->message.id,
+                          .action = "staff_reply",
+                          .arguments = arguments.GetString(),
+                          .recipient = item->message.sender,
+                          .body = text};
+  return lift(store::resolve_with_action(db, escalation, who, std::move(action), "replied", now));
+}
+
+std::expected<void, Refusal> dismiss(store::Database& db, std::int64_t escalation, const std::string& who,
+                                     const std::string& note, store::Time now) {
+  if (note.empty()) return refuse("a dismissal needs a note saying why");
+  return lift(store::close_escalation(db, escalation, who, "dismissed", note, now));
+}
+
+}  // namespace dispatchd::staff

@@ -1,0 +1,47 @@
+#pragma once
+// Staff decisions on an escalation. An approved or edited action goes through the same
+// validator and policy as the model's, against the escalated message (its sender is the
+// only allowed recipient; its text is the grounding source), before anything reaches the
+// outbox. Sending stays the daemon's job.
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "store/database.h"
+#include "store/inbox.h"
+#include "validator/validator.h"
+
+namespace dispatchd::staff {
+
+// Why a decision was refused; `verdict` is set when the validator refused the action.
+struct Refusal {
+  std::string message;
+  std::optional<validator::Verdict> verdict;
+};
+
+// Longest staff reply, in Unicode code points (WhatsApp's text limit).
+inline constexpr std::size_t k_max_reply_code_points = 4096;
+
+std::expected<void, Refusal> claim(store::Database& db, std::int64_t escalation, const std::string& who,
+                                   store::Time now);
+
+// Sends the escalation's proposal as it is; returns the outbox action id.
+std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog::Catalog& catalog,
+                                             std::int64_t escalation, const std::string& who, store::Time now);
+
+// Sends `action_json` (a reply object in the catalog's format) instead of the proposal.
+std::expected<std::int64_t, Refusal> edit(store::Database& db, const catalog::Catalog& catalog, std::int64_t escalation,
+                                          const std::string& who, const std::string& action_json, store::Time now);
+
+// Sends `text` to the message's sender as a "staff_reply" action.
+std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t escalation, const std::string& who,
+                                           const std::string& text, store::Time now);
+
+// Closes the escalation without sending anything; `note` says why.
+std::expected<void, Refusal> dismiss(store::Database& db, std::int64_t escalation, const std::string& who,
+                                     const std::string& note, store::Time now);
+
+}  // namespace dispatchd::staff

@@ -1,0 +1,127 @@
+#include "store/views.h"
+
+#include "store/sql.h"
+
+namespace dispatchd::store {
+namespace {
+
+// Steps `query` to the end, turning each row into a T with `read`.
+template <typename T, typename Read>
+std::expected<std::vector<T>, std::string> collect(Query& query, Read read) {
+  std::vector<T> rows;
+  while (true) {
+    auto row = query.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return rows;
+    rows.push_back(read(query));
+  }
+}
+
+constexpr const char* k_escalation_columns =
+    "SELECT e.escalation_id, e.message_id, e.reason, e.detail, e.status, e.proposed_action, e.assignee, e.resolution,"
+    " e.created_at, e.claimed_at, e.resolved_at, m.channel, m.sender, m.text"
+    " FROM v_escalations e JOIN v_messages m ON m.message_id = e.message_id ";
+
+EscalationRow read_escalation(const Query& q) {
+  return {q.integer(0),        q.integer(1),       q.text(2),          q.optional_text(3), q.text(4),
+          q.optional_text(5),  q.optional_text(6), q.optional_text(7), q.text(8),          q.optional_text(9),
+          q.optional_text(10), q.text(11),         q.text(12),         q.text(13)};
+}
+
+constexpr const char* k_message_columns =
+    "SELECT message_id, channel, provider_message_id, conversation_id, sender, received_at, text, state, outcome"
+    " FROM v_messages ";
+
+MessageRow read_message(const Query& q) {
+  return {q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6), q.text(7), q.text(8)};
+}
+
+}  // namespace
+
+std::expected<std::vector<EscalationRow>, std::string> list_escalations(Database& db,
+                                                                        const std::optional<std::string>& status) {
+  auto query = Query::prepare(db, std::string(k_escalation_columns) +
+                                      "WHERE ?1 IS NULL OR e.status = ?1 ORDER BY e.created_at, e.escalation_id");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, status);
+  return collect<EscalationRow>(*query, read_escalation);
+}
+
+std::expected<EscalationCase, std::string> show_escalation(Database& db, std::int64_t id) {
+  EscalationCase out;
+  {
+    auto query = Query::prepare(db, std::string(k_escalation_columns) + "WHERE e.escalation_id = ?");
+    if (!query) return std::unexpected(query.error());
+    query->bind(1, id);
+    auto row = query->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return std::unexpected("no escalation " + std::to_string(id));
+    out.escalation = read_escalation(*query);
+  }
+  {
+    auto query = Query::prepare(db, std::string(k_message_columns) +
+                                        "WHERE conversation_id = (SELECT conversation_id FROM v_messages"
+                                        " WHERE message_id = ?1) AND message_id <= ?1 ORDER BY message_id");
+    if (!query) return std::unexpected(query.error());
+    query->bind(1, out.escalation.message_id);
+    auto rows = collect<MessageRow>(*query, read_message);
+    if (!rows) return std::unexpected(rows.error());
+    out.conversation = std::move(*rows);
+    if (out.conversation.empty()) return std::unexpected("the escalation's message is missing");
+    out.message = out.conversation.back();
+  }
+  {
+    auto query = Query::prepare(
+        db,
+        "SELECT attempt, provider, model, raw_output, verdict, errors, error_class, latency_ms, input_tokens,"
+        " output_tokens, finish_reason, created_at FROM v_attempts WHERE message_id = ? ORDER BY attempt");
+    if (!query) return std::unexpected(query.error());
+    query->bind(1, out.escalation.message_id);
+    auto rows = collect<AttemptRow>(*query, [](const Query& q) {
+      return AttemptRow{q.integer(0),
+                        q.text(1),
+                        q.text(2),
+                        q.optional_text(3),
+                        q.text(4),
+                        q.text(5),
+                        q.optional_text(6),
+                        q.optional_integer(7),
+                        q.optional_integer(8),
+                        q.optional_integer(9),
+                        q.optional_text(10),
+                        q.text(11)};
+    });
+    if (!rows) return std::unexpected(rows.error());
+    out.attempts = std::move(*rows);
+  }
+  {
+    auto query = Query::prepare(
+        db,
+        "SELECT action_id, action, arguments, recipient, body, status, created_by, provider_message_id, error,"
+        " updated_at FROM v_actions WHERE message_id = ? ORDER BY action_id");
+    if (!query) return std::unexpected(query.error());
+    query->bind(1, out.escalation.message_id);
+    auto rows = collect<ActionRow>(*query, [](const Query& q) {
+      return ActionRow{q.integer(0), q.text(1), q.text(2),          q.optional_text(3), q.optional_text(4),
+                       q.text(5),    q.text(6), q.optional_text(7), q.optional_text(8), q.text(9)};
+    });
+    if (!rows) return std::unexpected(rows.error());
+    out.actions = std::move(*rows);
+  }
+  return out;
+}
+
+std::expected<std::vector<AuditRow>, std::string> list_audit(Database& db, std::optional<std::int64_t> message_id,
+                                                             const std::optional<std::string>& since) {
+  auto query = Query::prepare(db,
+                              "SELECT audit_id, at, event, message_id, actor, detail, prev_hash, hash FROM v_audit"
+                              " WHERE (?1 IS NULL OR message_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY audit_id");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, message_id).bind(2, since);
+  return collect<AuditRow>(*query, [](const Query& q) {
+    return AuditRow{q.integer(0), q.text(1), q.text(2), q.optional_integer(3),
+                    q.text(4),    q.text(5), q.text(6), q.text(7)};
+  });
+}
+
+}  // namespace dispatchd::store

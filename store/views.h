@@ -1,0 +1,105 @@
+#pragma once
+// Reads for staff and auditors (dispatchctl, the staff API), through the documented views
+// v_messages, v_attempts, v_actions, v_escalations and v_audit only, so that what staff
+// see is what an auditor's SQL sees.
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace dispatchd::store {
+
+struct MessageRow {
+  std::int64_t id = 0;
+  std::string channel;
+  std::string provider_message_id;
+  std::string conversation_id;
+  std::string sender;
+  std::string received_at;
+  std::string text;
+  std::string state;
+  std::string outcome;
+};
+
+struct AttemptRow {
+  std::int64_t attempt = 0;
+  std::string provider;
+  std::string model;
+  std::optional<std::string> raw_output;
+  std::string verdict;
+  std::string errors;  // JSON array
+  std::optional<std::string> error_class;
+  std::optional<std::int64_t> latency_ms;
+  std::optional<std::int64_t> input_tokens;
+  std::optional<std::int64_t> output_tokens;
+  std::optional<std::string> finish_reason;
+  std::string created_at;
+};
+
+struct ActionRow {
+  std::int64_t id = 0;
+  std::string action;
+  std::string arguments;  // JSON object
+  std::optional<std::string> recipient;
+  std::optional<std::string> body;
+  std::string status;
+  std::string created_by;
+  std::optional<std::string> provider_message_id;
+  std::optional<std::string> error;
+  std::string updated_at;
+};
+
+struct EscalationRow {
+  std::int64_t id = 0;
+  std::int64_t message_id = 0;
+  std::string reason;
+  std::optional<std::string> detail;  // JSON
+  std::string status;
+  std::optional<std::string> proposed_action;  // JSON
+  std::optional<std::string> assignee;
+  std::optional<std::string> resolution;
+  std::string created_at;
+  std::optional<std::string> claimed_at;
+  std::optional<std::string> resolved_at;
+  // From the message, for listings.
+  std::string channel;
+  std::string sender;
+  std::string text;
+};
+
+// Escalations, oldest first; `status` filters ("open", "claimed", ...) when set.
+std::expected<std::vector<EscalationRow>, std::string> list_escalations(Database& db,
+                                                                        const std::optional<std::string>& status);
+
+struct EscalationCase {
+  EscalationRow escalation;
+  MessageRow message;
+  std::vector<MessageRow> conversation;  // every message of the conversation up to this one
+  std::vector<AttemptRow> attempts;      // of this message, in order
+  std::vector<ActionRow> actions;        // of this message: the proposal and staff actions
+};
+
+// Everything staff need to decide one escalation.
+std::expected<EscalationCase, std::string> show_escalation(Database& db, std::int64_t id);
+
+struct AuditRow {
+  std::int64_t id = 0;
+  std::string at;
+  std::string event;
+  std::optional<std::int64_t> message_id;
+  std::string actor;
+  std::string detail;  // JSON
+  std::string prev_hash;
+  std::string hash;
+};
+
+// Audit events in order, filtered by message and by `since` (an ISO 8601 UTC prefix
+// compared as text, e.g. "2026-11-30" or "2026-11-30T12:00:00Z").
+std::expected<std::vector<AuditRow>, std::string> list_audit(Database& db, std::optional<std::int64_t> message_id,
+                                                             const std::optional<std::string>& since);
+
+}  // namespace dispatchd::store

@@ -1,0 +1,123 @@
+#include <catch2/catch.hpp>
+
+#include "staff/decisions.h"
+#include "store/audit.h"
+#include "store/queue.h"
+#include "tests/store/store_fixture.h"
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+using test::k_t0;
+
+namespace {
+
+constexpr const char* k_proposal =
+    R"({"action":"send_message","recipient":"15551234567","content":"Your refund is on its way.","priority":"high"})";
+
+// A WhatsApp message escalated for approval with a valid proposal (support.en catalog).
+struct Fixture {
+  test::TempDir dir;
+  store::Database db = test::migrated_db(dir);
+  catalog::Catalog catalog = test::support_en();
+  std::int64_t message_id = 0;
+  std::int64_t escalation = 0;
+
+  Fixture() {
+    auto message =
+        store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "I want my refund", "{}"}, k_t0);
+    REQUIRE(message);
+    message_id = message->id;
+    store::NewAction proposal{.message_id = message_id,
+                              .action = "send_message",
+                              .arguments = k_proposal,
+                              .recipient = "15551234567",
+                              .body = "Your refund is on its way."};
+    auto opened = store::open_escalation(db, {message_id, "needs_approval", "{}", std::nullopt, proposal}, k_t0);
+    REQUIRE(opened);
+    escalation = *opened;
+  }
+
+  std::int64_t count(const std::string& sql) { return db.query_int(sql).value(); }
+};
+
+}  // namespace
+
+TEST_CASE("staff: approve re-validates the proposal and queues it for sending", "[staff]") {
+  Fixture f;
+  auto action = staff::approve(f.db, f.catalog, f.escalation, "ana", k_t0 + 1s);
+  REQUIRE(action);
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND body = 'Your refund is on its way.'") ==
+        1);
+}
+
+TEST_CASE("staff: an edited action with an invalid enum is refused with the validator's message", "[staff]") {
+  Fixture f;
+  const std::string edited =
+      R"({"action":"send_message","recipient":"15551234567","content":"Refund sent.","priority":"urgent"})";
+  auto refused = staff::edit(f.db, f.catalog, f.escalation, "ana", edited, k_t0 + 1s);
+  REQUIRE_FALSE(refused);
+  REQUIRE(refused.error().verdict);
+  const auto& verdict = *refused.error().verdict;
+  REQUIRE(verdict.errors.size() == 1);
+  CHECK(verdict.errors[0].code == "enum");
+  CHECK(verdict.errors[0].path == "/priority");
+  // The refusal carries the validator's own message, naming the allowed values.
+  CHECK_THAT(refused.error().message, Catch::Contains("/priority: " + verdict.errors[0].message));
+  CHECK_THAT(refused.error().message, Catch::Contains("\"high\""));
+  // Nothing changed: the escalation is open and its proposal still waits.
+  CHECK(f.count("SELECT count(*) FROM v_escalations WHERE status = 'open'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'proposed'") == 1);
+}
+
+TEST_CASE("staff: an edit to another recipient is refused by the same policy as the model", "[staff]") {
+  Fixture f;
+  const std::string edited =
+      R"({"action":"send_message","recipient":"15559999999","content":"Refund sent.","priority":"high"})";
+  auto refused = staff::edit(f.db, f.catalog, f.escalation, "ana", edited, k_t0 + 1s);
+  REQUIRE_FALSE(refused);
+  REQUIRE(refused.error().verdict);
+  CHECK(refused.error().verdict->errors.at(0).code == "recipient");
+}
+
+TEST_CASE("staff: a valid edit replaces the proposal, what changed stays queryable", "[staff]") {
+  Fixture f;
+  const std::string edited =
+      R"({"action":"send_message","recipient":"15551234567","content":"Refund sent today.","priority":"high"})";
+  auto action = staff::edit(f.db, f.catalog, f.escalation, "ana", edited, k_t0 + 1s);
+  REQUIRE(action);
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE created_by = 'ana' AND status = 'approved'"
+                " AND body = 'Refund sent today.'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_escalations WHERE resolution = 'edited'"
+                " AND json_extract(proposed_action, '$.content') = 'Your refund is on its way.'") == 1);
+}
+
+TEST_CASE("staff: edit refuses actions that send nothing", "[staff]") {
+  Fixture f;
+  const std::string escalate =
+      R"({"action":"escalate_to_human","recipient":"15551234567","content":"needs a manager","priority":"high"})";
+  auto refused = staff::edit(f.db, f.catalog, f.escalation, "ana", escalate, k_t0 + 1s);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains("only a reply action can be sent"));
+}
+
+TEST_CASE("staff: reply sends the text to the message's sender, limits are checked", "[staff]") {
+  Fixture f;
+  CHECK_FALSE(staff::reply(f.db, f.escalation, "ana", "", k_t0));
+  CHECK_FALSE(staff::reply(f.db, f.escalation, "ana", std::string(4097, 'x'), k_t0));
+  CHECK_FALSE(staff::reply(f.db, f.escalation, "ana", "bad \xff utf8", k_t0));
+  auto action = staff::reply(f.db, f.escalation, "ana", "Hola, \"ya está\".", k_t0 + 1s);
+  REQUIRE(action);
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE action = 'staff_reply' AND recipient = '15551234567'"
+                " AND json_extract(arguments, '$.text') = 'Hola, \"ya está\".'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'rejected'") == 1);
+}
+
+TEST_CASE("staff: dismiss needs a note, a dismissed item takes no more decisions", "[staff]") {
+  Fixture f;
+  CHECK_FALSE(staff::dismiss(f.db, f.escalation, "ana", "", k_t0));
+  REQUIRE(staff::dismiss(f.db, f.escalation, "ana", "spam", k_t0 + 1s));
+  auto late = staff::approve(f.db, f.catalog, f.escalation, "luis", k_t0 + 2s);
+  REQUIRE_FALSE(late);
+  CHECK(late.error().message == "escalation " + std::to_string(f.escalation) + " is already dismissed");
+  CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
+}

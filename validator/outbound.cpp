@@ -1,0 +1,32 @@
+#include "validator/outbound.h"
+
+#include <rapidjson/document.h>
+
+namespace dispatchd::validator {
+namespace {
+
+std::optional<std::string> string_member(const rapidjson::Document& doc, const std::string& name) {
+  const auto it = doc.FindMember(rapidjson::StringRef(name.data(), name.size()));
+  if (it == doc.MemberEnd() || !it->value.IsString()) return std::nullopt;
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+}  // namespace
+
+std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdict& verdict,
+                                    const std::string& counterpart) {
+  if (!verdict.ok) return std::nullopt;
+  const catalog::Action* action = catalog.find_action(verdict.action);
+  if (!action || action->kind != catalog::ActionKind::reply || !action->text_field) return std::nullopt;
+  rapidjson::Document doc;
+  // The output is the validator's own compact JSON: it parses, and its strings are UTF-8.
+  if (doc.Parse(verdict.output.data(), verdict.output.size()).HasParseError() || !doc.IsObject()) return std::nullopt;
+  auto body = string_member(doc, *action->text_field);
+  if (!body) return std::nullopt;
+  std::optional<std::string> recipient =
+      action->policy.recipient_field ? string_member(doc, *action->policy.recipient_field) : counterpart;
+  if (!recipient) return std::nullopt;
+  return Outbound{std::move(*recipient), std::move(*body)};
+}
+
+}  // namespace dispatchd::validator
