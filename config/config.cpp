@@ -1,0 +1,244 @@
+#include "config/config.h"
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <sstream>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+namespace dispatchd::config {
+namespace {
+
+namespace fs = std::filesystem;
+using Value = rapidjson::Value;
+
+constexpr std::size_t k_max_file_bytes = 1024 * 1024;
+
+// One key of an object: its name and what reads its value at a JSON pointer.
+struct Key {
+  const char* name;
+  std::function<void(const Value&, const std::string&)> read;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : m_file(std::move(file)) {}
+
+  void problem(const std::string& at, const std::string& message) {
+    m_problems.push_back(m_file + ": " + at + ": " + message);
+  }
+  std::vector<std::string>& problems() { return m_problems; }
+
+  // Reads the members of an object; unknown keys are problems.
+  void object(const Value& value, const std::string& at, std::initializer_list<Key> keys) {
+    if (!value.IsObject()) return problem(at.empty() ? "/" : at, "must be an object");
+    for (const auto& member : value.GetObject()) {
+      const std::string name(member.name.GetString(), member.name.GetStringLength());
+      if (name == "$comment") continue;
+      const Key* key = nullptr;
+      for (const auto& k : keys) {
+        if (name == k.name) key = &k;
+      }
+      if (!key) {
+        std::string known;
+        for (const auto& k : keys) known += std::string(known.empty() ? "" : ", ") + k.name;
+        problem(at + "/" + name, "unknown key (known here: " + known + ")");
+        continue;
+      }
+      key->read(member.value, at + "/" + name);
+    }
+  }
+
+  Key string(const char* name, std::string& target) {
+    return {name, [this, &target](const Value& v, const std::string& at) {
+              if (!v.IsString()) return problem(at, "must be a string");
+              target.assign(v.GetString(), v.GetStringLength());
+            }};
+  }
+  Key optional_string(const char* name, std::optional<std::string>& target) {
+    return {name, [this, &target](const Value& v, const std::string& at) {
+              if (v.IsNull()) return target.reset();
+              if (!v.IsString()) return problem(at, "must be a string or null");
+              target.emplace(v.GetString(), v.GetStringLength());
+            }};
+  }
+  Key boolean(const char* name, bool& target) {
+    return {name, [this, &target](const Value& v, const std::string& at) {
+              if (!v.IsBool()) return problem(at, "must be true or false");
+              target = v.GetBool();
+            }};
+  }
+  template <typename Int>
+  Key integer(const char* name, Int& target, long long min, long long max) {
+    return {name, [this, &target, min, max](const Value& v, const std::string& at) {
+              if (!v.IsInt64() || v.GetInt64() < min || v.GetInt64() > max) {
+                return problem(at, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
+              }
+              target = static_cast<Int>(v.GetInt64());
+            }};
+  }
+  Key nested(const char* name, std::function<void(const Value&, const std::string&)> read) { return {name, read}; }
+
+ private:
+  std::string m_file;
+  std::vector<std::string> m_problems;
+};
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || fs::path(path).is_absolute()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+bool is_url(const std::string& url) { return url.starts_with("http://") || url.starts_with("https://"); }
+
+void check(Config& c, Reader& r) {
+  if (c.catalog.empty()) r.problem("/catalog", "is required (the catalog file)");
+  if (c.database.empty()) r.problem("/database", "must not be empty");
+  // listen: host:port
+  const auto colon = c.http.listen.rfind(':');
+  unsigned port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      std::from_chars(c.http.listen.data() + colon + 1, c.http.listen.data() + c.http.listen.size(), port).ec !=
+          std::errc() ||
+      port > 65535) {
+    r.problem("/http/listen", "must be HOST:PORT, e.g. \"127.0.0.1:8080\"");
+  } else {
+    c.http.host = c.http.listen.substr(0, colon);
+    c.http.port = static_cast<std::uint16_t>(port);
+  }
+  if (c.llm.provider != "openai" && c.llm.provider != "gemini" && c.llm.provider != "anthropic") {
+    r.problem("/llm/provider", "must be \"openai\", \"gemini\" or \"anthropic\"");
+  }
+  if (!is_url(c.llm.base_url)) r.problem("/llm/base_url", "must be an http:// or https:// URL");
+  if (c.llm.model.empty()) r.problem("/llm/model", "is required");
+  if (c.llm.api_key_env.empty()) r.problem("/llm/api_key_env", "is required (the name of the key's variable)");
+  if (c.whatsapp.enabled) {
+    if (!is_url(c.whatsapp.graph_base_url)) r.problem("/connectors/whatsapp/graph_base_url", "must be an http(s) URL");
+    const std::pair<const char*, const std::string*> required[] = {{"phone_number_id", &c.whatsapp.phone_number_id},
+                                                                   {"access_token_env", &c.whatsapp.access_token_env},
+                                                                   {"app_secret_env", &c.whatsapp.app_secret_env},
+                                                                   {"verify_token_env", &c.whatsapp.verify_token_env}};
+    for (const auto& [name, value] : required) {
+      if (value->empty())
+        r.problem(std::string("/connectors/whatsapp/") + name, "is required when whatsapp is enabled");
+    }
+  }
+  if (c.gmail.enabled) {
+    if (!is_url(c.gmail.api_base_url)) r.problem("/connectors/gmail/api_base_url", "must be an http(s) URL");
+    if (!is_url(c.gmail.token_url)) r.problem("/connectors/gmail/token_url", "must be an http(s) URL");
+    const std::pair<const char*, const std::string*> required[] = {{"client_id_env", &c.gmail.client_id_env},
+                                                                   {"client_secret_env", &c.gmail.client_secret_env},
+                                                                   {"refresh_token_env", &c.gmail.refresh_token_env}};
+    for (const auto& [name, value] : required) {
+      if (value->empty()) r.problem(std::string("/connectors/gmail/") + name, "is required when gmail is enabled");
+    }
+  }
+  if (c.holding_reply && c.holding_reply->empty()) r.problem("/escalation/holding_reply", "must not be empty");
+}
+
+}  // namespace
+
+std::string default_migrations_dir() {
+  if (fs::is_directory(DISPATCHD_INSTALLED_MIGRATIONS)) return DISPATCHD_INSTALLED_MIGRATIONS;
+  return DISPATCHD_SOURCE_MIGRATIONS;
+}
+
+std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path) {
+  Reader r(path);
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseCommentsFlag | rapidjson::kParseTrailingCommasFlag | rapidjson::kParseIterativeFlag>(
+      text.data(), text.size());
+  if (doc.HasParseError()) {
+    r.problem("offset " + std::to_string(doc.GetErrorOffset()), rapidjson::GetParseError_En(doc.GetParseError()));
+    return std::unexpected(std::move(r.problems()));
+  }
+  Config c;
+  c.path = path;
+  auto& llm = c.llm;
+  auto& wa = c.whatsapp;
+  auto& gm = c.gmail;
+  r.object(
+      doc, "",
+      {r.string("database", c.database), r.string("catalog", c.catalog),
+       r.optional_string("system_prompt_file", c.system_prompt_file),
+       r.nested("migrations",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at, {r.string("dir", c.migrations_dir), r.boolean("apply_on_start", c.migrate_on_start)});
+                }),
+       r.nested("http",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at,
+                           {r.string("listen", c.http.listen),
+                            r.integer("max_body_bytes", c.http.max_body_bytes, 1024, 64 * 1024 * 1024)});
+                }),
+       r.nested("llm",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at,
+                           {r.string("provider", llm.provider), r.string("base_url", llm.base_url),
+                            r.string("model", llm.model), r.string("api_key_env", llm.api_key_env),
+                            r.integer("timeout_ms", llm.timeout_ms, 100, 600000),
+                            r.integer("connect_timeout_ms", llm.connect_timeout_ms, 100, 60000),
+                            r.integer("max_retries", llm.max_retries, 0, 5),
+                            r.integer("max_concurrency", llm.max_concurrency, 1, 1024),
+                            r.integer("max_tool_steps", llm.max_tool_steps, 0, 16),
+                            r.integer("history_messages", llm.history_messages, 0, 100),
+                            r.integer("provider_deadline_s", llm.provider_deadline_s, 1, 7 * 24 * 3600),
+                            r.integer("max_output_tokens", llm.max_output_tokens, 16, 65536)});
+                }),
+       r.nested("connectors",
+                [&](const Value& v, const std::string& at) {
+                  r.object(
+                      v, at,
+                      {r.nested("whatsapp",
+                                [&](const Value& w, const std::string& wat) {
+                                  r.object(
+                                      w, wat,
+                                      {r.boolean("enabled", wa.enabled), r.string("graph_base_url", wa.graph_base_url),
+                                       r.string("phone_number_id", wa.phone_number_id),
+                                       r.string("access_token_env", wa.access_token_env),
+                                       r.string("app_secret_env", wa.app_secret_env),
+                                       r.string("verify_token_env", wa.verify_token_env)});
+                                }),
+                       r.nested("gmail", [&](const Value& g, const std::string& gat) {
+                         r.object(g, gat,
+                                  {r.boolean("enabled", gm.enabled), r.string("api_base_url", gm.api_base_url),
+                                   r.string("token_url", gm.token_url), r.string("client_id_env", gm.client_id_env),
+                                   r.string("client_secret_env", gm.client_secret_env),
+                                   r.string("refresh_token_env", gm.refresh_token_env),
+                                   r.integer("poll_interval_s", gm.poll_interval_s, 5, 86400),
+                                   r.string("label", gm.label), r.integer("backfill_days", gm.backfill_days, 0, 3650),
+                                   r.string("handled_label", gm.handled_label)});
+                       })});
+                }),
+       r.nested("escalation",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at, {r.optional_string("holding_reply", c.holding_reply)});
+                }),
+       r.nested("staff", [&](const Value& v, const std::string& at) {
+         r.object(v, at, {r.string("token_env", c.staff_token_env)});
+       })});
+  check(c, r);
+  if (!r.problems().empty()) return std::unexpected(std::move(r.problems()));
+  const std::string base = fs::path(path).parent_path().string();
+  c.database = resolve(base, c.database);
+  c.catalog = resolve(base, c.catalog);
+  if (c.system_prompt_file) c.system_prompt_file = resolve(base, *c.system_prompt_file);
+  c.migrations_dir = c.migrations_dir.empty() ? default_migrations_dir() : resolve(base, c.migrations_dir);
+  return c;
+}
+
+std::expected<Config, std::vector<std::string>> load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::unexpected(std::vector<std::string>{path + ": cannot open the file"});
+  std::string text(k_max_file_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > k_max_file_bytes) return std::unexpected(std::vector<std::string>{path + ": larger than 1 MiB"});
+  return parse(text, path);
+}
+
+}  // namespace dispatchd::config

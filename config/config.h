@@ -1,0 +1,88 @@
+#pragma once
+// dispatchd's configuration: one JSON file (comments allowed), read once at start and
+// immutable afterwards. Secrets are never in the file: each `*_env` key names an
+// environment variable, or a file of the same name under $CREDENTIALS_DIRECTORY
+// (systemd LoadCredential=); see secrets.h.
+//
+// Loading reports every problem at once ("file: /pointer: message"): unknown keys (a typo
+// never silently drops a setting), wrong types, out-of-range numbers, missing required
+// keys. Relative paths are resolved against the config file's folder.
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dispatchd::config {
+
+struct Http {
+  std::string listen = "127.0.0.1:8080";
+  std::string host = "127.0.0.1";  // split from listen
+  std::uint16_t port = 8080;
+  std::size_t max_body_bytes = 1024 * 1024;
+};
+
+struct Llm {
+  std::string provider;  // "openai" | "gemini" | "anthropic"
+  std::string base_url;
+  std::string model;
+  std::string api_key_env;
+  int timeout_ms = 30000;
+  int connect_timeout_ms = 5000;
+  int max_retries = 2;            // contract re-asks after the first attempt
+  int max_concurrency = 8;        // in-flight model calls across conversations
+  int max_tool_steps = 4;         // read-only tool calls per message
+  int history_messages = 10;      // earlier messages of the conversation in the context
+  int provider_deadline_s = 900;  // a message waits this long for a provider, then escalates
+  int max_output_tokens = 1024;
+};
+
+struct WhatsApp {
+  bool enabled = false;
+  std::string graph_base_url = "https://graph.facebook.com/v21.0";
+  std::string phone_number_id;
+  std::string access_token_env;
+  std::string app_secret_env;
+  std::string verify_token_env;
+};
+
+struct Gmail {
+  bool enabled = false;
+  std::string api_base_url = "https://gmail.googleapis.com";
+  std::string token_url = "https://oauth2.googleapis.com/token";
+  std::string client_id_env;
+  std::string client_secret_env;
+  std::string refresh_token_env;
+  int poll_interval_s = 60;
+  std::string label = "INBOX";
+  int backfill_days = 0;
+  std::string handled_label;
+};
+
+struct Config {
+  std::string path;  // the file it was read from
+  std::string database = "/var/lib/dispatchd/dispatchd.db";
+  std::string catalog;
+  std::optional<std::string> system_prompt_file;
+  std::string migrations_dir;    // default: default_migrations_dir()
+  bool migrate_on_start = true;  // dispatchd applies pending migrations at start
+  Http http;
+  Llm llm;
+  WhatsApp whatsapp;
+  Gmail gmail;
+  std::optional<std::string> holding_reply;  // escalation.holding_reply
+  std::string staff_token_env;
+};
+
+// Reads and checks `path` (at most 1 MiB).
+std::expected<Config, std::vector<std::string>> load(const std::string& path);
+
+// Parses `text` as if read from `path` (relative paths resolve against its folder).
+std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path);
+
+// The migrations installed with the binaries (cmake --install) when present, else the
+// source tree's, so that a build-tree binary works without installing.
+std::string default_migrations_dir();
+
+}  // namespace dispatchd::config
