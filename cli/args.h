@@ -11,7 +11,7 @@
 namespace dispatchd::cli {
 
 struct OptionSpec {
-  std::string name;    // without the leading "--"
+  std::string name;  // without the leading "--"
   bool takes_value;
 };
 
@@ -40,5 +40,7 @@ int cmd_extract(int argc, char** argv);
 int cmd_catalog(int argc, char** argv);
 int cmd_migrate(int argc, char** argv);
 int cmd_audit(int argc, char** argv);
+int cmd_queue(int argc, char** argv);
+int cmd_backup(int argc, char** argv);
 
 }  // namespace dispatchd::cli

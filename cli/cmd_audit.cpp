@@ -1,21 +1,23 @@
-// dispatchctl audit verify: recomputes the audit trail's hash chain.
+// dispatchctl audit: lists the audit trail, or verifies its hash chain.
+#include <charconv>
 #include <cstdio>
 #include <string>
 
 #include "cli/args.h"
+#include "cli/json_out.h"
+#include "cli/target.h"
 #include "store/audit.h"
+#include "store/views.h"
 
 namespace dispatchd::cli {
+namespace {
 
-int cmd_audit(int argc, char** argv) {
-  auto args = parse_args(argc, argv, 2, {{"db", true}});
-  if (!args) return usage_error(args.error());
-  if (args->positional != std::vector<std::string>{"verify"}) return usage_error("usage: dispatchctl audit verify --db FILE");
-  const auto path = args->get("db");
-  if (!path) return usage_error("audit needs --db FILE");
-  auto db = store::Database::open(*path);
-  if (!db) return usage_error(db.error());
-  const auto check = store::verify_audit(*db);
+constexpr const char* k_usage =
+    "usage: dispatchctl [--config FILE | --db FILE] audit [--message ID] [--since TIME] [--json]\n"
+    "       dispatchctl [--config FILE | --db FILE] audit verify";
+
+int verify(Target& target) {
+  const auto check = store::verify_audit(target.db);
   if (!check) return usage_error("cannot read the audit trail: " + check.error());
   if (check->first_broken) {
     std::printf("audit: BROKEN at audit id %lld after %lld events: %s\n", static_cast<long long>(*check->first_broken),
@@ -23,6 +25,61 @@ int cmd_audit(int argc, char** argv) {
     return k_exit_rejected;
   }
   std::printf("audit: ok, %lld events, chain intact\n", static_cast<long long>(check->events));
+  return k_exit_ok;
+}
+
+// "2026-11-30", "2026-11-30T12", ... "2026-11-30T12:00:00Z": a prefix of the store's format.
+bool is_time_prefix(const std::string& t) {
+  static const std::string shape = "dddd-dd-ddTdd:dd:ddZ";
+  if (t.size() < 4 || t.size() > shape.size()) return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (shape[i] == 'd' ? !(t[i] >= '0' && t[i] <= '9') : t[i] != shape[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int cmd_audit(int argc, char** argv) {
+  auto specs = target_options();
+  specs.insert(specs.end(), {{"message", true}, {"since", true}, {"json", false}});
+  auto args = parse_args(argc, argv, 2, specs);
+  if (!args) return usage_error(args.error());
+  const bool is_verify = args->positional == std::vector<std::string>{"verify"};
+  if (!is_verify && !args->positional.empty()) return usage_error(k_usage);
+  std::optional<std::int64_t> message;
+  if (const auto text = args->get("message")) {
+    std::int64_t id = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), id);
+    if (ec != std::errc() || end != text->data() + text->size() || id <= 0) return usage_error("--message takes an id");
+    message = id;
+  }
+  const auto since = args->get("since");
+  if (since && !is_time_prefix(*since))
+    return usage_error("--since takes a UTC time such as 2026-11-30 or 2026-11-30T12:00:00Z");
+  auto target = open_target(*args);
+  if (!target) return usage_error(target.error());
+  if (is_verify) return verify(*target);
+
+  auto rows = store::list_audit(target->db, message, since);
+  if (!rows) return usage_error(rows.error());
+  if (args->has("json")) {
+    JsonOut out;
+    out.begin_array();
+    for (const auto& r : *rows) {
+      out.begin_object().field("audit_id", r.id).field("at", r.at).field("event", r.event);
+      out.field("message_id", r.message_id).field("actor", r.actor).raw("detail", r.detail);
+      out.field("prev_hash", r.prev_hash).field("hash", r.hash).end_object();
+    }
+    out.end_array();
+    std::printf("%s\n", out.str().c_str());
+    return k_exit_ok;
+  }
+  std::printf("%-6s %-20s %-16s %-7s %-12s %s\n", "ID", "AT", "EVENT", "MESSAGE", "ACTOR", "DETAIL");
+  for (const auto& r : *rows) {
+    std::printf("%-6lld %-20s %-16s %-7s %-12s %s\n", static_cast<long long>(r.id), r.at.c_str(), r.event.c_str(),
+                r.message_id ? std::to_string(*r.message_id).c_str() : "-", r.actor.c_str(), r.detail.c_str());
+  }
   return k_exit_ok;
 }
 

@@ -15,7 +15,8 @@ int lint(const std::string& path) {
   std::vector<catalog::Problem> problems = catalog ? validator::lint_examples(*catalog) : catalog.error();
   for (const auto& p : problems) std::printf("%s\n", p.to_string().c_str());
   if (!problems.empty()) {
-    std::fprintf(stderr, "dispatchctl: %s: %zu problem%s\n", path.c_str(), problems.size(), problems.size() == 1 ? "" : "s");
+    std::fprintf(stderr, "dispatchctl: %s: %zu problem%s\n", path.c_str(), problems.size(),
+                 problems.size() == 1 ? "" : "s");
     return k_exit_rejected;
   }
   std::size_t examples = 0;
@@ -39,7 +40,8 @@ int schema(const std::string& path, const std::string& dialect_name) {
 int cmd_catalog(int argc, char** argv) {
   auto args = parse_args(argc, argv, 2, {{"catalog", true}, {"dialect", true}});
   if (!args) return usage_error(args.error());
-  if (args->positional.size() != 1) return usage_error("usage: dispatchctl catalog lint|schema --catalog FILE [--dialect D]");
+  if (args->positional.size() != 1)
+    return usage_error("usage: dispatchctl catalog lint|schema --catalog FILE [--dialect D]");
   const auto path = args->get("catalog");
   if (!path) return usage_error("catalog needs --catalog FILE");
   const std::string& verb = args->positional.front();

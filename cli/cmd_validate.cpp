@@ -54,8 +54,9 @@ int cmd_validate(int argc, char** argv) {
   auto catalog = catalog::Catalog::load_file(*path);
   if (!catalog) {
     const auto& problems = catalog.error();
-    return usage_error("bad catalog: " + problems.front().to_string() +
-                       (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more; see catalog lint)" : ""));
+    return usage_error(
+        "bad catalog: " + problems.front().to_string() +
+        (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more; see catalog lint)" : ""));
   }
   validator::Context context;
   if (const auto sender = args->get("sender")) context.sender = *sender;

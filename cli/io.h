@@ -9,8 +9,8 @@
 namespace dispatchd::cli {
 
 struct BoundedText {
-  std::string text;         // at most `limit` bytes
-  std::size_t total = 0;    // bytes seen, even past the limit
+  std::string text;       // at most `limit` bytes
+  std::size_t total = 0;  // bytes seen, even past the limit
 };
 
 // Reads all of `in`, keeping the first `limit` bytes and counting the rest.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "cli/args.h"
 
@@ -20,10 +21,27 @@ constexpr const char* k_usage =
     "      check a catalog file and its examples\n"
     "  catalog schema --catalog FILE [--dialect jsonschema|openai|gemini|prompt]\n"
     "      render the output contract\n"
-    "  migrate --db FILE [--migrations DIR]\n"
+    "  migrate --db FILE | --config FILE [--migrations DIR]\n"
     "      apply the pending schema migrations (forward-only, checksummed)\n"
-    "  audit verify --db FILE\n"
+    "\n"
+    "  Staff and audit commands take --config FILE (the daemon's configuration: its database\n"
+    "  and catalog) or --db FILE [--catalog FILE], before or after the command word.\n"
+    "  queue list [--status open|claimed|resolved|dismissed] [--json]\n"
+    "  queue show ID [--json]\n"
+    "      the conversation, every attempt with raw output and errors, the proposal\n"
+    "  queue claim ID --as NAME\n"
+    "  queue approve ID --as NAME      send the proposal (checked by the validator again)\n"
+    "  queue edit ID --as NAME --action JSON\n"
+    "      send this action instead; refused with the validator's errors when invalid\n"
+    "  queue reply ID --as NAME --text TEXT\n"
+    "  queue dismiss ID --as NAME --note TEXT\n"
+    "      exit 0 done, 1 refused (already resolved, held by someone else, invalid action)\n"
+    "  audit [--message ID] [--since TIME] [--json]\n"
+    "      the audit trail in order\n"
+    "  audit verify\n"
     "      recompute the audit trail's hash chain; names the first broken row\n"
+    "  backup PATH\n"
+    "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
 
 struct Command {
@@ -32,16 +50,41 @@ struct Command {
 };
 
 constexpr Command k_commands[] = {
-    {"validate", dispatchd::cli::cmd_validate},
-    {"extract", dispatchd::cli::cmd_extract},
-    {"catalog", dispatchd::cli::cmd_catalog},
-    {"migrate", dispatchd::cli::cmd_migrate},
-    {"audit", dispatchd::cli::cmd_audit},
+    {"validate", dispatchd::cli::cmd_validate}, {"extract", dispatchd::cli::cmd_extract},
+    {"catalog", dispatchd::cli::cmd_catalog},   {"migrate", dispatchd::cli::cmd_migrate},
+    {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
+    {"backup", dispatchd::cli::cmd_backup},
 };
+
+// "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,
+// so that `dispatchctl --config F queue list` and `dispatchctl queue list --config F` agree.
+std::vector<char*> command_first(int argc, char** argv) {
+  std::vector<char*> global;
+  int i = 1;
+  const auto is_global = [](const char* word) {
+    return std::strcmp(word, "--config") == 0 || std::strcmp(word, "--db") == 0 || std::strcmp(word, "--catalog") == 0;
+  };
+  while (i + 1 < argc && is_global(argv[i])) {
+    global.push_back(argv[i]);
+    global.push_back(argv[i + 1]);
+    i += 2;
+  }
+  std::vector<char*> out{argv[0]};
+  out.insert(out.end(), argv + i, argv + argc);
+  if (out.size() > 1)
+    out.insert(out.begin() + 2, global.begin(), global.end());
+  else
+    out.insert(out.end(), global.begin(), global.end());
+  out.push_back(nullptr);
+  return out;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<char*> reordered = command_first(argc, argv);
+  argv = reordered.data();
+  argc = static_cast<int>(reordered.size()) - 1;
   if (argc < 2) {
     std::fputs(k_usage, stderr);
     return dispatchd::cli::k_exit_usage;

@@ -6,28 +6,7 @@ ctl=$1
 src=$2
 en=$src/catalog/examples/support.en.json
 es=$src/catalog/examples/support.es.json
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-# Results go to a file: `producer | expect ...` runs expect in a subshell.
-results=$tmp/results
-: >"$results"
-pass() { echo pass >>"$results"; }
-fail() { echo "FAIL $*"; echo fail >>"$results"; }
-
-# expect NAME WANT_EXIT GREP_PATTERN -- COMMAND... ; stdin comes from the caller.
-expect() {
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    fail "$name: exit $got, want $want"; cat "$tmp/out" "$tmp/err"; return
-  fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/out" "$tmp/err"; then
-    fail "$name: output does not match $pattern"; cat "$tmp/out" "$tmp/err"; return
-  fi
-  pass
-}
+. "$src/tests/cli/lib.sh"
 
 good='{"action":"send_message","recipient":"15551234567","content":"Hi","priority":"low"}'
 
@@ -82,7 +61,4 @@ expect "migrate needs --db" 2 'migrate needs --db' -- "$ctl" migrate </dev/null
 expect "version" 0 '^dispatchctl [0-9]' -- "$ctl" --version
 expect "unknown command" 2 'unknown command' -- "$ctl" frobnicate
 
-passed=$(grep -c pass "$results")
-failed=$(grep -c fail "$results")
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -1,0 +1,223 @@
+// dispatchctl queue: the escalation queue for staff. Listing and showing read the views;
+// decisions go through staff/ (the validator and policy for approved or edited actions).
+// Exit 0 done, 1 refused (state machine or validator), 2 usage.
+#include <charconv>
+#include <cstdio>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/clock.h"
+#include "cli/json_out.h"
+#include "cli/target.h"
+#include "common/utf8.h"
+#include "staff/decisions.h"
+#include "store/views.h"
+#include "validator/validator.h"
+
+namespace dispatchd::cli {
+namespace {
+
+constexpr const char* k_usage =
+    "usage: dispatchctl [--config FILE | --db FILE] queue list [--status S] [--json]\n"
+    "       dispatchctl ... queue show ID [--json]\n"
+    "       dispatchctl ... queue claim ID --as NAME\n"
+    "       dispatchctl ... queue approve ID --as NAME [--catalog FILE]\n"
+    "       dispatchctl ... queue edit ID --as NAME --action JSON [--catalog FILE] [--json]\n"
+    "       dispatchctl ... queue reply ID --as NAME --text TEXT\n"
+    "       dispatchctl ... queue dismiss ID --as NAME --note TEXT";
+
+// At most `n` code points of `text` on one line, for tables.
+std::string preview(const std::string& text, std::size_t n) {
+  std::string out;
+  std::size_t points = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xC0) != 0x80 && ++points > n) return out + "...";
+    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : text[i];
+  }
+  return out;
+}
+
+std::optional<std::int64_t> parse_id(const std::string& text) {
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
+  return id;
+}
+
+void escalation_json(JsonOut& out, const store::EscalationRow& e) {
+  out.field("escalation_id", e.id).field("message_id", e.message_id).field("reason", e.reason);
+  out.field("status", e.status).field("assignee", e.assignee).field("resolution", e.resolution);
+  out.field("created_at", e.created_at).field("claimed_at", e.claimed_at).field("resolved_at", e.resolved_at);
+  out.field("channel", e.channel).field("sender", e.sender).field("text", e.text);
+  out.raw("proposed_action", e.proposed_action).raw("detail", e.detail);
+}
+
+int list(Target& target, const Args& args) {
+  const auto status = args.get("status");
+  if (status && *status != "open" && *status != "claimed" && *status != "resolved" && *status != "dismissed") {
+    return usage_error("--status is open, claimed, resolved or dismissed");
+  }
+  auto rows = store::list_escalations(target.db, status);
+  if (!rows) return usage_error(rows.error());
+  if (args.has("json")) {
+    JsonOut out;
+    out.begin_array();
+    for (const auto& row : *rows) {
+      out.begin_object();
+      escalation_json(out, row);
+      out.end_object();
+    }
+    out.end_array();
+    std::printf("%s\n", out.str().c_str());
+    return k_exit_ok;
+  }
+  std::printf("%-5s %-9s %-21s %-8s %-16s %-10s %-20s %s\n", "ID", "STATUS", "REASON", "CHANNEL", "SENDER", "ASSIGNEE",
+              "CREATED", "TEXT");
+  for (const auto& row : *rows) {
+    std::printf("%-5lld %-9s %-21s %-8s %-16s %-10s %-20s %s\n", static_cast<long long>(row.id), row.status.c_str(),
+                row.reason.c_str(), row.channel.c_str(), preview(row.sender, 16).c_str(),
+                preview(row.assignee.value_or("-"), 10).c_str(), row.created_at.c_str(), preview(row.text, 40).c_str());
+  }
+  if (rows->empty()) std::printf("(no escalations%s)\n", status ? (" with status " + *status).c_str() : "");
+  return k_exit_ok;
+}
+
+int show_json(const store::EscalationCase& c) {
+  JsonOut out;
+  out.begin_object();
+  escalation_json(out, c.escalation);
+  out.begin_array("conversation");
+  for (const auto& m : c.conversation) {
+    out.begin_object().field("message_id", m.id).field("received_at", m.received_at).field("sender", m.sender);
+    out.field("text", m.text).field("outcome", m.outcome).end_object();
+  }
+  out.end_array().begin_array("attempts");
+  for (const auto& a : c.attempts) {
+    out.begin_object().field("attempt", a.attempt).field("provider", a.provider).field("model", a.model);
+    out.field("raw_output", a.raw_output).field("verdict", a.verdict).raw("errors", a.errors);
+    out.field("error_class", a.error_class).field("latency_ms", a.latency_ms).field("input_tokens", a.input_tokens);
+    out.field("output_tokens", a.output_tokens).field("finish_reason", a.finish_reason).end_object();
+  }
+  out.end_array().begin_array("actions");
+  for (const auto& a : c.actions) {
+    out.begin_object().field("action_id", a.id).field("action", a.action).raw("arguments", a.arguments);
+    out.field("recipient", a.recipient).field("body", a.body).field("status", a.status);
+    out.field("created_by", a.created_by).field("error", a.error).end_object();
+  }
+  out.end_array().end_object();
+  std::printf("%s\n", out.str().c_str());
+  return k_exit_ok;
+}
+
+int show(Target& target, const Args& args, std::int64_t id) {
+  auto item = store::show_escalation(target.db, id);
+  if (!item) {
+    std::fprintf(stderr, "dispatchctl: %s\n", item.error().c_str());
+    return k_exit_rejected;
+  }
+  if (args.has("json")) return show_json(*item);
+  const auto& e = item->escalation;
+  std::printf("escalation %lld: %s, reason %s, created %s\n", static_cast<long long>(e.id), e.status.c_str(),
+              e.reason.c_str(), e.created_at.c_str());
+  if (e.assignee)
+    std::printf("  held by %s%s\n", e.assignee->c_str(), e.claimed_at ? (" since " + *e.claimed_at).c_str() : "");
+  if (e.resolution) std::printf("  resolution: %s (%s)\n", e.resolution->c_str(), e.resolved_at.value_or("").c_str());
+  if (e.detail) std::printf("  detail: %s\n", e.detail->c_str());
+  std::printf("\nconversation (%zu message%s, %s):\n", item->conversation.size(),
+              item->conversation.size() == 1 ? "" : "s", item->message.channel.c_str());
+  for (const auto& m : item->conversation) {
+    std::printf("  #%lld %s %s: %s\n", static_cast<long long>(m.id), m.received_at.c_str(), m.sender.c_str(),
+                m.text.c_str());
+  }
+  std::printf("\nattempts (%zu):\n", item->attempts.size());
+  for (const auto& a : item->attempts) {
+    std::printf("  #%lld %s/%s %s%s, %lld ms, tokens %lld in / %lld out, finish %s\n",
+                static_cast<long long>(a.attempt), a.provider.c_str(), a.model.c_str(), a.verdict.c_str(),
+                a.error_class ? (" (" + *a.error_class + ")").c_str() : "",
+                static_cast<long long>(a.latency_ms.value_or(0)), static_cast<long long>(a.input_tokens.value_or(0)),
+                static_cast<long long>(a.output_tokens.value_or(0)), a.finish_reason.value_or("-").c_str());
+    std::printf("     output: %s\n", a.raw_output.value_or("(none)").c_str());
+    if (a.errors != "[]") std::printf("     errors: %s\n", a.errors.c_str());
+  }
+  std::printf("\nproposed action: %s\n", e.proposed_action.value_or("(none)").c_str());
+  if (!item->actions.empty()) std::printf("\nactions:\n");
+  for (const auto& a : item->actions) {
+    std::printf("  #%lld %s %s by %s, to %s: %s%s\n", static_cast<long long>(a.id), a.action.c_str(), a.status.c_str(),
+                a.created_by.c_str(), a.recipient.value_or("-").c_str(), preview(a.body.value_or(""), 60).c_str(),
+                a.error ? (" [" + *a.error + "]").c_str() : "");
+  }
+  return k_exit_ok;
+}
+
+int refused(const staff::Refusal& refusal, const Args& args) {
+  if (args.has("json") && refusal.verdict) std::printf("%s\n", validator::to_json(*refusal.verdict).c_str());
+  std::fprintf(stderr, "dispatchctl: refused: %s\n", refusal.message.c_str());
+  return k_exit_rejected;
+}
+
+}  // namespace
+
+int cmd_queue(int argc, char** argv) {
+  auto specs = target_options();
+  specs.insert(specs.end(),
+               {{"status", true}, {"json", false}, {"as", true}, {"action", true}, {"text", true}, {"note", true}});
+  auto args = parse_args(argc, argv, 2, specs);
+  if (!args) return usage_error(args.error());
+  const auto& words = args->positional;
+  if (words.empty()) return usage_error(k_usage);
+  const std::string& verb = words[0];
+  const bool is_list = verb == "list";
+  if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_usage);
+  std::optional<std::int64_t> id;
+  if (!is_list) {
+    id = parse_id(words[1]);
+    if (!id) return usage_error("ID must be a positive whole number, not " + words[1]);
+  }
+  auto target = open_target(*args);
+  if (!target) return usage_error(target.error());
+  if (is_list) return list(*target, *args);
+  if (verb == "show") return show(*target, *args, *id);
+
+  const auto who = args->get("as");
+  if (!who || who->empty()) return usage_error("queue " + verb + " needs --as NAME (who decides is recorded)");
+  const store::Time at = now();
+  if (verb == "claim") {
+    auto done = staff::claim(target->db, *id, *who, at);
+    if (!done) return refused(done.error(), *args);
+    std::printf("escalation %lld claimed by %s\n", static_cast<long long>(*id), who->c_str());
+    return k_exit_ok;
+  }
+  if (verb == "dismiss") {
+    const auto note = args->get("note");
+    if (!note) return usage_error("queue dismiss needs --note TEXT");
+    auto done = staff::dismiss(target->db, *id, *who, *note, at);
+    if (!done) return refused(done.error(), *args);
+    std::printf("escalation %lld dismissed by %s\n", static_cast<long long>(*id), who->c_str());
+    return k_exit_ok;
+  }
+  std::expected<std::int64_t, staff::Refusal> action = std::unexpected(staff::Refusal{});
+  if (verb == "reply") {
+    const auto text = args->get("text");
+    if (!text) return usage_error("queue reply needs --text TEXT");
+    action = staff::reply(target->db, *id, *who, *text, at);
+  } else if (verb == "approve" || verb == "edit") {
+    auto catalog = target_catalog(*args, *target);
+    if (!catalog) return usage_error(catalog.error());
+    if (verb == "approve") {
+      action = staff::approve(target->db, *catalog, *id, *who, at);
+    } else {
+      const auto json = args->get("action");
+      if (!json) return usage_error("queue edit needs --action JSON");
+      action = staff::edit(target->db, *catalog, *id, *who, *json, at);
+    }
+  } else {
+    return usage_error("unknown queue command " + verb + "\n" + k_usage);
+  }
+  if (!action) return refused(action.error(), *args);
+  std::printf("escalation %lld resolved by %s: action %lld is in the outbox\n", static_cast<long long>(*id),
+              who->c_str(), static_cast<long long>(*action));
+  return k_exit_ok;
+}
+
+}  // namespace dispatchd::cli

@@ -1,0 +1,80 @@
+#include "store/backup.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <sqlite3.h>
+
+#include "store/audit.h"
+
+namespace dispatchd::store {
+namespace {
+
+std::expected<std::int64_t, std::string> copy_pages(Database& source, const std::string& path) {
+  sqlite3* raw = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    std::string error = raw ? sqlite3_errmsg(raw) : "cannot open";
+    sqlite3_close_v2(raw);
+    return std::unexpected(path + ": " + error);
+  }
+  sqlite3_backup* copy = sqlite3_backup_init(raw, "main", source.handle(), "main");
+  if (!copy) {
+    std::string error = sqlite3_errmsg(raw);
+    sqlite3_close_v2(raw);
+    return std::unexpected(path + ": " + error);
+  }
+  // -1: every page in one step, under one read transaction of the source.
+  int rc = sqlite3_backup_step(copy, -1);
+  for (int tries = 0; (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && tries < 50; ++tries) {
+    sqlite3_sleep(100);
+    rc = sqlite3_backup_step(copy, -1);
+  }
+  const std::int64_t pages = sqlite3_backup_pagecount(copy);
+  sqlite3_backup_finish(copy);
+  std::string error = rc == SQLITE_DONE ? "" : sqlite3_errstr(rc);
+  sqlite3_close_v2(raw);
+  if (!error.empty()) return std::unexpected("backup failed: " + error);
+  return pages;
+}
+
+}  // namespace
+
+std::expected<BackupResult, std::string> backup(Database& db, const std::string& dest) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dest, ec)) return std::unexpected(dest + " exists; a backup never overwrites a file");
+  const std::string partial = dest + ".partial";
+  fs::remove(partial, ec);
+  fs::remove(partial + "-wal", ec);
+  fs::remove(partial + "-shm", ec);
+  const auto fail = [&](std::string message) -> std::expected<BackupResult, std::string> {
+    fs::remove(partial, ec);
+    fs::remove(partial + "-wal", ec);
+    fs::remove(partial + "-shm", ec);
+    return std::unexpected(std::move(message));
+  };
+  auto pages = copy_pages(db, partial);
+  if (!pages) return fail(pages.error());
+  BackupResult result{*pages, 0};
+  {
+    auto copy = Database::open(partial, Database::Mode::existing);
+    if (!copy) return fail(copy.error());
+    auto integrity = copy->query_int("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'");
+    if (!integrity || *integrity != 0) return fail("the copy fails integrity_check");
+    auto audit = verify_audit(*copy);
+    if (!audit) return fail("cannot read the copy's audit trail: " + audit.error());
+    if (audit->first_broken) {
+      return fail("the copy's audit chain is broken at audit id " + std::to_string(*audit->first_broken) + ": " +
+                  audit->reason);
+    }
+    result.audit_events = audit->events;
+    // Fold the WAL into the file so that the backup is one self-contained file.
+    if (auto ok = copy->exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE"); !ok)
+      return fail(ok.error());
+  }
+  fs::rename(partial, dest, ec);
+  if (ec) return fail("cannot rename the copy to " + dest + ": " + ec.message());
+  return result;
+}
+
+}  // namespace dispatchd::store
