@@ -66,6 +66,15 @@ std::expected<void, std::string> apply(Database& db, const Migration& m, const s
 
 }  // namespace
 
+std::expected<int, std::string> schema_version(Database& db) {
+  auto exists = db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+  if (!exists) return std::unexpected(exists.error());
+  if (*exists == 0) return 0;
+  auto version = db.query_int("SELECT coalesce(max(version), 0) FROM schema_migrations");
+  if (!version) return std::unexpected(version.error());
+  return static_cast<int>(*version);
+}
+
 std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;

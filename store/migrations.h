@@ -35,6 +35,9 @@ struct MigrateResult {
 std::expected<MigrateResult, std::string> migrate(Database& db, const std::vector<Migration>& migrations,
                                                   const std::string& now);
 
+// The newest applied version (0 for a database no migration has touched).
+std::expected<int, std::string> schema_version(Database& db);
+
 // Lower-case hex SHA-256 of `bytes`.
 std::string sha256_hex(std::string_view bytes);
 

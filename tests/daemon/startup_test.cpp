@@ -1,0 +1,93 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "daemon/startup.h"
+#include "store/migrations.h"
+#include "store/outbox.h"
+#include "tests/store/store_fixture.h"
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+using test::k_t0;
+
+namespace {
+
+config::Config config_in(const test::TempDir& dir) {
+  auto c = config::parse(R"({"catalog": ")" + test::source_path("catalog/examples/support.en.json") +
+                             R"(", "database": "d.db", "migrations": {"dir": ")" + test::source_path("migrations") +
+                             R"("}, "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",)"
+                             R"( "api_key_env": "DISPATCHD_TEST_KEY"}})",
+                         dir.file("dispatchd.json"));
+  REQUIRE(c);
+  return *c;
+}
+
+}  // namespace
+
+TEST_CASE("start-up: migrations are applied at start, once", "[daemon]") {
+  test::TempDir dir;
+  const auto config = config_in(dir);
+  {
+    auto ready = daemon::prepare_store(config, "w", k_t0);
+    REQUIRE(ready);
+    CHECK_FALSE(ready->applied.empty());
+    CHECK(ready->schema_version == store::schema_version(ready->db).value());
+  }
+  auto again = daemon::prepare_store(config, "w", k_t0 + 1s);
+  REQUIRE(again);
+  CHECK(again->applied.empty());
+}
+
+TEST_CASE("start-up: with apply_on_start off, a database behind the binary is refused", "[daemon]") {
+  test::TempDir dir;
+  auto config = config_in(dir);
+  config.migrate_on_start = false;
+  auto ready = daemon::prepare_store(config, "w", k_t0);
+  REQUIRE_FALSE(ready);
+  CHECK_THAT(ready.error(), Catch::Contains("run dispatchctl migrate"));
+}
+
+TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back at once", "[daemon]") {
+  test::TempDir dir;
+  const auto config = config_in(dir);
+  std::int64_t action = 0;
+  {
+    auto ready = daemon::prepare_store(config, "host-1", k_t0);
+    REQUIRE(ready);
+    auto& db = ready->db;
+    auto message = store::insert_inbound(db, {"whatsapp", "wamid.1", "c1", "15551234567", "hola", "{}"}, k_t0);
+    REQUIRE(message);
+    REQUIRE(store::insert_inbound(db, {"whatsapp", "wamid.2", "c2", "15557654321", "hey", "{}"}, k_t0));
+    auto added = store::add_action(db, {.message_id = message->id, .action = "send_message", .arguments = "{}",
+                                        .recipient = "15551234567", .body = "hi"},
+                                   k_t0);
+    REQUIRE(added);
+    action = *added;
+    REQUIRE(store::begin_send(db, k_t0).value());
+    REQUIRE(store::take_next(db, "host-1", k_t0, 3600s).value());  // leased for an hour, then "killed"
+  }
+  auto ready = daemon::prepare_store(config, "host-1", k_t0 + 10s);
+  REQUIRE(ready);
+  CHECK(ready->unknown_sends == std::vector<std::int64_t>{action});
+  CHECK(ready->db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'").value() == 1);
+  auto taken = store::take_next(ready->db, "host-1", k_t0 + 11s, 60s);
+  REQUIRE(taken);
+  REQUIRE(*taken);
+  CHECK((*taken)->conversation_id == "c1");  // taken again at once, not an hour later
+}
+
+TEST_CASE("check-config: missing secrets and a broken catalog are reported together", "[daemon]") {
+  test::TempDir dir;
+  auto config = config_in(dir);
+  ::unsetenv("DISPATCHD_TEST_KEY");
+  config.catalog = dir.file("missing.json");
+  const auto problems = daemon::check_environment(config);
+  REQUIRE(problems.size() == 2);
+  CHECK_THAT(problems[0], Catch::StartsWith("catalog: "));
+  CHECK_THAT(problems[1], Catch::Contains("llm.api_key_env: secret DISPATCHD_TEST_KEY is not set"));
+  ::setenv("DISPATCHD_TEST_KEY", "k", 1);
+  config = config_in(dir);
+  CHECK(daemon::check_environment(config).empty());
+  ::unsetenv("DISPATCHD_TEST_KEY");
+}
