@@ -80,6 +80,20 @@ std::expected<void, std::string> release_leases(Database& db, const std::string&
   return update->run();
 }
 
+std::expected<void, std::string> decide(Database& db, std::int64_t id, Time now) {
+  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    auto update = Query::prepare(db,
+                                 "UPDATE inbox SET state = 'decided', lease_owner = NULL, lease_expires_at = NULL"
+                                 " WHERE id = ? AND state = 'processing'");
+    if (!update) return std::unexpected(update.error());
+    update->bind(1, id);
+    DISPATCHD_TRY(update->run());
+    if (update->changes() != 1) return std::unexpected("message " + std::to_string(id) + " is not being processed");
+    DISPATCHD_TRY(append_audit(db, {format_time(now), "decided", id, "dispatchd", "{}"}));
+    return {};
+  });
+}
+
 std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now) {
   return transaction<void>(db, [&]() -> std::expected<void, std::string> {
     auto update =

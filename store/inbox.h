@@ -56,6 +56,11 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
 // (at start-up, for what the previous run of the same worker left in processing).
 std::expected<void, std::string> release_leases(Database& db, const std::string& worker);
 
+// processing -> decided: the message's action is in the outbox (or its escalation is
+// open); it is done when the send completes. The lease no longer matters once decided: a
+// decided message is never taken again. A 'decided' audit event is appended.
+std::expected<void, std::string> decide(Database& db, std::int64_t id, Time now);
+
 // Marks a taken message done with its outcome ('replied', 'escalated', 'ignored'), with a
 // 'done' audit event in the same transaction.
 std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now);

@@ -122,3 +122,20 @@ TEST_CASE("store: a failing step inside a transaction rolls back the steps befor
   CHECK(db.query_int("SELECT count(*) FROM audit WHERE event = 'done'").value() == 1);
   CHECK(db.query_int("SELECT outcome = 'replied' FROM v_messages").value() == 1);
 }
+
+TEST_CASE("inbox: a decided message is never taken again and still blocks its conversation", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto first = insert(db, "wamid.A", "c1");
+  const auto second = insert(db, "wamid.B", "c1");
+  REQUIRE(store::take_next(db, "w", k_t0, 60s).value());
+  REQUIRE(store::decide(db, first, k_t0 + 1s));
+  CHECK_FALSE(store::decide(db, first, k_t0 + 2s));                  // only from processing
+  CHECK_FALSE(store::take_next(db, "w", k_t0 + 3600s, 60s).value());  // not taken again, and B waits
+  REQUIRE(store::finish(db, first, "replied", k_t0 + 3601s));
+  auto next = store::take_next(db, "w", k_t0 + 3602s, 60s);
+  REQUIRE(next);
+  REQUIRE(*next);
+  CHECK((*next)->id == second);
+  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'decided'").value() == 1);
+}
