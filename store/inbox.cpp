@@ -55,7 +55,7 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
                                "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel FROM inbox m"
                                " WHERE (m.state = 'received' OR (m.state = 'processing' AND m.lease_expires_at <= ?1))"
                                "   AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
-                               "                   AND e.id < m.id AND e.state <> 'done')"
+                               "                   AND e.id < m.id AND e.state IN ('received', 'processing'))"
                                " ORDER BY m.id LIMIT 1");
     if (!pick) return std::unexpected(pick.error());
     pick->bind(1, format_time(now));
@@ -78,6 +78,42 @@ std::expected<void, std::string> release_leases(Database& db, const std::string&
   if (!update) return std::unexpected(update.error());
   update->bind(1, worker);
   return update->run();
+}
+
+std::expected<void, std::string> postpone(Database& db, std::int64_t id, Time until) {
+  auto update = Query::prepare(
+      db, "UPDATE inbox SET lease_owner = NULL, lease_expires_at = ? WHERE id = ? AND state = 'processing'");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, format_time(until)).bind(2, id);
+  DISPATCHD_TRY(update->run());
+  if (update->changes() != 1) return std::unexpected("message " + std::to_string(id) + " is not being processed");
+  return {};
+}
+
+std::expected<std::vector<HistoryEntry>, std::string> history(Database& db, std::int64_t message_id,
+                                                              std::size_t limit) {
+  // The conversation's earlier messages and what was sent in reply, newest `limit` of them,
+  // returned oldest first.
+  auto query = Query::prepare(
+      db,
+      "SELECT at, who, text FROM ("
+      "  SELECT m.received_at AS at, m.id AS seq, 0 AS who, m.text FROM inbox m"
+      "  WHERE m.conversation_id = (SELECT conversation_id FROM inbox WHERE id = ?1) AND m.id < ?1"
+      "  UNION ALL"
+      "  SELECT a.updated_at, a.message_id, 1, a.body FROM actions a JOIN inbox m ON m.id = a.message_id"
+      "  WHERE m.conversation_id = (SELECT conversation_id FROM inbox WHERE id = ?1) AND a.message_id < ?1"
+      "    AND a.status = 'sent'"
+      "  ORDER BY at DESC, seq DESC, who DESC LIMIT ?2"
+      ") ORDER BY at, who");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, message_id).bind(2, static_cast<std::int64_t>(limit));
+  std::vector<HistoryEntry> out;
+  while (true) {
+    auto row = query->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back({query->text(0), query->integer(1) == 1, query->text(2)});
+  }
 }
 
 std::expected<void, std::string> decide(Database& db, std::int64_t id, Time now) {

@@ -5,7 +5,8 @@
 // - A message is taken with a lease (state 'processing' until lease_expires_at); a message
 //   whose lease expired is taken again, so a dead worker loses nothing.
 // - Per conversation, messages are taken in the order their rows were committed: a message
-//   waits while an earlier one of its conversation is not 'done'.
+//   waits while an earlier one of its conversation is still received or processing (a
+//   decided one, whose reply is in the outbox, no longer holds the next back).
 // Every insert appends a 'received' audit event in the same transaction.
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <expected>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "store/database.h"
 
@@ -51,6 +53,20 @@ struct Leased {
 // unfinished message of its conversation blocks; nullopt when none is ready.
 std::expected<std::optional<Leased>, std::string> take_next(Database& db, const std::string& worker, Time now,
                                                             std::chrono::seconds lease);
+
+// Leaves a taken message in processing with no holder until `until`, when take_next hands
+// it out again (a provider outage: the message waits, nothing is dropped).
+std::expected<void, std::string> postpone(Database& db, std::int64_t id, Time until);
+
+struct HistoryEntry {
+  std::string at;
+  bool from_us = false;  // a reply we sent; else a message from the counterpart
+  std::string text;
+};
+
+// The conversation before `message_id`: its earlier messages and the replies sent, at most
+// `limit` entries (the newest), oldest first.
+std::expected<std::vector<HistoryEntry>, std::string> history(Database& db, std::int64_t message_id, std::size_t limit);
 
 // Makes every lease `worker` holds expire now, so that its messages are taken again at once
 // (at start-up, for what the previous run of the same worker left in processing).

@@ -40,6 +40,20 @@ std::expected<std::int64_t, std::string> move_action(Database& db, std::int64_t 
 
 namespace {
 
+// A message whose action was the pending step is done once the send has an outcome.
+std::expected<void, std::string> finish_if_decided(Database& db, std::int64_t message_id, const std::string& outcome,
+                                                   Time now) {
+  auto update = Query::prepare(db, "UPDATE inbox SET state = 'done', outcome = ? WHERE id = ? AND state = 'decided'");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, outcome).bind(2, message_id);
+  DISPATCHD_TRY(update->run());
+  if (update->changes() == 1) {
+    DISPATCHD_TRY(append_audit(
+        db, {format_time(now), "done", message_id, "dispatchd", JsonObject().add("outcome", outcome).str()}));
+  }
+  return {};
+}
+
 std::expected<std::int64_t, std::string> end_with_escalation(Database& db, std::int64_t id, const std::string& to,
                                                              const std::string& reason, const std::string& error,
                                                              Time now) {
@@ -47,7 +61,10 @@ std::expected<std::int64_t, std::string> end_with_escalation(Database& db, std::
     auto message_id = move_action(db, id, {"sending", to, error, std::nullopt}, now);
     if (!message_id) return std::unexpected(message_id.error());
     const auto detail = JsonObject().add("action", id).add("error", error).str();
-    return open_escalation(db, {*message_id, reason, detail, std::nullopt, std::nullopt}, now);
+    auto escalation = open_escalation(db, {*message_id, reason, detail, std::nullopt, std::nullopt}, now);
+    if (!escalation) return std::unexpected(escalation.error());
+    DISPATCHD_TRY(finish_if_decided(db, *message_id, "escalated", now));
+    return *escalation;
   });
 }
 
@@ -106,8 +123,9 @@ std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, T
 std::expected<void, std::string> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id,
                                                Time now) {
   return transaction<void>(db, [&]() -> std::expected<void, std::string> {
-    DISPATCHD_TRY(move_action(db, id, {"sending", "sent", std::nullopt, provider_message_id}, now));
-    return {};
+    auto message_id = move_action(db, id, {"sending", "sent", std::nullopt, provider_message_id}, now);
+    if (!message_id) return std::unexpected(message_id.error());
+    return finish_if_decided(db, *message_id, "replied", now);
   });
 }
 

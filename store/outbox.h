@@ -10,7 +10,9 @@
 // to the provider, and a row found in 'sending' at start-up (recover_sending) becomes
 // 'unknown', never 'approved' again. Only retry_send, for a call that certainly did not
 // reach the provider (e.g. connection refused), puts a row back in line.
-// Every transition appends an 'action' audit event in the same transaction.
+// Every transition appends an 'action' audit event in the same transaction. A message left
+// 'decided' (its action was the pending step) becomes done with the send's outcome:
+// 'replied' when sent, 'escalated' when failed or unknown.
 
 #include <cstdint>
 #include <expected>

@@ -3,6 +3,7 @@
 #include "store/audit.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
+#include "store/outbox.h"
 #include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
@@ -123,19 +124,61 @@ TEST_CASE("store: a failing step inside a transaction rolls back the steps befor
   CHECK(db.query_int("SELECT outcome = 'replied' FROM v_messages").value() == 1);
 }
 
-TEST_CASE("inbox: a decided message is never taken again and still blocks its conversation", "[inbox]") {
+TEST_CASE("inbox: a decided message is never taken again, and lets the next one go", "[inbox]") {
   test::TempDir dir;
   auto db = migrated(dir);
   const auto first = insert(db, "wamid.A", "c1");
   const auto second = insert(db, "wamid.B", "c1");
   REQUIRE(store::take_next(db, "w", k_t0, 60s).value());
+  CHECK_FALSE(store::take_next(db, "w", k_t0 + 1s, 60s).value());  // B waits while A is processed
   REQUIRE(store::decide(db, first, k_t0 + 1s));
-  CHECK_FALSE(store::decide(db, first, k_t0 + 2s));                  // only from processing
-  CHECK_FALSE(store::take_next(db, "w", k_t0 + 3600s, 60s).value());  // not taken again, and B waits
-  REQUIRE(store::finish(db, first, "replied", k_t0 + 3601s));
-  auto next = store::take_next(db, "w", k_t0 + 3602s, 60s);
+  CHECK_FALSE(store::decide(db, first, k_t0 + 2s));  // only from processing
+  auto next = store::take_next(db, "w", k_t0 + 3600s, 60s);
   REQUIRE(next);
   REQUIRE(*next);
-  CHECK((*next)->id == second);
+  CHECK((*next)->id == second);  // A, decided, is not taken again even after its lease time
+  CHECK_FALSE(store::take_next(db, "w", k_t0 + 3601s, 60s).value());
   CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'decided'").value() == 1);
+}
+
+TEST_CASE("inbox: a postponed message waits, then is taken again", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto id = insert(db, "wamid.A", "c1");
+  REQUIRE(store::take_next(db, "w", k_t0, 60s).value());
+  REQUIRE(store::postpone(db, id, k_t0 + 30s));
+  CHECK_FALSE(store::take_next(db, "w", k_t0 + 29s, 60s).value());
+  auto again = store::take_next(db, "w", k_t0 + 30s, 60s);
+  REQUIRE(again);
+  REQUIRE(*again);
+  CHECK((*again)->id == id);
+}
+
+TEST_CASE("inbox: history is the conversation's earlier messages and the replies sent", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto first = insert(db, "wamid.A", "c1");
+  insert(db, "wamid.X", "other");
+  REQUIRE(store::take_next(db, "w", k_t0, 60s).value());
+  auto action = store::add_action(db,
+                                  {.message_id = first,
+                                   .action = "send_message",
+                                   .arguments = "{}",
+                                   .recipient = "15551234567",
+                                   .body = "hello back"},
+                                  k_t0 + 1s);
+  REQUIRE(action);
+  REQUIRE(store::begin_send(db, k_t0 + 2s).value());
+  REQUIRE(store::complete_send(db, *action, "wamid.OUT", k_t0 + 3s));
+  const auto second = store::insert_inbound(db, message("wamid.B", "c1"), k_t0 + 10s).value().id;
+  auto entries = store::history(db, second, 10);
+  REQUIRE(entries);
+  REQUIRE(entries->size() == 2);
+  CHECK((*entries)[0].text == "hola wamid.A");
+  CHECK_FALSE((*entries)[0].from_us);
+  CHECK((*entries)[1].text == "hello back");
+  CHECK((*entries)[1].from_us);
+  CHECK(store::history(db, second, 1).value().size() == 1);
+  CHECK(store::history(db, second, 1).value()[0].text == "hello back");
+  CHECK(store::history(db, first, 10).value().empty());
 }

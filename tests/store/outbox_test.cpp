@@ -131,3 +131,24 @@ TEST_CASE("attempts: recorded with their audit event, counted per message, never
   CHECK(f.db.query_int("SELECT count(*) FROM v_attempts WHERE error_class = 'enum' AND latency_ms = 812").value() == 1);
   CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event = 'attempt'").value() == 2);
 }
+
+TEST_CASE("outbox: a decided message is done with its send's outcome", "[outbox]") {
+  Fixture f;
+  auto second = store::insert_inbound(f.db, {"whatsapp", "wamid.2", "d", "15557654321", "hi", "{}"}, k_t0);
+  REQUIRE(second);
+  REQUIRE(store::take_next(f.db, "w", k_t0, 60s).value());
+  REQUIRE(store::take_next(f.db, "w", k_t0, 60s).value());
+  const auto sent = f.add_reply("first");
+  REQUIRE(store::decide(f.db, f.message_id, k_t0));
+  auto failing = store::add_action(f.db, {.message_id = second->id, .action = "send_message", .arguments = "{}",
+                                          .recipient = "15557654321", .body = "second"},
+                                   k_t0);
+  REQUIRE(failing);
+  REQUIRE(store::decide(f.db, second->id, k_t0));
+  REQUIRE(store::begin_send(f.db, k_t0 + 1s).value());
+  REQUIRE(store::complete_send(f.db, sent, "wamid.OUT", k_t0 + 2s));
+  REQUIRE(store::begin_send(f.db, k_t0 + 3s).value());
+  REQUIRE(store::fail_send(f.db, *failing, "(#131047) window closed", k_t0 + 4s));
+  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'replied'").value() == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'escalated'").value() == 1);
+}
