@@ -28,13 +28,18 @@ std::expected<std::int64_t, std::string> record_attempt(Database& db, const Atte
   });
 }
 
-std::expected<int, std::string> count_attempts(Database& db, std::int64_t message_id) {
-  auto count = Query::prepare(db, "SELECT count(*) FROM attempts WHERE message_id = ?");
-  if (!count) return std::unexpected(count.error());
-  count->bind(1, message_id);
-  auto row = count->step();
+std::expected<AttemptCounts, std::string> count_attempts(Database& db, std::int64_t message_id) {
+  auto query = Query::prepare(db,
+                              "SELECT count(*), coalesce(sum(verdict IN ('invalid', 'error')), 0),"
+                              " (SELECT verdict FROM attempts WHERE message_id = ?1 ORDER BY attempt DESC LIMIT 1),"
+                              " (SELECT raw_output FROM attempts WHERE message_id = ?1 ORDER BY attempt DESC LIMIT 1)"
+                              " FROM attempts WHERE message_id = ?1");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, message_id);
+  auto row = query->step();
   if (!row) return std::unexpected(row.error());
-  return static_cast<int>(count->integer(0));
+  return AttemptCounts{static_cast<int>(query->integer(0)), static_cast<int>(query->integer(1)),
+                       query->optional_text(2), query->optional_text(3)};
 }
 
 }  // namespace dispatchd::store

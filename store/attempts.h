@@ -32,7 +32,14 @@ struct AttemptRecord {
 // with the same (message, attempt) is refused.
 std::expected<std::int64_t, std::string> record_attempt(Database& db, const AttemptRecord& attempt, Time now);
 
-// How many attempts the message has used so far (0 when none).
-std::expected<int, std::string> count_attempts(Database& db, std::int64_t message_id);
+struct AttemptCounts {
+  int total = 0;   // every attempt recorded (the next one is total + 1)
+  int failed = 0;  // verdict invalid or error: what the re-ask budget counts
+  std::optional<std::string> last_verdict;
+  std::optional<std::string> last_raw_output;
+};
+
+// What the message has used so far; attempts recorded before a crash count.
+std::expected<AttemptCounts, std::string> count_attempts(Database& db, std::int64_t message_id);
 
 }  // namespace dispatchd::store

@@ -121,13 +121,18 @@ TEST_CASE("attempts: recorded with their audit event, counted per message, never
                                .output_tokens = 31,
                                .finish_reason = "stop"};
   REQUIRE(store::record_attempt(f.db, attempt, k_t0 + 1s));
-  CHECK(store::count_attempts(f.db, f.message_id).value() == 1);
+  CHECK(store::count_attempts(f.db, f.message_id).value().total == 1);
+  CHECK(store::count_attempts(f.db, f.message_id).value().failed == 1);
   CHECK_FALSE(store::record_attempt(f.db, attempt, k_t0 + 2s));  // same attempt number
   attempt.attempt = 2;
   attempt.verdict = "valid";
   attempt.error_class.reset();
   REQUIRE(store::record_attempt(f.db, attempt, k_t0 + 2s));
-  CHECK(store::count_attempts(f.db, f.message_id).value() == 2);
+  const auto counts = store::count_attempts(f.db, f.message_id).value();
+  CHECK(counts.total == 2);
+  CHECK(counts.failed == 1);
+  CHECK(counts.last_verdict == "valid");
+  CHECK(counts.last_raw_output == R"({"action":"reply"})");
   CHECK(f.db.query_int("SELECT count(*) FROM v_attempts WHERE error_class = 'enum' AND latency_ms = 812").value() == 1);
   CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event = 'attempt'").value() == 2);
 }
@@ -140,8 +145,12 @@ TEST_CASE("outbox: a decided message is done with its send's outcome", "[outbox]
   REQUIRE(store::take_next(f.db, "w", k_t0, 60s).value());
   const auto sent = f.add_reply("first");
   REQUIRE(store::decide(f.db, f.message_id, k_t0));
-  auto failing = store::add_action(f.db, {.message_id = second->id, .action = "send_message", .arguments = "{}",
-                                          .recipient = "15557654321", .body = "second"},
+  auto failing = store::add_action(f.db,
+                                   {.message_id = second->id,
+                                    .action = "send_message",
+                                    .arguments = "{}",
+                                    .recipient = "15557654321",
+                                    .body = "second"},
                                    k_t0);
   REQUIRE(failing);
   REQUIRE(store::decide(f.db, second->id, k_t0));
