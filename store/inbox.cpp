@@ -16,6 +16,29 @@ std::string format_time(Time t) {
   return text;
 }
 
+std::optional<Time> parse_time(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SSZ
+  if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':' ||
+      text[19] != 'Z') {
+    return std::nullopt;
+  }
+  const auto number = [&](std::size_t at, std::size_t length) -> std::optional<int> {
+    int value = 0;
+    for (std::size_t i = at; i < at + length; ++i) {
+      if (text[i] < '0' || text[i] > '9') return std::nullopt;
+      value = value * 10 + (text[i] - '0');
+    }
+    return value;
+  };
+  const auto y = number(0, 4), mo = number(5, 2), d = number(8, 2), h = number(11, 2), mi = number(14, 2),
+             se = number(17, 2);
+  if (!y || !mo || !d || !h || !mi || !se || *h > 23 || *mi > 59 || *se > 59) return std::nullopt;
+  const std::chrono::year_month_day day{std::chrono::year{*y}, std::chrono::month{static_cast<unsigned>(*mo)},
+                                        std::chrono::day{static_cast<unsigned>(*d)}};
+  if (!day.ok()) return std::nullopt;
+  return std::chrono::sys_days{day} + std::chrono::hours{*h} + std::chrono::minutes{*mi} + std::chrono::seconds{*se};
+}
+
 std::expected<InsertResult, std::string> insert_inbound(Database& db, const InboundMessage& m, Time now) {
   return transaction<InsertResult>(db, [&]() -> std::expected<InsertResult, std::string> {
     auto insert = Query::prepare(
@@ -52,7 +75,7 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
     // Ready: received, or processing with an expired lease; and no earlier message of the
     // same conversation still unfinished (ordering per conversation).
     auto pick = Query::prepare(db,
-                               "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel FROM inbox m"
+                               "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at FROM inbox m"
                                " WHERE (m.state = 'received' OR (m.state = 'processing' AND m.lease_expires_at <= ?1))"
                                "   AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
                                "                   AND e.id < m.id AND e.state IN ('received', 'processing'))"
@@ -62,7 +85,8 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
     auto row = pick->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return std::optional<Leased>();
-    Leased taken{pick->integer(0), pick->text(1), pick->text(2), pick->text(3), pick->text(4)};
+    Leased taken{pick->integer(0), pick->text(1), pick->text(2),
+                 pick->text(3),    pick->text(4), parse_time(pick->text(5)).value_or(now)};
     auto update =
         Query::prepare(db, "UPDATE inbox SET state = 'processing', lease_owner = ?, lease_expires_at = ? WHERE id = ?");
     if (!update) return std::unexpected(update.error());

@@ -14,6 +14,7 @@
 #include <expected>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/database.h"
@@ -24,6 +25,8 @@ using Time = std::chrono::sys_seconds;
 
 // "2026-11-30T12:00:00Z": the one timestamp format of the store (sorts as text).
 std::string format_time(Time t);
+// The inverse of format_time; nullopt for any other shape.
+std::optional<Time> parse_time(std::string_view text);
 
 struct InboundMessage {
   std::string channel;              // "whatsapp" | "gmail"
@@ -47,6 +50,7 @@ struct Leased {
   std::string sender;
   std::string text;
   std::string channel;
+  Time received_at{};
 };
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier

@@ -102,6 +102,16 @@ std::expected<std::int64_t, std::string> add_action(Database& db, const NewActio
   });
 }
 
+std::expected<std::int64_t, std::string> queue_reply(Database& db, NewAction action, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+    action.status = "approved";
+    auto id = add_action(db, action, now);
+    if (!id) return std::unexpected(id.error());
+    DISPATCHD_TRY(decide(db, action.message_id, now));
+    return *id;
+  });
+}
+
 std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now) {
   return transaction<std::optional<OutboxItem>>(db, [&]() -> std::expected<std::optional<OutboxItem>, std::string> {
     auto pick = Query::prepare(

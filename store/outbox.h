@@ -39,6 +39,10 @@ struct NewAction {
 // Adds an action with a fresh idempotency key ("dispatchd-<message>-<n>").
 std::expected<std::int64_t, std::string> add_action(Database& db, const NewAction& action, Time now);
 
+// The agent's auto-approved reply: the action (approved) and the message decided, in one
+// transaction. Returns the action id.
+std::expected<std::int64_t, std::string> queue_reply(Database& db, NewAction action, Time now);
+
 struct OutboxItem {
   std::int64_t id = 0;
   std::int64_t message_id = 0;

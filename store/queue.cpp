@@ -93,6 +93,20 @@ std::expected<std::int64_t, std::string> open_escalation(Database& db, const New
   });
 }
 
+std::expected<std::int64_t, std::string> escalate_message(Database& db, const NewEscalation& e,
+                                                          const std::optional<NewAction>& holding_reply, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+    auto id = open_escalation(db, e, now);
+    if (!id) return std::unexpected(id.error());
+    if (holding_reply) {
+      auto action = add_action(db, *holding_reply, now);
+      if (!action) return std::unexpected(action.error());
+    }
+    DISPATCHD_TRY(finish(db, e.message_id, "escalated", now));
+    return *id;
+  });
+}
+
 std::expected<void, std::string> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now) {
   return transaction<void>(db, [&]() -> std::expected<void, std::string> {
     auto item = load(db, id);

@@ -32,6 +32,12 @@ struct NewEscalation {
 
 std::expected<std::int64_t, std::string> open_escalation(Database& db, const NewEscalation& e, Time now);
 
+// The agent's escalation of a message it is processing, in one transaction: the
+// escalation (with its proposal), the optional holding reply to the customer (an approved
+// outbox row), and the message done with outcome 'escalated'. Returns the escalation id.
+std::expected<std::int64_t, std::string> escalate_message(Database& db, const NewEscalation& e,
+                                                          const std::optional<NewAction>& holding_reply, Time now);
+
 std::expected<void, std::string> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
 
 // `status` is "resolved" or "dismissed"; a pending proposal is rejected.
