@@ -33,15 +33,15 @@ struct ProviderConfig {
   ProviderKind kind = ProviderKind::openai;
   // As the provider documents it; a trailing '/' is ignored. https://api.openai.com/v1,
   // https://generativelanguage.googleapis.com, https://api.anthropic.com.
-  std::string base_url;
-  std::string model;
+  std::string base_url{};
+  std::string model{};
   // The secret itself: the caller reads it from the variable named by llm.api_key_env.
   // Never logged; removed from provider error messages. Empty: no auth header (local servers).
-  std::string api_key;
+  std::string api_key{};
   std::chrono::milliseconds timeout{60'000};  // one HTTP exchange (llm.timeout_ms)
   std::chrono::milliseconds connect_timeout{10'000};
-  std::optional<int> max_output_tokens;  // Anthropic requires one: 1024 when unset
-  std::optional<double> temperature;
+  std::optional<int> max_output_tokens{};  // Anthropic requires one: 1024 when unset
+  std::optional<double> temperature{};
   std::size_t max_response_bytes = 4u << 20;  // a larger body is bad_response
 };
 

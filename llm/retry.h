@@ -27,7 +27,7 @@ struct RetryPolicy {
   // so the caller can park the message instead of holding the call open.
   std::chrono::milliseconds max_retry_after{60'000};
   // The whole call, waits included: a wait that would end past it is not started.
-  std::optional<std::chrono::milliseconds> deadline;
+  std::optional<std::chrono::milliseconds> deadline{};
 };
 
 // How long to wait after the `failures`-th failed attempt (failures >= 1). Without a
