@@ -16,7 +16,7 @@ constexpr const char* k_reply = R"({"action":"escalate_to_human"})";
 
 }  // namespace
 
-TEST_CASE("backoff_delay: full jitter under an exponential ceiling; Retry-After wins") {
+TEST_CASE("backoff_delay: full jitter under an exponential ceiling, or the Retry-After") {
   llm::RetryPolicy policy;
   policy.base_delay = 500ms;
   policy.max_delay = 4000ms;
@@ -38,7 +38,7 @@ TEST_CASE("backoff_delay: full jitter under an exponential ceiling; Retry-After 
   }
 }
 
-TEST_CASE("parse_retry_after: delay-seconds and retry-after-ms; dates and garbage are ignored") {
+TEST_CASE("parse_retry_after: delay-seconds and retry-after-ms, never dates or garbage") {
   struct Row {
     net::Headers headers;
     std::optional<milliseconds> expected;
