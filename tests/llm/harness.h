@@ -14,6 +14,7 @@
 #include "llm/retry.h"
 #include "net/curl_transport.h"
 #include "tests/fakes/fake_model_server.h"
+#include "tests/fakes/fake_transport.h"
 #include "tests/io_run.h"
 #include "tests/test_util.h"
 

@@ -200,3 +200,38 @@ TEST_CASE("Connection refused is a transport error") {
   CHECK(result->error().http_status == 0);
   CHECK(result->error().message.starts_with("connect_failed"));
 }
+
+TEST_CASE("A provider destroyed while its call is pending still completes the call") {
+  test::Harness h(ProviderKind::gemini);
+  h.fake.push(FakeReply::text(k_reply).after(std::chrono::milliseconds(50)));
+  std::optional<llm::CompletionResult> result;
+  h.provider->complete(test::reask_request(), [&](llm::CompletionResult r) { result = std::move(r); });
+  h.provider.reset();
+  test::run_until(h.io, [&] { return result.has_value(); });
+  REQUIRE(result->has_value());
+  CHECK((*result)->output == k_reply);
+}
+
+TEST_CASE("Providers run over any Transport: a scripted FakeTransport, no sockets") {
+  boost::asio::io_context io;
+  fakes::FakeTransport transport(io);
+  transport.push_response(200, R"({"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}})");
+  transport.push_response(429, R"({"error":{"message":"slow down"}})", {{"Retry-After", "7"}});
+  transport.push_error(net::TransportErrorKind::timed_out, "timeout after 60000 ms");
+  auto provider = llm::make_provider({.kind = ProviderKind::openai, .base_url = "https://api.example.test/v1/", .model = "m"}, transport);
+  std::vector<llm::CompletionResult> results;
+  for (int i = 0; i < 3; ++i) provider->complete(test::reask_request(), [&](llm::CompletionResult r) { results.push_back(std::move(r)); });
+  test::run_until(io, [&] { return results.size() == 3; });
+
+  CHECK(transport.requests().at(0).url == "https://api.example.test/v1/chat/completions");
+  REQUIRE(results[0].has_value());
+  CHECK(results[0]->output == "hi");
+  CHECK(results[0]->usage.input_tokens == 3);
+  REQUIRE_FALSE(results[1].has_value());
+  CHECK(results[1].error().error_class == ErrorClass::rate_limited);
+  CHECK(results[1].error().retry_after == std::chrono::milliseconds(7000));
+  CHECK(results[1].error().message == R"(HTTP 429: "slow down")");
+  REQUIRE_FALSE(results[2].has_value());
+  CHECK(results[2].error().error_class == ErrorClass::transport);
+  CHECK(results[2].error().message == "timed_out: timeout after 60000 ms");
+}

@@ -126,3 +126,33 @@ TEST_CASE("CurlTransport runs many requests at once and reuses connections") {
   CHECK(ok == 60);
   CHECK(fake.max_in_flight() == 20);
 }
+
+TEST_CASE("CurlTransport destroyed with requests in flight drops them without calling back") {
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "late").after(std::chrono::milliseconds(300)));
+  boost::asio::io_context io;
+  int called = 0;
+  {
+    net::CurlTransport transport(io);
+    for (int i = 0; i < 5; ++i)
+      transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"), [&](net::HttpResult) { ++called; });
+    test::run_until(io, [&] { return fake.request_count() == 5; });
+  }
+  io.restart();
+  io.run_for(std::chrono::milliseconds(500));  // whatever was pending drains harmlessly
+  CHECK(called == 0);
+}
+
+TEST_CASE("CurlTransport may be destroyed from inside a callback") {
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "ok"));
+  boost::asio::io_context io;
+  auto transport = std::make_unique<net::CurlTransport>(io);
+  bool called = false;
+  transport->send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"), [&](net::HttpResult result) {
+    called = result.has_value();
+    transport.reset();
+  });
+  test::run_until(io, [&] { return transport == nullptr; });
+  CHECK(called);
+}
