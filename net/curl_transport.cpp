@@ -172,25 +172,24 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   std::unordered_map<CURL*, std::unique_ptr<Call>> calls;
 };
 
+// Every change curl reports gets a fresh descriptor and epoll registration. curl names
+// sockets by number, and a number can come back for a new socket after curl closed the old
+// one without our close callback (the threaded resolver's socketpair): a descriptor kept
+// across that would wait on a registration the kernel already dropped.
 int CurlTransport::Impl::on_socket(CURL*, curl_socket_t fd, int what, void* user, void*) {
   auto* self = static_cast<Impl*>(user);
-  auto it = self->sockets.find(fd);
-  if (what == CURL_POLL_REMOVE) {
-    if (it != self->sockets.end()) {
-      forget(*it->second);
-      self->sockets.erase(it);
-    }
-    return 0;
+  if (auto it = self->sockets.find(fd); it != self->sockets.end()) {
+    forget(*it->second);
+    self->sockets.erase(it);
   }
-  if (it == self->sockets.end()) {
-    auto socket = std::make_shared<Socket>(self->strand);
-    boost::system::error_code ec;
-    socket->descriptor.assign(fd, ec);
-    if (ec) return -1;  // curl fails the transfer
-    it = self->sockets.emplace(fd, std::move(socket)).first;
-  }
-  it->second->wanted = what;
-  self->watch(it->second);
+  if (what == CURL_POLL_REMOVE) return 0;
+  auto socket = std::make_shared<Socket>(self->strand);
+  boost::system::error_code ec;
+  socket->descriptor.assign(fd, ec);
+  if (ec) return -1;  // curl fails the transfer
+  socket->wanted = what;
+  self->sockets.emplace(fd, socket);
+  self->watch(socket);
   return 0;
 }
 
