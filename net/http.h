@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <expected>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
