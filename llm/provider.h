@@ -1,0 +1,112 @@
+#pragma once
+// One model call, provider-neutral: what the agent loop sends (system text, turns, the
+// output contract) and what it gets back (the raw text for the validator, finish reason,
+// tokens, latency), or an error value whose class says whether to retry.
+//
+// Implementations: make_provider() (providers.h) for OpenAI-compatible, Gemini and
+// Anthropic over a net::Transport; RetryingProvider (retry.h) and LimitedProvider
+// (limiter.h) wrap any Provider.
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dispatchd::catalog {
+class Catalog;
+}
+
+namespace dispatchd::llm {
+
+// The output contract in every provider's dialect, rendered once per catalog (the
+// catalog's renderers; compact JSON text).
+struct OutputSchema {
+  std::string name;                    // OpenAI's json_schema name, Anthropic's tool name
+  std::string description;             // Anthropic's tool description
+  std::string json_schema;             // JSON Schema: Anthropic's tool input_schema
+  std::string openai_response_format;  // the whole `response_format` value
+  std::string gemini_schema;           // `generationConfig.responseSchema`
+};
+
+std::shared_ptr<const OutputSchema> output_schema(const catalog::Catalog& catalog);
+
+enum class Role { user, assistant };
+
+struct Turn {
+  Role role = Role::user;
+  std::string text;
+};
+
+struct CompletionRequest {
+  std::string system;       // system prompt + catalog prompt; may be empty
+  std::vector<Turn> turns;  // starts with a user turn; user and assistant alternate
+  std::shared_ptr<const OutputSchema> schema;  // REQUIRES: non-null
+};
+
+struct Usage {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+};
+
+// What the attempts table records about a call, whatever its outcome.
+struct CallInfo {
+  std::string provider;         // "openai", "gemini" or "anthropic"
+  std::string model;
+  std::string request_summary;  // e.g. "POST /v1/messages model=... turns=3 system=812B body=4120B"; no secrets
+  std::chrono::milliseconds latency{0};  // the HTTP exchange that produced this answer
+  std::chrono::milliseconds elapsed{0};  // the whole call, retries and backoff waits included
+  int http_attempts = 0;                 // HTTP requests sent for this call
+};
+
+struct Completion {
+  std::string output;         // the model's raw text, for the validator (Anthropic: the tool input as JSON)
+  std::string finish_reason;  // as the provider wrote it: "stop", "STOP", "tool_use", ...
+  Usage usage;
+  CallInfo info;
+};
+
+enum class ErrorClass {
+  transport,     // no answer: connect failed, timed out, connection dropped (retried)
+  rate_limited,  // 429 (retried, honouring Retry-After)
+  server,        // 5xx (retried)
+  truncated,     // the model hit its output limit: length / MAX_TOKENS / max_tokens (never repaired)
+  bad_response,  // a 2xx body that is not the provider's documented JSON, or too large
+  client,        // any other 4xx, e.g. 401 bad key, 400 bad request (not retried)
+};
+
+std::string_view to_string(ErrorClass error_class);
+
+// transport, rate_limited and server: worth the same request again later.
+bool is_retryable(ErrorClass error_class);
+
+struct ProviderError {
+  ErrorClass error_class = ErrorClass::transport;
+  std::string message;  // one line; the API key is never in it
+  int http_status = 0;  // 0 when no HTTP response arrived
+  std::optional<std::chrono::milliseconds> retry_after;  // from Retry-After / retry-after-ms
+  std::string output;         // truncated: the partial text that came back
+  std::string finish_reason;  // truncated: as the provider wrote it
+  Usage usage;
+  CallInfo info;
+};
+
+using CompletionResult = std::expected<Completion, ProviderError>;
+using CompletionCallback = std::move_only_function<void(CompletionResult)>;
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  // Starts one logical call. `done` is called exactly once, on the event loop, and never
+  // from inside complete(). The provider may be destroyed while calls are pending; they
+  // still complete (as long as the event loop and the transport live).
+  virtual void complete(CompletionRequest request, CompletionCallback done) = 0;
+  virtual const std::string& name() const = 0;   // "openai", "gemini", "anthropic"
+  virtual const std::string& model() const = 0;
+};
+
+}  // namespace dispatchd::llm

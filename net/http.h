@@ -1,0 +1,82 @@
+#pragma once
+// The outbound HTTP transport shared by llm/ and connectors/: a request, a response, the
+// ways an exchange can fail, and the asynchronous Transport interface. No curl or Asio
+// types here; CurlTransport (curl_transport.h) is the real implementation.
+
+#include <chrono>
+#include <cstddef>
+#include <expected>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace dispatchd::net {
+
+// Header fields in order. Names compare ASCII case-insensitively (HTTP field names are
+// case-insensitive); values are kept as received, without surrounding whitespace.
+class Headers {
+ public:
+  using Field = std::pair<std::string, std::string>;
+
+  Headers() = default;
+  Headers(std::initializer_list<Field> fields) : m_fields(fields) {}
+
+  void add(std::string name, std::string value) { m_fields.emplace_back(std::move(name), std::move(value)); }
+  // The first value of `name`, or nullopt when absent. The view lives as long as *this.
+  std::optional<std::string_view> get(std::string_view name) const;
+  const std::vector<Field>& fields() const { return m_fields; }
+  void clear() { m_fields.clear(); }
+
+ private:
+  std::vector<Field> m_fields;
+};
+
+// ASCII case-insensitive equality, for header names.
+bool iequals(std::string_view a, std::string_view b);
+
+struct HttpRequest {
+  std::string method = "GET";  // "POST" sends `body`
+  std::string url;
+  Headers headers;
+  std::string body;
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds timeout{60'000};  // the whole exchange, connect included
+};
+
+struct HttpResponse {
+  int status = 0;  // any status is a response, 4xx and 5xx included
+  Headers headers;
+  std::string body;
+};
+
+enum class TransportErrorKind {
+  connect_failed,  // refused, unreachable, name not resolved, TLS handshake failed
+  timed_out,       // connect or total timeout
+  too_large,       // the response body passed the transport's size cap
+  other,           // connection reset, malformed HTTP, shut down, ...
+};
+
+std::string_view to_string(TransportErrorKind kind);
+
+struct TransportError {
+  TransportErrorKind kind = TransportErrorKind::other;
+  std::string message;  // one line for logs; never contains request headers (keys)
+};
+
+using HttpResult = std::expected<HttpResponse, TransportError>;
+using HttpCallback = std::move_only_function<void(HttpResult)>;
+
+// Sends requests asynchronously. Implementations call `done` exactly once per send, on
+// their event loop, and never from inside send() itself, so a caller may hold locks or
+// re-enter send() from the callback.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual void send(HttpRequest request, HttpCallback done) = 0;
+};
+
+}  // namespace dispatchd::net

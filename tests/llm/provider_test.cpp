@@ -1,0 +1,237 @@
+// Each provider against the fake model server: the request it sends (path, auth, schema,
+// roles) and how it reads the reply, errors included.
+#include <catch2/catch.hpp>
+
+#include "tests/llm/harness.h"
+
+using namespace dispatchd;
+using fakes::FakeReply;
+using llm::ErrorClass;
+using llm::ProviderKind;
+
+namespace {
+
+constexpr const char* k_reply =
+    R"({"action":"send_message","recipient":"15551234567","content":"On its way","priority":"medium"})";
+
+std::vector<std::string> roles(const rapidjson::Value& list) {
+  std::vector<std::string> out;
+  for (const auto& item : list.GetArray()) out.emplace_back(item["role"].GetString());
+  return out;
+}
+
+// The action enum of a schema: every action of the catalog, the model cannot pick another.
+std::vector<std::string> action_enum(const rapidjson::Value& schema) {
+  std::vector<std::string> out;
+  for (const auto& v : schema["properties"]["action"]["enum"].GetArray()) out.emplace_back(v.GetString());
+  return out;
+}
+
+const std::vector<std::string> k_actions = {"send_message", "query_status", "escalate_to_human"};
+
+}  // namespace
+
+TEST_CASE("OpenAI-compatible provider: request shape and reply") {
+  test::Harness h(ProviderKind::openai);
+  h.fake.push(FakeReply::text(k_reply));
+  const auto result = h.call();
+
+  const auto request = h.fake.requests().at(0);
+  CHECK(request.target == "/v1/chat/completions");
+  CHECK(request.header("authorization") == std::string("Bearer ") + test::k_test_key);
+  CHECK(request.header("content-type") == "application/json");
+  const auto body = h.last_body();
+  CHECK(std::string(body["model"].GetString()) == "test-model");
+  CHECK(roles(body["messages"]) == std::vector<std::string>{"system", "user", "assistant", "user"});
+  CHECK(std::string(body["messages"][0]["content"].GetString()) == "SYSTEM PROMPT");
+  CHECK(std::string(body["messages"][2]["content"].GetString()) == "not json");
+  const auto& format = body["response_format"];
+  CHECK(std::string(format["type"].GetString()) == "json_schema");
+  CHECK(format["json_schema"]["strict"].GetBool());
+  CHECK(std::string(format["json_schema"]["name"].GetString()) == "dispatchd_action");
+  CHECK(action_enum(format["json_schema"]["schema"]) == k_actions);
+
+  REQUIRE(result.has_value());
+  CHECK(result->output == k_reply);
+  CHECK(result->finish_reason == "stop");
+  CHECK(result->usage.input_tokens == 11);
+  CHECK(result->usage.output_tokens == 7);
+  CHECK(result->info.provider == "openai");
+  CHECK(result->info.model == "test-model");
+  CHECK(result->info.http_attempts == 1);
+  CHECK(result->info.request_summary.starts_with("POST /v1/chat/completions model=test-model turns=3"));
+  CHECK(result->info.request_summary.find(test::k_test_key) == std::string::npos);
+}
+
+TEST_CASE("Gemini provider: request shape and reply") {
+  test::Harness h(ProviderKind::gemini);
+  h.fake.push(FakeReply::text(k_reply));
+  const auto result = h.call();
+
+  const auto request = h.fake.requests().at(0);
+  CHECK(request.target == "/v1beta/models/test-model:generateContent");
+  CHECK(request.header("x-goog-api-key") == test::k_test_key);
+  CHECK(request.header("authorization").empty());
+  const auto body = h.last_body();
+  CHECK(std::string(body["systemInstruction"]["parts"][0]["text"].GetString()) == "SYSTEM PROMPT");
+  CHECK(roles(body["contents"]) == std::vector<std::string>{"user", "model", "user"});
+  CHECK(std::string(body["contents"][1]["parts"][0]["text"].GetString()) == "not json");
+  const auto& config = body["generationConfig"];
+  CHECK(std::string(config["responseMimeType"].GetString()) == "application/json");
+  CHECK(std::string(config["responseSchema"]["type"].GetString()) == "OBJECT");
+  CHECK(action_enum(config["responseSchema"]) == k_actions);
+
+  REQUIRE(result.has_value());
+  CHECK(result->output == k_reply);
+  CHECK(result->finish_reason == "STOP");
+  CHECK(result->usage.input_tokens == 11);
+  CHECK(result->usage.output_tokens == 7);
+  CHECK(result->info.provider == "gemini");
+}
+
+TEST_CASE("Anthropic provider: request shape and reply") {
+  test::Harness h(ProviderKind::anthropic);
+  h.fake.push(FakeReply::text(k_reply));
+  const auto result = h.call();
+
+  const auto request = h.fake.requests().at(0);
+  CHECK(request.target == "/v1/messages");
+  CHECK(request.header("x-api-key") == test::k_test_key);
+  CHECK(request.header("anthropic-version") == "2023-06-01");
+  CHECK(request.header("authorization").empty());
+  const auto body = h.last_body();
+  CHECK(std::string(body["system"].GetString()) == "SYSTEM PROMPT");
+  CHECK(roles(body["messages"]) == std::vector<std::string>{"user", "assistant", "user"});
+  CHECK(body["max_tokens"].GetInt() == 1024);
+  REQUIRE(body["tools"].Size() == 1);
+  const auto& tool = body["tools"][0];
+  CHECK(std::string(tool["name"].GetString()) == "dispatchd_action");
+  CHECK(std::string(tool["input_schema"]["type"].GetString()) == "object");
+  CHECK_FALSE(tool["input_schema"]["additionalProperties"].GetBool());
+  CHECK(action_enum(tool["input_schema"]) == k_actions);
+  CHECK(std::string(body["tool_choice"]["type"].GetString()) == "tool");
+  CHECK(std::string(body["tool_choice"]["name"].GetString()) == "dispatchd_action");
+
+  REQUIRE(result.has_value());
+  CHECK(test::parse_json(result->output) == test::parse_json(k_reply));  // the tool input, as JSON text
+  CHECK(result->finish_reason == "tool_use");
+  CHECK(result->usage.input_tokens == 11);
+  CHECK(result->usage.output_tokens == 7);
+  CHECK(result->info.provider == "anthropic");
+}
+
+TEST_CASE("Anthropic provider: a text reply (tool not used) is passed on for the validator") {
+  test::Harness h(ProviderKind::anthropic);
+  h.fake.push(FakeReply::text("```json\n{\"action\":\"x\"}\n```"));
+  const auto result = h.call();
+  REQUIRE(result.has_value());
+  CHECK(result->output == "```json\n{\"action\":\"x\"}\n```");
+  CHECK(result->finish_reason == "end_turn");
+}
+
+TEST_CASE("Every provider classes a length finish reason as truncated, with the partial output") {
+  const auto [kind, finish] = GENERATE(table<ProviderKind, std::string>(
+      {{ProviderKind::openai, "length"}, {ProviderKind::gemini, "MAX_TOKENS"}, {ProviderKind::anthropic, "max_tokens"}}));
+  CAPTURE(llm::to_string(kind));
+  test::Harness h(kind);
+  h.fake.push(FakeReply::truncated_text(R"({"action":"send_mes)"));
+  const auto result = h.call_with_retries();
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().error_class == ErrorClass::truncated);
+  CHECK(result.error().finish_reason == finish);
+  CHECK(result.error().output == R"({"action":"send_mes)");
+  CHECK(result.error().usage.output_tokens == 7);
+  CHECK(result.error().info.http_attempts == 1);  // never retried
+  CHECK(h.fake.request_count() == 1);
+}
+
+TEST_CASE("Every provider: 401 is a client error, not retried, and the key never shows") {
+  const auto kind = GENERATE(ProviderKind::openai, ProviderKind::gemini, ProviderKind::anthropic);
+  CAPTURE(llm::to_string(kind));
+  test::Harness h(kind);
+  h.fake.push(FakeReply::raw(401, std::string(R"({"error":{"message":"Incorrect API key provided: )") + test::k_test_key + "\"}}"));
+  const auto result = h.call_with_retries();
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().error_class == ErrorClass::client);
+  CHECK(result.error().http_status == 401);
+  CHECK(result.error().message.find("Incorrect API key provided") != std::string::npos);
+  CHECK(result.error().message.find(test::k_test_key) == std::string::npos);
+  CHECK(result.error().info.http_attempts == 1);
+  CHECK(h.fake.request_count() == 1);
+}
+
+TEST_CASE("Every provider: the dialect's own error body gives the message") {
+  const auto kind = GENERATE(ProviderKind::openai, ProviderKind::gemini, ProviderKind::anthropic);
+  test::Harness h(kind);
+  h.fake.push(FakeReply::error(400));
+  const auto result = h.call();
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().error_class == ErrorClass::client);
+  CHECK(result.error().message == R"(HTTP 400: "fake error 400")");
+}
+
+TEST_CASE("Every provider: a 200 body that is not the documented JSON is bad_response") {
+  const auto kind = GENERATE(ProviderKind::openai, ProviderKind::gemini, ProviderKind::anthropic);
+  const std::string body = GENERATE(std::string("<html>oops</html>"), std::string(R"({"unexpected":true})"), std::string("{\"a\":"));
+  CAPTURE(llm::to_string(kind), body);
+  test::Harness h(kind);
+  h.fake.push(FakeReply::raw(200, body));
+  const auto result = h.call_with_retries();
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().error_class == ErrorClass::bad_response);
+  CHECK(h.fake.request_count() == 1);
+}
+
+TEST_CASE("Connection refused is a transport error") {
+  boost::asio::io_context io;
+  net::CurlTransport transport(io);
+  llm::ProviderConfig config;
+  {
+    fakes::FakeModelServer gone;  // a port that was just closed
+    config.base_url = gone.base_url(fakes::Dialect::openai);
+  }
+  config.model = "m";
+  auto provider = llm::make_provider(config, transport);
+  std::optional<llm::CompletionResult> result;
+  provider->complete(test::reask_request(), [&](llm::CompletionResult r) { result = std::move(r); });
+  test::run_until(io, [&] { return result.has_value(); });
+  REQUIRE_FALSE(result->has_value());
+  CHECK(result->error().error_class == ErrorClass::transport);
+  CHECK(result->error().http_status == 0);
+  CHECK(result->error().message.starts_with("connect_failed"));
+}
+
+TEST_CASE("A provider destroyed while its call is pending still completes the call") {
+  test::Harness h(ProviderKind::gemini);
+  h.fake.push(FakeReply::text(k_reply).after(std::chrono::milliseconds(50)));
+  std::optional<llm::CompletionResult> result;
+  h.provider->complete(test::reask_request(), [&](llm::CompletionResult r) { result = std::move(r); });
+  h.provider.reset();
+  test::run_until(h.io, [&] { return result.has_value(); });
+  REQUIRE(result->has_value());
+  CHECK((*result)->output == k_reply);
+}
+
+TEST_CASE("Providers run over any Transport: a scripted FakeTransport, no sockets") {
+  boost::asio::io_context io;
+  fakes::FakeTransport transport(io);
+  transport.push_response(200, R"({"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}})");
+  transport.push_response(429, R"({"error":{"message":"slow down"}})", {{"Retry-After", "7"}});
+  transport.push_error(net::TransportErrorKind::timed_out, "timeout after 60000 ms");
+  auto provider = llm::make_provider({.kind = ProviderKind::openai, .base_url = "https://api.example.test/v1/", .model = "m"}, transport);
+  std::vector<llm::CompletionResult> results;
+  for (int i = 0; i < 3; ++i) provider->complete(test::reask_request(), [&](llm::CompletionResult r) { results.push_back(std::move(r)); });
+  test::run_until(io, [&] { return results.size() == 3; });
+
+  CHECK(transport.requests().at(0).url == "https://api.example.test/v1/chat/completions");
+  REQUIRE(results[0].has_value());
+  CHECK(results[0]->output == "hi");
+  CHECK(results[0]->usage.input_tokens == 3);
+  REQUIRE_FALSE(results[1].has_value());
+  CHECK(results[1].error().error_class == ErrorClass::rate_limited);
+  CHECK(results[1].error().retry_after == std::chrono::milliseconds(7000));
+  CHECK(results[1].error().message == R"(HTTP 429: "slow down")");
+  REQUIRE_FALSE(results[2].has_value());
+  CHECK(results[2].error().error_class == ErrorClass::transport);
+  CHECK(results[2].error().message == "timed_out: timeout after 60000 ms");
+}

@@ -1,0 +1,158 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include "net/curl_transport.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <catch2/catch.hpp>
+#include <optional>
+
+#include "tests/fakes/fake_model_server.h"
+#include "tests/io_run.h"
+
+using namespace dispatchd;
+using fakes::Dialect;
+using fakes::FakeModelServer;
+using fakes::FakeReply;
+
+namespace {
+
+net::HttpResult exchange(boost::asio::io_context& io, net::Transport& transport, net::HttpRequest request) {
+  std::optional<net::HttpResult> result;
+  transport.send(std::move(request), [&](net::HttpResult r) { result = std::move(r); });
+  test::run_until(io, [&] { return result.has_value(); });
+  return std::move(*result);
+}
+
+net::HttpRequest post(const std::string& url, std::string body) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.url = url;
+  request.headers.add("Content-Type", "application/json");
+  request.body = std::move(body);
+  return request;
+}
+
+// A 127.0.0.1 port with nothing listening: bound, then closed.
+unsigned short closed_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return acceptor.local_endpoint().port();
+}
+
+}  // namespace
+
+TEST_CASE("CurlTransport posts a body and returns status, headers and body") {
+  FakeModelServer fake;
+  fake.push(FakeReply::raw(200, R"({"hello":"world"})").with_header("X-Fake-Id", "abc"));
+  boost::asio::io_context io;
+  net::CurlTransport transport(io);
+
+  auto request = post(fake.base_url(Dialect::openai) + "/chat/completions", std::string(5000, 'x'));
+  request.headers.add("Authorization", "Bearer k");
+  const auto result = exchange(io, transport, std::move(request));
+
+  REQUIRE(result.has_value());
+  CHECK(result->status == 200);
+  CHECK(result->body == R"({"hello":"world"})");
+  CHECK(result->headers.get("x-fake-id") == "abc");
+  CHECK(result->headers.get("CONTENT-TYPE") == "application/json");
+  CHECK_FALSE(result->headers.get("missing").has_value());
+  const auto received = fake.requests();
+  REQUIRE(received.size() == 1);
+  CHECK(received[0].method == "POST");
+  CHECK(received[0].target == "/v1/chat/completions");
+  CHECK(received[0].header("authorization") == "Bearer k");
+  CHECK(received[0].header("expect").empty());  // no 100-continue round trip
+  CHECK(received[0].body == std::string(5000, 'x'));
+}
+
+TEST_CASE("CurlTransport returns error statuses as responses") {
+  FakeModelServer fake;
+  fake.push(FakeReply::error(429).with_header("Retry-After", "3"));
+  boost::asio::io_context io;
+  net::CurlTransport transport(io);
+  const auto result = exchange(io, transport, post(fake.base_url(Dialect::anthropic) + "/v1/messages", "{}"));
+  REQUIRE(result.has_value());
+  CHECK(result->status == 429);
+  CHECK(result->headers.get("retry-after") == "3");
+}
+
+TEST_CASE("CurlTransport classes transport failures") {
+  boost::asio::io_context io;
+
+  SECTION("connection refused is connect_failed") {
+    net::CurlTransport transport(io);
+    const auto result = exchange(io, transport, post("http://127.0.0.1:" + std::to_string(closed_port()) + "/x", "{}"));
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().kind == net::TransportErrorKind::connect_failed);
+    CHECK_FALSE(result.error().message.empty());
+  }
+  SECTION("a reply slower than the total timeout is timed_out") {
+    FakeModelServer fake;
+    fake.push(FakeReply::text("late").after(std::chrono::seconds(5)));
+    net::CurlTransport transport(io);
+    auto request = post(fake.base_url(Dialect::openai) + "/chat/completions", "{}");
+    request.timeout = std::chrono::milliseconds(300);
+    const auto result = exchange(io, transport, std::move(request));
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().kind == net::TransportErrorKind::timed_out);
+  }
+  SECTION("a body over the cap is too_large") {
+    FakeModelServer fake;
+    fake.push(FakeReply::raw(200, std::string(100'000, 'a')));
+    net::CurlTransport transport(io, {.max_response_bytes = 1000});
+    const auto result = exchange(io, transport, post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"));
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().kind == net::TransportErrorKind::too_large);
+  }
+}
+
+TEST_CASE("CurlTransport runs many requests at once and reuses connections") {
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "ok").after(std::chrono::milliseconds(50)));
+  boost::asio::io_context io;
+  net::CurlTransport transport(io);
+  int ok = 0;
+  int done = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 20; ++i)
+      transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"), [&](net::HttpResult r) {
+        ++done;
+        if (r && r->status == 200 && r->body == "ok") ++ok;
+      });
+    test::run_until(io, [&] { return done == 20 * (round + 1); });
+  }
+  CHECK(ok == 60);
+  CHECK(fake.max_in_flight() == 20);
+}
+
+TEST_CASE("CurlTransport destroyed with requests in flight drops them without calling back") {
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "late").after(std::chrono::milliseconds(300)));
+  boost::asio::io_context io;
+  int called = 0;
+  {
+    net::CurlTransport transport(io);
+    for (int i = 0; i < 5; ++i)
+      transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"), [&](net::HttpResult) { ++called; });
+    test::run_until(io, [&] { return fake.request_count() == 5; });
+  }
+  io.restart();
+  io.run_for(std::chrono::milliseconds(500));  // whatever was pending drains harmlessly
+  CHECK(called == 0);
+}
+
+TEST_CASE("CurlTransport may be destroyed from inside a callback") {
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "ok"));
+  boost::asio::io_context io;
+  auto transport = std::make_unique<net::CurlTransport>(io);
+  bool called = false;
+  transport->send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"), [&](net::HttpResult result) {
+    called = result.has_value();
+    transport.reset();
+  });
+  test::run_until(io, [&] { return transport == nullptr; });
+  CHECK(called);
+}
