@@ -1,0 +1,400 @@
+#include "agent/agent.h"
+
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <set>
+
+#include "agent/context.h"
+#include "agent/tools.h"
+#include "catalog/render.h"
+#include "store/attempts.h"
+#include "store/outbox.h"
+#include "store/queue.h"
+#include "validator/outbound.h"
+#include "validator/validator.h"
+
+namespace dispatchd::agent {
+namespace {
+
+std::string errors_json(const std::vector<validator::Finding>& errors) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
+  writer.StartArray();
+  for (const auto& e : errors) {
+    writer.StartObject();
+    writer.Key("path");
+    writer.String(e.path.c_str(), static_cast<rapidjson::SizeType>(e.path.size()));
+    writer.Key("code");
+    writer.String(e.code.c_str(), static_cast<rapidjson::SizeType>(e.code.size()));
+    writer.Key("message");
+    writer.String(e.message.c_str(), static_cast<rapidjson::SizeType>(e.message.size()));
+    writer.EndObject();
+  }
+  writer.EndArray();
+  return std::string(out.GetString(), out.GetSize());
+}
+
+std::string object_json(std::initializer_list<std::pair<const char*, std::string>> fields) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
+  writer.StartObject();
+  for (const auto& [key, value] : fields) {
+    writer.Key(key);
+    writer.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  }
+  writer.EndObject();
+  return std::string(out.GetString(), out.GetSize());
+}
+
+bool has_review_code(const validator::Verdict& verdict, const std::string& code) {
+  for (const auto& flag : verdict.review) {
+    if (flag.code == code) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::shared_ptr<const Setup> make_setup(catalog::Catalog catalog, const std::string& business_prompt,
+                                        std::optional<std::string> holding_reply) {
+  auto schema = llm::output_schema(catalog);
+  // The providers enforce the schema natively; the prompt still lists every enum value.
+  std::string system = catalog::render_prompt(catalog, {.schema_enforced = true});
+  if (!business_prompt.empty()) system = business_prompt + "\n\n" + system;
+  return std::make_shared<const Setup>(
+      Setup{std::move(catalog), std::move(system), std::move(schema), std::move(holding_reply)});
+}
+
+struct Agent::State : std::enable_shared_from_this<State> {
+  boost::asio::io_context& io;
+  store::Database& db;
+  llm::Provider& provider;
+  net::Transport& tools;
+  Settings settings;
+  std::function<store::Time()> now;
+  std::shared_ptr<const Setup> setup;
+  std::set<std::int64_t> running;
+  bool stopping = false;
+  bool poke_posted = false;
+  std::function<void(const Decision&)> on_decision;
+  boost::asio::steady_timer wake;
+
+  State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
+        Settings settings_, std::function<store::Time()> now_)
+      : io(io_),
+        db(db_),
+        provider(provider_),
+        tools(tools_),
+        settings(std::move(settings_)),
+        now(std::move(now_)),
+        wake(io_) {}
+
+  void poke();
+  void take();
+  void finished(const Decision& decision);
+  void wake_after(std::chrono::seconds delay);
+};
+
+// One message from its lease to its decision. Owned by the callbacks it has pending.
+class Run : public std::enable_shared_from_this<Run> {
+ public:
+  Run(std::shared_ptr<Agent::State> state, store::Leased message)
+      : m_state(std::move(state)), m_setup(m_state->setup), m_message(std::move(message)) {}
+
+  void start();
+
+ private:
+  using Verdict = validator::Verdict;
+
+  void ask();
+  void on_completion(llm::CompletionResult result);
+  void on_verdict(const llm::Completion& completion);
+  void after_failure(const std::optional<Verdict>& last);
+  void act(const Verdict& verdict);
+  void wait_for_provider(const llm::ProviderError& error);
+  void escalate(const std::string& reason, const std::string& detail, std::optional<store::NewAction> proposal,
+                std::optional<std::string> proposed_json = std::nullopt);
+  bool record(store::AttemptRecord record);
+  void done(std::string outcome, std::string detail);
+  void fail(const std::string& error) { done("error", error); }
+
+  store::Database& db() { return m_state->db; }
+  const catalog::Catalog& catalog() const { return m_setup->catalog; }
+
+  std::shared_ptr<Agent::State> m_state;
+  std::shared_ptr<const Setup> m_setup;
+  store::Leased m_message;
+  store::AttemptCounts m_counts;
+  std::string m_first_turn;
+  std::vector<ToolExchange> m_tools;
+  std::optional<FailedPair> m_failed;
+};
+
+void Run::start() {
+  auto counts = store::count_attempts(db(), m_message.id);
+  if (!counts) return fail(counts.error());
+  m_counts = *counts;
+  const int budget = 1 + m_state->settings.max_retries;
+  if (m_counts.failed >= budget) {
+    // Every attempt was used before a restart: decide now, as the last run would have.
+    return escalate("contract_failed", object_json({{"why", "the re-ask budget was used before a restart"}}), {});
+  }
+  if (m_counts.last_raw_output && (m_counts.last_verdict == "invalid" || m_counts.last_verdict == "error")) {
+    // Resume the re-ask the previous run was about to make.
+    const Verdict verdict =
+        validator::validate(catalog(), *m_counts.last_raw_output, {m_message.sender, m_message.text});
+    if (!verdict.ok) m_failed = FailedPair{*m_counts.last_raw_output, verdict.feedback};
+  }
+  auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
+  if (!history) return fail(history.error());
+  m_first_turn = first_turn(*history, {m_message.channel, m_message.sender, m_message.text});
+  ask();
+}
+
+void Run::ask() {
+  auto request = build_request(m_setup->system, m_first_turn, m_tools, m_failed, m_setup->schema);
+  m_state->provider.complete(std::move(request), [self = shared_from_this()](llm::CompletionResult result) {
+    self->on_completion(std::move(result));
+  });
+}
+
+bool Run::record(store::AttemptRecord attempt) {
+  attempt.message_id = m_message.id;
+  attempt.attempt = m_counts.total + 1;
+  if (!store::record_attempt(db(), attempt, m_state->now())) return false;
+  ++m_counts.total;
+  if (attempt.verdict == "invalid" || attempt.verdict == "error") ++m_counts.failed;
+  return true;
+}
+
+void Run::on_completion(llm::CompletionResult result) {
+  if (result) return on_verdict(*result);
+  const llm::ProviderError& error = result.error();
+  switch (error.error_class) {
+    case llm::ErrorClass::truncated: {
+      // Cut off at the output limit: its own class, never repaired; the re-ask says why.
+      const validator::Finding finding{
+          "", "truncated",
+          "the reply was cut off at the model's output limit (finish reason " + error.finish_reason + ")"};
+      if (!record({.provider = error.info.provider,
+                   .model = error.info.model,
+                   .request_summary = error.info.request_summary,
+                   .raw_output = error.output,
+                   .verdict = "invalid",
+                   .errors = errors_json({finding}),
+                   .error_class = "truncated",
+                   .latency_ms = error.info.latency.count(),
+                   .input_tokens = error.usage.input_tokens,
+                   .output_tokens = error.usage.output_tokens,
+                   .finish_reason = error.finish_reason})) {
+        return fail("cannot record the attempt");
+      }
+      m_failed = FailedPair{error.output,
+                            "Your previous reply was cut off at the output limit before the JSON object "
+                            "ended. Reply with exactly ONE complete, shorter JSON object, in this format:\n" +
+                                catalog().contract_line()};
+      return after_failure(std::nullopt);
+    }
+    case llm::ErrorClass::bad_response:
+      if (!record({.provider = error.info.provider,
+                   .model = error.info.model,
+                   .request_summary = error.info.request_summary,
+                   .verdict = "error",
+                   .errors = errors_json({{"", "bad_response", error.message}}),
+                   .error_class = "bad_response",
+                   .latency_ms = error.info.latency.count()})) {
+        return fail("cannot record the attempt");
+      }
+      m_failed.reset();
+      return after_failure(std::nullopt);
+    case llm::ErrorClass::transport:
+    case llm::ErrorClass::rate_limited:
+    case llm::ErrorClass::server:
+    case llm::ErrorClass::client:
+      return wait_for_provider(error);
+  }
+}
+
+void Run::on_verdict(const llm::Completion& completion) {
+  const Verdict verdict = validator::validate(catalog(), completion.output, {m_message.sender, m_message.text});
+  std::optional<std::string> error_class;
+  if (!verdict.errors.empty()) error_class = verdict.errors.front().code;
+  const std::string verdict_name = !verdict.ok ? "invalid" : verdict.needs_review() ? "review" : "valid";
+  if (!record({.provider = completion.info.provider,
+               .model = completion.info.model,
+               .request_summary = completion.info.request_summary,
+               .raw_output = completion.output,
+               .verdict = verdict_name,
+               .errors = errors_json(verdict.errors),
+               .error_class = error_class,
+               .latency_ms = completion.info.latency.count(),
+               .input_tokens = completion.usage.input_tokens,
+               .output_tokens = completion.usage.output_tokens,
+               .finish_reason = completion.finish_reason})) {
+    return fail("cannot record the attempt");
+  }
+  if (!verdict.ok) {
+    m_failed = FailedPair{completion.output, verdict.feedback};
+    return after_failure(verdict);
+  }
+  act(verdict);
+}
+
+void Run::after_failure(const std::optional<Verdict>& last) {
+  if (m_counts.failed < 1 + m_state->settings.max_retries) return ask();
+  // Out of attempts. A reply that met the contract but not the policy (e.g. another
+  // recipient, every time) is a policy violation; anything else a contract failure.
+  const bool policy = last && last->failed_stage == validator::Stage::policy;
+  const std::string errors = last ? errors_json(last->errors) : "[]";
+  escalate(policy ? "policy_violation" : "contract_failed",
+           "{\"attempts\":" + std::to_string(m_counts.total) + ",\"last_errors\":" + errors + "}", {});
+}
+
+void Run::act(const Verdict& verdict) {
+  const catalog::Action* action = catalog().find_action(verdict.action);
+  if (!action) return fail("the verdict names an unknown action " + verdict.action);
+  switch (action->kind) {
+    case catalog::ActionKind::http: {
+      if (static_cast<int>(m_tools.size()) >= m_state->settings.max_tool_steps) {
+        return escalate(
+            "contract_failed",
+            object_json({{"why", "the model kept calling tools past the step limit"}, {"action", action->name}}), {},
+            verdict.output);
+      }
+      auto url = tool_url(*action, verdict.output);
+      if (!url) return fail(url.error());
+      m_failed.reset();
+      run_tool(m_state->tools, *url, {m_state->settings.max_tool_bytes, m_state->settings.tool_timeout},
+               [self = shared_from_this(), call = verdict.output](std::string answer) {
+                 self->m_tools.push_back({call, std::move(answer)});
+                 self->ask();
+               });
+      return;
+    }
+    case catalog::ActionKind::reply: {
+      const auto outbound = validator::outbound_of(catalog(), verdict, m_message.sender);
+      if (!outbound) return fail("the reply action " + action->name + " has no text to send");
+      store::NewAction reply{.message_id = m_message.id,
+                             .action = verdict.action,
+                             .arguments = verdict.output,
+                             .recipient = outbound->recipient,
+                             .body = outbound->body};
+      if (verdict.needs_review()) {
+        std::string flags;
+        for (const auto& flag : verdict.review) flags += (flags.empty() ? "" : ",") + flag.code;
+        const bool approval = has_review_code(verdict, "requires_approval");
+        return escalate(approval ? "needs_approval" : "review_flags", object_json({{"review", flags}}),
+                        std::move(reply));
+      }
+      auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
+      if (!queued) return fail(queued.error());
+      return done("queued", verdict.action);
+    }
+    case catalog::ActionKind::escalate:
+      return escalate("model_escalated", object_json({{"action", verdict.action}}), {}, verdict.output);
+    case catalog::ActionKind::ignore: {
+      auto finished = store::finish(db(), m_message.id, "ignored", m_state->now());
+      if (!finished) return fail(finished.error());
+      return done("ignored", verdict.action);
+    }
+  }
+}
+
+void Run::wait_for_provider(const llm::ProviderError& error) {
+  const store::Time now = m_state->now();
+  if (now - m_message.received_at >= m_state->settings.provider_deadline) {
+    return escalate(
+        "provider_unavailable",
+        object_json({{"error_class", std::string(llm::to_string(error.error_class))}, {"error", error.message}}), {});
+  }
+  auto wait = m_state->settings.provider_wait;
+  if (error.retry_after) wait = std::max(wait, std::chrono::ceil<std::chrono::seconds>(*error.retry_after));
+  auto postponed = store::postpone(db(), m_message.id, now + wait);
+  if (!postponed) return fail(postponed.error());
+  m_state->wake_after(wait);
+  done("postponed", std::string(llm::to_string(error.error_class)) + ": " + error.message);
+}
+
+void Run::escalate(const std::string& reason, const std::string& detail, std::optional<store::NewAction> proposal,
+                   std::optional<std::string> proposed_json) {
+  std::optional<store::NewAction> holding;
+  if (m_setup->holding_reply) {
+    holding = store::NewAction{.message_id = m_message.id,
+                               .action = "holding_reply",
+                               .arguments = object_json({{"text", *m_setup->holding_reply}}),
+                               .recipient = m_message.sender,
+                               .body = *m_setup->holding_reply};
+  }
+  auto id = store::escalate_message(db(), {m_message.id, reason, detail, std::move(proposed_json), std::move(proposal)},
+                                    holding, m_state->now());
+  if (!id) return fail(id.error());
+  done("escalated", reason);
+}
+
+void Run::done(std::string outcome, std::string detail) {
+  m_state->finished({m_message.id, std::move(outcome), std::move(detail), m_counts.total});
+}
+
+void Agent::State::poke() {
+  if (poke_posted) return;
+  poke_posted = true;
+  boost::asio::post(io, [self = shared_from_this()] {
+    self->poke_posted = false;
+    self->take();
+  });
+}
+
+void Agent::State::take() {
+  while (!stopping && setup && running.size() < settings.max_in_flight) {
+    auto next = store::take_next(db, settings.worker, now(), settings.lease);
+    if (!next) {
+      if (on_decision) on_decision({0, "error", next.error(), 0});
+      return;
+    }
+    if (!*next) return;
+    // A message still running here whose lease ran out is not started twice.
+    if (!running.insert((*next)->id).second) continue;
+    std::make_shared<Run>(shared_from_this(), std::move(**next))->start();
+  }
+}
+
+void Agent::State::finished(const Decision& decision) {
+  running.erase(decision.message_id);
+  if (on_decision) on_decision(decision);
+  poke();
+}
+
+void Agent::State::wake_after(std::chrono::seconds delay) {
+  const auto at = std::chrono::steady_clock::now() + delay;
+  if (wake.expiry() > std::chrono::steady_clock::now() && wake.expiry() <= at) return;  // an earlier wake-up is set
+  wake.expires_at(at);
+  wake.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    if (ec) return;
+    if (auto self = weak.lock()) self->poke();
+  });
+}
+
+Agent::Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
+             Settings settings, std::function<store::Time()> now)
+    : m_state(std::make_shared<State>(io, db, provider, tools, std::move(settings), std::move(now))) {}
+
+Agent::~Agent() {
+  m_state->stopping = true;
+  m_state->wake.cancel();
+}
+
+void Agent::set_setup(std::shared_ptr<const Setup> setup) { m_state->setup = std::move(setup); }
+void Agent::poke() { m_state->poke(); }
+void Agent::stop() {
+  m_state->stopping = true;
+  m_state->wake.cancel();
+}
+std::size_t Agent::in_flight() const { return m_state->running.size(); }
+void Agent::on_decision(std::function<void(const Decision&)> callback) { m_state->on_decision = std::move(callback); }
+
+}  // namespace dispatchd::agent

@@ -1,0 +1,103 @@
+#pragma once
+// The agent loop: for each inbound message, ask the model for ONE catalog action, validate
+// it, re-ask at most `max_retries` times with the exact errors, and act on the verdict:
+//
+//   reply (auto)            -> outbox (approved), message decided; done when the send is
+//   reply needing approval  -> escalation needs_approval / review_flags with the proposal
+//   or flagged for review
+//   escalate                -> escalation model_escalated, message done
+//   ignore                  -> message done (ignored)
+//   http tool               -> the tool runs, its answer goes back to the model (bounded steps)
+//   still invalid at the end-> escalation contract_failed (policy_violation when only the
+//                              policy stage refused), with every attempt in v_attempts
+//   provider down           -> the message waits (postponed) and is taken again; past
+//                              provider_deadline after it arrived: provider_unavailable
+//
+// Transport failures are retried inside the provider stack (llm::RetryingProvider) and
+// never count as attempts. Every attempt is recorded before the next step, so a restart
+// resumes the budget. Messages of one conversation go in inbox order (store::take_next);
+// different conversations run concurrently, at most `max_in_flight` at once.
+//
+// Threading: everything runs on the io_context's thread; the Database is used only there.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "llm/provider.h"
+#include "net/http.h"
+#include "store/database.h"
+#include "store/inbox.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace dispatchd::agent {
+
+struct Settings {
+  int max_retries = 2;     // re-asks after the first attempt
+  int max_tool_steps = 4;  // tool calls per message
+  std::size_t history_messages = 10;
+  std::size_t max_in_flight = 8;                // messages in progress (llm.max_concurrency)
+  std::chrono::seconds lease{900};              // a taken message's lease
+  std::chrono::seconds provider_deadline{900};  // after arrival, then provider_unavailable
+  std::chrono::seconds provider_wait{30};       // a message waits this long after a provider failure
+  std::size_t max_tool_bytes = 8 * 1024;
+  std::chrono::milliseconds tool_timeout{10'000};
+  std::string worker = "dispatchd";  // the lease owner
+};
+
+// The catalog and prompts, immutable; replaced whole on reload (a run keeps the one it
+// started with).
+struct Setup {
+  catalog::Catalog catalog;
+  std::string system;  // business instructions + the catalog's prompt text
+  std::shared_ptr<const llm::OutputSchema> schema;
+  std::optional<std::string> holding_reply;  // sent once to the customer on escalation
+};
+
+// `business_prompt` is the system_prompt_file's text (may be empty).
+std::shared_ptr<const Setup> make_setup(catalog::Catalog catalog, const std::string& business_prompt,
+                                        std::optional<std::string> holding_reply = std::nullopt);
+
+// What became of one message (for logs, metrics and tests).
+struct Decision {
+  std::int64_t message_id = 0;
+  std::string outcome;  // "queued", "escalated", "ignored", "postponed", "error"
+  std::string detail;   // the escalation reason, the action, or the error
+  int attempts = 0;     // attempts recorded for the message so far
+};
+
+class Run;
+
+class Agent {
+ public:
+  // REQUIRES: every reference outlives the agent and its runs.
+  Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
+        Settings settings, std::function<store::Time()> now);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  void set_setup(std::shared_ptr<const Setup> setup);
+  // Takes ready messages while fewer than max_in_flight are in progress. Call it when
+  // messages arrive, and on a timer (postponed messages come back by time).
+  void poke();
+  // Takes nothing new; runs in progress finish.
+  void stop();
+  std::size_t in_flight() const;
+  void on_decision(std::function<void(const Decision&)> callback);
+
+ private:
+  friend class Run;
+  struct State;
+  std::shared_ptr<State> m_state;
+};
+
+}  // namespace dispatchd::agent

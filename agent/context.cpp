@@ -1,0 +1,38 @@
+#include "agent/context.h"
+
+namespace dispatchd::agent {
+
+std::string first_turn(const std::vector<store::HistoryEntry>& history, const Inbound& inbound) {
+  std::string out;
+  if (!history.empty()) {
+    out += "Conversation so far (oldest first):\n";
+    for (const auto& entry : history) {
+      out += entry.from_us ? "[we replied] " : "[customer] ";
+      out += entry.text;
+      out += "\n";
+    }
+    out += "\n";
+  }
+  out += "New " + inbound.channel + " message from " + inbound.sender + ":\n";
+  out += inbound.text;
+  out += "\n\nChoose ONE action from the catalog and reply with ONE JSON object.";
+  return out;
+}
+
+llm::CompletionRequest build_request(const std::string& system, const std::string& first,
+                                     const std::vector<ToolExchange>& tools, const std::optional<FailedPair>& failed,
+                                     std::shared_ptr<const llm::OutputSchema> schema) {
+  llm::CompletionRequest request{system, {{llm::Role::user, first}}, std::move(schema)};
+  for (const auto& tool : tools) {
+    request.turns.push_back({llm::Role::assistant, tool.call});
+    request.turns.push_back({llm::Role::user, "The tool answered:\n" + tool.result +
+                                                  "\n\nNow choose the next action and reply with ONE JSON object."});
+  }
+  if (failed) {
+    request.turns.push_back({llm::Role::assistant, failed->output});
+    request.turns.push_back({llm::Role::user, failed->feedback});
+  }
+  return request;
+}
+
+}  // namespace dispatchd::agent

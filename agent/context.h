@@ -1,0 +1,41 @@
+#pragma once
+// The model's context for one message, built from values (pure): the system text, then one
+// user turn with the conversation so far and the inbound message, then the tool exchanges
+// of this message, then at most one failed pair (the previous raw output and the
+// validator's feedback). The context does not grow with each re-ask: only the last failed
+// pair is kept, and the original message always stays in.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llm/provider.h"
+#include "store/inbox.h"
+
+namespace dispatchd::agent {
+
+struct Inbound {
+  std::string channel;  // "whatsapp" | "gmail"
+  std::string sender;   // the counterpart: the only allowed recipient
+  std::string text;
+};
+
+// A read-only tool call and what it returned, fed back to the model.
+struct ToolExchange {
+  std::string call;    // the model's validated reply that asked for the tool (compact JSON)
+  std::string result;  // what the tool answered (size-capped), or why it failed
+};
+
+struct FailedPair {
+  std::string output;    // the rejected raw output, as the model wrote it
+  std::string feedback;  // the validator's feedback text
+};
+
+// The first user turn: history, then the message to act on.
+std::string first_turn(const std::vector<store::HistoryEntry>& history, const Inbound& inbound);
+
+llm::CompletionRequest build_request(const std::string& system, const std::string& first,
+                                     const std::vector<ToolExchange>& tools, const std::optional<FailedPair>& failed,
+                                     std::shared_ptr<const llm::OutputSchema> schema);
+
+}  // namespace dispatchd::agent

@@ -1,0 +1,96 @@
+#include "agent/tools.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/utf8.h"
+
+namespace dispatchd::agent {
+
+std::string percent_encode(std::string_view value) {
+  static constexpr char k_hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool unreserved = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') ||
+                            (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' || byte == '_' || byte == '~';
+    if (unreserved) {
+      out += c;
+    } else {
+      out += '%';
+      out += k_hex[byte >> 4];
+      out += k_hex[byte & 0xF];
+    }
+  }
+  return out;
+}
+
+std::expected<std::string, std::string> tool_url(const catalog::Action& action, const std::string& output) {
+  if (!action.http) return std::unexpected("action " + action.name + " is not an http tool");
+  rapidjson::Document doc;
+  if (doc.Parse(output.data(), output.size()).HasParseError() || !doc.IsObject()) {
+    return std::unexpected("the tool call is not a JSON object");
+  }
+  const std::string& url = action.http->url;
+  std::string out;
+  std::size_t i = 0;
+  while (i < url.size()) {
+    const auto open = url.find('{', i);
+    if (open == std::string::npos) {
+      out.append(url, i);
+      break;
+    }
+    const auto close = url.find('}', open);
+    if (close == std::string::npos) return std::unexpected("unclosed placeholder in " + url);
+    out.append(url, i, open - i);
+    const std::string name = url.substr(open + 1, close - open - 1);
+    const auto it = doc.FindMember(rapidjson::StringRef(name.data(), name.size()));
+    if (it == doc.MemberEnd() || it->value.IsNull()) return std::unexpected("no value for {" + name + "}");
+    if (it->value.IsString()) {
+      out += percent_encode(std::string_view(it->value.GetString(), it->value.GetStringLength()));
+    } else {
+      rapidjson::StringBuffer text;
+      rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+      it->value.Accept(writer);
+      out += percent_encode(std::string_view(text.GetString(), text.GetSize()));
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
+void run_tool(net::Transport& transport, const std::string& url, const ToolLimits& limits,
+              std::move_only_function<void(std::string)> done) {
+  net::HttpRequest request;
+  request.method = "GET";
+  request.url = url;
+  request.timeout = limits.timeout;
+  request.connect_timeout = std::min(limits.timeout, std::chrono::milliseconds(5000));
+  request.headers.add("Accept", "application/json, text/plain");
+  transport.send(std::move(request), [max = limits.max_bytes, done = std::move(done)](net::HttpResult result) mutable {
+    if (!result) {
+      done("the tool could not be reached (" + std::string(net::to_string(result.error().kind)) + ")");
+      return;
+    }
+    std::string body = std::move(result->body);
+    bool cut = false;
+    if (body.size() > max) {
+      // Cut on a UTF-8 boundary so the model gets valid text.
+      std::size_t end = max;
+      while (end > 0 && (static_cast<unsigned char>(body[end]) & 0xC0) == 0x80) --end;
+      body.resize(end);
+      cut = true;
+    }
+    if (!utf8::is_valid(body)) {
+      for (char& c : body) {
+        if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+      }
+    }
+    std::string text = "HTTP " + std::to_string(result->status) + "\n" + body;
+    if (cut) text += "\n[answer cut at " + std::to_string(max) + " bytes]";
+    done(std::move(text));
+  });
+}
+
+}  // namespace dispatchd::agent

@@ -1,0 +1,105 @@
+#pragma once
+// The agent loop wired as the daemon wires it, against the fake model server on 127.0.0.1
+// through the real CurlTransport, on a migrated SQLite file in a temp folder. Read-only
+// tools go through a scripted FakeTransport. Driven from the test thread.
+
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/agent.h"
+#include "llm/limiter.h"
+#include "llm/providers.h"
+#include "llm/retry.h"
+#include "net/curl_transport.h"
+#include "tests/fakes/fake_model_server.h"
+#include "tests/fakes/fake_transport.h"
+#include "tests/io_run.h"
+#include "tests/store/store_fixture.h"
+#include "tests/test_util.h"
+
+namespace dispatchd::test {
+
+inline constexpr const char* k_customer = "15551234567";
+
+inline std::string send_message(const std::string& to, const std::string& content, const std::string& priority = "medium") {
+  return R"({"action":"send_message","recipient":")" + to + R"(","content":")" + content + R"(","priority":")" +
+         priority + "\"}";
+}
+
+struct AgentHarness {
+  explicit AgentHarness(agent::Settings settings = {}, llm::ProviderKind kind = llm::ProviderKind::openai,
+                        const catalog::Catalog& catalog = support_en())
+      : limiter(io, settings.max_in_flight) {
+    llm::ProviderConfig config;
+    config.kind = kind;
+    config.base_url = fake.base_url(kind == llm::ProviderKind::openai   ? fakes::Dialect::openai
+                                    : kind == llm::ProviderKind::gemini ? fakes::Dialect::gemini
+                                                                        : fakes::Dialect::anthropic);
+    config.model = "test-model";
+    config.api_key = "sk-test";
+    config.timeout = std::chrono::seconds(20);
+    // Backoff waits are recorded and run at once: tests check what was asked, not the clock.
+    llm::RetryDeps deps{[] { return 0.5; }, {}, [this](std::chrono::milliseconds delay, std::move_only_function<void()> then) {
+                          waits.push_back(delay);
+                          boost::asio::post(io, std::move(then));
+                        }};
+    llm::RetryPolicy policy;
+    policy.max_attempts = 3;
+    provider = std::make_unique<llm::RetryingProvider>(
+        std::make_unique<llm::LimitedProvider>(llm::make_provider(config, transport), limiter), policy, io, std::move(deps));
+    settings.worker = "test-worker";
+    agent = std::make_unique<agent::Agent>(io, db, *provider, tools, settings, [this] { return clock; });
+    agent->set_setup(agent::make_setup(catalog, "You work for ACME."));
+    agent->on_decision([this](const agent::Decision& d) { decisions.push_back(d); });
+  }
+
+  std::int64_t receive(const std::string& id, const std::string& text, const std::string& sender = k_customer,
+                       std::string conversation = "") {
+    if (conversation.empty()) conversation = sender;
+    auto inserted = store::insert_inbound(db, {"whatsapp", id, conversation, sender, text, "{}"}, clock);
+    REQUIRE(inserted);
+    return inserted->id;
+  }
+
+  // Pokes the agent and runs the loop until `n` decisions in all were made.
+  void decide(std::size_t n) {
+    agent->poke();
+    run_until(io, [&] { return decisions.size() >= n; });
+  }
+
+  long long count(const std::string& sql) { return db.query_int(sql).value(); }
+
+  // The parsed bodies of every model request, in arrival order.
+  std::vector<rapidjson::Document> bodies() const {
+    std::vector<rapidjson::Document> out;
+    for (const auto& r : fake.requests()) out.push_back(parse_json(r.body));
+    return out;
+  }
+
+  TempDir dir;
+  store::Database db = migrated_db(dir);
+  store::Time clock = k_t0;
+  fakes::FakeModelServer fake;
+  boost::asio::io_context io;
+  net::CurlTransport transport{io};
+  fakes::FakeTransport tools{io};
+  llm::Limiter limiter;
+  std::vector<std::chrono::milliseconds> waits;
+  std::unique_ptr<llm::Provider> provider;
+  std::unique_ptr<agent::Agent> agent;
+  std::vector<agent::Decision> decisions;
+};
+
+// OpenAI chat messages of a request body as (role, content) pairs.
+inline std::vector<std::pair<std::string, std::string>> openai_messages(const rapidjson::Document& body) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& m : body["messages"].GetArray()) out.emplace_back(m["role"].GetString(), m["content"].GetString());
+  return out;
+}
+
+}  // namespace dispatchd::test
