@@ -13,22 +13,35 @@ using test::k_customer;
 using test::send_message;
 
 TEST_CASE("agent: a fenced reply is accepted on the first attempt and queued", "[agent]") {
-  AgentHarness h;
+  const auto kind = GENERATE(llm::ProviderKind::openai, llm::ProviderKind::gemini, llm::ProviderKind::anthropic);
+  CAPTURE(llm::to_string(kind));
+  AgentHarness h({}, kind);
   const auto id = h.receive("wamid.1", "Where is my order ORD-1001?");
   h.fake.push(FakeReply::text("```json\n" + send_message(k_customer, "It ships tomorrow.") + "\n```"));
   h.decide(1);
   CHECK(h.decisions[0].outcome == "queued");
   CHECK(h.fake.request_count() == 1);
   // What the fake received: the system prompt with the business text and every enum value,
-  // the message in the one user turn, the schema as response_format.
+  // the message in the one user turn, the schema in the dialect's own place.
+  CHECK_THAT(h.system(0), Catch::Contains("You work for ACME."));
+  CHECK_THAT(h.system(0), Catch::Contains("\"escalate_to_human\""));
+  const auto turns = h.turns(0);
+  REQUIRE(turns.size() == 1);
+  CHECK(turns[0].first == "user");
+  CHECK_THAT(turns[0].second, Catch::Contains("Where is my order ORD-1001?"));
   const auto bodies = h.bodies();
-  const auto messages = test::openai_messages(bodies[0]);
-  REQUIRE(messages.size() == 2);
-  CHECK(messages[0].first == "system");
-  CHECK_THAT(messages[0].second, Catch::Contains("You work for ACME."));
-  CHECK_THAT(messages[0].second, Catch::Contains("\"escalate_to_human\""));
-  CHECK_THAT(messages[1].second, Catch::Contains("Where is my order ORD-1001?"));
-  CHECK(bodies[0]["response_format"]["json_schema"]["strict"].GetBool());
+  const auto& body = bodies[0];
+  switch (kind) {
+    case llm::ProviderKind::openai:
+      CHECK(body["response_format"]["json_schema"]["strict"].GetBool());
+      break;
+    case llm::ProviderKind::gemini:
+      CHECK(body["generationConfig"]["responseSchema"].IsObject());
+      break;
+    case llm::ProviderKind::anthropic:
+      CHECK(std::string(body["tool_choice"]["type"].GetString()) == "tool");
+      break;
+  }
   // What the store holds.
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'valid' AND message_id = " + std::to_string(id)) == 1);
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND body = 'It ships tomorrow.'"
@@ -38,7 +51,9 @@ TEST_CASE("agent: a fenced reply is accepted on the first attempt and queued", "
 
 TEST_CASE("agent: a wrong enum is fixed on the second attempt, which carries the first output and the error",
           "[agent]") {
-  AgentHarness h;
+  const auto kind = GENERATE(llm::ProviderKind::openai, llm::ProviderKind::gemini, llm::ProviderKind::anthropic);
+  CAPTURE(llm::to_string(kind));
+  AgentHarness h({}, kind);
   h.receive("wamid.1", "Hi, any news?");
   const std::string wrong = R"({"action":"reply","recipient":"15551234567","content":"Hello","priority":"low"})";
   h.fake.push(FakeReply::text(wrong));
@@ -46,15 +61,17 @@ TEST_CASE("agent: a wrong enum is fixed on the second attempt, which carries the
   h.decide(1);
   CHECK(h.decisions[0].outcome == "queued");
   REQUIRE(h.fake.request_count() == 2);
-  const auto second = test::openai_messages(h.bodies()[1]);
-  REQUIRE(second.size() == 4);  // system, the message, the failed output, the feedback
-  CHECK_THAT(second[1].second, Catch::Contains("Hi, any news?"));
-  CHECK(second[2] == std::make_pair(std::string("assistant"), wrong));
-  CHECK(second[3].first == "user");
-  CHECK_THAT(second[3].second, Catch::Contains("/action (enum)"));
-  CHECK_THAT(second[3].second, Catch::Contains("\"send_message\""));
-  CHECK_THAT(second[3].second, Catch::Contains("\"escalate_to_human\""));
-  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 1 AND verdict = 'invalid' AND error_class = 'enum'") == 1);
+  const auto second = h.turns(1);
+  REQUIRE(second.size() == 3);  // the message, the failed output, the feedback
+  CHECK_THAT(second[0].second, Catch::Contains("Hi, any news?"));
+  CHECK(second[1].first == "assistant");
+  CHECK(test::parse_json(second[1].second) == test::parse_json(wrong));  // Anthropic re-serializes it
+  CHECK(second[2].first == "user");
+  CHECK_THAT(second[2].second, Catch::Contains("/action (enum)"));
+  CHECK_THAT(second[2].second, Catch::Contains("\"send_message\""));
+  CHECK_THAT(second[2].second, Catch::Contains("\"escalate_to_human\""));
+  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 1 AND verdict = 'invalid' AND error_class = 'enum'") ==
+        1);
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 2 AND verdict = 'valid'") == 1);
 }
 
@@ -63,16 +80,18 @@ TEST_CASE("agent: three bad replies give a contract_failed escalation with three
   const auto id = h.receive("wamid.1", "hello");
   h.fake.push(FakeReply::text("Sure! I will help you."));
   h.fake.push(FakeReply::text(R"({"action":"send_message"})"));
-  h.fake.push(FakeReply::text(R"({"action":"send_message","recipient":"15551234567","content":"hi","priority":"urgent"})"));
+  h.fake.push(
+      FakeReply::text(R"({"action":"send_message","recipient":"15551234567","content":"hi","priority":"urgent"})"));
   h.decide(1);
   CHECK(h.decisions[0].outcome == "escalated");
   CHECK(h.decisions[0].detail == "contract_failed");
   CHECK(h.fake.request_count() == 3);
   // Only the last failed pair is kept: the third request has the message and one pair.
-  const auto third = test::openai_messages(h.bodies()[2]);
-  REQUIRE(third.size() == 4);
-  CHECK(third[2].second == R"({"action":"send_message"})");
-  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'invalid' AND message_id = " + std::to_string(id)) == 3);
+  const auto third = h.turns(2);
+  REQUIRE(third.size() == 3);
+  CHECK(third[1].second == R"({"action":"send_message"})");
+  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'invalid' AND message_id = " + std::to_string(id)) ==
+        3);
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'contract_failed' AND status = 'open'"
                 " AND json_extract(detail, '$.attempts') = 3") == 1);
   CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'escalated'") == 1);
@@ -99,8 +118,7 @@ TEST_CASE("agent: a truncated reply is classed truncated and re-asked", "[agent]
   CHECK(h.decisions[0].outcome == "queued");
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 1 AND error_class = 'truncated'"
                 " AND finish_reason = 'length'") == 1);
-  const auto second = test::openai_messages(h.bodies()[1]);
-  CHECK_THAT(second.back().second, Catch::Contains("cut off at the output limit"));
+  CHECK_THAT(h.turns(1).back().second, Catch::Contains("cut off at the output limit"));
 }
 
 TEST_CASE("agent: a reply to another number is refused, and escalated when it persists", "[agent]") {
@@ -124,10 +142,10 @@ TEST_CASE("agent: a tool's answer goes back to the model and ends in a reply", "
   CHECK(h.decisions[0].outcome == "queued");
   REQUIRE(h.tools.requests().size() == 1);
   CHECK_THAT(h.tools.requests()[0].url, Catch::Contains("15551234567"));
-  const auto second = test::openai_messages(h.bodies()[1]);
-  REQUIRE(second.size() == 4);
-  CHECK_THAT(second[2].second, Catch::Contains("query_status"));
-  CHECK_THAT(second[3].second, Catch::Contains(R"("status":"shipped")"));
+  const auto second = h.turns(1);
+  REQUIRE(second.size() == 3);
+  CHECK_THAT(second[1].second, Catch::Contains("query_status"));
+  CHECK_THAT(second[2].second, Catch::Contains(R"("status":"shipped")"));
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE body = 'Your order has shipped.'") == 1);
 }
 
@@ -148,7 +166,8 @@ TEST_CASE("agent: an action that requires approval becomes a proposal for staff"
   std::string text = test::read_file(test::source_path("catalog/examples/support.en.json"));
   const std::string policy = R"("policy": { "recipient_field": "recipient" })";
   REQUIRE(text.find(policy) != std::string::npos);
-  text.replace(text.find(policy), policy.size(), R"("policy": { "recipient_field": "recipient", "requires_approval": true })");
+  text.replace(text.find(policy), policy.size(),
+               R"("policy": { "recipient_field": "recipient", "requires_approval": true })");
   auto catalog = catalog::Catalog::parse(text, "approval.json");
   REQUIRE(catalog);
   AgentHarness h({}, llm::ProviderKind::openai, *catalog);
@@ -186,8 +205,14 @@ TEST_CASE("agent: attempts recorded before a restart count toward the budget", "
   const auto id = h.receive("wamid.1", "hello");
   REQUIRE(store::take_next(h.db, "old-run", h.clock, 1s).value());
   for (int n = 1; n <= 2; ++n) {
-    REQUIRE(store::record_attempt(h.db, {.message_id = id, .attempt = n, .provider = "openai", .model = "m",
-                                         .raw_output = "not json", .verdict = "invalid", .error_class = "no_json"},
+    REQUIRE(store::record_attempt(h.db,
+                                  {.message_id = id,
+                                   .attempt = n,
+                                   .provider = "openai",
+                                   .model = "m",
+                                   .raw_output = "not json",
+                                   .verdict = "invalid",
+                                   .error_class = "no_json"},
                                   h.clock));
   }
   h.clock += 5s;  // the old run's lease has expired
@@ -196,9 +221,9 @@ TEST_CASE("agent: attempts recorded before a restart count toward the budget", "
   CHECK(h.decisions[0].detail == "contract_failed");
   CHECK(h.fake.request_count() == 1);
   // The resumed re-ask carried the last recorded output and its feedback.
-  const auto messages = test::openai_messages(h.bodies()[0]);
-  REQUIRE(messages.size() == 4);
-  CHECK(messages[2].second == "not json");
+  const auto turns = h.turns(0);
+  REQUIRE(turns.size() == 3);
+  CHECK(turns[1].second == "not json");
 }
 
 TEST_CASE("agent: two messages of one conversation reach the model in order", "[agent]") {
@@ -210,8 +235,9 @@ TEST_CASE("agent: two messages of one conversation reach the model in order", "[
   h.decide(2);
   REQUIRE(h.fake.request_count() == 2);
   CHECK(h.fake.max_in_flight() == 1);
-  CHECK_THAT(test::openai_messages(h.bodies()[0])[1].second, Catch::Contains("first message"));
-  CHECK_THAT(test::openai_messages(h.bodies()[1])[1].second, Catch::Contains("second message"));
+  CHECK_THAT(h.turns(0)[0].second, Catch::Contains("first message"));
+  CHECK_THAT(h.turns(1)[0].second, Catch::Contains("second message"));
+  CHECK_THAT(h.turns(1)[0].second, Catch::Contains("[customer] first message"));  // the history
 }
 
 TEST_CASE("agent: 200 conversations at max_concurrency 64 keep exactly 64 calls in flight on few threads",
@@ -222,14 +248,14 @@ TEST_CASE("agent: 200 conversations at max_concurrency 64 keep exactly 64 calls 
   for (int i = 0; i < 200; ++i) h.receive("wamid." + std::to_string(i), "hello", std::to_string(15550000000 + i));
   // One scripted answer for all 200: escalate_to_human carries no recipient policy, so the
   // same text is valid for every conversation.
-  h.fake.set_fallback(FakeReply::text(
-                          R"({"action":"escalate_to_human","recipient":"x","content":"needs a person","priority":"low"})")
-                          .after(200ms));
-  const auto threads_before = std::distance(std::filesystem::directory_iterator("/proc/self/task"),
-                                            std::filesystem::directory_iterator{});
+  h.fake.set_fallback(
+      FakeReply::text(R"({"action":"escalate_to_human","recipient":"x","content":"needs a person","priority":"low"})")
+          .after(200ms));
+  const auto threads_before =
+      std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator{});
   h.decide(200);
-  const auto threads_after = std::distance(std::filesystem::directory_iterator("/proc/self/task"),
-                                           std::filesystem::directory_iterator{});
+  const auto threads_after =
+      std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator{});
   CHECK(h.fake.max_in_flight() == 64);
   CHECK(h.fake.request_count() == 200);
   CHECK(threads_after == threads_before);

@@ -31,7 +31,8 @@ TEST_CASE("tools: URL placeholders are filled with percent-encoded values", "[ag
   CHECK(agent::percent_encode("a b&c=d/é~") == "a%20b%26c%3Dd%2F%C3%A9~");
   const catalog::Action* tool = test::support_en().find_action("query_status");
   REQUIRE(tool);
-  auto url = agent::tool_url(*tool, R"({"action":"query_status","recipient":"+1 555","content":"ORD-1&x=2","priority":"low"})");
+  auto url = agent::tool_url(
+      *tool, R"({"action":"query_status","recipient":"+1 555","content":"ORD-1&x=2","priority":"low"})");
   REQUIRE(url);
   CHECK(*url == "http://127.0.0.1:8089/status?contact=%2B1%20555&query=ORD-1%26x%3D2");
   CHECK_FALSE(agent::tool_url(*tool, R"({"action":"query_status","recipient":null,"content":"x"})"));

@@ -26,32 +26,69 @@ namespace dispatchd::test {
 
 inline constexpr const char* k_customer = "15551234567";
 
-inline std::string send_message(const std::string& to, const std::string& content, const std::string& priority = "medium") {
+inline std::string send_message(const std::string& to, const std::string& content,
+                                const std::string& priority = "medium") {
   return R"({"action":"send_message","recipient":")" + to + R"(","content":")" + content + R"(","priority":")" +
          priority + "\"}";
 }
 
+using Turns = std::vector<std::pair<std::string, std::string>>;
+
+// The conversation turns of a request body in any of the three dialects, as (role, text)
+// with roles "user" and "assistant"; the system text is left out (see system_of).
+inline Turns turns_of(const rapidjson::Document& body, llm::ProviderKind kind) {
+  Turns out;
+  if (kind == llm::ProviderKind::gemini) {
+    for (const auto& c : body["contents"].GetArray()) {
+      std::string text;
+      for (const auto& part : c["parts"].GetArray()) text += part["text"].GetString();
+      out.emplace_back(std::string(c["role"].GetString()) == "model" ? "assistant" : "user", text);
+    }
+    return out;
+  }
+  for (const auto& m : body["messages"].GetArray()) {
+    if (std::string(m["role"].GetString()) == "system") continue;
+    out.emplace_back(m["role"].GetString(), m["content"].GetString());
+  }
+  return out;
+}
+
+inline std::string system_of(const rapidjson::Document& body, llm::ProviderKind kind) {
+  switch (kind) {
+    case llm::ProviderKind::openai:
+      return body["messages"][0]["content"].GetString();
+    case llm::ProviderKind::gemini:
+      return body["systemInstruction"]["parts"][0]["text"].GetString();
+    case llm::ProviderKind::anthropic:
+      break;
+  }
+  return body["system"].GetString();
+}
+
 struct AgentHarness {
-  explicit AgentHarness(agent::Settings settings = {}, llm::ProviderKind kind = llm::ProviderKind::openai,
+  explicit AgentHarness(agent::Settings settings = {}, llm::ProviderKind provider_kind = llm::ProviderKind::openai,
                         const catalog::Catalog& catalog = support_en())
-      : limiter(io, settings.max_in_flight) {
+      : kind(provider_kind), limiter(io, settings.max_in_flight) {
     llm::ProviderConfig config;
-    config.kind = kind;
-    config.base_url = fake.base_url(kind == llm::ProviderKind::openai   ? fakes::Dialect::openai
-                                    : kind == llm::ProviderKind::gemini ? fakes::Dialect::gemini
-                                                                        : fakes::Dialect::anthropic);
+    config.kind = provider_kind;
+    config.base_url = fake.base_url(provider_kind == llm::ProviderKind::openai   ? fakes::Dialect::openai
+                                    : provider_kind == llm::ProviderKind::gemini ? fakes::Dialect::gemini
+                                                                                 : fakes::Dialect::anthropic);
     config.model = "test-model";
     config.api_key = "sk-test";
     config.timeout = std::chrono::seconds(20);
     // Backoff waits are recorded and run at once: tests check what was asked, not the clock.
-    llm::RetryDeps deps{[] { return 0.5; }, {}, [this](std::chrono::milliseconds delay, std::move_only_function<void()> then) {
+    llm::RetryDeps deps{[] { return 0.5; },
+                        {},
+                        [this](std::chrono::milliseconds delay, std::move_only_function<void()> then) {
                           waits.push_back(delay);
                           boost::asio::post(io, std::move(then));
                         }};
     llm::RetryPolicy policy;
     policy.max_attempts = 3;
     provider = std::make_unique<llm::RetryingProvider>(
-        std::make_unique<llm::LimitedProvider>(llm::make_provider(config, transport), limiter), policy, io, std::move(deps));
+        std::make_unique<llm::LimitedProvider>(llm::make_provider(config, transport), limiter), policy, io,
+        std::move(deps));
     settings.worker = "test-worker";
     agent = std::make_unique<agent::Agent>(io, db, *provider, tools, settings, [this] { return clock; });
     agent->set_setup(agent::make_setup(catalog, "You work for ACME."));
@@ -74,6 +111,9 @@ struct AgentHarness {
 
   long long count(const std::string& sql) { return db.query_int(sql).value(); }
 
+  Turns turns(std::size_t request) const { return turns_of(bodies()[request], kind); }
+  std::string system(std::size_t request) const { return system_of(bodies()[request], kind); }
+
   // The parsed bodies of every model request, in arrival order.
   std::vector<rapidjson::Document> bodies() const {
     std::vector<rapidjson::Document> out;
@@ -81,6 +121,7 @@ struct AgentHarness {
     return out;
   }
 
+  llm::ProviderKind kind;
   TempDir dir;
   store::Database db = migrated_db(dir);
   store::Time clock = k_t0;
@@ -94,12 +135,5 @@ struct AgentHarness {
   std::unique_ptr<agent::Agent> agent;
   std::vector<agent::Decision> decisions;
 };
-
-// OpenAI chat messages of a request body as (role, content) pairs.
-inline std::vector<std::pair<std::string, std::string>> openai_messages(const rapidjson::Document& body) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& m : body["messages"].GetArray()) out.emplace_back(m["role"].GetString(), m["content"].GetString());
-  return out;
-}
 
 }  // namespace dispatchd::test
