@@ -2,9 +2,15 @@
 
 #include <cstdlib>
 
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include <boost/asio/io_context.hpp>
+
 #include "daemon/startup.h"
+#include "daemon/wiring.h"
 #include "store/migrations.h"
 #include "store/outbox.h"
+#include "tests/fakes/fake_transport.h"
 #include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
@@ -59,8 +65,12 @@ TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back a
     auto message = store::insert_inbound(db, {"whatsapp", "wamid.1", "c1", "15551234567", "hola", "{}"}, k_t0);
     REQUIRE(message);
     REQUIRE(store::insert_inbound(db, {"whatsapp", "wamid.2", "c2", "15557654321", "hey", "{}"}, k_t0));
-    auto added = store::add_action(db, {.message_id = message->id, .action = "send_message", .arguments = "{}",
-                                        .recipient = "15551234567", .body = "hi"},
+    auto added = store::add_action(db,
+                                   {.message_id = message->id,
+                                    .action = "send_message",
+                                    .arguments = "{}",
+                                    .recipient = "15551234567",
+                                    .body = "hi"},
                                    k_t0);
     REQUIRE(added);
     action = *added;
@@ -90,4 +100,30 @@ TEST_CASE("check-config: missing secrets and a broken catalog are reported toget
   config = config_in(dir);
   CHECK(daemon::check_environment(config).empty());
   ::unsetenv("DISPATCHD_TEST_KEY");
+}
+
+TEST_CASE("wiring: the provider's key comes from its variable, never from the file", "[daemon]") {
+  test::TempDir dir;
+  auto config = config_in(dir);
+  boost::asio::io_context io;
+  fakes::FakeTransport transport(io);
+  llm::Limiter limiter(io, 2);
+  ::unsetenv("DISPATCHD_TEST_KEY");
+  auto missing = daemon::build_provider(config.llm, transport, io, limiter);
+  REQUIRE_FALSE(missing);
+  CHECK_THAT(missing.error(), Catch::Contains("DISPATCHD_TEST_KEY is not set"));
+  ::setenv("DISPATCHD_TEST_KEY", "sk-from-env", 1);
+  auto provider = daemon::build_provider(config.llm, transport, io, limiter);
+  ::unsetenv("DISPATCHD_TEST_KEY");
+  REQUIRE(provider);
+  transport.push_response(401, R"({"error":{"message":"bad key"}})");  // a client error: not retried
+  (*provider)->complete({"", {{llm::Role::user, "hi"}}, llm::output_schema(test::support_en())},
+                        [](llm::CompletionResult) {});
+  io.run();
+  REQUIRE(transport.requests().size() == 1);
+  CHECK(transport.requests()[0].url == "http://127.0.0.1:9/v1/chat/completions");
+  CHECK(transport.requests()[0].headers.get("Authorization") == "Bearer sk-from-env");
+  const auto settings = daemon::agent_settings(config, "w");
+  CHECK(settings.max_retries == 2);
+  CHECK(settings.lease >= std::chrono::seconds(900));
 }

@@ -1,0 +1,47 @@
+#include "daemon/wiring.h"
+
+#include "config/secrets.h"
+#include "llm/providers.h"
+#include "llm/retry.h"
+
+namespace dispatchd::daemon {
+
+std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const config::Llm& llm,
+                                                                          net::Transport& transport,
+                                                                          boost::asio::io_context& io,
+                                                                          llm::Limiter& limiter) {
+  const auto kind = llm::parse_provider_kind(llm.provider);
+  if (!kind) return std::unexpected("llm.provider: unknown provider " + llm.provider);
+  auto key = config::read_secret(llm.api_key_env);
+  if (!key) return std::unexpected("llm.api_key_env: " + key.error());
+  llm::ProviderConfig provider;
+  provider.kind = *kind;
+  provider.base_url = llm.base_url;
+  provider.model = llm.model;
+  provider.api_key = std::move(*key);
+  provider.timeout = std::chrono::milliseconds(llm.timeout_ms);
+  provider.connect_timeout = std::chrono::milliseconds(llm.connect_timeout_ms);
+  provider.max_output_tokens = llm.max_output_tokens;
+  llm::RetryPolicy policy;
+  // The retries of one call stay well inside the time a message may wait for a provider.
+  policy.deadline = std::chrono::milliseconds(llm.timeout_ms) * 4;
+  return std::make_unique<llm::RetryingProvider>(
+      std::make_unique<llm::LimitedProvider>(llm::make_provider(std::move(provider), transport), limiter), policy, io);
+}
+
+agent::Settings agent_settings(const config::Config& config, const std::string& worker) {
+  agent::Settings settings;
+  settings.max_retries = config.llm.max_retries;
+  settings.max_tool_steps = config.llm.max_tool_steps;
+  settings.history_messages = static_cast<std::size_t>(config.llm.history_messages);
+  settings.max_in_flight = static_cast<std::size_t>(config.llm.max_concurrency);
+  settings.provider_deadline = std::chrono::seconds(config.llm.provider_deadline_s);
+  // A lease outlives every call the message can make: its retries, re-asks and tool steps.
+  const auto per_call = std::chrono::milliseconds(config.llm.timeout_ms) * 4;
+  const auto calls = 1 + config.llm.max_retries + config.llm.max_tool_steps;
+  settings.lease = std::max(settings.lease, std::chrono::ceil<std::chrono::seconds>(per_call * calls));
+  settings.worker = worker;
+  return settings;
+}
+
+}  // namespace dispatchd::daemon
