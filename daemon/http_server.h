@@ -1,0 +1,75 @@
+#pragma once
+// The one HTTP listener (Boost.Beast, in the shape of Beast's examples: an acceptor and one
+// session object per connection, a deadline on every step). Limits: header and body size
+// (431 and 413 before the handler runs), a read deadline (a slow client is dropped), an
+// idle deadline between keep-alive requests, and a connection cap (503 past it).
+//
+// Handlers run on the io_context's thread and return the response; a handler that commits
+// to SQLite therefore answers only after the commit.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace dispatchd::daemon {
+
+struct HttpLimits {
+  std::size_t max_header_bytes = 8 * 1024;
+  std::size_t max_body_bytes = 1024 * 1024;
+  std::chrono::seconds read_timeout{10};  // one whole request, headers and body
+  std::chrono::seconds idle_timeout{60};  // between requests on a kept-alive connection
+  std::size_t max_connections = 512;
+};
+
+struct Request {
+  std::string method;
+  std::string path;                                          // without the query
+  std::string query;                                         // after '?', undecoded
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string body;                                          // the raw bytes as received
+
+  std::optional<std::string_view> header(std::string_view lower_name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string body;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, HttpLimits limits, Handler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts accepting; port 0 picks a free one (see port()).
+  std::expected<void, std::string> listen(const std::string& host, std::uint16_t port);
+  std::uint16_t port() const;
+  // Stops accepting; open connections finish the request they are in, then close.
+  void stop();
+  std::size_t connections() const;
+
+  struct State;  // opaque; public only so that the sessions in the .cpp can share it
+
+ private:
+  std::shared_ptr<State> m_state;
+};
+
+}  // namespace dispatchd::daemon

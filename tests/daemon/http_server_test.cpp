@@ -1,0 +1,105 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <optional>
+
+#include "daemon/http_server.h"
+#include "net/curl_transport.h"
+#include "tests/io_run.h"
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+struct Server {
+  explicit Server(daemon::HttpLimits limits = {})
+      : server(io, limits, [this](const daemon::Request& r) {
+          seen.push_back(r);
+          return daemon::Response{
+              201, "echo:" + r.method + " " + r.path + "?" + r.query + " " + r.body, "text/plain", {{"X-Test", "1"}}};
+        }) {
+    REQUIRE(server.listen("127.0.0.1", 0));
+  }
+
+  net::HttpResult call(net::HttpRequest request) {
+    request.url = "http://127.0.0.1:" + std::to_string(server.port()) + request.url;
+    std::optional<net::HttpResult> result;
+    client.send(std::move(request), [&](net::HttpResult r) { result = std::move(r); });
+    test::run_until(io, [&] { return result.has_value(); });
+    return std::move(*result);
+  }
+
+  asio::io_context io;
+  std::vector<daemon::Request> seen;
+  daemon::HttpServer server;
+  net::CurlTransport client{io};
+};
+
+}  // namespace
+
+TEST_CASE("http server: routes a request to the handler with its raw body", "[http]") {
+  Server s;
+  net::HttpRequest request{"POST", "/webhooks/whatsapp?a=1", {{"X-Hub-Signature-256", "sha256=00"}}, "{\"é\":1}"};
+  auto result = s.call(request);
+  REQUIRE(result);
+  CHECK(result->status == 201);
+  CHECK(result->body == "echo:POST /webhooks/whatsapp?a=1 {\"é\":1}");
+  CHECK(result->headers.get("X-Test") == "1");
+  REQUIRE(s.seen.size() == 1);
+  CHECK(s.seen[0].header("x-hub-signature-256") == "sha256=00");
+}
+
+TEST_CASE("http server: a body over the limit is 413 and never reaches the handler", "[http]") {
+  daemon::HttpLimits limits;
+  limits.max_body_bytes = 1024;
+  Server s(limits);
+  auto result = s.call({"POST", "/webhooks/whatsapp", {}, std::string(4096, 'x')});
+  REQUIRE(result);
+  CHECK(result->status == 413);
+  CHECK(s.seen.empty());
+}
+
+TEST_CASE("http server: a header over the limit is 431", "[http]") {
+  daemon::HttpLimits limits;
+  limits.max_header_bytes = 1024;
+  Server s(limits);
+  auto result = s.call({"GET", "/healthz", {{"X-Big", std::string(4096, 'a')}}, ""});
+  REQUIRE(result);
+  CHECK(result->status == 431);
+  CHECK(s.seen.empty());
+}
+
+TEST_CASE("http server: a slow client is dropped at the read deadline", "[http]") {
+  daemon::HttpLimits limits;
+  limits.read_timeout = 1s;
+  Server s(limits);
+  asio::ip::tcp::socket slow(s.io);
+  slow.connect({asio::ip::make_address("127.0.0.1"), s.server.port()});
+  asio::write(slow, asio::buffer(std::string("POST /webhooks/whatsapp HTTP/1.1\r\nHost: x\r\n")));  // and then nothing
+  bool closed = false;
+  char byte = 0;
+  slow.async_read_some(asio::buffer(&byte, 1), [&](boost::system::error_code ec, std::size_t) { closed = bool(ec); });
+  test::run_until(
+      s.io, [&] { return closed; }, std::chrono::seconds(20));
+  CHECK(closed);
+  CHECK(s.seen.empty());
+}
+
+TEST_CASE("http server: past the connection cap a client gets 503", "[http]") {
+  daemon::HttpLimits limits;
+  limits.max_connections = 1;
+  Server s(limits);
+  asio::ip::tcp::socket idle(s.io);
+  idle.connect({asio::ip::make_address("127.0.0.1"), s.server.port()});
+  test::run_until(s.io, [&] { return s.server.connections() == 1; });
+  auto result = s.call({"GET", "/healthz", {}, ""});
+  REQUIRE(result);
+  CHECK(result->status == 503);
+}
