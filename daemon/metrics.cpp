@@ -1,0 +1,130 @@
+#include "daemon/metrics.h"
+
+#include <map>
+
+namespace dispatchd::daemon {
+namespace {
+
+std::string escape(const std::string& value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+class Writer {
+ public:
+  void family(const std::string& name, const std::string& type, const std::string& help) {
+    m_out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  }
+  void sample(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
+              const std::string& value) {
+    m_out += name;
+    if (!labels.empty()) {
+      m_out += "{";
+      for (std::size_t i = 0; i < labels.size(); ++i) {
+        m_out += (i ? "," : "") + labels[i].first + "=\"" + escape(labels[i].second) + "\"";
+      }
+      m_out += "}";
+    }
+    m_out += " " + value + "\n";
+  }
+  void sample(const std::string& name, const std::vector<std::pair<std::string, std::string>>& labels,
+              std::int64_t value) {
+    sample(name, labels, std::to_string(value));
+  }
+  std::string take() { return std::move(m_out); }
+
+ private:
+  std::string m_out;
+};
+
+std::string seconds(std::int64_t ms) {
+  const std::string whole = std::to_string(ms / 1000);
+  std::string frac = std::to_string(ms % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  return whole + "." + frac;
+}
+
+}  // namespace
+
+std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges& gauges, store::Time now) {
+  Writer w;
+  // Messages: received by channel (monotonic), finished by outcome (an outcome is final).
+  std::map<std::string, std::int64_t> received;
+  w.family("dispatchd_messages_finished_total", "counter", "Inbound messages with an outcome, by channel and outcome.");
+  for (const auto& c : m.messages) {
+    received[c.labels[0]] += c.count;
+    if (c.labels[1] != "pending")
+      w.sample("dispatchd_messages_finished_total", {{"channel", c.labels[0]}, {"outcome", c.labels[1]}}, c.count);
+  }
+  w.family("dispatchd_messages_received_total", "counter", "Inbound messages stored, by channel.");
+  for (const auto& [channel, count] : received)
+    w.sample("dispatchd_messages_received_total", {{"channel", channel}}, count);
+
+  w.family("dispatchd_attempts_total", "counter", "Model attempts by verdict and error class.");
+  for (const auto& c : m.attempts) {
+    w.sample("dispatchd_attempts_total", {{"verdict", c.labels[0]}, {"error_class", c.labels[1]}}, c.count);
+  }
+  w.family("dispatchd_reasks_total", "counter", "Model attempts after the first of their message.");
+  w.sample("dispatchd_reasks_total", {}, m.reasks);
+
+  std::map<std::string, std::int64_t> escalated;
+  w.family("dispatchd_escalations_waiting", "gauge", "Escalations open or claimed, by reason.");
+  for (const auto& c : m.escalations) {
+    escalated[c.labels[0]] += c.count;
+    if (c.labels[1] == "open" || c.labels[1] == "claimed") {
+      w.sample("dispatchd_escalations_waiting", {{"reason", c.labels[0]}, {"status", c.labels[1]}}, c.count);
+    }
+  }
+  w.family("dispatchd_escalations_total", "counter", "Escalations opened, by reason.");
+  for (const auto& [reason, count] : escalated) w.sample("dispatchd_escalations_total", {{"reason", reason}}, count);
+
+  w.family("dispatchd_sends_total", "counter", "Outbox sends by final result.");
+  w.family("dispatchd_outbox", "gauge", "Outbox rows not yet final, by status.");
+  for (const auto& c : m.actions) {
+    const std::string& status = c.labels[0];
+    const bool final = status == "sent" || status == "failed" || status == "unknown" || status == "rejected";
+    w.sample(final ? "dispatchd_sends_total" : "dispatchd_outbox", {{final ? "result" : "status", status}}, c.count);
+  }
+
+  w.family("dispatchd_model_latency_seconds", "histogram", "Model call latency by provider and model.");
+  for (const auto& h : m.latency) {
+    for (std::size_t i = 0; i < store::k_latency_buckets_ms.size(); ++i) {
+      w.sample("dispatchd_model_latency_seconds_bucket",
+               {{"provider", h.provider}, {"model", h.model}, {"le", seconds(store::k_latency_buckets_ms[i])}},
+               h.cumulative[i]);
+    }
+    w.sample("dispatchd_model_latency_seconds_bucket", {{"provider", h.provider}, {"model", h.model}, {"le", "+Inf"}},
+             h.count);
+    w.sample("dispatchd_model_latency_seconds_sum", {{"provider", h.provider}, {"model", h.model}}, seconds(h.sum_ms));
+    w.sample("dispatchd_model_latency_seconds_count", {{"provider", h.provider}, {"model", h.model}}, h.count);
+  }
+
+  w.family("dispatchd_inbox_waiting", "gauge", "Inbound messages received or in processing.");
+  w.sample("dispatchd_inbox_waiting", {}, m.inbox_waiting);
+  w.family("dispatchd_oldest_waiting_age_seconds", "gauge", "Age of the oldest waiting inbound message (0 when none).");
+  std::int64_t age = 0;
+  if (m.oldest_waiting_since) {
+    if (const auto since = store::parse_time(*m.oldest_waiting_since))
+      age = std::max<std::int64_t>(0, (now - *since).count());
+  }
+  w.sample("dispatchd_oldest_waiting_age_seconds", {}, age);
+  w.family("dispatchd_in_flight", "gauge", "Messages the agent is working on.");
+  w.sample("dispatchd_in_flight", {}, gauges.in_flight);
+  w.family("dispatchd_sending_paused", "gauge", "1 while sending is paused (e.g. a refused access token).");
+  w.sample("dispatchd_sending_paused", {}, gauges.sending_paused ? 1 : 0);
+  w.family("dispatchd_http_connections", "gauge", "Open HTTP connections.");
+  w.sample("dispatchd_http_connections", {}, gauges.http_connections);
+  return w.take();
+}
+
+}  // namespace dispatchd::daemon

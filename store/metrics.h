@@ -1,0 +1,47 @@
+#pragma once
+// Counts for /metrics, read from the store itself: rows are never deleted, so counts over
+// them are monotonic counters that survive restarts (Prometheus sees no reset), and a
+// scrape shows what auditors see in SQL.
+
+#include <array>
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+
+namespace dispatchd::store {
+
+// Upper bounds (ms) of the model latency histogram's buckets; +Inf is implicit.
+inline constexpr std::array<std::int64_t, 9> k_latency_buckets_ms = {100,  250,   500,   1000, 2500,
+                                                                     5000, 10000, 30000, 60000};
+
+struct LabeledCount {
+  std::vector<std::string> labels;  // in the order the metric names them
+  std::int64_t count = 0;
+};
+
+struct LatencyHistogram {
+  std::string provider;
+  std::string model;
+  std::array<std::int64_t, k_latency_buckets_ms.size()> cumulative{};  // attempts <= each bound
+  std::int64_t count = 0;
+  std::int64_t sum_ms = 0;
+};
+
+struct MetricsSnapshot {
+  std::vector<LabeledCount> messages;     // channel, outcome
+  std::vector<LabeledCount> attempts;     // verdict, error_class ("" when none)
+  std::int64_t reasks = 0;                // attempts after the first of their message
+  std::vector<LabeledCount> escalations;  // reason, status
+  std::vector<LabeledCount> actions;      // status
+  std::vector<LatencyHistogram> latency;
+  std::int64_t inbox_waiting = 0;                   // received or processing
+  std::optional<std::string> oldest_waiting_since;  // received_at of the oldest waiting one
+};
+
+std::expected<MetricsSnapshot, std::string> read_metrics(Database& db);
+
+}  // namespace dispatchd::store

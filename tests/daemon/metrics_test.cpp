@@ -1,0 +1,38 @@
+#include <catch2/catch.hpp>
+
+#include "daemon/metrics.h"
+#include "tests/store/store_fixture.h"
+#include "tests/support/seed.h"
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+
+TEST_CASE("metrics: the seeded history in the Prometheus text format", "[metrics]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const store::Time start = test::k_t0;
+  REQUIRE(test::seed_history(db, start));
+  auto snapshot = store::read_metrics(db);
+  REQUIRE(snapshot);
+  const std::string text = daemon::render_metrics(*snapshot, {3, false, 2}, start + 48h);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_messages_received_total counter\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_messages_received_total{channel=\"whatsapp\"} 7\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_messages_received_total{channel=\"gmail\"} 1\n"));
+  CHECK_THAT(text,
+             Catch::Contains("dispatchd_messages_finished_total{channel=\"whatsapp\",outcome=\"escalated\"} 5\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_attempts_total{verdict=\"invalid\",error_class=\"recipient\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_reasks_total 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalations_total{reason=\"contract_failed\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_sends_total{result=\"failed\"} 1\n"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 "dispatchd_model_latency_seconds_bucket{provider=\"openai\",model=\"gpt-4o-mini\",le=\"1.000\"} 6\n"));
+  CHECK_THAT(text,
+             Catch::Contains("dispatchd_model_latency_seconds_count{provider=\"openai\",model=\"gpt-4o-mini\"} 9\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_inbox_waiting 1\n"));
+  // The waiting message arrived at start + 24h50m.
+  CHECK_THAT(
+      text, Catch::Contains("dispatchd_oldest_waiting_age_seconds " + std::to_string((48h - 24h - 50min) / 1s) + "\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_in_flight 3\n"));
+}
