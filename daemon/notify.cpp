@@ -1,0 +1,28 @@
+#include "daemon/notify.h"
+
+#include <systemd/sd-daemon.h>
+
+#include <cstdint>
+
+namespace dispatchd::daemon {
+namespace {
+
+void send(const std::string& state) {
+  // 0: keep NOTIFY_SOCKET, so later calls still reach systemd.
+  (void)sd_notify(0, state.c_str());
+}
+
+}  // namespace
+
+void notify_ready(const std::string& status) { send("READY=1\nSTATUS=" + status); }
+void notify_status(const std::string& status) { send("STATUS=" + status); }
+void notify_watchdog() { send("WATCHDOG=1"); }
+void notify_stopping() { send("STOPPING=1\nSTATUS=stopping"); }
+
+std::optional<std::chrono::microseconds> watchdog_ping_interval() {
+  std::uint64_t usec = 0;
+  if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0) return std::nullopt;
+  return std::chrono::microseconds(usec / 2);
+}
+
+}  // namespace dispatchd::daemon
