@@ -10,6 +10,7 @@ packages=(
   rapidjson-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
   libspdlog-dev catch2 libsystemd-dev libssl-dev
   python3                            # test fakes and demo simulators
+  systemd                            # systemd-analyze: the unit's security score test
 )
 
 missing=()
