@@ -155,6 +155,44 @@ std::expected<std::int64_t, std::string> unknown_send(Database& db, std::int64_t
   return end_with_escalation(db, id, "unknown", "delivery_unknown", error, now);
 }
 
+std::expected<DeliveryResult, std::string> apply_delivery(Database& db, const DeliveryReport& report, Time now) {
+  return transaction<DeliveryResult>(db, [&]() -> std::expected<DeliveryResult, std::string> {
+    auto find =
+        Query::prepare(db,
+                       "SELECT id, message_id, status FROM actions WHERE (?1 <> '' AND provider_message_id = ?1)"
+                       " OR (?2 <> '' AND idempotency_key = ?2) ORDER BY id LIMIT 1");
+    if (!find) return std::unexpected(find.error());
+    find->bind(1, report.provider_message_id).bind(2, report.tracker);
+    auto row = find->step();
+    if (!row) return std::unexpected(row.error());
+    DeliveryResult result;
+    if (!*row) return result;
+    const std::int64_t id = find->integer(0);
+    const std::int64_t message_id = find->integer(1);
+    const std::string status = find->text(2);
+    result.action_id = id;
+    JsonObject detail;
+    detail.add("action", id).add("status", report.status).add("provider_message_id", report.provider_message_id);
+    if (!report.error.empty()) detail.add("error", report.error);
+    DISPATCHD_TRY(append_audit(db, {format_time(now), "delivery", message_id, "dispatchd", detail.str()}));
+    const bool confirmed = report.status == "sent" || report.status == "delivered" || report.status == "read";
+    if (confirmed && (status == "sending" || status == "unknown")) {
+      const std::optional<std::string> pid =
+          report.provider_message_id.empty() ? std::nullopt : std::optional<std::string>(report.provider_message_id);
+      DISPATCHD_TRY(move_action(db, id, {status, "sent", std::nullopt, pid}, now));
+      DISPATCHD_TRY(finish_if_decided(db, message_id, "replied", now));
+    } else if (report.status == "failed" && (status == "sent" || status == "sending" || status == "unknown")) {
+      DISPATCHD_TRY(move_action(db, id, {status, "failed", report.error, std::nullopt}, now));
+      const auto why = JsonObject().add("action", id).add("error", report.error).str();
+      auto escalation = open_escalation(db, {message_id, "send_failed", why, std::nullopt, std::nullopt}, now);
+      if (!escalation) return std::unexpected(escalation.error());
+      result.escalation_id = *escalation;
+      DISPATCHD_TRY(finish_if_decided(db, message_id, "escalated", now));
+    }
+    return result;
+  });
+}
+
 std::expected<std::vector<std::int64_t>, std::string> recover_sending(Database& db, Time now) {
   return transaction<std::vector<std::int64_t>>(db, [&]() -> std::expected<std::vector<std::int64_t>, std::string> {
     std::vector<std::int64_t> ids;

@@ -72,6 +72,25 @@ std::expected<std::int64_t, std::string> fail_send(Database& db, std::int64_t id
 std::expected<std::int64_t, std::string> unknown_send(Database& db, std::int64_t id, const std::string& error,
                                                       Time now);
 
+// A delivery report from the provider about one of our messages (e.g. a WhatsApp status
+// webhook), matched by the provider's message id or by our idempotency key (the tracker
+// sent with the message). 'sent'/'delivered'/'read' confirm it: an action in 'sending' or
+// 'unknown' becomes 'sent'. 'failed' fails it ('sent', 'sending' or 'unknown' ->
+// 'failed') with a send_failed escalation. Every report appends a 'delivery' audit event.
+struct DeliveryReport {
+  std::string provider_message_id;
+  std::string tracker;  // our idempotency key, when the provider echoes it ("" otherwise)
+  std::string status;   // "sent" | "delivered" | "read" | "failed" | another (recorded only)
+  std::string error;    // for failed: what the provider said
+};
+
+struct DeliveryResult {
+  std::optional<std::int64_t> action_id;      // none: not one of ours (or not known yet)
+  std::optional<std::int64_t> escalation_id;  // opened for a failure
+};
+
+std::expected<DeliveryResult, std::string> apply_delivery(Database& db, const DeliveryReport& report, Time now);
+
 // At start-up: every action a previous run left in 'sending' becomes unknown (with its
 // escalation). Returns the action ids.
 std::expected<std::vector<std::int64_t>, std::string> recover_sending(Database& db, Time now);

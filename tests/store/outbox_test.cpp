@@ -161,3 +161,29 @@ TEST_CASE("outbox: a decided message is done with its send's outcome", "[outbox]
   CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'replied'").value() == 1);
   CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'escalated'").value() == 1);
 }
+
+TEST_CASE("outbox: delivery reports confirm an unknown send or fail a sent one", "[outbox]") {
+  Fixture f;
+  const auto first = f.add_reply("one");
+  const auto second = f.add_reply("two");
+  REQUIRE(store::begin_send(f.db, k_t0).value());
+  REQUIRE(store::complete_send(f.db, first, "wamid.ONE", k_t0 + 1s));
+  REQUIRE(store::begin_send(f.db, k_t0 + 2s).value());
+  REQUIRE(store::unknown_send(f.db, second, "timed out after the request left", k_t0 + 3s));
+  // The status webhook of the unknown one names our idempotency key as its tracker.
+  auto confirmed = store::apply_delivery(
+      f.db, {"wamid.TWO", "dispatchd-" + std::to_string(f.message_id) + "-2", "delivered", ""}, k_t0 + 4s);
+  REQUIRE(confirmed);
+  CHECK(confirmed->action_id == second);
+  CHECK(f.count("status = 'sent' AND provider_message_id = 'wamid.TWO'") == 1);
+  // A later failure of the first one.
+  auto failed = store::apply_delivery(f.db, {"wamid.ONE", "", "failed", "(#131047) re-engagement"}, k_t0 + 5s);
+  REQUIRE(failed);
+  CHECK(failed->escalation_id.has_value());
+  CHECK(f.count("status = 'failed' AND action_id = " + std::to_string(first)) == 1);
+  // Not ours: nothing happens, nothing fails.
+  auto foreign = store::apply_delivery(f.db, {"wamid.OTHER", "", "read", ""}, k_t0 + 6s);
+  REQUIRE(foreign);
+  CHECK_FALSE(foreign->action_id);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event = 'delivery'").value() == 2);
+}
