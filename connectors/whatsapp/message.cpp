@@ -25,6 +25,10 @@ constexpr KindName k_kinds[] = {
     {MessageKind::system, "system"},     {MessageKind::unsupported, "unsupported"},
 };
 
+// True when `text` has something besides spaces and line breaks: only then is there
+// anything to answer.
+bool has_words(std::string_view text) { return text.find_first_not_of(" \t\r\n") != std::string_view::npos; }
+
 MessageKind kind_of(std::string_view type) {
   for (const auto& [kind, name] : k_kinds) {
     if (name == type) return kind;
@@ -108,7 +112,7 @@ void describe_interactive(const Value* interactive, InboundMessage& out) {
     const Value* reply = member(interactive, type.c_str());
     out.reply_id = string_at(reply, "id");
     out.text = string_at(reply, "title");
-    out.answerable = !out.text.empty();
+    out.answerable = has_words(out.text);
     if (out.answerable) return;
   }
   out.text = bracket("interactive", type);
@@ -152,12 +156,12 @@ void normalize_message(const Value& message, InboundMessage& out) {
   switch (out.kind) {
     case MessageKind::text:
       out.text = string_at(body, "body");
-      out.answerable = !out.text.empty();
+      out.answerable = has_words(out.text);
       break;
     case MessageKind::button:
       out.text = string_at(body, "text");
       out.reply_id = string_at(body, "payload");
-      out.answerable = !out.text.empty();
+      out.answerable = has_words(out.text);
       break;
     case MessageKind::image:
     case MessageKind::audio:

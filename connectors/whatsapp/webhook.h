@@ -60,7 +60,7 @@ struct InboundMessage {
   // "[voice message]", "[location: name, address (lat, lon)]", "[reaction: 👍]".
   std::string text;
   // True when `text` is the customer's own words and the model can answer it: text with a
-  // non-empty body, button_reply/list_reply, quick-reply buttons. False for media (the
+  // body that is not blank, button_reply/list_reply, quick-reply buttons. False for media (the
   // model cannot see it, even with a caption), locations, contacts, reactions, orders,
   // system messages, unsupported and unknown types.
   bool answerable = false;
