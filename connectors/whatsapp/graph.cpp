@@ -1,0 +1,160 @@
+#include "connectors/whatsapp/graph.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/strict_json.h"
+#include "common/text.h"
+#include "common/utf8.h"
+#include "connectors/whatsapp/json_util.h"
+
+namespace dispatchd::whatsapp {
+namespace {
+
+using detail::member;
+using detail::string_at;
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr std::size_t k_max_phone_id = 32;
+constexpr std::size_t k_max_recipient = 32;
+constexpr std::size_t k_max_message_id = 512;
+constexpr std::size_t k_max_response_bytes = 64 * 1024;
+
+bool all_digits(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// Printable ASCII without spaces: what may go into a header or a URL path unescaped.
+bool plain_token(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  for (const char c : s) {
+    if (c <= ' ' || c > '~') return false;
+  }
+  return true;
+}
+
+std::expected<GraphRequest, std::string> base_request(const GraphAccount& account) {
+  std::string_view base = account.graph_base_url;
+  if (!base.starts_with("https://") && !base.starts_with("http://")) {
+    return std::unexpected("graph_base_url is not an http(s) URL");
+  }
+  while (base.ends_with('/')) base.remove_suffix(1);
+  if (!all_digits(account.phone_number_id, k_max_phone_id)) return std::unexpected("phone_number_id is not digits");
+  if (!plain_token(account.access_token, 4096)) {
+    return std::unexpected("access token is empty or has spaces or control characters");
+  }
+  GraphRequest request;
+  request.url = std::string(base) + "/" + account.phone_number_id + "/messages";
+  request.headers = {{"Authorization", "Bearer " + account.access_token}, {"Content-Type", "application/json"}};
+  return request;
+}
+
+void field(JsonWriter& writer, const char* name, std::string_view value) {
+  writer.Key(name);
+  writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+}
+
+// A JSON object of {"messaging_product":"whatsapp", <what fill writes>}.
+template <typename Fill>
+std::string messaging_object(Fill&& fill) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  field(writer, "messaging_product", "whatsapp");
+  fill(writer);
+  writer.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+// The response body as JSON, when it is a small enough JSON document.
+std::optional<json::Parsed> parse_response(std::string_view body) {
+  if (body.size() > k_max_response_bytes) return std::nullopt;
+  auto parsed = json::parse_strict(body, {});
+  if (!parsed) return std::nullopt;
+  return std::move(*parsed);
+}
+
+SendFailure failure(int status, std::string_view body, std::string_view retry_after_header) {
+  SendFailure out;
+  out.retry_after = parse_retry_after(retry_after_header);
+  const auto parsed = parse_response(body);
+  const rapidjson::Value* error = parsed ? member(&parsed->document, "error") : nullptr;
+  if (error != nullptr && error->IsObject()) {
+    out.error = detail::graph_error(*error, status);
+  } else {
+    out.error.http_status = status;
+    out.error.message = body.empty() ? "no response body" : "response body " + text::quote(body, 60);
+  }
+  out.kind = classify(out.error);
+  return out;
+}
+
+bool success(int status) { return status >= 200 && status <= 299; }
+
+}  // namespace
+
+std::expected<GraphRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
+                                                            std::string_view body, std::string_view tracker) {
+  auto request = base_request(account);
+  if (!request) return request;
+  if (!all_digits(to, k_max_recipient)) return std::unexpected("recipient is not a wa_id (1..32 digits)");
+  if (body.empty()) return std::unexpected("empty message body");
+  if (!utf8::is_valid(body)) return std::unexpected("message body is not valid UTF-8");
+  if (utf8::code_points(body) > k_max_text_points) {
+    return std::unexpected("message body is longer than " + std::to_string(k_max_text_points) + " characters");
+  }
+  if (tracker.size() > k_max_tracker_bytes) return std::unexpected("tracker is longer than 512 bytes");
+  request->body = messaging_object([&](JsonWriter& writer) {
+    field(writer, "recipient_type", "individual");
+    field(writer, "to", to);
+    field(writer, "type", "text");
+    writer.Key("text");
+    writer.StartObject();
+    writer.Key("preview_url");
+    writer.Bool(false);
+    field(writer, "body", body);
+    writer.EndObject();
+    if (!tracker.empty()) field(writer, "biz_opaque_callback_data", tracker);
+  });
+  return request;
+}
+
+std::expected<GraphRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id) {
+  auto request = base_request(account);
+  if (!request) return request;
+  if (!plain_token(message_id, k_max_message_id)) return std::unexpected("message id is empty or not printable");
+  request->body = messaging_object([&](JsonWriter& writer) {
+    field(writer, "status", "read");
+    field(writer, "message_id", message_id);
+  });
+  return request;
+}
+
+std::expected<Sent, SendFailure> read_send_response(int status, std::string_view body,
+                                                    std::string_view retry_after_header) {
+  if (!success(status)) return std::unexpected(failure(status, body, retry_after_header));
+  if (const auto parsed = parse_response(body)) {
+    const rapidjson::Value* messages = member(&parsed->document, "messages");
+    if (messages != nullptr && messages->IsArray() && !messages->Empty()) {
+      Sent sent{string_at(&(*messages)[0], "id"), string_at(&(*messages)[0], "message_status")};
+      if (!sent.message_id.empty()) return sent;
+    }
+  }
+  SendFailure unknown;
+  unknown.kind = ErrorClass::unknown;
+  unknown.error.http_status = status;
+  unknown.error.message = "success status without messages[0].id: " + text::quote(body, 60);
+  return std::unexpected(std::move(unknown));
+}
+
+std::expected<void, SendFailure> read_mark_read_response(int status, std::string_view body,
+                                                         std::string_view retry_after_header) {
+  if (!success(status)) return std::unexpected(failure(status, body, retry_after_header));
+  return {};
+}
+
+}  // namespace dispatchd::whatsapp

@@ -1,0 +1,85 @@
+#pragma once
+// The send side of the Cloud API, without the HTTP: building the Graph requests (what the
+// net/ transport sends) and reading the responses (what it gives back). Pure functions;
+// the access token is an argument, never stored.
+//
+//   POST {graph_base_url}/{phone_number_id}/messages
+//   Authorization: Bearer <access token>
+//   Content-Type: application/json
+//   text:      {"messaging_product":"whatsapp","recipient_type":"individual","to":"<wa_id>",
+//               "type":"text","text":{"preview_url":false,"body":"<text>"}
+//               [,"biz_opaque_callback_data":"<tracker>"]}
+//   mark read: {"messaging_product":"whatsapp","status":"read","message_id":"<wamid>"}
+//
+// A sent message answers {"messaging_product":"whatsapp","contacts":[{"input","wa_id"}],
+// "messages":[{"id":"wamid.…"}]}; a refused one a Graph error object
+// {"error":{"message","type","code","error_subcode","error_data":{"details"},"fbtrace_id"}},
+// classified by errors.h.
+
+#include <chrono>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "connectors/whatsapp/errors.h"
+
+namespace dispatchd::whatsapp {
+
+// Where and as whom to send: config connectors.whatsapp.* and the resolved token.
+struct GraphAccount {
+  std::string graph_base_url;  // with the API version, e.g. "https://graph.facebook.com/v21.0"
+  std::string phone_number_id;
+  std::string access_token;
+};
+
+// The fields of one HTTP request for the transport (timeouts are the transport's).
+struct GraphRequest {
+  std::string method = "POST";
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+constexpr std::size_t k_max_text_points = 4096;  // Cloud API limit of a text body
+constexpr std::size_t k_max_tracker_bytes = 512;
+
+// The request that sends `body` as a free-form text to `to` (a wa_id: 1..32 digits).
+// `tracker` (optional, at most 512 bytes) travels as biz_opaque_callback_data and comes
+// back in every status webhook of the message: pass the outbox idempotency key so that a
+// status can be matched to its row even when the send's own answer was lost.
+// Refuses (one phrase; the send then fails for good, nothing left): a base URL that is not
+// http(s), a phone_number_id that is not digits, an empty token or one with control
+// characters or spaces, a bad recipient, an empty body, a body that is not UTF-8 or has
+// more than 4096 code points, a tracker that is too long.
+std::expected<GraphRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
+                                                            std::string_view body, std::string_view tracker = {});
+
+// The request that marks an inbound message read (blue ticks): best effort, never retried.
+std::expected<GraphRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id);
+
+struct Sent {
+  std::string message_id;      // messages[0].id: the wamid later status webhooks refer to
+  std::string message_status;  // messages[0].message_status when given ("accepted", …)
+};
+
+struct SendFailure {
+  ErrorClass kind = ErrorClass::permanent;
+  GraphError error;
+  std::optional<std::chrono::seconds> retry_after;  // the response's Retry-After header
+};
+
+// Reads the answer to build_text_message's request: `status` and `body` of the response
+// and its Retry-After header value ("" when absent). 2xx with messages[0].id is Sent;
+// 2xx without it is an `unknown` failure (it may have been sent); otherwise the Graph
+// error object when the body holds one (else only the status) goes through classify().
+std::expected<Sent, SendFailure> read_send_response(int status, std::string_view body,
+                                                    std::string_view retry_after_header = {});
+
+// Reads the answer to build_mark_read's request: any 2xx succeeds.
+std::expected<void, SendFailure> read_mark_read_response(int status, std::string_view body,
+                                                         std::string_view retry_after_header = {});
+
+}  // namespace dispatchd::whatsapp

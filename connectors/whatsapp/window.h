@@ -1,0 +1,29 @@
+#pragma once
+// The customer-service window: a business may send free-form messages (such as text) to a
+// WhatsApp user only within 24 hours of that user's last message; after that only
+// approved templates reach them (Graph refuses with 131047, errors.h: window_closed).
+//
+// Pure: `now` is passed in. Count from the inbound message's own timestamp (when the
+// customer sent it, InboundMessage::timestamp), not from when the webhook arrived.
+
+#include <chrono>
+#include <optional>
+
+namespace dispatchd::whatsapp {
+
+constexpr std::chrono::hours k_service_window{24};
+
+// When the window opened by a message sent at `last_inbound` closes.
+constexpr std::chrono::sys_seconds window_closes_at(std::chrono::sys_seconds last_inbound) {
+  return last_inbound + k_service_window;
+}
+
+// True when a free-form text may be sent at `now`: the contact has written to us
+// (`last_inbound`, nullopt when never) and `now` is before the window closes less
+// `safety_margin` (time the send itself may take, so that a message decided at 23:59:59
+// is not refused on arrival). A last inbound time later than `now` (clock skew) counts as
+// just received.
+bool may_send_free_form(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now,
+                        std::chrono::seconds safety_margin = std::chrono::seconds{0});
+
+}  // namespace dispatchd::whatsapp

@@ -1,0 +1,205 @@
+#include <utility>  // first: Boost 1.74's Asio uses std::exchange without including it
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "connectors/whatsapp/graph.h"
+#include "tests/fakes/fake_graph.h"
+#include "tests/test_util.h"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using namespace std::chrono_literals;
+using dispatchd::fakes::FakeGraph;
+using dispatchd::fakes::ScriptedReply;
+using namespace dispatchd::whatsapp;
+
+namespace {
+
+struct Answer {
+  int status = 0;
+  std::string body;
+  std::string retry_after;
+};
+
+// A plain blocking Beast client: sends `request` (whose URL must be the fake's) and reads
+// the answer. Only for this test; the daemon uses the net/ transport.
+Answer send(std::uint16_t port, const GraphRequest& request) {
+  const std::string prefix = "http://127.0.0.1:" + std::to_string(port);
+  REQUIRE(request.url.starts_with(prefix));
+  asio::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  http::request<http::string_body> req{http::string_to_verb(request.method), request.url.substr(prefix.size()), 11};
+  req.set(http::field::host, "127.0.0.1");
+  for (const auto& [name, value] : request.headers) req.set(name, value);
+  req.body() = request.body;
+  req.prepare_payload();
+  http::write(stream, req);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res);
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  return {static_cast<int>(res.result_int()), res.body(), std::string(res[http::field::retry_after])};
+}
+
+GraphAccount account_for(const FakeGraph& fake, std::string token = "test-token") {
+  return {fake.base_url(), "109876543210001", std::move(token)};
+}
+
+std::expected<Sent, SendFailure> send_text(const FakeGraph& fake, const std::string& text,
+                                           std::string token = "test-token") {
+  const auto request = build_text_message(account_for(fake, std::move(token)), "5215512345678", text, "dispatchd-7-1");
+  REQUIRE(request.has_value());
+  const Answer answer = send(fake.port(), *request);
+  return read_send_response(answer.status, answer.body, answer.retry_after);
+}
+
+}  // namespace
+
+TEST_CASE("fake graph: a text message round trip is recorded with a generated wamid") {
+  FakeGraph fake;
+  const auto first = send_text(fake, "Hola, s\xC3\xAD tenemos env\xC3\xADo.");
+  const auto second = send_text(fake, "Segundo");
+  REQUIRE(first.has_value());
+  REQUIRE(second.has_value());
+  CHECK(first->message_id.starts_with("wamid."));
+  CHECK(first->message_id != second->message_id);
+
+  const auto requests = fake.requests();
+  REQUIRE(requests.size() == 2);
+  const auto& r = requests[0];
+  CHECK(r.method == "POST");
+  CHECK(r.target == "/v21.0/109876543210001/messages");
+  CHECK(r.messaging_product == "whatsapp");
+  CHECK(r.to == "5215512345678");
+  CHECK(r.type == "text");
+  CHECK(r.text == "Hola, s\xC3\xAD tenemos env\xC3\xADo.");
+  CHECK(r.tracker == "dispatchd-7-1");
+  CHECK(r.answered_status == 200);
+  CHECK(r.answered_wamid == first->message_id);
+  bool has_auth = false;
+  for (const auto& [name, value] : r.headers) has_auth |= name == "Authorization" && value == "Bearer test-token";
+  CHECK(has_auth);
+
+  const auto line = dispatchd::test::parse_json(dispatchd::fakes::to_json_line(r));
+  CHECK(std::string(line["event"].GetString()) == "request");
+  CHECK(std::string(line["wamid"].GetString()) == first->message_id);
+  CHECK(line["answered"].GetInt() == 200);
+}
+
+TEST_CASE("fake graph: mark as read") {
+  FakeGraph fake;
+  const auto request = build_mark_read(account_for(fake), "wamid.HBgN123");
+  REQUIRE(request.has_value());
+  const Answer answer = send(fake.port(), *request);
+  CHECK(read_mark_read_response(answer.status, answer.body).has_value());
+  REQUIRE(fake.requests().size() == 1);
+  CHECK(fake.requests()[0].status == "read");
+  CHECK(fake.requests()[0].message_id == "wamid.HBgN123");
+}
+
+TEST_CASE("fake graph: a wrong bearer token is refused as Graph does (190, auth)") {
+  FakeGraph fake;
+  const auto result = send_text(fake, "Hola", "expired-token");
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().kind == ErrorClass::auth);
+  CHECK(result.error().error.code == 190);
+  CHECK(fake.requests().at(0).answered_status == 401);
+}
+
+TEST_CASE("fake graph: scripted errors map to their classes, in order") {
+  FakeGraph fake;
+  fake.script(ScriptedReply::graph_error(131047));
+  fake.script(ScriptedReply::graph_error(130429));
+  fake.script(ScriptedReply::graph_error(131056));
+  fake.script(ScriptedReply::graph_error(190));
+  ScriptedReply throttled = ScriptedReply::status(429);
+  throttled.retry_after = "17";
+  fake.script(throttled);
+  fake.script(ScriptedReply::status(500, "internal error"));
+  fake.script(ScriptedReply::graph_error(131026));
+
+  struct Expect {
+    ErrorClass kind;
+    std::optional<std::int64_t> code;
+  };
+  const Expect expected[] = {{ErrorClass::window_closed, 131047}, {ErrorClass::retry, 130429},
+                             {ErrorClass::retry, 131056},         {ErrorClass::auth, 190},
+                             {ErrorClass::retry, std::nullopt},   {ErrorClass::retry, std::nullopt},
+                             {ErrorClass::permanent, 131026}};
+  for (const Expect& e : expected) {
+    const auto result = send_text(fake, "Hola");
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().kind == e.kind);
+    CHECK(result.error().error.code == e.code);
+  }
+  const auto throttled_result = fake.requests().at(4);
+  CHECK(throttled_result.answered_status == 429);
+  // The script is used up: the next message is sent.
+  CHECK(send_text(fake, "Hola").has_value());
+  CHECK(fake.requests().size() == 8);
+}
+
+TEST_CASE("fake graph: Retry-After reaches the classification") {
+  FakeGraph fake;
+  ScriptedReply throttled = ScriptedReply::status(429);
+  throttled.retry_after = "17";
+  fake.script(throttled);
+  const auto result = send_text(fake, "Hola");
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().retry_after == 17s);
+}
+
+TEST_CASE("fake graph: a scripted delay holds the answer back") {
+  FakeGraph fake;
+  fake.script(ScriptedReply::delayed(300ms));
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(send_text(fake, "Hola").has_value());
+  CHECK(std::chrono::steady_clock::now() - start >= 300ms);
+}
+
+TEST_CASE("fake graph: wrong path, wrong phone number and bad bodies are refused") {
+  FakeGraph fake;
+  GraphRequest request = *build_text_message(account_for(fake), "1", "x");
+  SECTION("another phone number id: 400, code 100") {
+    request.url = fake.base_url() + "/999/messages";
+    const Answer answer = send(fake.port(), request);
+    CHECK(answer.status == 400);
+    CHECK(read_send_response(answer.status, answer.body).error().error.code == 100);
+  }
+  SECTION("an unknown path: 404") {
+    request.url = fake.base_url() + "/109876543210001/media";
+    CHECK(send(fake.port(), request).status == 404);
+  }
+  SECTION("not JSON: 400") {
+    request.body = "to=1&text=x";
+    CHECK(send(fake.port(), request).status == 400);
+  }
+  SECTION("no messaging_product: 400") {
+    request.body = R"({"to":"1","type":"text","text":{"body":"x"}})";
+    CHECK(send(fake.port(), request).status == 400);
+  }
+  CHECK(fake.requests().size() == 1);
+}
+
+TEST_CASE("fake graph: stops cleanly, also with a client still connected") {
+  auto fake = std::make_unique<FakeGraph>();
+  asio::io_context ioc;
+  beast::tcp_stream idle(ioc);
+  idle.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), fake->port()));
+  fake->stop();
+  fake->stop();  // idempotent
+  fake.reset();
+  SUCCEED("stopped");
+}

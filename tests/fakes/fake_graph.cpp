@@ -1,0 +1,374 @@
+#include <utility>  // first: Boost 1.74's Asio uses std::exchange without including it
+
+#include "tests/fakes/fake_graph.h"
+
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/strict_json.h"
+
+namespace dispatchd::fakes {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::awaitable;
+using asio::ip::tcp;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+
+struct GraphErrorSpec {
+  int code;
+  int http_status;
+  const char* type;
+  const char* message;
+  const char* details;
+};
+
+constexpr GraphErrorSpec k_errors[] = {
+    {131047, 400, "OAuthException", "(#131047) Re-engagement message",
+     "Message failed to send because more than 24 hours have passed since the customer last replied to this number."},
+    {130429, 400, "OAuthException", "(#130429) Rate limit hit",
+     "Cloud API message throughput has been reached."},
+    {131056, 400, "OAuthException", "(#131056) (Business Account, Consumer Account) pair rate limit hit",
+     "Too many messages sent from the sender phone number to the same recipient phone number in a short period of time."},
+    {131026, 400, "OAuthException", "(#131026) Message Undeliverable", "Message failed to send."},
+    {190, 401, "OAuthException", "Error validating access token: Session has expired.", ""},
+    {100, 400, "OAuthException", "(#100) Invalid parameter", ""},
+    {2, 503, "OAuthException", "(#2) Service temporarily unavailable", ""},
+    {1, 500, "OAuthException", "An unknown error occurred", ""},
+};
+
+std::string graph_error_body(int code, const char* type, const char* message, const char* details) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("error");
+  w.StartObject();
+  w.Key("message");
+  w.String(message);
+  w.Key("type");
+  w.String(type);
+  w.Key("code");
+  w.Int(code);
+  if (*details != '\0') {
+    w.Key("error_data");
+    w.StartObject();
+    w.Key("messaging_product");
+    w.String("whatsapp");
+    w.Key("details");
+    w.String(details);
+    w.EndObject();
+  }
+  w.Key("fbtrace_id");
+  w.String("AfakeTraceId0123456789");
+  w.EndObject();
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+const GraphErrorSpec& spec_for(int code) {
+  for (const auto& spec : k_errors) {
+    if (spec.code == code) return spec;
+  }
+  throw std::invalid_argument("fake_graph: no canned error for code " + std::to_string(code));
+}
+
+std::string string_member(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return {};
+  const auto it = object.FindMember(name);
+  if (it == object.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+// Splits "/v21.0/123/messages" into its segments; nullopt for any other shape.
+std::optional<std::string> phone_in_path(std::string_view target) {
+  const std::size_t query = target.find('?');
+  std::string_view path = target.substr(0, query);
+  if (!path.starts_with('/')) return std::nullopt;
+  path.remove_prefix(1);
+  std::vector<std::string_view> parts;
+  while (!path.empty()) {
+    const std::size_t slash = path.find('/');
+    parts.push_back(path.substr(0, slash));
+    path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+  }
+  if (parts.size() != 3 || parts[2] != "messages" || parts[0].empty() || parts[1].empty()) return std::nullopt;
+  return std::string(parts[1]);
+}
+
+}  // namespace
+
+ScriptedReply ScriptedReply::graph_error(int code) {
+  const GraphErrorSpec& spec = spec_for(code);
+  ScriptedReply reply;
+  reply.http_status = spec.http_status;
+  reply.code = code;
+  return reply;
+}
+
+ScriptedReply ScriptedReply::status(int http_status, std::string body) {
+  ScriptedReply reply;
+  reply.http_status = http_status;
+  reply.body = std::move(body);
+  return reply;
+}
+
+ScriptedReply ScriptedReply::delayed(std::chrono::milliseconds delay) {
+  ScriptedReply reply;
+  reply.delay = delay;
+  return reply;
+}
+
+struct FakeGraph::Impl {
+  explicit Impl(FakeGraphOptions opts) : options(std::move(opts)), acceptor(ioc) {
+    const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), options.port);
+    beast::error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw std::runtime_error("fake_graph: cannot listen on 127.0.0.1:" + std::to_string(options.port) +
+                                     ": " + ec.message());
+    port = acceptor.local_endpoint().port();
+    asio::co_spawn(ioc, accept_loop(), asio::detached);
+    thread = std::thread([this] { ioc.run(); });
+  }
+
+  awaitable<void> accept_loop() {
+    for (;;) {
+      beast::error_code ec;
+      tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return;
+      asio::co_spawn(ioc, session(std::move(socket)), asio::detached);
+    }
+  }
+
+  awaitable<void> session(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    beast::flat_buffer buffer;
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(1024 * 1024);
+      beast::error_code ec;
+      stream.expires_after(std::chrono::seconds(30));
+      co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) break;
+      Request request = parser.release();
+      std::chrono::milliseconds delay{0};
+      Response response = answer(request, delay);
+      if (delay.count() > 0) {
+        asio::steady_timer timer(ioc, delay);
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+      stream.expires_after(std::chrono::seconds(30));
+      co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec || !request.keep_alive()) break;
+    }
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+
+  // Decides the answer to one request and records both; sets `delay` for scripted delays.
+  Response answer(const Request& request, std::chrono::milliseconds& delay) {
+    RecordedRequest record = record_of(request);
+    Response response = decide(request, record, delay);
+    response.keep_alive(request.keep_alive());
+    response.set(http::field::content_type, "application/json");
+    response.prepare_payload();
+    record.answered_status = static_cast<int>(response.result_int());
+    {
+      const std::lock_guard lock(mutex);
+      recorded.push_back(record);
+    }
+    if (options.on_request) options.on_request(record);
+    return response;
+  }
+
+  static RecordedRequest record_of(const Request& request) {
+    RecordedRequest record;
+    record.method = std::string(request.method_string());
+    record.target = std::string(request.target());
+    for (const auto& field : request) record.headers.emplace_back(field.name_string(), field.value());
+    record.body = request.body();
+    if (auto parsed = json::parse_strict(record.body, {}); parsed && parsed->document.IsObject()) {
+      const rapidjson::Value& doc = parsed->document;
+      record.messaging_product = string_member(doc, "messaging_product");
+      record.to = string_member(doc, "to");
+      record.type = string_member(doc, "type");
+      record.status = string_member(doc, "status");
+      record.message_id = string_member(doc, "message_id");
+      record.tracker = string_member(doc, "biz_opaque_callback_data");
+      const auto text = doc.FindMember("text");
+      if (text != doc.MemberEnd()) record.text = string_member(text->value, "body");
+    }
+    return record;
+  }
+
+  Response decide(const Request& request, RecordedRequest& record, std::chrono::milliseconds& delay) {
+    const auto phone = phone_in_path(std::string_view(request.target().data(), request.target().size()));
+    if (request.method() != http::verb::post || !phone) {
+      return reply(request, 404, graph_error_body(2500, "OAuthException", "Unknown path components", ""));
+    }
+    if (auto scripted = next_scripted()) {
+      delay = scripted->delay;
+      if (scripted->http_status != 0) return scripted_response(request, *scripted);
+    }
+    if (request[http::field::authorization] != "Bearer " + options.access_token) {
+      return reply(request, 401, graph_error_body(190, "OAuthException",
+                                                  "Invalid OAuth access token - Cannot parse access token", ""));
+    }
+    if (*phone != options.phone_number_id) {
+      return reply(request, 400, graph_error_body(100, "GraphMethodException",
+                                                  "Unsupported post request. Object does not exist", ""));
+    }
+    if (record.messaging_product != "whatsapp") {
+      return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter",
+                                                  "messaging_product is required and must be whatsapp"));
+    }
+    if (record.status == "read" && !record.message_id.empty()) return reply(request, 200, R"({"success":true})");
+    if (record.type == "text" && !record.to.empty() && !record.text.empty()) return sent(request, record);
+    return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", ""));
+  }
+
+  Response sent(const Request& request, RecordedRequest& record) {
+    char wamid[48];
+    {
+      const std::lock_guard lock(mutex);
+      std::snprintf(wamid, sizeof wamid, "wamid.fake.%06u", ++sent_count);
+    }
+    record.answered_wamid = wamid;
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    w.StartObject();
+    w.Key("messaging_product");
+    w.String("whatsapp");
+    w.Key("contacts");
+    w.StartArray();
+    w.StartObject();
+    w.Key("input");
+    w.String(record.to.c_str());
+    w.Key("wa_id");
+    w.String(record.to.c_str());
+    w.EndObject();
+    w.EndArray();
+    w.Key("messages");
+    w.StartArray();
+    w.StartObject();
+    w.Key("id");
+    w.String(wamid);
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    return reply(request, 200, {buffer.GetString(), buffer.GetSize()});
+  }
+
+  Response scripted_response(const Request& request, const ScriptedReply& scripted) {
+    std::string body = scripted.body;
+    if (body.empty() && scripted.code) {
+      const GraphErrorSpec& spec = spec_for(*scripted.code);
+      body = graph_error_body(spec.code, spec.type, spec.message, spec.details);
+    }
+    Response response = reply(request, scripted.http_status, std::move(body));
+    if (!scripted.retry_after.empty()) response.set(http::field::retry_after, scripted.retry_after);
+    return response;
+  }
+
+  static Response reply(const Request& request, int status, std::string body) {
+    Response response{static_cast<http::status>(status), request.version()};
+    response.body() = std::move(body);
+    return response;
+  }
+
+  std::optional<ScriptedReply> next_scripted() {
+    const std::lock_guard lock(mutex);
+    if (scripts.empty()) return std::nullopt;
+    ScriptedReply next = std::move(scripts.front());
+    scripts.pop_front();
+    return next;
+  }
+
+  void stop() {
+    if (!thread.joinable()) return;
+    ioc.stop();
+    thread.join();
+  }
+
+  FakeGraphOptions options;
+  asio::io_context ioc;
+  tcp::acceptor acceptor;
+  std::uint16_t port = 0;
+  std::thread thread;
+
+  mutable std::mutex mutex;  // guards recorded, scripts, sent_count
+  std::vector<RecordedRequest> recorded;
+  std::deque<ScriptedReply> scripts;
+  unsigned sent_count = 0;
+};
+
+FakeGraph::FakeGraph(FakeGraphOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
+
+FakeGraph::~FakeGraph() { stop(); }
+
+std::uint16_t FakeGraph::port() const { return m_impl->port; }
+
+std::string FakeGraph::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(m_impl->port) + "/" + m_impl->options.version;
+}
+
+void FakeGraph::script(ScriptedReply reply) {
+  if (reply.code) spec_for(*reply.code);  // an unknown code fails here, in the test, not on the server thread
+  const std::lock_guard lock(m_impl->mutex);
+  m_impl->scripts.push_back(std::move(reply));
+}
+
+std::vector<RecordedRequest> FakeGraph::requests() const {
+  const std::lock_guard lock(m_impl->mutex);
+  return m_impl->recorded;
+}
+
+void FakeGraph::stop() { m_impl->stop(); }
+
+std::string to_json_line(const RecordedRequest& request) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("event");
+  w.String("request");
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"method", &request.method},   {"target", &request.target},         {"to", &request.to},
+      {"type", &request.type},       {"text", &request.text},             {"status", &request.status},
+      {"message_id", &request.message_id}, {"tracker", &request.tracker},
+  };
+  for (const auto& [name, value] : fields) {
+    if (value->empty()) continue;
+    w.Key(name);
+    w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
+  }
+  w.Key("answered");
+  w.Int(request.answered_status);
+  if (!request.answered_wamid.empty()) {
+    w.Key("wamid");
+    w.String(request.answered_wamid.c_str());
+  }
+  w.EndObject();
+  return {buffer.GetString(), buffer.GetSize()};
+}
+
+}  // namespace dispatchd::fakes

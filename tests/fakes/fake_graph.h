@@ -1,0 +1,100 @@
+#pragma once
+// A fake WhatsApp Cloud API (Graph) server for tests and the demo. It speaks the wire
+// format of POST /{version}/{phone_number_id}/messages on 127.0.0.1, on its own thread:
+//
+// - answers a text message with {"messaging_product","contacts":[{"input","wa_id"}],
+//   "messages":[{"id":"wamid.fake…"}]} and a mark-as-read with {"success":true};
+// - checks `Authorization: Bearer <access_token>` (401, Graph code 190 otherwise), the
+//   phone number id (400, code 100), the JSON body and messaging_product (400, code 100);
+// - records every request (also refused ones) for the test to inspect;
+// - can be scripted: each message POST takes the next scripted reply, if any (a Graph
+//   error with a realistic body, a bare HTTP status, a delay before answering).
+//
+// Thread-safety: every public member may be called from any thread while the server runs.
+// Construction binds and starts serving (throws std::runtime_error when it cannot bind);
+// the destructor stops it. Also built as the standalone `fake_graph` (fake_graph_main.cpp).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dispatchd::fakes {
+
+struct RecordedRequest {
+  std::string method;
+  std::string target;  // path and query as received
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  // From the JSON body when it parsed (empty otherwise):
+  std::string messaging_product;
+  std::string to;
+  std::string type;
+  std::string text;        // text.body
+  std::string status;      // "read" for a mark-as-read
+  std::string message_id;  // the message marked read
+  std::string tracker;     // biz_opaque_callback_data
+  // What the fake answered:
+  int answered_status = 0;
+  std::string answered_wamid;  // the id of a "sent" message
+};
+
+// One scripted answer for the next message POST.
+struct ScriptedReply {
+  std::chrono::milliseconds delay{0};  // wait this long before answering
+  int http_status = 0;                 // 0: answer as usual (after the delay)
+  std::optional<int> code;             // a Graph error object with this code
+  std::string body;                    // when set, sent verbatim instead
+  std::string retry_after;             // Retry-After header, when set
+
+  // The error Graph answers for `code`, with its usual HTTP status and message: 131047
+  // (400, re-engagement), 130429 (400, throughput), 131056 (400, pair rate limit),
+  // 131026 (400, undeliverable), 190 (401, OAuthException), 100 (400, invalid parameter),
+  // 2 (503, service temporarily unavailable), 1 (500, unknown error).
+  static ScriptedReply graph_error(int code);
+  static ScriptedReply status(int http_status, std::string body = {});
+  static ScriptedReply delayed(std::chrono::milliseconds delay);
+};
+
+struct FakeGraphOptions {
+  std::string access_token = "test-token";
+  std::string phone_number_id = "109876543210001";
+  std::string version = "v21.0";  // only used by base_url(); any version path is served
+  std::uint16_t port = 0;         // 0: an ephemeral port
+  // Called on the server thread after each request was answered (e.g. to log it).
+  std::function<void(const RecordedRequest&)> on_request;
+};
+
+class FakeGraph {
+ public:
+  explicit FakeGraph(FakeGraphOptions options = {});
+  ~FakeGraph();
+  FakeGraph(const FakeGraph&) = delete;
+  FakeGraph& operator=(const FakeGraph&) = delete;
+
+  std::uint16_t port() const;
+  // "http://127.0.0.1:<port>/<version>": the graph_base_url to configure.
+  std::string base_url() const;
+
+  // Queues a reply for the next message POST (first in, first out).
+  void script(ScriptedReply reply);
+  // Every request so far, in arrival order.
+  std::vector<RecordedRequest> requests() const;
+  // Stops serving and joins the thread; idempotent. Open connections are closed.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+// One JSON line describing `request` (the demo's log format):
+// {"event":"request","method","target","to","type","text","status","message_id",
+//  "tracker","answered","wamid"}; empty fields are left out.
+std::string to_json_line(const RecordedRequest& request);
+
+}  // namespace dispatchd::fakes

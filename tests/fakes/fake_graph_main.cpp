@@ -1,0 +1,110 @@
+// fake_graph: the fake Graph API server (fake_graph.h) as a program, for the demo and for
+// trying the daemon by hand.
+//
+//   fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]]
+//
+// ITEM scripts the answers to the first message POSTs, in order: a Graph error code with
+// a canned body (131047, 130429, 131056, 131026, 190, 100, 2, 1), "http:STATUS" (a bare
+// status), "delay:MS" (answer normally after MS milliseconds) or "ok".
+// stdout is JSON lines: first {"event":"listening","port":N,"base_url":"http://127.0.0.1:N/v21.0"},
+// then one {"event":"request",…} per request received. Runs until SIGINT or SIGTERM.
+// Exit 0 on a signal, 2 on bad flags or when it cannot listen.
+
+#include <pthread.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tests/fakes/fake_graph.h"
+
+namespace {
+
+using dispatchd::fakes::FakeGraph;
+using dispatchd::fakes::FakeGraphOptions;
+using dispatchd::fakes::ScriptedReply;
+
+ScriptedReply script_item(std::string_view item) {
+  if (item == "ok") return {};
+  if (item.starts_with("delay:")) return ScriptedReply::delayed(std::chrono::milliseconds(std::stoi(std::string(item.substr(6)))));
+  if (item.starts_with("http:")) return ScriptedReply::status(std::stoi(std::string(item.substr(5))));
+  return ScriptedReply::graph_error(std::stoi(std::string(item)));
+}
+
+std::vector<ScriptedReply> script_list(std::string_view list) {
+  std::vector<ScriptedReply> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    out.push_back(script_item(list.substr(0, comma)));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  return out;
+}
+
+int usage(const std::string& problem) {
+  std::cerr << "fake_graph: " << problem << "\n"
+            << "usage: fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  FakeGraphOptions options;
+  std::vector<ScriptedReply> script;
+  std::mutex out_mutex;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view flag = argv[i];
+      if (i + 1 >= argc) return usage("missing value for " + std::string(flag));
+      const std::string value = argv[++i];
+      if (flag == "--port") {
+        options.port = static_cast<std::uint16_t>(std::stoul(value));
+      } else if (flag == "--token") {
+        options.access_token = value;
+      } else if (flag == "--phone-number-id") {
+        options.phone_number_id = value;
+      } else if (flag == "--script") {
+        script = script_list(value);
+      } else {
+        return usage("unknown flag " + std::string(flag));
+      }
+    }
+  } catch (const std::exception& e) {
+    return usage(std::string("bad value: ") + e.what());
+  }
+  options.on_request = [&out_mutex](const dispatchd::fakes::RecordedRequest& request) {
+    const std::lock_guard lock(out_mutex);
+    std::cout << dispatchd::fakes::to_json_line(request) << std::endl;
+  };
+
+  // Block the stop signals before the server thread starts, so only sigwait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  try {
+    FakeGraph server(options);
+    for (auto& reply : script) server.script(std::move(reply));
+    {
+      const std::lock_guard lock(out_mutex);
+      std::cout << R"({"event":"listening","port":)" << server.port() << R"(,"base_url":")" << server.base_url()
+                << "\"}" << std::endl;
+    }
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    server.stop();
+  } catch (const std::exception& e) {
+    std::cerr << "fake_graph: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
