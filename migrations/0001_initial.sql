@@ -23,6 +23,7 @@ CREATE TABLE inbox (
 );
 CREATE INDEX inbox_conversation ON inbox (conversation_id, id);
 CREATE INDEX inbox_state ON inbox (state, lease_expires_at);
+CREATE INDEX inbox_sender ON inbox (channel, sender, received_at);
 
 -- One row per model attempt for a message; attempts recorded before a crash count toward
 -- the re-ask budget.

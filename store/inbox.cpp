@@ -104,6 +104,18 @@ std::expected<void, std::string> release_leases(Database& db, const std::string&
   return update->run();
 }
 
+std::expected<std::optional<Time>, std::string> last_inbound_at(Database& db, const std::string& channel,
+                                                                const std::string& sender) {
+  auto query = Query::prepare(db, "SELECT max(received_at) FROM inbox WHERE channel = ? AND sender = ?");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, channel).bind(2, sender);
+  auto row = query->step();
+  if (!row) return std::unexpected(row.error());
+  const auto text = query->optional_text(0);
+  if (!text) return std::optional<Time>();
+  return parse_time(*text);
+}
+
 std::expected<void, std::string> postpone(Database& db, std::int64_t id, Time until) {
   auto update = Query::prepare(
       db, "UPDATE inbox SET lease_owner = NULL, lease_expires_at = ? WHERE id = ? AND state = 'processing'");

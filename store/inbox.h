@@ -72,6 +72,11 @@ struct HistoryEntry {
 // `limit` entries (the newest), oldest first.
 std::expected<std::vector<HistoryEntry>, std::string> history(Database& db, std::int64_t message_id, std::size_t limit);
 
+// When the counterpart last wrote on `channel` (their newest message's received_at), for
+// rules such as WhatsApp's 24-hour customer-service window.
+std::expected<std::optional<Time>, std::string> last_inbound_at(Database& db, const std::string& channel,
+                                                                const std::string& sender);
+
 // Makes every lease `worker` holds expire now, so that its messages are taken again at once
 // (at start-up, for what the previous run of the same worker left in processing).
 std::expected<void, std::string> release_leases(Database& db, const std::string& worker);

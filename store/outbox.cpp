@@ -112,14 +112,15 @@ std::expected<std::int64_t, std::string> queue_reply(Database& db, NewAction act
   });
 }
 
-std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now) {
+std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now, const std::string& channel) {
   return transaction<std::optional<OutboxItem>>(db, [&]() -> std::expected<std::optional<OutboxItem>, std::string> {
     auto pick = Query::prepare(
         db,
         "SELECT a.id, a.message_id, m.channel, m.conversation_id, coalesce(a.recipient, ''), coalesce(a.body, ''),"
         " a.idempotency_key FROM actions a JOIN inbox m ON m.id = a.message_id"
-        " WHERE a.status = 'approved' ORDER BY a.id LIMIT 1");
+        " WHERE a.status = 'approved' AND (?1 = '' OR m.channel = ?1) ORDER BY a.id LIMIT 1");
     if (!pick) return std::unexpected(pick.error());
+    pick->bind(1, channel);
     auto row = pick->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return std::optional<OutboxItem>();

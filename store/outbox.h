@@ -53,8 +53,10 @@ struct OutboxItem {
   std::string idempotency_key;
 };
 
-// Takes the oldest approved action and commits it as 'sending'; nullopt when none waits.
-std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now);
+// Takes the oldest approved action (of `channel`'s messages, when given) and commits it as
+// 'sending'; nullopt when none waits.
+std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now,
+                                                                 const std::string& channel = "");
 
 // sending -> sent, with the provider's id for the message.
 std::expected<void, std::string> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id,

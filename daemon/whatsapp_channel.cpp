@@ -1,0 +1,241 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include "daemon/whatsapp_channel.h"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "connectors/whatsapp/errors.h"
+#include "connectors/whatsapp/graph.h"
+#include "connectors/whatsapp/handshake.h"
+#include "connectors/whatsapp/signature.h"
+#include "connectors/whatsapp/webhook.h"
+#include "connectors/whatsapp/window.h"
+#include "store/outbox.h"
+
+namespace dispatchd::daemon {
+namespace {
+
+namespace wa = whatsapp;
+constexpr std::size_t k_max_parallel_sends = 8;
+constexpr std::chrono::seconds k_auth_probe{60};
+constexpr std::chrono::milliseconds k_send_timeout{15'000};
+
+Response text(int status, std::string body) {
+  return Response{status, std::move(body) + "\n", "text/plain; charset=utf-8", {}};
+}
+
+}  // namespace
+
+struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
+  boost::asio::io_context& io;
+  store::Database& db;
+  net::Transport& transport;
+  config::WhatsApp config;
+  WhatsAppSecrets secrets;
+  std::size_t max_body_bytes;
+  std::function<store::Time()> now;
+  std::function<void()> on_inbound;
+  WhatsAppCounters counters;
+  std::size_t in_flight = 0;
+  bool paused = false;
+  bool stopping = false;
+  int consecutive_retries = 0;
+  boost::asio::steady_timer retry_timer;
+
+  State(boost::asio::io_context& io_, store::Database& db_, net::Transport& transport_, config::WhatsApp config_,
+        WhatsAppSecrets secrets_, std::size_t max_body, std::function<store::Time()> now_,
+        std::function<void()> inbound)
+      : io(io_),
+        db(db_),
+        transport(transport_),
+        config(std::move(config_)),
+        secrets(std::move(secrets_)),
+        max_body_bytes(max_body),
+        now(std::move(now_)),
+        on_inbound(std::move(inbound)),
+        retry_timer(io_) {}
+
+  wa::GraphAccount account() const { return {config.graph_base_url, config.phone_number_id, secrets.access_token}; }
+
+  void pump();
+  void send(store::OutboxItem item);
+  void on_answer(const store::OutboxItem& item, net::HttpResult result);
+  void retry_later(std::chrono::seconds delay);
+  void mark_read(const std::string& message_id);
+};
+
+Response WhatsAppChannel::handle_get(const Request& request) {
+  auto answer = wa::answer_handshake(request.query, m_state->secrets.verify_token);
+  if (!answer) {
+    spdlog::warn("whatsapp: verification handshake refused: {}", answer.error().reason);
+    return text(answer.error().status, "forbidden");
+  }
+  return Response{200, *answer, "text/plain; charset=utf-8", {}};
+}
+
+Response WhatsAppChannel::handle_post(const Request& request) {
+  auto& s = *m_state;
+  ++s.counters.webhooks;
+  const auto signature = request.header("x-hub-signature-256").value_or("");
+  if (auto ok = wa::verify_signature(request.body, signature, s.secrets.app_secret); !ok) {
+    ++s.counters.bad_signatures;
+    spdlog::warn("whatsapp: webhook refused: signature {}", wa::to_string(ok.error()));
+    return text(401, "bad signature");
+  }
+  auto webhook = wa::parse_webhook(request.body, s.config.phone_number_id, {.max_bytes = s.max_body_bytes});
+  if (!webhook) {
+    spdlog::warn("whatsapp: webhook refused: {}", webhook.error().message);
+    return text(webhook.error().http_status(), webhook.error().message);
+  }
+  for (const auto& skipped : webhook->skipped)
+    spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
+  bool stored = false;
+  for (const auto& m : webhook->messages) {
+    auto inserted = store::insert_inbound(s.db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json}, s.now());
+    if (!inserted) {
+      // Not durable: 500 makes Meta deliver the event again later.
+      spdlog::error("whatsapp: cannot store {}: {}", m.id, inserted.error());
+      return text(500, "cannot store the message");
+    }
+    if (inserted->duplicate) {
+      ++s.counters.duplicates;
+    } else {
+      ++s.counters.messages_stored;
+      stored = true;
+      m_state->mark_read(m.id);
+    }
+  }
+  for (const auto& st : webhook->statuses) {
+    std::string error;
+    for (const auto& e : st.errors) error += (error.empty() ? "" : "; ") + wa::describe(e);
+    auto applied = store::apply_delivery(s.db, {st.id, st.tracker, st.status_text, error}, s.now());
+    if (!applied) {
+      spdlog::error("whatsapp: cannot record status {} of {}: {}", st.status_text, st.id, applied.error());
+      return text(500, "cannot store the status");
+    }
+  }
+  if (stored && s.on_inbound) s.on_inbound();
+  return text(200, "ok");
+}
+
+void WhatsAppChannel::State::mark_read(const std::string& message_id) {
+  auto request = wa::build_mark_read(account(), message_id);
+  if (!request) return;
+  net::HttpRequest http{request->method, request->url, {}, request->body};
+  for (const auto& [name, value] : request->headers) http.headers.add(name, value);
+  http.timeout = k_send_timeout;
+  // Best effort: blue ticks are a courtesy, never retried.
+  transport.send(std::move(http), [](net::HttpResult) {});
+}
+
+void WhatsAppChannel::State::pump() {
+  while (!stopping && !paused && in_flight < k_max_parallel_sends) {
+    auto item = store::begin_send(db, now(), "whatsapp");
+    if (!item) {
+      spdlog::error("whatsapp: outbox: {}", item.error());
+      return;
+    }
+    if (!*item) return;
+    send(std::move(**item));
+  }
+}
+
+void WhatsAppChannel::State::send(store::OutboxItem item) {
+  const auto last = store::last_inbound_at(db, "whatsapp", item.recipient);
+  if (last && !wa::may_send_free_form(*last, now(), std::chrono::seconds(60))) {
+    // Policy, checked before sending: Meta would refuse it (131047) anyway.
+    (void)store::fail_send(db, item.id,
+                           "outside WhatsApp's 24-hour customer-service window: only a template can reach "
+                           "this customer now",
+                           now());
+    return;
+  }
+  auto request = wa::build_text_message(account(), item.recipient, item.body, item.idempotency_key);
+  if (!request) {
+    (void)store::fail_send(db, item.id, "cannot build the Graph request: " + request.error(), now());
+    return;
+  }
+  net::HttpRequest http{request->method, request->url, {}, request->body};
+  for (const auto& [name, value] : request->headers) http.headers.add(name, value);
+  http.timeout = k_send_timeout;
+  ++in_flight;
+  transport.send(std::move(http), [self = shared_from_this(), item](net::HttpResult result) {
+    --self->in_flight;
+    self->on_answer(item, std::move(result));
+    self->pump();
+  });
+}
+
+void WhatsAppChannel::State::on_answer(const store::OutboxItem& item, net::HttpResult result) {
+  const store::Time at = now();
+  if (!result) {
+    const auto& e = result.error();
+    if (e.kind == net::TransportErrorKind::connect_failed) {
+      // Never reached Graph: safe to send again.
+      (void)store::retry_send(db, item.id, "graph unreachable: " + e.message, at);
+      return retry_later(std::chrono::seconds(5));
+    }
+    (void)store::unknown_send(
+        db, item.id,
+        std::string("no answer from graph (") + std::string(net::to_string(e.kind)) + "): it may have been delivered",
+        at);
+    return;
+  }
+  const auto retry_after = result->headers.get("Retry-After").value_or("");
+  auto sent = wa::read_send_response(result->status, result->body, retry_after);
+  if (sent) {
+    consecutive_retries = 0;
+    (void)store::complete_send(db, item.id, sent->message_id, at);
+    return;
+  }
+  const auto& failure = sent.error();
+  const std::string why = wa::describe(failure.error);
+  switch (failure.kind) {
+    case wa::ErrorClass::retry:
+      (void)store::retry_send(db, item.id, why, at);
+      return retry_later(wa::retry_delay(failure.error, ++consecutive_retries, failure.retry_after));
+    case wa::ErrorClass::auth:
+      (void)store::retry_send(db, item.id, why, at);
+      if (!paused) spdlog::error("whatsapp: the access token was refused ({}); sending paused", why);
+      paused = true;
+      return retry_later(k_auth_probe);
+    case wa::ErrorClass::unknown:
+      (void)store::unknown_send(db, item.id, why, at);
+      return;
+    case wa::ErrorClass::window_closed:
+    case wa::ErrorClass::permanent:
+      (void)store::fail_send(db, item.id, why, at);
+      return;
+  }
+}
+
+void WhatsAppChannel::State::retry_later(std::chrono::seconds delay) {
+  retry_timer.expires_after(delay);
+  retry_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    self->paused = false;  // an auth pause ends with a probe: the next send tells
+    self->pump();
+  });
+}
+
+WhatsAppChannel::WhatsAppChannel(boost::asio::io_context& io, store::Database& db, net::Transport& transport,
+                                 const config::WhatsApp& config, WhatsAppSecrets secrets, std::size_t max_body_bytes,
+                                 std::function<store::Time()> now, std::function<void()> on_inbound)
+    : m_state(std::make_shared<State>(io, db, transport, config, std::move(secrets), max_body_bytes, std::move(now),
+                                      std::move(on_inbound))) {}
+
+WhatsAppChannel::~WhatsAppChannel() { stop(); }
+
+void WhatsAppChannel::pump() { m_state->pump(); }
+void WhatsAppChannel::stop() {
+  m_state->stopping = true;
+  m_state->retry_timer.cancel();
+}
+bool WhatsAppChannel::paused() const { return m_state->paused; }
+std::size_t WhatsAppChannel::sending() const { return m_state->in_flight; }
+const WhatsAppCounters& WhatsAppChannel::counters() const { return m_state->counters; }
+
+}  // namespace dispatchd::daemon

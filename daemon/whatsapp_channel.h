@@ -1,0 +1,74 @@
+#pragma once
+// The WhatsApp channel of the running daemon: the webhook endpoints and the sender that
+// drains the outbox through the Graph API. The formats are connectors/whatsapp/ (pure);
+// this file adds the store, the transport and the clock.
+//
+// Webhook POST: signature over the raw body first (401), then the bounded parse (400/413),
+// then every message and status in ONE store transaction per message; 200 only after the
+// commits. Redelivered events are stored once (the inbox's unique key).
+// Sender: takes approved actions (committed 'sending' before the call), checks the 24-hour
+// window before a free-form text, sends with our idempotency key as the tracker, and maps
+// the answer: sent; retry later (rate limits, 5xx, connection refused); failed for good
+// (window closed, permanent errors: an escalation); unknown (timeouts after the request
+// left, unreadable 2xx: an escalation, never resent); auth (token refused: sending pauses,
+// /readyz says so, and a probe retries later).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "daemon/http_server.h"
+#include "net/http.h"
+#include "store/database.h"
+#include "store/inbox.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace dispatchd::daemon {
+
+struct WhatsAppSecrets {
+  std::string access_token;
+  std::string app_secret;
+  std::string verify_token;
+};
+
+struct WhatsAppCounters {
+  std::int64_t webhooks = 0;
+  std::int64_t bad_signatures = 0;
+  std::int64_t messages_stored = 0;
+  std::int64_t duplicates = 0;
+};
+
+class WhatsAppChannel {
+ public:
+  // `on_inbound` runs after new messages are committed (the agent's poke).
+  WhatsAppChannel(boost::asio::io_context& io, store::Database& db, net::Transport& transport,
+                  const config::WhatsApp& config, WhatsAppSecrets secrets, std::size_t max_body_bytes,
+                  std::function<store::Time()> now, std::function<void()> on_inbound);
+  ~WhatsAppChannel();
+
+  Response handle_get(const Request& request);
+  Response handle_post(const Request& request);
+
+  // Sends what the outbox holds for WhatsApp, up to a few sends at once. Call it after
+  // decisions and on a timer.
+  void pump();
+  // Finishes nothing new; in-flight sends still complete.
+  void stop();
+
+  bool paused() const;          // the access token was refused
+  std::size_t sending() const;  // sends in flight
+  const WhatsAppCounters& counters() const;
+
+  struct State;  // opaque; public only for the .cpp's callbacks
+
+ private:
+  std::shared_ptr<State> m_state;
+};
+
+}  // namespace dispatchd::daemon
