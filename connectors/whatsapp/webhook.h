@@ -139,7 +139,7 @@ struct WebhookError {
 // "object": "whatsapp_business_account", entry[] of objects with changes[], each change
 // with a string "field" and an object "value", and value.metadata.phone_number_id for the
 // "messages" field); otherwise the whole body is refused. Within it, a message or status
-// without its id, sender or timestamp is reported in `skipped` and the others are kept.
+// without its id, sender, type or unix timestamp is reported in `skipped` and the others are kept.
 std::expected<Webhook, WebhookError> parse_webhook(std::string_view raw_body, std::string_view phone_number_id,
                                                    const WebhookLimits& limits = {});
 
