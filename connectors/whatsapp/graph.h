@@ -17,6 +17,7 @@
 // classified by errors.h.
 
 #include <chrono>
+#include <cstddef>
 #include <expected>
 #include <optional>
 #include <string>

@@ -75,7 +75,8 @@ std::optional<std::string> single_value(const QueryParams& params, std::string_v
   return found;
 }
 
-std::expected<std::string, HandshakeRefusal> answer_handshake(const QueryParams& params, std::string_view verify_token) {
+std::expected<std::string, HandshakeRefusal> answer_handshake(const QueryParams& params,
+                                                              std::string_view verify_token) {
   const auto mode = single_value(params, "hub.mode");
   const auto token = single_value(params, "hub.verify_token");
   const auto challenge = single_value(params, "hub.challenge");

@@ -37,8 +37,8 @@ std::expected<QueryParams, std::string> parse_query(std::string_view query, cons
 std::optional<std::string> single_value(const QueryParams& params, std::string_view name);
 
 struct HandshakeRefusal {
-  int status = 403;     // 400 when the query string itself could not be parsed
-  std::string reason;   // for the log; not secret (never quotes the expected token)
+  int status = 403;    // 400 when the query string itself could not be parsed
+  std::string reason;  // for the log; not secret (never quotes the expected token)
 };
 
 // Decides the answer to a verification GET. Accepts only when hub.mode is "subscribe",

@@ -16,13 +16,20 @@ struct KindName {
 };
 
 constexpr KindName k_kinds[] = {
-    {MessageKind::text, "text"},         {MessageKind::image, "image"},
-    {MessageKind::audio, "audio"},       {MessageKind::video, "video"},
-    {MessageKind::document, "document"}, {MessageKind::sticker, "sticker"},
-    {MessageKind::location, "location"}, {MessageKind::contacts, "contacts"},
-    {MessageKind::interactive, "interactive"}, {MessageKind::button, "button"},
-    {MessageKind::reaction, "reaction"}, {MessageKind::order, "order"},
-    {MessageKind::system, "system"},     {MessageKind::unsupported, "unsupported"},
+    {MessageKind::text, "text"},
+    {MessageKind::image, "image"},
+    {MessageKind::audio, "audio"},
+    {MessageKind::video, "video"},
+    {MessageKind::document, "document"},
+    {MessageKind::sticker, "sticker"},
+    {MessageKind::location, "location"},
+    {MessageKind::contacts, "contacts"},
+    {MessageKind::interactive, "interactive"},
+    {MessageKind::button, "button"},
+    {MessageKind::reaction, "reaction"},
+    {MessageKind::order, "order"},
+    {MessageKind::system, "system"},
+    {MessageKind::unsupported, "unsupported"},
 };
 
 // True when `text` has something besides spaces and line breaks: only then is there
@@ -167,15 +174,31 @@ void normalize_message(const Value& message, InboundMessage& out) {
     case MessageKind::audio:
     case MessageKind::video:
     case MessageKind::document:
-    case MessageKind::sticker: describe_media(body, out); break;
-    case MessageKind::location: describe_location(body, out); break;
-    case MessageKind::contacts: describe_contacts(body, out); break;
-    case MessageKind::interactive: describe_interactive(body, out); break;
-    case MessageKind::reaction: describe_reaction(body, out); break;
-    case MessageKind::order: describe_order(body, out); break;
-    case MessageKind::system: out.text = bracket("system", string_at(body, "body")); break;
+    case MessageKind::sticker:
+      describe_media(body, out);
+      break;
+    case MessageKind::location:
+      describe_location(body, out);
+      break;
+    case MessageKind::contacts:
+      describe_contacts(body, out);
+      break;
+    case MessageKind::interactive:
+      describe_interactive(body, out);
+      break;
+    case MessageKind::reaction:
+      describe_reaction(body, out);
+      break;
+    case MessageKind::order:
+      describe_order(body, out);
+      break;
+    case MessageKind::system:
+      out.text = bracket("system", string_at(body, "body"));
+      break;
     case MessageKind::unsupported:
-    case MessageKind::unknown: describe_unsupported(out); break;
+    case MessageKind::unknown:
+      describe_unsupported(out);
+      break;
   }
 }
 

@@ -20,7 +20,7 @@ enum class SignatureError {
   mismatch,   // well formed, but not the HMAC of this body with this secret
 };
 
-// "missing signature header" etc.: one phrase for logs and the 401 body. Never contains
+// One phrase ("missing X-Hub-Signature-256 header", …) for logs and the 401 body. Never contains
 // the secret or the expected digest.
 const char* to_string(SignatureError error);
 

@@ -26,10 +26,19 @@
 namespace dispatchd::whatsapp {
 
 enum class MessageKind {
-  text, image, audio, video, document, sticker, location, contacts,
+  text,
+  image,
+  audio,
+  video,
+  document,
+  sticker,
+  location,
+  contacts,
   interactive,  // a reply to an interactive message: button_reply or list_reply (others: not answerable)
   button,       // a quick-reply button of a template
-  reaction, order, system,
+  reaction,
+  order,
+  system,
   unsupported,  // Meta's own "unsupported" type (errors[] says why)
   unknown,      // a type this version does not know
 };
@@ -48,12 +57,12 @@ struct Media {
 };
 
 struct InboundMessage {
-  std::string id;               // provider message id (wamid.…): the inbox's dedupe key
-  std::string from;             // the sender's wa_id: the counterpart a reply goes to
-  std::string contact_name;     // the sender's profile name, when the payload gives it
-  std::string phone_number_id;  // our number it was sent to
+  std::string id;                        // provider message id (wamid.…): the inbox's dedupe key
+  std::string from;                      // the sender's wa_id: the counterpart a reply goes to
+  std::string contact_name;              // the sender's profile name, when the payload gives it
+  std::string phone_number_id;           // our number it was sent to
   std::chrono::sys_seconds timestamp{};  // when the customer sent it (starts the 24-hour window)
-  std::string type;             // the type as sent ("text", "image", … or an unknown name)
+  std::string type;                      // the type as sent ("text", "image", … or an unknown name)
   MessageKind kind = MessageKind::unknown;
   // What the pipeline reads. text: the body; interactive and button replies: the title or
   // text the customer tapped; anything else a short description such as "[image: caption]",
@@ -98,12 +107,12 @@ struct Skipped {
 };
 
 struct Webhook {
-  std::vector<InboundMessage> messages;  // for our phone_number_id, in payload order
-  std::vector<StatusEvent> statuses;     // for our phone_number_id, in payload order
-  std::vector<ForeignChange> foreign;    // for other phone numbers: ignored
-  std::vector<std::string> other_fields; // changes of other fields (e.g. "account_update"): ignored
-  std::vector<GraphError> errors;        // value.errors[]: Meta reporting a problem of its own
-  std::vector<Skipped> skipped;          // malformed elements left out; the rest is kept
+  std::vector<InboundMessage> messages;   // for our phone_number_id, in payload order
+  std::vector<StatusEvent> statuses;      // for our phone_number_id, in payload order
+  std::vector<ForeignChange> foreign;     // for other phone numbers: ignored
+  std::vector<std::string> other_fields;  // changes of other fields (e.g. "account_update"): ignored
+  std::vector<GraphError> errors;         // value.errors[]: Meta reporting a problem of its own
+  std::vector<Skipped> skipped;           // malformed elements left out; the rest is kept
 };
 
 struct WebhookLimits {
@@ -130,7 +139,7 @@ struct WebhookError {
 // "object": "whatsapp_business_account", entry[] of objects with changes[], each change
 // with a string "field" and an object "value", and value.metadata.phone_number_id for the
 // "messages" field); otherwise the whole body is refused. Within it, a message or status
-// without its id, sender or timestamp is reported in `skipped` and the others are kept.
+// without its id, sender, type or unix timestamp is reported in `skipped` and the others are kept.
 std::expected<Webhook, WebhookError> parse_webhook(std::string_view raw_body, std::string_view phone_number_id,
                                                    const WebhookLimits& limits = {});
 

@@ -11,8 +11,8 @@ namespace {
 const GraphAccount k_account{"https://graph.facebook.com/v21.0", "109876543210001", "EAAGtoken123"};
 
 std::string graph_error_body(long code, const std::string& message, const std::string& extra = "") {
-  return R"({"error":{"message":")" + message + R"(","type":"OAuthException","code":)" + std::to_string(code) +
-         extra + R"(,"fbtrace_id":"AbC123"}})";
+  return R"({"error":{"message":")" + message + R"(","type":"OAuthException","code":)" + std::to_string(code) + extra +
+         R"(,"fbtrace_id":"AbC123"}})";
 }
 
 SendFailure failure_of(int status, const std::string& body, std::string_view retry_after = {}) {
@@ -114,8 +114,8 @@ TEST_CASE("send: a success response gives the message id") {
 }
 
 TEST_CASE("send: a success status without a message id is unknown, never retried") {
-  for (const std::string body : {"", "not json", "{}", R"({"messages":[]})", R"({"messages":[{"id":""}]})",
-                                 R"({"messages":[{"id":5}]})"}) {
+  for (const std::string body :
+       {"", "not json", "{}", R"({"messages":[]})", R"({"messages":[{"id":""}]})", R"({"messages":[{"id":5}]})"}) {
     INFO("body: " << body);
     const SendFailure failure = failure_of(200, body);
     CHECK(failure.kind == ErrorClass::unknown);
@@ -194,10 +194,17 @@ TEST_CASE("send: Retry-After and the code's pace set the retry delay") {
     std::chrono::seconds expected;
   };
   const Row rows[] = {
-      {&plain, 1, std::nullopt, 2s},   {&plain, 2, std::nullopt, 4s},   {&plain, 5, std::nullopt, 32s},
-      {&plain, 9, std::nullopt, 300s}, {&plain, 50, std::nullopt, 300s}, {&plain, 0, std::nullopt, 2s},
-      {&pair, 1, std::nullopt, 6s},    {&pair, 3, std::nullopt, 8s},    {&plain, 1, 30s, 30s},
-      {&plain, 1, std::chrono::seconds{-5}, 2s}, {&plain, 1, std::chrono::seconds{10'000'000}, 86400s},
+      {&plain, 1, std::nullopt, 2s},
+      {&plain, 2, std::nullopt, 4s},
+      {&plain, 5, std::nullopt, 32s},
+      {&plain, 9, std::nullopt, 300s},
+      {&plain, 50, std::nullopt, 300s},
+      {&plain, 0, std::nullopt, 2s},
+      {&pair, 1, std::nullopt, 6s},
+      {&pair, 3, std::nullopt, 8s},
+      {&plain, 1, 30s, 30s},
+      {&plain, 1, std::chrono::seconds{-5}, 2s},
+      {&plain, 1, std::chrono::seconds{10'000'000}, 86400s},
   };
   for (const Row& row : rows) {
     INFO("failures " << row.failures);

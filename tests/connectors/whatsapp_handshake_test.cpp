@@ -10,8 +10,8 @@ using dispatchd::whatsapp::single_value;
 TEST_CASE("query: pairs are split and percent-decoded") {
   const auto params = parse_query("?a=1&b=hello+world&c=%C2%BFs%C3%AD%3F&d&&e=&f=%2b%26");
   REQUIRE(params.has_value());
-  const QueryParams expected = {{"a", "1"}, {"b", "hello world"}, {"c", "\xC2\xBFs\xC3\xAD?"},
-                                {"d", ""},  {"e", ""},            {"f", "+&"}};
+  const QueryParams expected = {{"a", "1"}, {"b", "hello world"}, {"c", "\xC2\xBFs\xC3\xAD?"}, {"d", ""},
+                                {"e", ""},  {"f", "+&"}};
   CHECK(*params == expected);
   CHECK(parse_query("").value().empty());
   CHECK(parse_query("hub.mode=subscribe").value() == QueryParams{{"hub.mode", "subscribe"}});
@@ -61,8 +61,9 @@ TEST_CASE("handshake: the challenge is echoed only for subscribe with the config
   CHECK(refused("hub.mode=subscribe&hub.challenge=1&hub.verify_token=x&hub.verify_token=s3cr3t-verify").status == 403);
   // The challenge is echoed into a response body: only short printable text.
   CHECK(refused("hub.mode=subscribe&hub.challenge=%3Cscript%3E%20x&hub.verify_token=s3cr3t-verify").status == 403);
-  CHECK(refused("hub.mode=subscribe&hub.challenge=" + std::string(257, '7') + "&hub.verify_token=s3cr3t-verify")
-            .status == 403);
+  CHECK(
+      refused("hub.mode=subscribe&hub.challenge=" + std::string(257, '7') + "&hub.verify_token=s3cr3t-verify").status ==
+      403);
   // An empty configured token matches nothing, not even an empty one.
   CHECK(refused("hub.mode=subscribe&hub.challenge=1&hub.verify_token=", "").status == 403);
   // An unparseable query is a bad request.

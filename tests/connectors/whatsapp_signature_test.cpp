@@ -60,7 +60,7 @@ TEST_CASE("signature: a missing or malformed header is told apart from a mismatc
   const std::string hex = good.substr(7);
   CHECK(error_of(body, "") == SignatureError::missing);
   CHECK(error_of(body, "   ") == SignatureError::missing);
-  CHECK(error_of(body, hex) == SignatureError::malformed);                      // no prefix
+  CHECK(error_of(body, hex) == SignatureError::malformed);                          // no prefix
   CHECK(error_of(body, "sha1=" + hex.substr(0, 40)) == SignatureError::malformed);  // X-Hub-Signature (SHA-1)
   CHECK(error_of(body, "sha256=" + hex.substr(1)) == SignatureError::malformed);    // 63 digits
   CHECK(error_of(body, "sha256=" + hex + "00") == SignatureError::malformed);       // 66 digits
@@ -75,8 +75,8 @@ TEST_CASE("signature: an empty app secret never verifies, even a body signed wit
 }
 
 TEST_CASE("signature: every error has a message that quotes nothing secret") {
-  for (const auto error : {SignatureError::no_secret, SignatureError::missing, SignatureError::malformed,
-                           SignatureError::mismatch}) {
+  for (const auto error :
+       {SignatureError::no_secret, SignatureError::missing, SignatureError::malformed, SignatureError::mismatch}) {
     const std::string message = dispatchd::whatsapp::to_string(error);
     CHECK_FALSE(message.empty());
     CHECK(message.find(k_secret) == std::string::npos);

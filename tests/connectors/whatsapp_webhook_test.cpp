@@ -74,7 +74,9 @@ TEST_CASE("webhook: every message fixture normalizes to the expected values") {
     const InboundMessage& m = only_message(webhook);
     CHECK(m.id.starts_with("wamid."));
     CHECK(m.from == k_customer);
-    CHECK(m.contact_name == "Mar\xC3\xAD" "a L\xC3\xB3pez");
+    CHECK(m.contact_name ==
+          "Mar\xC3\xAD"
+          "a L\xC3\xB3pez");
     CHECK(m.phone_number_id == k_phone);
     CHECK(m.timestamp.time_since_epoch().count() == k_time);
     CHECK(m.kind == row.kind);
@@ -169,7 +171,9 @@ TEST_CASE("webhook: several messages in one payload keep their order and senders
   REQUIRE(webhook.messages.size() == 3);
   CHECK(webhook.messages[0].text == "Buenas tardes");
   CHECK(webhook.messages[1].text == "Mi pedido es el 1042");
-  CHECK(webhook.messages[2].text == "\xC2\xBF" "A qu\xC3\xA9 hora abren?");
+  CHECK(webhook.messages[2].text ==
+        "\xC2\xBF"
+        "A qu\xC3\xA9 hora abren?");
   CHECK(webhook.messages[0].from == k_customer);
   CHECK(webhook.messages[2].from == "5215598765432");
   CHECK(webhook.messages[2].contact_name == "Luis P\xC3\xA9rez");
@@ -220,7 +224,7 @@ TEST_CASE("webhook: other fields, Meta's own errors and unknown types are report
   CHECK(m[0].text == "[poll_vote message]");
   CHECK(m[1].kind == MessageKind::interactive);
   CHECK(m[1].text == "[interactive: nfm_reply]");
-  CHECK(m[2].text == " \n ");  // a blank text body is nothing to answer
+  CHECK(m[2].text == " \n ");                                      // a blank text body is nothing to answer
   CHECK(m[2].timestamp.time_since_epoch().count() == 1796040002);  // integer timestamps accepted too
   CHECK(m[3].text == "[reaction removed]");
   CHECK(m[4].text == "[system: User changed number]");
@@ -278,8 +282,8 @@ TEST_CASE("webhook: malformed bodies and wrong shapes are errors with a clear me
       {R"({"object":"whatsapp_business_account","entry":[1]})", WebhookErrorCode::wrong_shape, "/entry/0"},
       {R"({"object":"whatsapp_business_account","entry":[{"id":"1"}]})", WebhookErrorCode::wrong_shape,
        "/entry/0/changes"},
-      {R"({"object":"whatsapp_business_account","entry":[{"changes":[{"value":{}}]}]})",
-       WebhookErrorCode::wrong_shape, "/entry/0/changes/0/field"},
+      {R"({"object":"whatsapp_business_account","entry":[{"changes":[{"value":{}}]}]})", WebhookErrorCode::wrong_shape,
+       "/entry/0/changes/0/field"},
       {R"({"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":[]}]}]})",
        WebhookErrorCode::wrong_shape, "/entry/0/changes/0/value"},
       {R"({"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{}}]}]})",
@@ -348,8 +352,8 @@ TEST_CASE("webhook: every truncation and many byte changes of the fixtures end i
       std::string changed = body;
       changed[(seed >> 8) % changed.size()] = static_cast<char>(seed >> 24);
       const auto parsed = parse_webhook(changed, k_phone);
-      if (parsed) CHECK(parsed->messages.size() + parsed->statuses.size() + parsed->skipped.size() +
-                            parsed->foreign.size() <= 3);
+      if (parsed)
+        CHECK(parsed->messages.size() + parsed->statuses.size() + parsed->skipped.size() + parsed->foreign.size() <= 3);
     }
   }
 }

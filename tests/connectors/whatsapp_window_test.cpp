@@ -15,9 +15,8 @@ TEST_CASE("window: free-form text only within 24 hours of the contact's last mes
     bool open;
   };
   const Row rows[] = {
-      {0s, 0s, true},           {1h, 0s, true},          {23h + 59min + 59s, 0s, true},
-      {24h, 0s, false},         {24h + 1s, 0s, false},   {72h, 0s, false},
-      {23h + 59min, 60s, false}, {23h + 58min + 59s, 60s, true},
+      {0s, 0s, true},        {1h, 0s, true},   {23h + 59min + 59s, 0s, true}, {24h, 0s, false},
+      {24h + 1s, 0s, false}, {72h, 0s, false}, {23h + 59min, 60s, false},     {23h + 58min + 59s, 60s, true},
   };
   for (const Row& row : rows) {
     INFO("now = last + " << row.after.count() << " s, margin " << row.margin.count() << " s");

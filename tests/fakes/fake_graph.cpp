@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -17,8 +19,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "common/strict_json.h"
 
@@ -44,10 +44,10 @@ struct GraphErrorSpec {
 constexpr GraphErrorSpec k_errors[] = {
     {131047, 400, "OAuthException", "(#131047) Re-engagement message",
      "Message failed to send because more than 24 hours have passed since the customer last replied to this number."},
-    {130429, 400, "OAuthException", "(#130429) Rate limit hit",
-     "Cloud API message throughput has been reached."},
+    {130429, 400, "OAuthException", "(#130429) Rate limit hit", "Cloud API message throughput has been reached."},
     {131056, 400, "OAuthException", "(#131056) (Business Account, Consumer Account) pair rate limit hit",
-     "Too many messages sent from the sender phone number to the same recipient phone number in a short period of time."},
+     "Too many messages sent from the sender phone number to the same recipient phone number in a short period of "
+     "time."},
     {131026, 400, "OAuthException", "(#131026) Message Undeliverable", "Message failed to send."},
     {190, 401, "OAuthException", "Error validating access token: Session has expired.", ""},
     {100, 400, "OAuthException", "(#100) Invalid parameter", ""},
@@ -144,8 +144,9 @@ struct FakeGraph::Impl {
     if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
     if (!ec) acceptor.bind(endpoint, ec);
     if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) throw std::runtime_error("fake_graph: cannot listen on 127.0.0.1:" + std::to_string(options.port) +
-                                     ": " + ec.message());
+    if (ec)
+      throw std::runtime_error("fake_graph: cannot listen on 127.0.0.1:" + std::to_string(options.port) + ": " +
+                               ec.message());
     port = acceptor.local_endpoint().port();
     asio::co_spawn(ioc, accept_loop(), asio::detached);
     thread = std::thread([this] { ioc.run(); });
@@ -231,16 +232,19 @@ struct FakeGraph::Impl {
       if (scripted->http_status != 0) return scripted_response(request, *scripted);
     }
     if (request[http::field::authorization] != "Bearer " + options.access_token) {
-      return reply(request, 401, graph_error_body(190, "OAuthException",
-                                                  "Invalid OAuth access token - Cannot parse access token", ""));
+      return reply(
+          request, 401,
+          graph_error_body(190, "OAuthException", "Invalid OAuth access token - Cannot parse access token", ""));
     }
     if (*phone != options.phone_number_id) {
-      return reply(request, 400, graph_error_body(100, "GraphMethodException",
-                                                  "Unsupported post request. Object does not exist", ""));
+      return reply(
+          request, 400,
+          graph_error_body(100, "GraphMethodException", "Unsupported post request. Object does not exist", ""));
     }
     if (record.messaging_product != "whatsapp") {
-      return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter",
-                                                  "messaging_product is required and must be whatsapp"));
+      return reply(request, 400,
+                   graph_error_body(100, "OAuthException", "(#100) Invalid parameter",
+                                    "messaging_product is required and must be whatsapp"));
     }
     if (record.status == "read" && !record.message_id.empty()) return reply(request, 200, R"({"success":true})");
     if (record.type == "text" && !record.to.empty() && !record.text.empty()) return sent(request, record);
@@ -352,9 +356,14 @@ std::string to_json_line(const RecordedRequest& request) {
   w.Key("event");
   w.String("request");
   const std::pair<const char*, const std::string*> fields[] = {
-      {"method", &request.method},   {"target", &request.target},         {"to", &request.to},
-      {"type", &request.type},       {"text", &request.text},             {"status", &request.status},
-      {"message_id", &request.message_id}, {"tracker", &request.tracker},
+      {"method", &request.method},
+      {"target", &request.target},
+      {"to", &request.to},
+      {"type", &request.type},
+      {"text", &request.text},
+      {"status", &request.status},
+      {"message_id", &request.message_id},
+      {"tracker", &request.tracker},
   };
   for (const auto& [name, value] : fields) {
     if (value->empty()) continue;

@@ -33,7 +33,8 @@ using dispatchd::fakes::ScriptedReply;
 
 ScriptedReply script_item(std::string_view item) {
   if (item == "ok") return {};
-  if (item.starts_with("delay:")) return ScriptedReply::delayed(std::chrono::milliseconds(std::stoi(std::string(item.substr(6)))));
+  if (item.starts_with("delay:"))
+    return ScriptedReply::delayed(std::chrono::milliseconds(std::stoi(std::string(item.substr(6)))));
   if (item.starts_with("http:")) return ScriptedReply::status(std::stoi(std::string(item.substr(5))));
   return ScriptedReply::graph_error(std::stoi(std::string(item)));
 }
