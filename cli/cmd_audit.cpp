@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/args.h"
-#include "cli/json_out.h"
+#include "common/json_out.h"
 #include "cli/target.h"
 #include "store/audit.h"
 #include "store/views.h"

@@ -7,10 +7,10 @@
 
 #include "cli/args.h"
 #include "cli/clock.h"
-#include "cli/json_out.h"
 #include "cli/target.h"
 #include "common/utf8.h"
 #include "staff/decisions.h"
+#include "staff/json.h"
 #include "store/views.h"
 #include "validator/validator.h"
 
@@ -45,14 +45,6 @@ std::optional<std::int64_t> parse_id(const std::string& text) {
   return id;
 }
 
-void escalation_json(JsonOut& out, const store::EscalationRow& e) {
-  out.field("escalation_id", e.id).field("message_id", e.message_id).field("reason", e.reason);
-  out.field("status", e.status).field("assignee", e.assignee).field("resolution", e.resolution);
-  out.field("created_at", e.created_at).field("claimed_at", e.claimed_at).field("resolved_at", e.resolved_at);
-  out.field("channel", e.channel).field("sender", e.sender).field("text", e.text);
-  out.raw("proposed_action", e.proposed_action).raw("detail", e.detail);
-}
-
 int list(Target& target, const Args& args) {
   const auto status = args.get("status");
   if (status && *status != "open" && *status != "claimed" && *status != "resolved" && *status != "dismissed") {
@@ -61,15 +53,7 @@ int list(Target& target, const Args& args) {
   auto rows = store::list_escalations(target.db, status);
   if (!rows) return usage_error(rows.error());
   if (args.has("json")) {
-    JsonOut out;
-    out.begin_array();
-    for (const auto& row : *rows) {
-      out.begin_object();
-      escalation_json(out, row);
-      out.end_object();
-    }
-    out.end_array();
-    std::printf("%s\n", out.str().c_str());
+    std::printf("%s\n", staff::escalations_json(*rows).c_str());
     return k_exit_ok;
   }
   std::printf("%-5s %-9s %-21s %-8s %-16s %-10s %-20s %s\n", "ID", "STATUS", "REASON", "CHANNEL", "SENDER", "ASSIGNEE",
@@ -83,40 +67,16 @@ int list(Target& target, const Args& args) {
   return k_exit_ok;
 }
 
-int show_json(const store::EscalationCase& c) {
-  JsonOut out;
-  out.begin_object();
-  escalation_json(out, c.escalation);
-  out.begin_array("conversation");
-  for (const auto& m : c.conversation) {
-    out.begin_object().field("message_id", m.id).field("received_at", m.received_at).field("sender", m.sender);
-    out.field("text", m.text).field("outcome", m.outcome).end_object();
-  }
-  out.end_array().begin_array("attempts");
-  for (const auto& a : c.attempts) {
-    out.begin_object().field("attempt", a.attempt).field("provider", a.provider).field("model", a.model);
-    out.field("raw_output", a.raw_output).field("verdict", a.verdict).raw("errors", a.errors);
-    out.field("error_class", a.error_class).field("latency_ms", a.latency_ms).field("input_tokens", a.input_tokens);
-    out.field("output_tokens", a.output_tokens).field("finish_reason", a.finish_reason).end_object();
-  }
-  out.end_array().begin_array("actions");
-  for (const auto& a : c.actions) {
-    out.begin_object().field("action_id", a.id).field("action", a.action).raw("arguments", a.arguments);
-    out.field("recipient", a.recipient).field("body", a.body).field("status", a.status);
-    out.field("created_by", a.created_by).field("error", a.error).end_object();
-  }
-  out.end_array().end_object();
-  std::printf("%s\n", out.str().c_str());
-  return k_exit_ok;
-}
-
 int show(Target& target, const Args& args, std::int64_t id) {
   auto item = store::show_escalation(target.db, id);
   if (!item) {
     std::fprintf(stderr, "dispatchctl: %s\n", item.error().c_str());
     return k_exit_rejected;
   }
-  if (args.has("json")) return show_json(*item);
+  if (args.has("json")) {
+    std::printf("%s\n", staff::case_json(*item).c_str());
+    return k_exit_ok;
+  }
   const auto& e = item->escalation;
   std::printf("escalation %lld: %s, reason %s, created %s\n", static_cast<long long>(e.id), e.status.c_str(),
               e.reason.c_str(), e.created_at.c_str());

@@ -42,6 +42,13 @@ std::expected<std::string, std::string> append_audit(Database& db, const AuditEv
   return hash;
 }
 
+std::expected<void, std::string> record_event(Database& db, const AuditEvent& event) {
+  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    DISPATCHD_TRY(append_audit(db, event));
+    return {};
+  });
+}
+
 std::expected<AuditCheck, std::string> verify_audit(Database& db) {
   auto rows =
       Query::prepare(db, "SELECT id, at, event, message_id, actor, detail, prev_hash, hash FROM audit ORDER BY id");

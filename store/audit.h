@@ -25,6 +25,10 @@ struct AuditEvent {
 // change it describes, so both commit or neither does. Returns the new row's hash.
 std::expected<std::string, std::string> append_audit(Database& db, const AuditEvent& event);
 
+// Appends one event in a transaction of its own (events that describe no other change,
+// e.g. a configuration reload).
+std::expected<void, std::string> record_event(Database& db, const AuditEvent& event);
+
 struct AuditCheck {
   std::int64_t events = 0;                   // rows checked
   std::optional<std::int64_t> first_broken;  // audit id of the first bad row

@@ -1,5 +1,5 @@
 #pragma once
-// JSON output for dispatchctl's --json listings: one document on stdout, strings escaped,
+// JSON documents written field by field (dispatchctl --json, the staff API): strings escaped,
 // stored JSON columns embedded as JSON (not as strings).
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-namespace dispatchd::cli {
+namespace dispatchd {
 
 class JsonOut {
  public:
@@ -55,4 +55,4 @@ class JsonOut {
   rapidjson::Writer<rapidjson::StringBuffer> m_writer;
 };
 
-}  // namespace dispatchd::cli
+}  // namespace dispatchd
