@@ -1,0 +1,263 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include "daemon/service.h"
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "agent/agent.h"
+#include "config/secrets.h"
+#include "daemon/http_server.h"
+#include "daemon/metrics.h"
+#include "daemon/notify.h"
+#include "daemon/staff_api.h"
+#include "daemon/startup.h"
+#include "daemon/whatsapp_channel.h"
+#include "daemon/wiring.h"
+#include "llm/limiter.h"
+#include "net/curl_transport.h"
+#include "store/audit.h"
+#include "store/metrics.h"
+
+namespace dispatchd::daemon {
+namespace {
+
+constexpr std::chrono::seconds k_tick{1};
+
+store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
+
+std::string worker_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return std::string("dispatchd@") + host;
+}
+
+// The catalog and the prompt file, read together: both or neither (reload is atomic).
+std::expected<std::shared_ptr<const agent::Setup>, std::string> load_setup(const config::Config& config) {
+  auto catalog = catalog::Catalog::load_file(config.catalog);
+  if (!catalog) return std::unexpected("catalog: " + catalog.error().front().to_string());
+  std::string prompt;
+  if (config.system_prompt_file) {
+    std::ifstream in(*config.system_prompt_file, std::ios::binary);
+    if (!in) return std::unexpected("system_prompt_file: cannot read " + *config.system_prompt_file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    prompt = text.str();
+  }
+  return agent::make_setup(std::move(*catalog), prompt, config.holding_reply);
+}
+
+}  // namespace
+
+struct Service::Parts {
+  config::Config config;
+  boost::asio::io_context& io;
+  std::string worker = worker_name();
+  StoreReady store;
+  net::CurlTransport transport;
+  llm::Limiter limiter;
+  std::unique_ptr<llm::Provider> provider;
+  std::unique_ptr<agent::Agent> agent;
+  std::shared_ptr<const agent::Setup> setup;
+  std::unique_ptr<WhatsAppChannel> whatsapp;
+  std::unique_ptr<StaffApi> staff;
+  std::unique_ptr<HttpServer> http;
+  boost::asio::steady_timer tick;
+  boost::asio::steady_timer watchdog;
+  std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
+  bool stopping = false;
+  std::int64_t decided = 0;
+
+  Parts(config::Config c, boost::asio::io_context& io_, StoreReady ready)
+      : config(std::move(c)),
+        io(io_),
+        store(std::move(ready)),
+        transport(io_),
+        limiter(io_, static_cast<std::size_t>(config.llm.max_concurrency)),
+        tick(io_),
+        watchdog(io_) {}
+
+  Response route(const Request& request);
+  void on_tick();
+  void on_watchdog();
+  std::string status() const;
+};
+
+Response Service::Parts::route(const Request& r) {
+  if (r.path == "/healthz") return Response{200, "ok\n"};
+  if (r.path == "/readyz") {
+    if (stopping) return Response{503, "stopping\n"};
+    if (!store.db.query_int("SELECT 1")) return Response{503, "database unavailable\n"};
+    if (whatsapp && whatsapp->paused()) return Response{503, "whatsapp sending paused: the access token was refused\n"};
+    return Response{200, "ready\n"};
+  }
+  if (r.path == "/metrics") {
+    auto snapshot = store::read_metrics(store.db);
+    if (!snapshot) return Response{500, snapshot.error() + "\n"};
+    const ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), whatsapp && whatsapp->paused(),
+                               static_cast<std::int64_t>(http->connections())};
+    return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
+  }
+  if (r.path == "/webhooks/whatsapp") {
+    if (!whatsapp) return Response{404, "whatsapp is not enabled\n"};
+    if (r.method == "GET") return whatsapp->handle_get(r);
+    if (r.method == "POST") return whatsapp->handle_post(r);
+    return Response{405, "use GET or POST\n", "text/plain; charset=utf-8", {{"Allow", "GET, POST"}}};
+  }
+  if (StaffApi::owns(r)) return staff->handle(r);
+  return Response{404, "not found\n"};
+}
+
+std::string Service::Parts::status() const {
+  return "serving; " + std::to_string(agent->in_flight()) + " in progress, " + std::to_string(decided) + " decided" +
+         (whatsapp && whatsapp->paused() ? "; whatsapp sending PAUSED" : "");
+}
+
+void Service::Parts::on_tick() {
+  if (stopping) return;
+  // Postponed messages come back by time; approved actions may wait for a retry.
+  agent->poke();
+  if (whatsapp) whatsapp->pump();
+  notify_status(status());
+  tick.expires_after(k_tick);
+  tick.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) on_tick();
+  });
+}
+
+void Service::Parts::on_watchdog() {
+  // From the event loop itself: a stuck loop stops the pings and systemd restarts us.
+  notify_watchdog();
+  watchdog.expires_after(*watchdog_interval);
+  watchdog.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) on_watchdog();
+  });
+}
+
+std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config,
+                                                                     boost::asio::io_context& io) {
+  auto setup = load_setup(config);
+  if (!setup) return std::unexpected(setup.error());
+  auto ready = prepare_store(config, worker_name(), wall_now());
+  if (!ready) return std::unexpected(ready.error());
+  for (const auto& name : ready->applied) spdlog::info("applied migration {}", name);
+  for (const auto id : ready->unknown_sends) {
+    spdlog::warn("action {} was being sent when the last run stopped: delivery unknown, escalated", id);
+  }
+  auto parts = std::make_unique<Parts>(std::move(config), io, std::move(*ready));
+  auto& p = *parts;
+  p.setup = *setup;
+  auto provider = build_provider(p.config.llm, p.transport, io, p.limiter);
+  if (!provider) return std::unexpected(provider.error());
+  p.provider = std::move(*provider);
+  p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport, agent_settings(p.config, p.worker),
+                                           wall_now);
+  p.agent->set_setup(p.setup);
+  p.agent->on_decision([&p](const agent::Decision& d) {
+    if (d.outcome == "error")
+      spdlog::error("message {}: {}", d.message_id, d.detail);
+    else
+      spdlog::info("message {}: {} ({}), {} attempt(s)", d.message_id, d.outcome, d.detail, d.attempts);
+    if (d.outcome != "postponed" && d.outcome != "error") ++p.decided;
+    if (p.whatsapp) p.whatsapp->pump();
+  });
+  if (p.config.whatsapp.enabled) {
+    WhatsAppSecrets secrets;
+    for (auto [name, target] : {std::pair{p.config.whatsapp.access_token_env, &secrets.access_token},
+                                std::pair{p.config.whatsapp.app_secret_env, &secrets.app_secret},
+                                std::pair{p.config.whatsapp.verify_token_env, &secrets.verify_token}}) {
+      auto value = config::read_secret(name);
+      if (!value) return std::unexpected("connectors.whatsapp: " + value.error());
+      *target = std::move(*value);
+    }
+    p.whatsapp = std::make_unique<WhatsAppChannel>(io, p.store.db, p.transport, p.config.whatsapp, std::move(secrets),
+                                                   p.config.http.max_body_bytes, wall_now, [&p] { p.agent->poke(); });
+  }
+  std::string staff_token;
+  if (!p.config.staff_token_env.empty()) {
+    auto token = config::read_secret(p.config.staff_token_env);
+    if (!token) return std::unexpected("staff.token_env: " + token.error());
+    staff_token = std::move(*token);
+  }
+  p.staff = std::make_unique<StaffApi>(
+      p.store.db, std::move(staff_token),
+      [&p] { return std::shared_ptr<const catalog::Catalog>(p.setup, &p.setup->catalog); }, wall_now,
+      [&p] {
+        if (p.whatsapp) p.whatsapp->pump();
+      });
+  HttpLimits limits;
+  limits.max_body_bytes = p.config.http.max_body_bytes;
+  p.http = std::make_unique<HttpServer>(io, limits, [&p](const Request& r) { return p.route(r); });
+  return std::unique_ptr<Service>(new Service(std::move(parts)));
+}
+
+Service::Service(std::unique_ptr<Parts> parts) : m_parts(std::move(parts)) {}
+Service::~Service() = default;
+
+std::expected<void, std::string> Service::start() {
+  auto& p = *m_parts;
+  if (auto ok = p.http->listen(p.config.http.host, p.config.http.port); !ok) return ok;
+  spdlog::info("listening on {}:{}; database {} (schema {}); catalog {}", p.config.http.host, p.http->port(),
+               p.config.database, p.store.schema_version, p.config.catalog);
+  p.agent->poke();
+  if (p.whatsapp) p.whatsapp->pump();
+  p.on_tick();
+  if (p.watchdog_interval) p.on_watchdog();
+  notify_ready(p.status());
+  return {};
+}
+
+void Service::reload() {
+  auto& p = *m_parts;
+  auto setup = load_setup(p.config);
+  if (!setup) {
+    spdlog::error("reload refused, the running catalog and prompt stay: {}", setup.error());
+    return;
+  }
+  p.setup = *setup;
+  p.agent->set_setup(p.setup);
+  (void)store::record_event(p.store.db, {store::format_time(wall_now()), "config_reload", std::nullopt, "dispatchd",
+                                         "{\"catalog\":\"" + p.setup->catalog.name() + "\"}"});
+  spdlog::info("reloaded the catalog ({}) and the system prompt", p.setup->catalog.name());
+}
+
+void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
+  auto& p = *m_parts;
+  if (p.stopping) return;
+  p.stopping = true;
+  notify_stopping();
+  spdlog::info("stopping: {} message(s) in progress, {} send(s) in flight", p.agent->in_flight(),
+               p.whatsapp ? p.whatsapp->sending() : 0);
+  p.http->stop();
+  p.agent->stop();
+  if (p.whatsapp) p.whatsapp->stop();
+  p.tick.cancel();
+  p.watchdog.cancel();
+  const auto deadline = std::chrono::steady_clock::now() + drain;
+  auto wait = std::make_shared<std::function<void()>>();
+  *wait = [&p, deadline, done = std::move(done), wait]() {
+    const bool idle = p.agent->in_flight() == 0 && (!p.whatsapp || p.whatsapp->sending() == 0);
+    if (idle || std::chrono::steady_clock::now() >= deadline) {
+      // What is left is handed back: the next start takes it again at once.
+      (void)store::release_leases(p.store.db, p.worker);
+      spdlog::info("stopped ({})", idle ? "drained" : "drain deadline passed; unfinished messages handed back");
+      done();
+      *wait = nullptr;  // break the self-reference
+      return;
+    }
+    p.tick.expires_after(std::chrono::milliseconds(50));
+    p.tick.async_wait([wait](const boost::system::error_code&) {
+      if (*wait) (*wait)();
+    });
+  };
+  (*wait)();
+}
+
+std::uint16_t Service::port() const { return m_parts->http->port(); }
+
+}  // namespace dispatchd::daemon

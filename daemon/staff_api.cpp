@@ -1,0 +1,163 @@
+#include "daemon/staff_api.h"
+
+#include <openssl/crypto.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <charconv>
+
+#include "common/json_out.h"
+#include "staff/decisions.h"
+#include "staff/json.h"
+#include "store/views.h"
+#include "validator/validator.h"
+
+namespace dispatchd::daemon {
+namespace {
+
+constexpr const char* k_json = "application/json";
+
+Response json(int status, std::string body) { return Response{status, std::move(body), k_json, {}}; }
+
+Response refusal(int status, const std::string& message, const std::optional<validator::Verdict>& verdict = {}) {
+  JsonOut out;
+  out.begin_object().field("ok", false).field("error", message);
+  out.raw("verdict", verdict ? std::optional<std::string>(validator::to_json(*verdict)) : std::nullopt);
+  out.end_object();
+  return json(status, out.str());
+}
+
+bool same_token(std::string_view given, const std::string& expected) {
+  return given.size() == expected.size() && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+}
+
+std::optional<std::int64_t> parse_id(std::string_view text) {
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
+  return id;
+}
+
+std::optional<std::string> string_member(const rapidjson::Document& doc, const char* name) {
+  const auto it = doc.FindMember(name);
+  if (it == doc.MemberEnd() || !it->value.IsString()) return std::nullopt;
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+constexpr const char* k_page = R"HTML(<!doctype html>
+<html lang="en"><meta charset="utf-8"><title>dispatchd: escalations</title>
+<style>body{font:14px system-ui;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}pre{white-space:pre-wrap;background:#f6f6f6;padding:8px}</style>
+<h1>Escalations</h1>
+<p><label>Staff token <input id=token type=password></label> <label>Your name <input id=who></label>
+<button onclick="load()">Load</button></p>
+<table id=queue></table><div id=case></div>
+<script>
+const api=(path,opts={})=>fetch(path,{...opts,headers:{'Authorization':'Bearer '+token.value,'Content-Type':'application/json'}}).then(r=>r.json());
+const esc=s=>String(s??'').replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
+async function load(){const rows=await api('/api/escalations?status=open');
+ queue.innerHTML='<tr><th>id<th>reason<th>status<th>from<th>text'+rows.map(r=>`<tr><td><a href=# onclick="show(${r.escalation_id})">${r.escalation_id}</a><td>${esc(r.reason)}<td>${esc(r.status)} ${esc(r.assignee)}<td>${esc(r.sender)}<td>${esc(r.text)}`).join('');}
+async function show(id){const c=await api('/api/escalations/'+id);
+ document.getElementById('case').innerHTML=`<h2>#${id} ${esc(c.reason)}</h2><pre>${esc(JSON.stringify(c,null,2))}</pre>
+ <button onclick="act(${id},'claim')">claim</button> <button onclick="act(${id},'approve')">approve</button>
+ <input id=reply placeholder="reply text"> <button onclick="act(${id},'reply',{text:reply.value})">reply</button>
+ <input id=note placeholder="note"> <button onclick="act(${id},'dismiss',{note:note.value})">dismiss</button>`;}
+async function act(id,verb,extra={}){const r=await api(`/api/escalations/${id}/${verb}`,{method:'POST',body:JSON.stringify({as:who.value,...extra})});
+ alert(r.ok?'done':r.error);load();show(id);}
+</script></html>
+)HTML";
+
+}  // namespace
+
+StaffApi::StaffApi(store::Database& db, std::string token,
+                   std::function<std::shared_ptr<const catalog::Catalog>()> catalog, std::function<store::Time()> now,
+                   std::function<void()> on_decision)
+    : m_db(db),
+      m_token(std::move(token)),
+      m_catalog(std::move(catalog)),
+      m_now(std::move(now)),
+      m_on_decision(std::move(on_decision)) {}
+
+bool StaffApi::owns(const Request& request) {
+  return request.path.starts_with("/api/") || request.path == "/staff" || request.path.starts_with("/staff/");
+}
+
+Response StaffApi::handle(const Request& request) {
+  if (m_token.empty()) return Response{404, "not found\n"};
+  if (request.path == "/staff" || request.path == "/staff/")
+    return Response{200, k_page, "text/html; charset=utf-8", {}};
+  const auto authorization = request.header("authorization").value_or("");
+  if (!authorization.starts_with("Bearer ") || !same_token(authorization.substr(7), m_token)) {
+    return Response{
+        401, "{\"ok\":false,\"error\":\"bad or missing staff token\"}", k_json, {{"WWW-Authenticate", "Bearer"}}};
+  }
+  constexpr std::string_view prefix = "/api/escalations";
+  if (!request.path.starts_with(prefix)) return refusal(404, "no such endpoint");
+  std::string_view rest = std::string_view(request.path).substr(prefix.size());
+  if (rest.empty()) {
+    if (request.method != "GET") return refusal(405, "use GET");
+    std::optional<std::string> status;
+    if (request.query.starts_with("status=")) status = request.query.substr(7);
+    auto rows = store::list_escalations(m_db, status);
+    if (!rows) return refusal(500, rows.error());
+    return json(200, staff::escalations_json(*rows));
+  }
+  if (rest.front() != '/') return refusal(404, "no such endpoint");
+  rest.remove_prefix(1);
+  const auto slash = rest.find('/');
+  const auto id = parse_id(rest.substr(0, slash));
+  if (!id) return refusal(404, "no such escalation");
+  if (slash == std::string_view::npos) {
+    if (request.method != "GET") return refusal(405, "use GET");
+    auto item = store::show_escalation(m_db, *id);
+    if (!item) return refusal(404, item.error());
+    return json(200, staff::case_json(*item));
+  }
+  if (request.method != "POST") return refusal(405, "use POST");
+  return decide(*id, std::string(rest.substr(slash + 1)), request.body);
+}
+
+Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::string& body) {
+  rapidjson::Document doc;
+  if (doc.Parse(body.data(), body.size()).HasParseError() || !doc.IsObject()) {
+    return refusal(400, "the body must be a JSON object");
+  }
+  const auto who = string_member(doc, "as");
+  if (!who || who->empty()) return refusal(400, "\"as\" (who decides) is required");
+  const store::Time now = m_now();
+  std::expected<std::int64_t, staff::Refusal> action = std::unexpected(staff::Refusal{"unknown decision " + verb, {}});
+  if (verb == "claim" || verb == "dismiss") {
+    auto done = verb == "claim" ? staff::claim(m_db, id, *who, now)
+                                : staff::dismiss(m_db, id, *who, string_member(doc, "note").value_or(""), now);
+    if (!done) return refusal(409, done.error().message);
+    return json(200, "{\"ok\":true}");
+  }
+  if (verb == "reply") {
+    action = staff::reply(m_db, id, *who, string_member(doc, "text").value_or(""), now);
+  } else if (verb == "approve" || verb == "edit") {
+    const auto catalog = m_catalog();
+    if (verb == "approve") {
+      action = staff::approve(m_db, *catalog, id, *who, now);
+    } else {
+      const auto it = doc.FindMember("action");
+      if (it == doc.MemberEnd()) return refusal(400, "\"action\" is required");
+      std::string text;
+      if (it->value.IsString()) {
+        text.assign(it->value.GetString(), it->value.GetStringLength());
+      } else {
+        rapidjson::StringBuffer buffer;
+        rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+        it->value.Accept(writer);
+        text.assign(buffer.GetString(), buffer.GetSize());
+      }
+      action = staff::edit(m_db, *catalog, id, *who, text, now);
+    }
+  } else {
+    return refusal(404, "unknown decision " + verb);
+  }
+  if (!action) return refusal(409, action.error().message, action.error().verdict);
+  if (m_on_decision) m_on_decision();
+  return json(200, "{\"ok\":true,\"action_id\":" + std::to_string(*action) + "}");
+}
+
+}  // namespace dispatchd::daemon
