@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/small_vector.h"
 #include "common/strict_json.h"
 #include "common/utf8.h"
 
@@ -15,10 +16,11 @@ struct Region {
   bool fenced;
 };
 
+// Lists kept inline: a reply has a handful of regions (more only with many fences).
 struct FenceScan {
-  std::vector<Region> regions;
+  SmallVector<Region, 8> regions;
   std::size_t blocks = 0;
-  std::string first_info;  // the first block's info string ("json", "JSON", "")
+  std::string_view first_info;  // the first block's info string ("json", "JSON", "")
   std::optional<Finding> error;
 };
 
@@ -60,8 +62,7 @@ std::optional<Region> inline_block(std::string_view s, std::size_t after_open, s
   return Region{begin, begin + rest.size(), true};
 }
 
-FenceScan scan_fences(std::string_view s, std::size_t start) {
-  FenceScan scan;
+void scan_fences(std::string_view s, std::size_t start, FenceScan& scan) {
   std::size_t outside_begin = start;
   bool open = false;
   char fence_char = 0;
@@ -85,7 +86,7 @@ FenceScan scan_fences(std::string_view s, std::size_t start) {
         }
       } else {
         scan.regions.push_back({outside_begin, line, false});
-        if (scan.blocks == 0) scan.first_info = std::string(trim(rest));
+        if (scan.blocks == 0) scan.first_info = trim(rest);
         open = true;
         fence_char = c;
         fence_len = run;
@@ -103,10 +104,9 @@ FenceScan scan_fences(std::string_view s, std::size_t start) {
   if (open) {
     scan.error = finding("truncated", "the code fence opened on line " + std::to_string(open_line) +
                                           " is never closed: the reply is cut off");
-    return scan;
+    return;
   }
   scan.regions.push_back({outside_begin, s.size(), false});
-  return scan;
 }
 
 bool is_literal_at(std::string_view s, std::size_t i, std::size_t end) {
@@ -178,12 +178,12 @@ struct Segment {
   bool fenced;
   std::optional<std::size_t> enclosed_by;  // an open non-JSON-looking bracket around it
 };
+using Segments = SmallVector<Segment, 4>;  // more than one is already an error
 
 // Collects the JSON-looking structures of one region. Brackets that do not look like JSON
 // are tracked too: a structure inside one of them (`{ /* draft */ "a": {...} }`,
 // `[NaN, {...}]`) is part of something larger that is not JSON, and is marked so.
-std::optional<Finding> scan_region(std::string_view s, const Region& region, const Limits& limits,
-                                   std::vector<Segment>& out) {
+std::optional<Finding> scan_region(std::string_view s, const Region& region, const Limits& limits, Segments& out) {
   // Open non-JSON-looking brackets: how many, and where the outermost one opened.
   std::size_t prose_depth = 0, prose_first = 0;
   for (std::size_t i = region.begin; i < region.end; ++i) {
@@ -258,12 +258,13 @@ Extraction extract(std::string_view reply, const Limits& limits) {
   }
   if (skip_space(reply, start, reply.size()) == reply.size()) return fail("empty", "the reply is empty");
 
-  FenceScan scan = scan_fences(reply, start);
+  FenceScan scan;
+  scan_fences(reply, start, scan);
   if (scan.error) {
     result.error = std::move(scan.error);
     return result;
   }
-  std::vector<Segment> segments;
+  Segments segments;
   for (const auto& region : scan.regions) {
     if (auto error = scan_region(reply, region, limits, segments)) {
       result.error = std::move(error);
@@ -279,7 +280,7 @@ Extraction extract(std::string_view reply, const Limits& limits) {
   if (scan.blocks > 1) {
     return fail("ambiguous", "the reply holds " + std::to_string(scan.blocks) + " code blocks; exactly one JSON object is allowed");
   }
-  const Segment& seg = segments.front();
+  const Segment& seg = segments[0];
   if (seg.enclosed_by) {
     return fail("syntax", "the JSON at byte " + std::to_string(seg.begin) + " sits inside a larger structure at byte " +
                               std::to_string(*seg.enclosed_by) + " that is not valid JSON; it is never taken on its own");
@@ -288,7 +289,7 @@ Extraction extract(std::string_view reply, const Limits& limits) {
     return fail("ambiguous", "the reply has a code block and JSON outside it");
   }
   if (scan.blocks == 1) {
-    result.repairs.push_back({"fence", "removed a code fence" + (scan.first_info.empty() ? std::string() : " (" + scan.first_info + ")")});
+    result.repairs.push_back({"fence", "removed a code fence" + (scan.first_info.empty() ? std::string() : " (" + std::string(scan.first_info) + ")")});
   }
   const auto [before, after] = prose_around(reply, scan, seg);
   if (before > 0) result.repairs.push_back({"prose_before", "removed " + std::to_string(before) + " characters of text before the JSON"});
