@@ -116,8 +116,11 @@ struct NumberHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, NumberHan
 // explicit stack, so nesting never recurses.
 class Reader {
  public:
-  Reader(std::string_view text, std::size_t max_depth, Object& out)
-      : m_text(text), m_max_depth(max_depth), m_out(out) {}
+  // `compact` has room for text.size() bytes.
+  Reader(std::string_view text, std::size_t max_depth, Object& out, char* compact)
+      : m_text(text), m_max_depth(max_depth), m_out(out), m_compact_begin(compact), m_compact(compact) {}
+
+  std::size_t compact_size() const { return static_cast<std::size_t>(m_compact - m_compact_begin); }
 
   bool read() {
     prepare_output();
@@ -165,15 +168,13 @@ class Reader {
   void prepare_output() {
     m_out.m_members.clear();
     m_out.m_trailing_commas = false;
-    // Decoded strings never outgrow the text; the compact copy neither.
+    // Decoded strings never outgrow the text.
     if (m_text.size() <= sizeof m_out.m_inline_decoded) {
       m_decoded = m_out.m_inline_decoded;
     } else {
       m_out.m_heap_decoded = std::make_unique_for_overwrite<char[]>(m_text.size());
       m_decoded = m_out.m_heap_decoded.get();
     }
-    m_out.m_compact.resize(m_text.size());
-    m_compact = m_out.m_compact.data();
   }
 
   char peek() const { return m_pos < m_text.size() ? m_text[m_pos] : '\0'; }
@@ -193,7 +194,6 @@ class Reader {
   }
   bool at_end() {
     skip_space();
-    m_out.m_compact.resize(static_cast<std::size_t>(m_compact - m_out.m_compact.data()));
     return m_pos == m_text.size();
   }
 
@@ -385,14 +385,22 @@ class Reader {
   std::size_t m_max_depth;
   Object& m_out;
   char* m_decoded = nullptr;  // the next free byte for decoded strings
-  char* m_compact = nullptr;  // the next free byte of the compact copy
+  char* const m_compact_begin;
+  char* m_compact;            // the next free byte of the compact copy
   SmallVector<Frame, 32> m_open;                // the containers open at m_pos, outermost first
   SmallVector<std::string_view, 32> m_keys;     // the keys of the open objects, outermost first
   std::string_view m_member_key;                // the top-level key whose value comes next
 };
 
 bool read_object(std::string_view text, std::size_t max_depth, Object& out) {
-  return Reader(text, max_depth, out).read();
+  bool ok = false;
+  // The compact copy is never longer than the text, and is written in place: no zero fill.
+  out.m_compact.resize_and_overwrite(text.size(), [&](char* buffer, std::size_t) {
+    Reader reader(text, max_depth, out, buffer);
+    ok = reader.read();
+    return reader.compact_size();
+  });
+  return ok;
 }
 
 const char* type_name(const Value& value) {

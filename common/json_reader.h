@@ -73,6 +73,7 @@ class Object {
 
  private:
   friend class Reader;
+  friend bool read_object(std::string_view text, std::size_t max_depth, Object& out);
   SmallVector<Member, 16> m_members;
   // Decoded strings that had escapes; never larger than the text, so sized once per read.
   char m_inline_decoded[1024];

@@ -190,18 +190,25 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json:
   }
 
   std::size_t known = action_value ? 1 : 0;
-  for (const auto& field : catalog.fields()) {
+  const auto& fields = catalog.fields();
+  for (std::size_t index = 0; index < fields.size(); ++index) {
+    const catalog::Field& field = fields[index];
+    // Without a valid action, a field is required only when every action requires it.
+    using catalog::FieldUse;
+    const FieldUse use = chosen                                ? chosen->field_uses[index]
+                         : catalog.required_by_all(field.name) ? FieldUse::required
+                                                               : FieldUse::optional;
     const Value* value = object.find(field.name);
     const bool present = value != nullptr;
     known += present ? 1 : 0;
     const bool is_null = present && value->is_null();
-    if (chosen && !chosen->uses(field.name)) {
+    if (use == FieldUse::unused) {
       if (present && !is_null) {
         out.push_back({field.pointer, "not_allowed", "action \"" + chosen->name + "\" does not use \"" + field.name + "\": set it to null"});
       }
       continue;
     }
-    const bool required = chosen ? chosen->needs(field.name) : catalog.required_by_all(field.name);
+    const bool required = use == FieldUse::required;
     if (!present) {
       if (required) out.push_back({field.pointer, "required", "missing required field \"" + field.name + "\""});
       continue;
