@@ -122,6 +122,7 @@ class Reader {
 
   std::size_t compact_size() const { return static_cast<std::size_t>(m_compact - m_compact_begin); }
 
+  // Reads up to the end of the top-level object, leaving m_pos just past it.
   bool read() {
     prepare_output();
     skip_space();
@@ -133,7 +134,7 @@ class Reader {
       if (peek() == closer()) {
         if (!after_open) m_out.m_trailing_commas = true;
         close();
-        if (m_open.empty()) return at_end();
+        if (m_open.empty()) return true;
       } else {
         if (m_open.back().object && !read_key()) return false;
         if (peek() == '{' || peek() == '[') {
@@ -153,10 +154,12 @@ class Reader {
         }
         if (peek() != closer()) return false;
         close();
-        if (m_open.empty()) return at_end();
+        if (m_open.empty()) return true;
       }
     }
   }
+
+  std::size_t position() const { return m_pos; }
 
  private:
   struct Frame {
@@ -191,10 +194,6 @@ class Reader {
     std::memcpy(m_compact, m_text.data() + begin, end - begin);
     m_compact += end - begin;
     m_pos = end;
-  }
-  bool at_end() {
-    skip_space();
-    return m_pos == m_text.size();
   }
 
   bool open() {
@@ -392,15 +391,22 @@ class Reader {
   std::string_view m_member_key;                // the top-level key whose value comes next
 };
 
-bool read_object(std::string_view text, std::size_t max_depth, Object& out) {
-  bool ok = false;
+std::optional<std::size_t> read_object_prefix(std::string_view text, std::size_t max_depth, Object& out) {
+  std::optional<std::size_t> end;
   // The compact copy is never longer than the text, and is written in place: no zero fill.
   out.m_compact.resize_and_overwrite(text.size(), [&](char* buffer, std::size_t) {
     Reader reader(text, max_depth, out, buffer);
-    ok = reader.read();
+    if (reader.read()) end = reader.position();
     return reader.compact_size();
   });
-  return ok;
+  return end;
+}
+
+bool read_object(std::string_view text, std::size_t max_depth, Object& out) {
+  const auto end = read_object_prefix(text, max_depth, out);
+  if (!end) return false;
+  const std::size_t rest = text.find_first_not_of(" \t\r\n", *end);  // JSON whitespace only
+  return rest == std::string_view::npos;
 }
 
 const char* type_name(const Value& value) {

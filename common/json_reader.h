@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -73,7 +74,7 @@ class Object {
 
  private:
   friend class Reader;
-  friend bool read_object(std::string_view text, std::size_t max_depth, Object& out);
+  friend std::optional<std::size_t> read_object_prefix(std::string_view text, std::size_t max_depth, Object& out);
   SmallVector<Member, 16> m_members;
   // Decoded strings that had escapes; never larger than the text, so sized once per read.
   char m_inline_decoded[1024];
@@ -87,6 +88,11 @@ class Object {
 // Returns false when parse_strict(text, {max_depth}, true) would refuse it or when the
 // value is not an object; `out` is then unspecified.
 bool read_object(std::string_view text, std::size_t max_depth, Object& out);
+
+// Like read_object(), for the object at the start of `text` (after whitespace), ignoring
+// whatever follows it: returns the offset just past its closing brace, or nullopt. Lets a
+// scanner that looks for objects in longer text check one with the strict reader.
+std::optional<std::size_t> read_object_prefix(std::string_view text, std::size_t max_depth, Object& out);
 
 // The name of `value`'s JSON type, as type_name(const rapidjson::Value&) gives it.
 const char* type_name(const Value& value);

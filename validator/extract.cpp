@@ -1,7 +1,9 @@
 #include "validator/extract.h"
 
 #include <string>
+#include <utility>
 
+#include "common/json_reader.h"
 #include "common/small_vector.h"
 #include "common/strict_json.h"
 #include "common/utf8.h"
@@ -172,18 +174,37 @@ Match match_brackets(std::string_view s, std::size_t i, std::size_t end, std::si
   return {MatchKind::unclosed, end};
 }
 
+// Where the bracket at `i` is closed. The reply's first JSON-looking object is tried with
+// the strict reader (one try: `object` is then cleared), which leaves it read; when that
+// succeeds the brackets match exactly where the object ends, as valid JSON has no other
+// brackets outside its strings. What the reader refuses is matched bracket by bracket.
+Match match_at(std::string_view s, std::size_t i, std::size_t end, std::size_t max_depth, json::Object*& object,
+               bool& read) {
+  read = false;
+  if (object && s[i] == '{') {
+    json::Object& target = *std::exchange(object, nullptr);
+    if (const auto length = json::read_object_prefix(s.substr(i, end - i), max_depth, target)) {
+      read = true;
+      return {MatchKind::closed, i + *length};
+    }
+  }
+  return match_brackets(s, i, end, max_depth);
+}
+
 struct Segment {
   std::size_t begin;
   std::size_t end;
   bool fenced;
   std::optional<std::size_t> enclosed_by;  // an open non-JSON-looking bracket around it
+  bool read;                               // match_at read it into the object
 };
 using Segments = SmallVector<Segment, 4>;  // more than one is already an error
 
 // Collects the JSON-looking structures of one region. Brackets that do not look like JSON
 // are tracked too: a structure inside one of them (`{ /* draft */ "a": {...} }`,
 // `[NaN, {...}]`) is part of something larger that is not JSON, and is marked so.
-std::optional<Finding> scan_region(std::string_view s, const Region& region, const Limits& limits, Segments& out) {
+std::optional<Finding> scan_region(std::string_view s, const Region& region, const Limits& limits, Segments& out,
+                                   json::Object*& object) {
   // Open non-JSON-looking brackets: how many, and where the outermost one opened.
   std::size_t prose_depth = 0, prose_first = 0;
   for (std::size_t i = region.begin; i < region.end; ++i) {
@@ -197,7 +218,8 @@ std::optional<Finding> scan_region(std::string_view s, const Region& region, con
       if (prose_depth++ == 0) prose_first = i;
       continue;
     }
-    const Match m = match_brackets(s, i, region.end, limits.max_depth);
+    bool read = false;
+    const Match m = match_at(s, i, region.end, limits.max_depth, object, read);
     const auto at = [i] { return " (the value starting at byte " + std::to_string(i) + ")"; };
     switch (m.kind) {
       case MatchKind::unclosed:
@@ -208,7 +230,7 @@ std::optional<Finding> scan_region(std::string_view s, const Region& region, con
         return finding("syntax", "brackets do not match: byte " + std::to_string(m.end) + " closes the wrong one" + at());
       case MatchKind::closed:
         out.push_back({i, m.end, region.fenced,
-                       prose_depth == 0 ? std::nullopt : std::optional<std::size_t>(prose_first)});
+                       prose_depth == 0 ? std::nullopt : std::optional<std::size_t>(prose_first), read});
         i = m.end - 1;
         break;
     }
@@ -236,9 +258,7 @@ std::pair<std::size_t, std::size_t> prose_around(std::string_view s, const Fence
   return {before, after};
 }
 
-}  // namespace
-
-Extraction extract(std::string_view reply, const Limits& limits) {
+Extraction extract_into(std::string_view reply, const Limits& limits, json::Object* object) {
   Extraction result;
   const auto fail = [&](std::string code, std::string message) {
     result.error = finding(std::move(code), std::move(message));
@@ -266,7 +286,7 @@ Extraction extract(std::string_view reply, const Limits& limits) {
   }
   Segments segments;
   for (const auto& region : scan.regions) {
-    if (auto error = scan_region(reply, region, limits, segments)) {
+    if (auto error = scan_region(reply, region, limits, segments, object)) {
       result.error = std::move(error);
       return result;
     }
@@ -296,7 +316,16 @@ Extraction extract(std::string_view reply, const Limits& limits) {
   if (after > 0) result.repairs.push_back({"prose_after", "removed " + std::to_string(after) + " characters of text after the JSON"});
   result.offset = seg.begin;
   result.length = seg.end - seg.begin;
+  result.object_read = seg.read;
   return result;
+}
+
+}  // namespace
+
+Extraction extract(std::string_view reply, const Limits& limits) { return extract_into(reply, limits, nullptr); }
+
+Extraction extract(std::string_view reply, const Limits& limits, json::Object& object) {
+  return extract_into(reply, limits, &object);
 }
 
 }  // namespace dispatchd::validator

@@ -57,13 +57,13 @@ std::string output_of(json::Object& object, std::string_view text, const Limits&
 Verdict validate(const catalog::Catalog& catalog, std::string_view reply, const Context& context,
                  const Limits& limits) {
   Verdict verdict;
-  Extraction extraction = extract(reply, limits);
+  json::Object object;
+  Extraction extraction = extract(reply, limits, object);
   verdict.repairs = std::move(extraction.repairs);
   if (extraction.error) return fail(std::move(verdict), Stage::extract, {*extraction.error}, catalog);
 
   const std::string_view text = reply.substr(extraction.offset, extraction.length);
-  json::Object object;
-  if (!json::read_object(text, limits.max_depth, object)) {
+  if (!extraction.object_read && !json::read_object(text, limits.max_depth, object)) {
     return refuse_unread(std::move(verdict), text, extraction.offset, limits, catalog);
   }
   if (object.used_trailing_commas()) verdict.repairs.push_back({"trailing_comma", "ignored a trailing comma"});

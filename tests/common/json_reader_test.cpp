@@ -162,3 +162,15 @@ TEST_CASE("read_object handles many members and long strings past its inline sto
   text.back() = '}';
   CHECK(agrees(text));
 }
+
+TEST_CASE("read_object_prefix reads the object at the start and says where it ends", "[json]") {
+  json::Object object;
+  const std::string text = R"(  {"a":"}","b":[1,{"c":"]"}]} and then {"x":1} prose)";
+  const auto end = json::read_object_prefix(text, 32, object);
+  REQUIRE(end);
+  CHECK(text.substr(0, *end) == R"(  {"a":"}","b":[1,{"c":"]"}]})");
+  CHECK(object.size() == 2);
+  CHECK_FALSE(json::read_object(text, 32, object));  // the whole text is more than one value
+  CHECK_FALSE(json::read_object_prefix(R"({"a":1,"a":2} ok)", 32, object));
+  CHECK_FALSE(json::read_object_prefix(R"([1] {"a":1})", 32, object));
+}
