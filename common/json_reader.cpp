@@ -134,7 +134,7 @@ class Reader {
       if (peek() == closer()) {
         if (!after_open) m_out.m_trailing_commas = true;
         close();
-        if (m_open.empty()) return true;
+        if (m_open.empty()) return finish();
       } else {
         if (m_open.back().object && !read_key()) return false;
         if (peek() == '{' || peek() == '[') {
@@ -148,13 +148,13 @@ class Reader {
       for (;;) {
         skip_space();
         if (peek() == ',') {
-          emit(',');
+          ++m_pos;
           after_open = false;
           break;
         }
         if (peek() != closer()) return false;
         close();
-        if (m_open.empty()) return true;
+        if (m_open.empty()) return finish();
       }
     }
   }
@@ -162,6 +162,12 @@ class Reader {
   std::size_t position() const { return m_pos; }
 
  private:
+  // The top-level object is closed: the rest of the compact copy.
+  bool finish() {
+    copy_pending();
+    return true;
+  }
+
   struct Frame {
     bool object;
     std::size_t begin;       // where its opening bracket is
@@ -182,25 +188,24 @@ class Reader {
 
   char peek() const { return m_pos < m_text.size() ? m_text[m_pos] : '\0'; }
   char closer() const { return m_open.back().object ? '}' : ']'; }
+  // Whitespace between tokens is where the compact copy differs from the text: the text
+  // before it is copied over in one piece, the whitespace is not. A reply written
+  // without whitespace is copied with one memcpy at the end.
   void skip_space() {
+    if (m_pos >= m_text.size() || !is_space(m_text[m_pos])) return;
+    copy_pending();
     while (m_pos < m_text.size() && is_space(m_text[m_pos])) ++m_pos;
+    m_copied = m_pos;
   }
-  // Copies the current character to the compact output and moves past it.
-  void emit(char c) {
-    *m_compact++ = c;
-    ++m_pos;
-  }
-  void emit_span(std::size_t begin, std::size_t end) {
-    std::memcpy(m_compact, m_text.data() + begin, end - begin);
-    m_compact += end - begin;
-    m_pos = end;
+  void copy_pending() {
+    std::memcpy(m_compact, m_text.data() + m_copied, m_pos - m_copied);
+    m_compact += m_pos - m_copied;
   }
 
   bool open() {
     if (m_open.size() >= m_max_depth) return false;
-    const char bracket = peek();
-    m_open.push_back({bracket == '{', m_pos, m_keys.size()});
-    emit(bracket);
+    m_open.push_back({peek() == '{', m_pos, m_keys.size()});
+    ++m_pos;
     return true;
   }
   // Closes the innermost container; a container directly inside the top-level object is
@@ -209,7 +214,7 @@ class Reader {
     const Frame frame = m_open.back();
     m_open.pop_back();
     m_keys.truncate(frame.keys_begin);
-    emit(frame.object ? '}' : ']');
+    ++m_pos;
     if (m_open.size() == 1) {
       Value value;
       value.type = frame.object ? Type::object : Type::array;
@@ -231,7 +236,7 @@ class Reader {
     if (m_open.size() == 1) m_member_key = key;
     skip_space();
     if (peek() != ':') return false;
-    emit(':');
+    ++m_pos;
     skip_space();
     return true;
   }
@@ -272,7 +277,7 @@ class Reader {
     } else {
       return false;
     }
-    emit_span(m_pos, m_pos + word.size());
+    m_pos += word.size();
     return true;
   }
 
@@ -299,7 +304,7 @@ class Reader {
       decoded = std::string_view(begin, static_cast<std::size_t>(out - begin));
       m_decoded = out;
     }
-    emit_span(open, i + 1);
+    m_pos = i + 1;
     return true;
   }
 
@@ -375,7 +380,7 @@ class Reader {
     if (reader.Parse<rapidjson::kParseStopWhenDoneFlag>(stream, handler).IsError()) return false;
     if (stream.Tell() != i - begin) return false;
     number = handler.number;
-    emit_span(begin, i);
+    m_pos = i;
     return true;
   }
 
@@ -386,6 +391,7 @@ class Reader {
   char* m_decoded = nullptr;  // the next free byte for decoded strings
   char* const m_compact_begin;
   char* m_compact;            // the next free byte of the compact copy
+  std::size_t m_copied = 0;   // the text before this is in the compact copy (or skipped)
   SmallVector<Frame, 32> m_open;                // the containers open at m_pos, outermost first
   SmallVector<std::string_view, 32> m_keys;     // the keys of the open objects, outermost first
   std::string_view m_member_key;                // the top-level key whose value comes next
