@@ -23,13 +23,6 @@ double Number::as_double() const {
   return d;
 }
 
-const Value* Object::find(std::string_view key) const {
-  for (const Member& member : m_members) {
-    if (member.key == key) return &member.value;
-  }
-  return nullptr;
-}
-
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -285,25 +278,34 @@ class Reader {
   // content with escapes is decoded into the object's buffer.
   bool read_string(std::string_view& decoded) {
     const std::size_t open = m_pos;
-    std::size_t i = plain_run_end(m_text, open + 1);
-    if (i < m_text.size() && m_text[i] == '"') {
-      decoded = m_text.substr(open + 1, i - open - 1);
-    } else {
-      char* const begin = m_decoded;
-      char* out = begin;
-      std::size_t from = open + 1;
-      for (;;) {
-        std::memcpy(out, m_text.data() + from, i - from);
-        out += i - from;
-        if (i >= m_text.size() || m_text[i] != '\\') break;  // closing quote, control character or end
-        if (!decode_escape(i, out)) return false;
-        from = i;
-        i = plain_run_end(m_text, i);
-      }
-      if (i >= m_text.size() || m_text[i] != '"') return false;
-      decoded = std::string_view(begin, static_cast<std::size_t>(out - begin));
-      m_decoded = out;
+    const std::size_t stop = plain_run_end(m_text, open + 1);
+    if (stop < m_text.size() && m_text[stop] == '"') {
+      decoded = m_text.substr(open + 1, stop - open - 1);
+      m_pos = stop + 1;
+      return true;
     }
+    return read_escaped_string(open, stop, decoded);
+  }
+
+  // The rest of the string opened at `open`, from `stop`, where plain content ended without
+  // a closing quote. Kept out of line, so that read_string, which most strings need only
+  // the start of, stays small enough to inline.
+  [[gnu::noinline]] bool read_escaped_string(std::size_t open, std::size_t stop, std::string_view& decoded) {
+    char* const begin = m_decoded;
+    char* out = begin;
+    std::size_t from = open + 1;
+    std::size_t i = stop;
+    for (;;) {
+      std::memcpy(out, m_text.data() + from, i - from);
+      out += i - from;
+      if (i >= m_text.size() || m_text[i] != '\\') break;  // closing quote, control character or end
+      if (!decode_escape(i, out)) return false;
+      from = i;
+      i = plain_run_end(m_text, i);
+    }
+    if (i >= m_text.size() || m_text[i] != '"') return false;
+    decoded = std::string_view(begin, static_cast<std::size_t>(out - begin));
+    m_decoded = out;
     m_pos = i + 1;
     return true;
   }

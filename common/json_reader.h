@@ -64,8 +64,14 @@ class Object {
 
   std::span<const Member> members() const { return {m_members.begin(), m_members.size()}; }
   std::size_t size() const { return m_members.size(); }
-  // The member named `key`, or nullptr (keys are unique).
-  const Value* find(std::string_view key) const;
+  // The member named `key`, or nullptr (keys are unique). Inline: the checks call it for
+  // every catalog field.
+  const Value* find(std::string_view key) const {
+    for (const Member& member : m_members) {
+      if (member.key == key) return &member.value;
+    }
+    return nullptr;
+  }
   // Whether a trailing comma was accepted (`{"a":1,}`): strict JSON would refuse it.
   bool used_trailing_commas() const { return m_trailing_commas; }
   // The text without the whitespace between tokens, strings byte for byte: what minify()

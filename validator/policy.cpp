@@ -42,8 +42,9 @@ void check_policy(const catalog::Catalog& catalog, const catalog::Action& action
                   const Context& context, std::vector<Finding>& errors, std::vector<Finding>& review) {
   if (const auto& field = action.policy.recipient_field) {
     const std::string& path = catalog.find_field(*field)->pointer;
-    // The contract passed, and the catalog makes the recipient a required string field.
-    const std::string_view recipient = object.find(*field)->text;
+    // Present: the contract passed, and the catalog makes the recipient a required string.
+    const Value* value = object.find(*field);
+    const std::string_view recipient = value ? value->text : std::string_view();
     if (!context.sender) {
       review.push_back({path, "recipient_unchecked", "no conversation sender was given, so the recipient was not checked"});
     } else if (!same_counterpart(recipient, *context.sender)) {
