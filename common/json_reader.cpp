@@ -50,6 +50,21 @@ std::size_t plain_run_end(std::string_view text, std::size_t i) {
   return i;
 }
 
+// What the one-letter escape `\e` stands for (`\n`: a newline), or 0 for any other letter.
+char simple_escape(char e) {
+  switch (e) {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '/': return '/';
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    default: return 0;
+  }
+}
+
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -315,11 +330,9 @@ class Reader {
   // high-low pair (a lone low surrogate decodes to bytes that are not UTF-8).
   bool decode_escape(std::size_t& i, char*& out) {
     if (i + 1 >= m_text.size()) return false;
-    static constexpr std::string_view k_escapes = "\"\\/bfnrt";
-    static constexpr std::string_view k_meanings = "\"\\/\b\f\n\r\t";
     const char e = m_text[i + 1];
-    if (const std::size_t k = k_escapes.find(e); k != std::string_view::npos) {
-      *out++ = k_meanings[k];
+    if (const char meaning = simple_escape(e)) {
+      *out++ = meaning;
       i += 2;
       return true;
     }
