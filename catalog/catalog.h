@@ -10,6 +10,7 @@
 // A Catalog is immutable after loading and safe to share between threads.
 
 #include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <memory>
 #include <optional>
@@ -79,6 +80,9 @@ struct Example {
   std::string pointer;         // where it sits in the file, for lint messages
 };
 
+// How an action uses one field: absent or null only, may be null, or must be set.
+enum class FieldUse : std::uint8_t { unused, optional, required };
+
 struct Action {
   std::string name;
   std::string description;
@@ -91,6 +95,10 @@ struct Action {
   Policy policy;
   std::optional<HttpTool> http;       // set exactly when kind == http
   std::vector<Example> examples;
+
+  // uses() and needs() for each field, in Catalog::fields() order: derived at load so
+  // that checking a reply compares no names.
+  std::vector<FieldUse> field_uses;
 
   bool uses(std::string_view field) const;
   bool needs(std::string_view field) const;

@@ -87,7 +87,14 @@ std::expected<Catalog, std::vector<Problem>> CatalogReader::read(std::string_vie
   }
   if (!m_problems.empty()) return std::unexpected(std::move(m_problems));
   // Derived once here so that validating a reply builds none of it.
-  for (const auto& action : m_catalog.m_actions) m_catalog.m_action_names.push_back(action.name);
+  for (auto& action : m_catalog.m_actions) {
+    m_catalog.m_action_names.push_back(action.name);
+    for (const auto& field : m_catalog.m_fields) {
+      action.field_uses.push_back(action.needs(field.name)  ? FieldUse::required
+                                  : action.uses(field.name) ? FieldUse::optional
+                                                            : FieldUse::unused);
+    }
+  }
   m_catalog.m_action_pointer = "/" + text::pointer_token(m_catalog.m_action_field);
   m_catalog.m_contract_line = render_contract_line(m_catalog);
   return std::move(m_catalog);

@@ -4,25 +4,24 @@
 #include <string>
 #include <vector>
 
-#include <rapidjson/document.h>
-
 #include "catalog/catalog.h"
+#include "common/json_reader.h"
 #include "validator/validator.h"
 
 namespace dispatchd::validator {
 
 // Stage 3. Checks the reply object against the catalog and returns every finding; sets
 // `chosen` to the action when the action field names one.
-std::vector<Finding> check_contract(const catalog::Catalog& catalog, const rapidjson::Value& object,
+std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json::Object& object,
                                     const catalog::Action*& chosen);
 
 // Checks one value against one field schema, appending findings at `path`.
-void check_field(const catalog::FieldSchema& schema, const rapidjson::Value& value, const std::string& path,
+void check_field(const catalog::FieldSchema& schema, const json::Value& value, const std::string& path,
                  std::vector<Finding>& out);
 
 // Stage 4, for a reply that passed the contract: recipient rule and grounding append
 // errors; requires_approval, review-grounding and unchecked rules append review flags.
-void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const rapidjson::Value& object,
+void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const json::Object& object,
                   const Context& context, std::vector<Finding>& errors, std::vector<Finding>& review);
 
 // The re-ask text: the count, a compact list, the format line, one instruction.

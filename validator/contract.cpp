@@ -12,14 +12,12 @@ namespace dispatchd::validator {
 namespace {
 
 using catalog::FieldType;
-using rapidjson::Value;
-
-std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+using json::Value;
 
 // "integer 5" or "string \"abc…\"": what a message says about an offending value.
 std::string describe(const Value& v) {
-  if (v.IsString()) return "string " + text::quote(view(v));
-  if (v.IsNull()) return "null";
+  if (v.is_string()) return "string " + text::quote(v.text);
+  if (v.is_null()) return "null";
   std::string shown = json::to_string(v);
   if (shown.size() > 40) shown = std::string(utf8::prefix(shown, 40)) + "…";
   return std::string(json::type_name(v)) + " " + shown;
@@ -65,23 +63,26 @@ std::optional<std::string> did_you_mean(std::string_view value, const std::vecto
 // serializing: a catalog string's canonical form is its text in quotes unless it needed
 // escapes, and then the slow path decides.
 bool equals_literal(const Value& v, const std::string& canonical) {
-  if (v.IsString() && canonical.size() >= 2 && canonical.front() == '"' &&
+  if (v.is_string() && canonical.size() >= 2 && canonical.front() == '"' &&
       canonical.find('\\') == std::string::npos) {
-    return canonical.size() == v.GetStringLength() + 2 &&
-           std::memcmp(canonical.data() + 1, v.GetString(), v.GetStringLength()) == 0;
+    return canonical.size() == v.text.size() + 2 &&
+           std::memcmp(canonical.data() + 1, v.text.data(), v.text.size()) == 0;
   }
   return json::to_string(v) == canonical;
 }
 
 bool matches_type(FieldType type, const Value& v) {
   switch (type) {
-    case FieldType::string: return v.IsString();
-    case FieldType::integer:
+    case FieldType::string: return v.is_string();
+    case FieldType::integer: {
+      if (v.type != json::Type::number) return false;
+      if (v.number.is_integer()) return true;
       // JSON Schema counts 2.0 as an integer; beyond 2^53 a double is no exact integer.
-      return v.IsInt64() || v.IsUint64() ||
-             (v.IsDouble() && std::trunc(v.GetDouble()) == v.GetDouble() && std::fabs(v.GetDouble()) <= 9007199254740992.0);
-    case FieldType::number: return v.IsNumber();
-    case FieldType::boolean: return v.IsBool();
+      const double d = v.number.d;
+      return std::trunc(d) == d && std::fabs(d) <= 9007199254740992.0;
+    }
+    case FieldType::number: return v.type == json::Type::number;
+    case FieldType::boolean: return v.type == json::Type::boolean;
   }
   return false;
 }
@@ -152,23 +153,24 @@ void check_field(const catalog::FieldSchema& s, const Value& v, const std::strin
                                  [&](const std::string& e) { return equals_literal(v, e); })) {
       std::string message = describe(v) + " is not allowed; allowed values: ";
       for (std::size_t i = 0; i < s.enum_values.size(); ++i) message += (i ? ", " : "") + s.enum_values[i];
-      if (v.IsString()) {
+      if (v.is_string()) {
         std::vector<std::string> raw;
         for (const auto& e : s.enum_values) raw.push_back(e.substr(1, e.size() - 2));
-        if (const auto hint = did_you_mean(view(v), raw)) message += " (did you mean \"" + *hint + "\"?)";
+        if (const auto hint = did_you_mean(v.text, raw)) message += " (did you mean \"" + *hint + "\"?)";
       }
       out.push_back({path, "enum", message});
     }
   }
-  if (v.IsString()) check_string(s, view(v), path, out);
-  if (v.IsNumber()) {
-    const double d = v.GetDouble();
-    if (s.minimum && d < *s.minimum) out.push_back({path, "minimum", describe(v) + " is below the minimum " + json::to_string(Value(*s.minimum))});
-    if (s.maximum && d > *s.maximum) out.push_back({path, "maximum", describe(v) + " is above the maximum " + json::to_string(Value(*s.maximum))});
+  if (v.is_string()) check_string(s, v.text, path, out);
+  if (v.type == json::Type::number) {
+    const double d = v.number.as_double();
+    const auto shown = [](double bound) { return json::to_string(rapidjson::Value(bound)); };
+    if (s.minimum && d < *s.minimum) out.push_back({path, "minimum", describe(v) + " is below the minimum " + shown(*s.minimum)});
+    if (s.maximum && d > *s.maximum) out.push_back({path, "maximum", describe(v) + " is above the maximum " + shown(*s.maximum)});
   }
 }
 
-std::vector<Finding> check_contract(const catalog::Catalog& catalog, const Value& object,
+std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json::Object& object,
                                     const catalog::Action*& chosen) {
   std::vector<Finding> out;
   chosen = nullptr;
@@ -176,45 +178,52 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const Value
   const std::string& action_path = catalog.action_pointer();
   const auto& names = catalog.action_names();
 
-  const auto action_it = object.FindMember(action_field.c_str());
-  if (action_it == object.MemberEnd()) {
+  const Value* action_value = object.find(action_field);
+  if (!action_value) {
     out.push_back({action_path, "required", "missing the action field \"" + action_field + "\" (one of " + quoted_names(names) + ")"});
-  } else if (!action_it->value.IsString()) {
-    out.push_back({action_path, "type", "expected a string naming the action, got " + describe(action_it->value)});
-  } else if (!(chosen = catalog.find_action(view(action_it->value)))) {
-    std::string message = describe(action_it->value) + " is not an action; allowed values: " + quoted_names(names);
-    if (const auto hint = did_you_mean(view(action_it->value), names)) message += " (did you mean \"" + *hint + "\"?)";
+  } else if (!action_value->is_string()) {
+    out.push_back({action_path, "type", "expected a string naming the action, got " + describe(*action_value)});
+  } else if (!(chosen = catalog.find_action(action_value->text))) {
+    std::string message = describe(*action_value) + " is not an action; allowed values: " + quoted_names(names);
+    if (const auto hint = did_you_mean(action_value->text, names)) message += " (did you mean \"" + *hint + "\"?)";
     out.push_back({action_path, "enum", message});
   }
 
-  std::size_t known = action_it == object.MemberEnd() ? 0 : 1;
-  for (const auto& field : catalog.fields()) {
-    const auto it = object.FindMember(field.name.c_str());
-    const bool present = it != object.MemberEnd();
+  std::size_t known = action_value ? 1 : 0;
+  const auto& fields = catalog.fields();
+  for (std::size_t index = 0; index < fields.size(); ++index) {
+    const catalog::Field& field = fields[index];
+    // Without a valid action, a field is required only when every action requires it.
+    using catalog::FieldUse;
+    const FieldUse use = chosen                                ? chosen->field_uses[index]
+                         : catalog.required_by_all(field.name) ? FieldUse::required
+                                                               : FieldUse::optional;
+    const Value* value = object.find(field.name);
+    const bool present = value != nullptr;
     known += present ? 1 : 0;
-    const bool is_null = present && it->value.IsNull();
-    if (chosen && !chosen->uses(field.name)) {
+    const bool is_null = present && value->is_null();
+    if (use == FieldUse::unused) {
       if (present && !is_null) {
         out.push_back({field.pointer, "not_allowed", "action \"" + chosen->name + "\" does not use \"" + field.name + "\": set it to null"});
       }
       continue;
     }
-    const bool required = chosen ? chosen->needs(field.name) : catalog.required_by_all(field.name);
+    const bool required = use == FieldUse::required;
     if (!present) {
       if (required) out.push_back({field.pointer, "required", "missing required field \"" + field.name + "\""});
       continue;
     }
     if (is_null && !required) continue;
-    check_field(field.schema, it->value, field.pointer, out);
+    check_field(field.schema, *value, field.pointer, out);
   }
 
   // Keys are unique (the parser refuses duplicates), so a count tells whether any member
   // is outside the contract; only then are they looked up one by one.
-  if (known == object.MemberCount()) return out;
+  if (known == object.size()) return out;
   std::vector<std::string> allowed{action_field};
   for (const auto& f : catalog.fields()) allowed.push_back(f.name);
-  for (const auto& member : object.GetObject()) {
-    const std::string_view key = view(member.name);
+  for (const auto& member : object.members()) {
+    const std::string_view key = member.key;
     if (key == action_field || catalog.find_field(key)) continue;
     out.push_back({"/" + text::pointer_token(key), "additional_property",
                    text::quote(key) + " is not a field of the contract (fields: " + quoted_names(allowed) + ")"});

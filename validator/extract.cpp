@@ -1,7 +1,10 @@
 #include "validator/extract.h"
 
 #include <string>
+#include <utility>
 
+#include "common/json_reader.h"
+#include "common/small_vector.h"
 #include "common/strict_json.h"
 #include "common/utf8.h"
 
@@ -15,10 +18,11 @@ struct Region {
   bool fenced;
 };
 
+// Lists kept inline: a reply has a handful of regions (more only with many fences).
 struct FenceScan {
-  std::vector<Region> regions;
+  SmallVector<Region, 8> regions;
   std::size_t blocks = 0;
-  std::string first_info;  // the first block's info string ("json", "JSON", "")
+  std::string_view first_info;  // the first block's info string ("json", "JSON", "")
   std::optional<Finding> error;
 };
 
@@ -60,8 +64,7 @@ std::optional<Region> inline_block(std::string_view s, std::size_t after_open, s
   return Region{begin, begin + rest.size(), true};
 }
 
-FenceScan scan_fences(std::string_view s, std::size_t start) {
-  FenceScan scan;
+void scan_fences(std::string_view s, std::size_t start, FenceScan& scan) {
   std::size_t outside_begin = start;
   bool open = false;
   char fence_char = 0;
@@ -85,7 +88,7 @@ FenceScan scan_fences(std::string_view s, std::size_t start) {
         }
       } else {
         scan.regions.push_back({outside_begin, line, false});
-        if (scan.blocks == 0) scan.first_info = std::string(trim(rest));
+        if (scan.blocks == 0) scan.first_info = trim(rest);
         open = true;
         fence_char = c;
         fence_len = run;
@@ -103,10 +106,9 @@ FenceScan scan_fences(std::string_view s, std::size_t start) {
   if (open) {
     scan.error = finding("truncated", "the code fence opened on line " + std::to_string(open_line) +
                                           " is never closed: the reply is cut off");
-    return scan;
+    return;
   }
   scan.regions.push_back({outside_begin, s.size(), false});
-  return scan;
 }
 
 bool is_literal_at(std::string_view s, std::size_t i, std::size_t end) {
@@ -172,18 +174,37 @@ Match match_brackets(std::string_view s, std::size_t i, std::size_t end, std::si
   return {MatchKind::unclosed, end};
 }
 
+// Where the bracket at `i` is closed. The reply's first JSON-looking object is tried with
+// the strict reader (one try: `object` is then cleared), which leaves it read; when that
+// succeeds the brackets match exactly where the object ends, as valid JSON has no other
+// brackets outside its strings. What the reader refuses is matched bracket by bracket.
+Match match_at(std::string_view s, std::size_t i, std::size_t end, std::size_t max_depth, json::Object*& object,
+               bool& read) {
+  read = false;
+  if (object && s[i] == '{') {
+    json::Object& target = *std::exchange(object, nullptr);
+    if (const auto length = json::read_object_prefix(s.substr(i, end - i), max_depth, target)) {
+      read = true;
+      return {MatchKind::closed, i + *length};
+    }
+  }
+  return match_brackets(s, i, end, max_depth);
+}
+
 struct Segment {
   std::size_t begin;
   std::size_t end;
   bool fenced;
   std::optional<std::size_t> enclosed_by;  // an open non-JSON-looking bracket around it
+  bool read;                               // match_at read it into the object
 };
+using Segments = SmallVector<Segment, 4>;  // more than one is already an error
 
 // Collects the JSON-looking structures of one region. Brackets that do not look like JSON
 // are tracked too: a structure inside one of them (`{ /* draft */ "a": {...} }`,
 // `[NaN, {...}]`) is part of something larger that is not JSON, and is marked so.
-std::optional<Finding> scan_region(std::string_view s, const Region& region, const Limits& limits,
-                                   std::vector<Segment>& out) {
+std::optional<Finding> scan_region(std::string_view s, const Region& region, const Limits& limits, Segments& out,
+                                   json::Object*& object) {
   // Open non-JSON-looking brackets: how many, and where the outermost one opened.
   std::size_t prose_depth = 0, prose_first = 0;
   for (std::size_t i = region.begin; i < region.end; ++i) {
@@ -197,7 +218,8 @@ std::optional<Finding> scan_region(std::string_view s, const Region& region, con
       if (prose_depth++ == 0) prose_first = i;
       continue;
     }
-    const Match m = match_brackets(s, i, region.end, limits.max_depth);
+    bool read = false;
+    const Match m = match_at(s, i, region.end, limits.max_depth, object, read);
     const auto at = [i] { return " (the value starting at byte " + std::to_string(i) + ")"; };
     switch (m.kind) {
       case MatchKind::unclosed:
@@ -208,7 +230,7 @@ std::optional<Finding> scan_region(std::string_view s, const Region& region, con
         return finding("syntax", "brackets do not match: byte " + std::to_string(m.end) + " closes the wrong one" + at());
       case MatchKind::closed:
         out.push_back({i, m.end, region.fenced,
-                       prose_depth == 0 ? std::nullopt : std::optional<std::size_t>(prose_first)});
+                       prose_depth == 0 ? std::nullopt : std::optional<std::size_t>(prose_first), read});
         i = m.end - 1;
         break;
     }
@@ -236,9 +258,7 @@ std::pair<std::size_t, std::size_t> prose_around(std::string_view s, const Fence
   return {before, after};
 }
 
-}  // namespace
-
-Extraction extract(std::string_view reply, const Limits& limits) {
+Extraction extract_into(std::string_view reply, const Limits& limits, json::Object* object) {
   Extraction result;
   const auto fail = [&](std::string code, std::string message) {
     result.error = finding(std::move(code), std::move(message));
@@ -258,14 +278,15 @@ Extraction extract(std::string_view reply, const Limits& limits) {
   }
   if (skip_space(reply, start, reply.size()) == reply.size()) return fail("empty", "the reply is empty");
 
-  FenceScan scan = scan_fences(reply, start);
+  FenceScan scan;
+  scan_fences(reply, start, scan);
   if (scan.error) {
     result.error = std::move(scan.error);
     return result;
   }
-  std::vector<Segment> segments;
+  Segments segments;
   for (const auto& region : scan.regions) {
-    if (auto error = scan_region(reply, region, limits, segments)) {
+    if (auto error = scan_region(reply, region, limits, segments, object)) {
       result.error = std::move(error);
       return result;
     }
@@ -279,7 +300,7 @@ Extraction extract(std::string_view reply, const Limits& limits) {
   if (scan.blocks > 1) {
     return fail("ambiguous", "the reply holds " + std::to_string(scan.blocks) + " code blocks; exactly one JSON object is allowed");
   }
-  const Segment& seg = segments.front();
+  const Segment& seg = segments[0];
   if (seg.enclosed_by) {
     return fail("syntax", "the JSON at byte " + std::to_string(seg.begin) + " sits inside a larger structure at byte " +
                               std::to_string(*seg.enclosed_by) + " that is not valid JSON; it is never taken on its own");
@@ -288,14 +309,23 @@ Extraction extract(std::string_view reply, const Limits& limits) {
     return fail("ambiguous", "the reply has a code block and JSON outside it");
   }
   if (scan.blocks == 1) {
-    result.repairs.push_back({"fence", "removed a code fence" + (scan.first_info.empty() ? std::string() : " (" + scan.first_info + ")")});
+    result.repairs.push_back({"fence", "removed a code fence" + (scan.first_info.empty() ? std::string() : " (" + std::string(scan.first_info) + ")")});
   }
   const auto [before, after] = prose_around(reply, scan, seg);
   if (before > 0) result.repairs.push_back({"prose_before", "removed " + std::to_string(before) + " characters of text before the JSON"});
   if (after > 0) result.repairs.push_back({"prose_after", "removed " + std::to_string(after) + " characters of text after the JSON"});
   result.offset = seg.begin;
   result.length = seg.end - seg.begin;
+  result.object_read = seg.read;
   return result;
+}
+
+}  // namespace
+
+Extraction extract(std::string_view reply, const Limits& limits) { return extract_into(reply, limits, nullptr); }
+
+Extraction extract(std::string_view reply, const Limits& limits, json::Object& object) {
+  return extract_into(reply, limits, &object);
 }
 
 }  // namespace dispatchd::validator

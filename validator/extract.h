@@ -23,11 +23,16 @@
 
 #include "validator/validator.h"
 
+namespace dispatchd::json {
+class Object;
+}
+
 namespace dispatchd::validator {
 
 struct Extraction {
   std::size_t offset = 0;  // the JSON text is reply.substr(offset, length)
   std::size_t length = 0;
+  bool object_read = false;  // the JSON text is an object, already read (see below)
   std::vector<Repair> repairs;
   std::optional<Finding> error;  // set when no JSON text could be taken
 
@@ -35,5 +40,10 @@ struct Extraction {
 };
 
 Extraction extract(std::string_view reply, const Limits& limits = {});
+
+// The same, and when the JSON text is an object that json::read_object accepts, it is
+// left read in `object` and `object_read` is set: bracket matching then comes from the
+// strict reader, and the caller does not read the same bytes twice.
+Extraction extract(std::string_view reply, const Limits& limits, json::Object& object);
 
 }  // namespace dispatchd::validator

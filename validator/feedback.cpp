@@ -3,15 +3,31 @@
 namespace dispatchd::validator {
 
 std::string feedback_text(const catalog::Catalog& catalog, const std::vector<Finding>& errors, std::size_t total) {
-  std::string out = "Your previous reply was rejected: " + std::to_string(total) +
-                    (total == 1 ? " error" : " errors") + ".\n";
+  // Sized once and appended to piece by piece: no temporary strings, no regrowth.
+  std::size_t size = 256 + catalog.contract_line().size();
+  for (const auto& e : errors) size += e.path.size() + e.code.size() + e.message.size() + 16;
+  std::string out;
+  out.reserve(size);
+  out += "Your previous reply was rejected: ";
+  out += std::to_string(total);
+  out += total == 1 ? " error.\n" : " errors.\n";
   for (const auto& e : errors) {
-    out += "- " + (e.path.empty() ? std::string("reply") : e.path) + " (" + e.code + "): " + e.message + "\n";
+    out += "- ";
+    out += e.path.empty() ? std::string_view("reply") : std::string_view(e.path);
+    out += " (";
+    out += e.code;
+    out += "): ";
+    out += e.message;
+    out += '\n';
   }
-  if (total > errors.size()) out += "- and " + std::to_string(total - errors.size()) + " more\n";
+  if (total > errors.size()) {
+    out += "- and ";
+    out += std::to_string(total - errors.size());
+    out += " more\n";
+  }
   out += "Reply with exactly ONE JSON object and nothing else, in this format:\n";
-  out += catalog.contract_line() + "\n";
-  out += "Fix every error listed above and reply again.";
+  out += catalog.contract_line();
+  out += "\nFix every error listed above and reply again.";
   return out;
 }
 

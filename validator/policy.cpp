@@ -8,9 +8,7 @@
 namespace dispatchd::validator {
 namespace {
 
-using rapidjson::Value;
-
-std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+using json::Value;
 
 bool is_phone_like(std::string_view s, std::string& digits) {
   digits.clear();
@@ -28,7 +26,7 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 // The text a grounded value must appear as: strings as written, integers in decimal.
-std::string grounded_text(const Value& v) { return v.IsString() ? std::string(view(v)) : json::to_string(v); }
+std::string grounded_text(const Value& v) { return v.is_string() ? std::string(v.text) : json::to_string(v); }
 
 }  // namespace
 
@@ -40,31 +38,33 @@ bool same_counterpart(std::string_view a, std::string_view b) {
   return emails && iequals(a, b);
 }
 
-void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const Value& object,
+void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const json::Object& object,
                   const Context& context, std::vector<Finding>& errors, std::vector<Finding>& review) {
   if (const auto& field = action.policy.recipient_field) {
     const std::string& path = catalog.find_field(*field)->pointer;
-    const Value& value = object[field->c_str()];
+    // Present: the contract passed, and the catalog makes the recipient a required string.
+    const Value* value = object.find(*field);
+    const std::string_view recipient = value ? value->text : std::string_view();
     if (!context.sender) {
       review.push_back({path, "recipient_unchecked", "no conversation sender was given, so the recipient was not checked"});
-    } else if (!same_counterpart(view(value), *context.sender)) {
-      errors.push_back({path, "recipient", text::quote(view(value)) + " is not this conversation's counterpart; action \"" +
+    } else if (!same_counterpart(recipient, *context.sender)) {
+      errors.push_back({path, "recipient", text::quote(recipient) + " is not this conversation's counterpart; action \"" +
                                                action.name + "\" may only address " + text::quote(*context.sender) +
                                                ", the customer who wrote"});
     }
   }
   for (const auto& field : catalog.fields()) {
     if (field.schema.grounding == catalog::Grounding::none || !action.uses(field.name)) continue;
-    const auto it = object.FindMember(field.name.c_str());
-    if (it == object.MemberEnd() || it->value.IsNull()) continue;
+    const Value* value = object.find(field.name);
+    if (!value || value->is_null()) continue;
     const std::string& path = field.pointer;
     if (!context.source) {
       review.push_back({path, "grounding_unchecked", "no source message was given, so grounding was not checked"});
       continue;
     }
-    const std::string value = grounded_text(it->value);
-    if (context.source->find(value) != std::string::npos) continue;
-    Finding finding{path, "ungrounded", text::quote(value) + " does not appear in the customer's message; copy \"" +
+    const std::string grounded = grounded_text(*value);
+    if (context.source->find(grounded) != std::string::npos) continue;
+    Finding finding{path, "ungrounded", text::quote(grounded) + " does not appear in the customer's message; copy \"" +
                                             field.name + "\" exactly as it is written there"};
     (field.schema.grounding == catalog::Grounding::review ? review : errors).push_back(std::move(finding));
   }

@@ -29,6 +29,17 @@ TEST_CASE("utf8::first_invalid finds the first bad byte", "[utf8]") {
     CAPTURE(row.text);
     CHECK(utf8::first_invalid(row.text) == row.bad);
   }
+  // The vector check works on 16-byte chunks: the same rows, shifted across chunk
+  // boundaries and followed by more text, give the same answers.
+  for (std::size_t pad = 1; pad < 40; ++pad) {
+    for (const char* tail : {"", "z", "tail text past the next chunk boundary"}) {
+      for (const auto& row : rows) {
+        const std::string text = std::string(pad, ' ') + row.text + tail;
+        CAPTURE(pad, tail, row.text);
+        CHECK(utf8::first_invalid(text) == (row.bad ? std::optional<std::size_t>(pad + *row.bad) : std::nullopt));
+      }
+    }
+  }
 }
 
 TEST_CASE("utf8::code_points and prefix count characters, not bytes", "[utf8]") {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "common/json_reader.h"
 #include "validator/extract.h"
 
 using namespace dispatchd::validator;
@@ -30,6 +31,24 @@ void run(const Row& row) {
   std::vector<std::string> codes;
   for (const auto& r : found.repairs) codes.push_back(r.code);
   CHECK(codes == row.repairs);
+
+  // With an object to read into, the extraction is the same, and the object holds the
+  // taken text exactly when read_object accepts that text.
+  dispatchd::json::Object object;
+  const Extraction with_object = extract(row.reply, {}, object);
+  CHECK(with_object.ok() == found.ok());
+  CHECK(with_object.offset == found.offset);
+  CHECK(with_object.length == found.length);
+  CHECK(with_object.repairs.size() == found.repairs.size());
+  if (!found.ok()) {
+    CHECK(with_object.error->message == found.error->message);
+    CHECK_FALSE(with_object.object_read);
+    return;
+  }
+  dispatchd::json::Object expected;
+  const bool readable = dispatchd::json::read_object(row.reply.substr(found.offset, found.length), Limits{}.max_depth, expected);
+  CHECK(with_object.object_read == readable);
+  if (readable) CHECK(object.compact() == expected.compact());
 }
 
 }  // namespace

@@ -65,6 +65,22 @@ TEST_CASE("hostile: NUL bytes and control characters", "[hostile]") {
   CHECK(check(R"({"action":"send_message","recipient":"15551234567","content":"a\u0000b","priority":"low"})").ok);
 }
 
+TEST_CASE("hostile: a raw control character is refused wherever it sits in a long string", "[hostile]") {
+  // RapidJSON 1.1.0's SSE2 string scan let 0x1A..0x1F through past the first 16-byte
+  // boundary; every position and every control character must be refused the same way.
+  const std::string content(48, 'x');
+  for (int c = 0x01; c < 0x20; ++c) {
+    for (std::size_t at = 0; at < content.size(); at += 5) {
+      std::string text = content;
+      text[at] = static_cast<char>(c);
+      const auto v = check(R"({"action":"send_message","recipient":"15551234567","content":")" + text + R"(","priority":"low"})");
+      CAPTURE(c, at);
+      CHECK(code(v) == "syntax");
+      CHECK(v.failed_stage == validator::Stage::parse);
+    }
+  }
+}
+
 TEST_CASE("hostile: many keys, long keys, and long strings stay bounded", "[hostile]") {
   std::string many = R"({"action":"send_message","recipient":"15551234567","content":"x","priority":"low")";
   for (int i = 0; many.size() < 60000; ++i) many += ",\"k" + std::to_string(i) + "\":0";
