@@ -1,23 +1,31 @@
-// dispatchd: the daemon. So far it checks its configuration (--check-config) and prepares
-// the store at start (migrations, interrupted sends, leases); the agent loop, the HTTP
-// listener and the connectors arrive with the next issues, so after preparing the store it
-// says so and exits rather than pretend to serve.
-#include <unistd.h>
+// dispatchd: the daemon. Parses its arguments, checks the configuration (--check-config),
+// or runs the service on one Asio event loop until SIGTERM/SIGINT; SIGHUP reloads the
+// catalog and the system prompt. Logs go to stderr (journald keeps them).
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
-#include <chrono>
+#include <spdlog/cfg/env.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "config/config.h"
+#include "daemon/service.h"
 #include "daemon/startup.h"
 
 namespace {
 
 constexpr const char* k_usage =
     "usage: dispatchd --config FILE [--check-config]\n"
-    "  --check-config   check the configuration, the catalog, the migrations and the secrets;\n"
-    "                   print every problem, exit 0 when all is well, 1 otherwise\n";
+    "  --check-config   check the configuration, the catalog and its examples, the prompt file,\n"
+    "                   the migrations and the secrets; print every problem; exit 0 when all\n"
+    "                   is well, 1 otherwise\n"
+    "  --version, --help\n";
+
+constexpr std::chrono::seconds k_drain{10};
 
 int check_config(const dispatchd::config::Config& config) {
   const auto problems = dispatchd::daemon::check_environment(config);
@@ -27,10 +35,12 @@ int check_config(const dispatchd::config::Config& config) {
   return 0;
 }
 
-std::string worker_name() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return std::string("dispatchd@") + host;
+void setup_logging() {
+  auto logger = spdlog::stderr_logger_st("dispatchd");
+  // journald adds the time; the level is enough.
+  logger->set_pattern("[%l] %v");
+  spdlog::set_default_logger(logger);
+  spdlog::cfg::load_env_levels();
 }
 
 }  // namespace
@@ -67,18 +77,30 @@ int main(int argc, char** argv) {
   }
   if (check_only) return check_config(*config);
 
-  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  auto ready = dispatchd::daemon::prepare_store(*config, worker_name(), now);
-  if (!ready) {
-    std::fprintf(stderr, "dispatchd: %s\n", ready.error().c_str());
+  setup_logging();
+  boost::asio::io_context io(1);
+  auto service = dispatchd::daemon::Service::create(std::move(*config), io);
+  if (!service) {
+    spdlog::critical("cannot start: {}", service.error());
     return 1;
   }
-  for (const auto& name : ready->applied) std::printf("dispatchd: applied migration %s\n", name.c_str());
-  for (const auto id : ready->unknown_sends) {
-    std::printf("dispatchd: action %lld was being sent when the last run stopped: now unknown, escalated\n",
-                static_cast<long long>(id));
+  if (auto started = (*service)->start(); !started) {
+    spdlog::critical("cannot start: {}", started.error());
+    return 1;
   }
-  std::printf("dispatchd: store ready at %s (schema version %d)\n", config->database.c_str(), ready->schema_version);
-  std::fprintf(stderr, "dispatchd: the agent loop is not built yet (issue 4); exiting\n");
-  return 2;
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+  std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                             int signal) {
+    if (ec) return;
+    if (signal == SIGHUP) {
+      (*service)->reload();
+      signals.async_wait(on_signal);
+      return;
+    }
+    spdlog::info("signal {}: shutting down", signal == SIGTERM ? "TERM" : "INT");
+    (*service)->shutdown(k_drain, [&] { io.stop(); });
+  };
+  signals.async_wait(on_signal);
+  io.run();
+  return 0;
 }

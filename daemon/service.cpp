@@ -141,6 +141,12 @@ void Service::Parts::on_watchdog() {
 
 std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config,
                                                                      boost::asio::io_context& io) {
+  // Everything --check-config checks, before the database is touched.
+  if (const auto problems = check_environment(config); !problems.empty()) {
+    std::string text = problems.front();
+    if (problems.size() > 1) text += " (and " + std::to_string(problems.size() - 1) + " more; see --check-config)";
+    return std::unexpected(text);
+  }
   auto setup = load_setup(config);
   if (!setup) return std::unexpected(setup.error());
   auto ready = prepare_store(config, worker_name(), wall_now());

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Black-box test of the dispatchd binary so far: --check-config, and the store prepared
-# (migrations applied) at start. Usage: dispatchd_test.sh DISPATCHD DISPATCHCTL SOURCE_DIR
+# Black-box test of the dispatchd binary's start and stop: --check-config, the store
+# prepared (migrations applied) at start, exit 0 on SIGTERM. Usage: dispatchd_test.sh DISPATCHD DISPATCHCTL SOURCE_DIR
 set -u
 daemon=$1
 ctl=$2
@@ -9,7 +9,7 @@ src=$3
 
 cat >"$tmp/dispatchd.json" <<JSON
 { "database": "state/d.db", "catalog": "$src/catalog/examples/support.es.json",
-  "migrations": {"dir": "$src/migrations"},
+  "migrations": {"dir": "$src/migrations"}, "http": {"listen": "127.0.0.1:0"},
   "llm": {"provider": "gemini", "base_url": "http://127.0.0.1:9", "model": "m", "api_key_env": "DISPATCHD_TEST_KEY"} }
 JSON
 cfg=$tmp/dispatchd.json
@@ -20,8 +20,16 @@ expect "check-config reports a missing secret" 1 'llm.api_key_env: secret DISPAT
 DISPATCHD_TEST_KEY=k expect "check-config ok" 0 ': ok$' -- "$daemon" --check-config --config "$cfg" </dev/null
 printf '{"llm": {"provider": "x"}, "bogus": 1}' >"$tmp/bad.json"
 expect "check-config lists every problem" 1 '/bogus: unknown key' -- "$daemon" --check-config --config "$tmp/bad.json" </dev/null
-expect "start applies the migrations" 2 'applied migration 0001_initial.sql' -- "$daemon" --config "$cfg" </dev/null
-expect "and says what is missing" 2 'agent loop is not built yet' -- "$daemon" --config "$cfg" </dev/null
+expect "start without the model key" 1 'cannot start: llm.api_key_env' -- "$daemon" --config "$cfg" </dev/null
+# A real start: migrations applied, the listener bound, then SIGTERM ends it with exit 0.
+DISPATCHD_TEST_KEY=k "$daemon" --config "$cfg" >"$tmp/run.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q 'listening on' "$tmp/run.log" && break; sleep 0.1; done
+grep -q 'applied migration 0001_initial.sql' "$tmp/run.log" && pass || { fail "start applies the migrations"; cat "$tmp/run.log"; }
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+[ "$code" -eq 0 ] && pass || { fail "SIGTERM: exit $code"; cat "$tmp/run.log"; }
 expect "the database is ready" 0 'audit: ok' -- "$ctl" --config "$cfg" audit verify </dev/null
 expect "needs --config" 2 '--config FILE is required' -- "$daemon" </dev/null
 

@@ -227,7 +227,8 @@ struct FakeGraph::Impl {
     if (request.method() != http::verb::post || !phone) {
       return reply(request, 404, graph_error_body(2500, "OAuthException", "Unknown path components", ""));
     }
-    if (auto scripted = next_scripted()) {
+    // Scripts answer sends only: a mark-as-read (status "read") never takes one.
+    if (auto scripted = record.status == "read" ? std::nullopt : next_scripted()) {
       delay = scripted->delay;
       if (scripted->http_status != 0) return scripted_response(request, *scripted);
     }

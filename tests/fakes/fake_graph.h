@@ -80,7 +80,8 @@ class FakeGraph {
   // "http://127.0.0.1:<port>/<version>": the graph_base_url to configure.
   std::string base_url() const;
 
-  // Queues a reply for the next message POST (first in, first out).
+  // Queues a reply for the next message send (first in, first out); mark-as-read requests
+  // never take one.
   void script(ScriptedReply reply);
   // Every request so far, in arrival order.
   std::vector<RecordedRequest> requests() const;

@@ -7,12 +7,12 @@
 #include "tests/fakes/fake_model_server.h"
 
 #include <algorithm>
-#include <cctype>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -32,7 +32,8 @@ constexpr std::chrono::seconds k_io_deadline{30};
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -100,14 +101,17 @@ class State {
   // Records `request` and picks its reply; model requests count as in flight until answered.
   FakeReply take(const ReceivedRequest& request, std::size_t& serial) {
     std::lock_guard lock(m_mutex);
-    m_requests.push_back(request);
-    serial = m_requests.size();
+    serial = ++m_count;
+    if (m_recording) m_requests.push_back(request);
     if (request.dialect == Dialect::unknown) return FakeReply::raw(404, R"({"error":"no such route"})");
     m_max_in_flight = std::max(m_max_in_flight, ++m_in_flight);
     if (!m_queue.empty()) {
       FakeReply reply = std::move(m_queue.front());
       m_queue.pop_front();
       return reply;
+    }
+    if (m_responder) {
+      if (auto reply = m_responder(request)) return std::move(*reply);
     }
     if (m_fallback) return *m_fallback;
     return FakeReply::raw(500, R"({"error":{"message":"fake script ran out of replies"}})");
@@ -128,6 +132,16 @@ class State {
     m_fallback = std::move(reply);
   }
 
+  void set_responder(Responder responder) {
+    std::lock_guard lock(m_mutex);
+    m_responder = std::move(responder);
+  }
+
+  void set_recording(bool on) {
+    std::lock_guard lock(m_mutex);
+    m_recording = on;
+  }
+
   std::vector<ReceivedRequest> requests() const {
     std::lock_guard lock(m_mutex);
     return m_requests;
@@ -135,7 +149,7 @@ class State {
 
   std::size_t request_count() const {
     std::lock_guard lock(m_mutex);
-    return m_requests.size();
+    return m_count;
   }
 
   std::size_t max_in_flight() const {
@@ -147,6 +161,9 @@ class State {
   mutable std::mutex m_mutex;  // guards everything below
   std::deque<FakeReply> m_queue;
   std::optional<FakeReply> m_fallback;
+  Responder m_responder;
+  bool m_recording = true;
+  std::size_t m_count = 0;
   std::vector<ReceivedRequest> m_requests;
   std::size_t m_in_flight = 0;
   std::size_t m_max_in_flight = 0;
@@ -158,22 +175,23 @@ ReceivedRequest to_record(const http::request<http::string_body>& req) {
   record.target = std::string(req.target());
   const std::string_view path = std::string_view(record.target).substr(0, record.target.find('?'));
   record.dialect = record.method == "POST" ? route(path) : Dialect::unknown;
-  for (const auto& field : req) record.headers.emplace_back(lower(std::string(field.name_string())), std::string(field.value()));
+  for (const auto& field : req)
+    record.headers.emplace_back(lower(std::string(field.name_string())), std::string(field.value()));
   record.body = req.body();
   return record;
 }
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, State& state) : m_stream(std::move(socket)), m_timer(m_stream.get_executor()), m_state(state) {}
+  Session(tcp::socket socket, State& state)
+      : m_stream(std::move(socket)), m_timer(m_stream.get_executor()), m_state(state) {}
 
   void read() {
     m_parser.emplace();
     m_parser->body_limit(k_max_request_bytes);
     m_stream.expires_after(k_io_deadline);
-    http::async_read(m_stream, m_buffer, *m_parser, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->on_read(ec);
-    });
+    http::async_read(m_stream, m_buffer, *m_parser,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
  private:
@@ -220,7 +238,7 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 struct FakeModelServer::Impl {
-  Impl() : acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {}
+  explicit Impl(unsigned short port) : acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), port)) {}
 
   void accept() {
     acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
@@ -236,7 +254,7 @@ struct FakeModelServer::Impl {
   std::thread thread;
 };
 
-FakeModelServer::FakeModelServer() : m_impl(std::make_unique<Impl>()) {
+FakeModelServer::FakeModelServer(unsigned short port) : m_impl(std::make_unique<Impl>(port)) {
   m_impl->accept();
   m_impl->thread = std::thread([impl = m_impl.get()] { impl->io.run(); });
 }
@@ -255,6 +273,8 @@ std::string FakeModelServer::base_url(Dialect dialect) const {
 
 void FakeModelServer::push(FakeReply reply) { m_impl->state.push(std::move(reply)); }
 void FakeModelServer::set_fallback(FakeReply reply) { m_impl->state.set_fallback(std::move(reply)); }
+void FakeModelServer::set_responder(Responder responder) { m_impl->state.set_responder(std::move(responder)); }
+void FakeModelServer::set_recording(bool on) { m_impl->state.set_recording(on); }
 std::vector<ReceivedRequest> FakeModelServer::requests() const { return m_impl->state.requests(); }
 std::size_t FakeModelServer::request_count() const { return m_impl->state.request_count(); }
 std::size_t FakeModelServer::max_in_flight() const { return m_impl->state.max_in_flight(); }

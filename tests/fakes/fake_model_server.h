@@ -6,15 +6,16 @@
 //   POST /v1/messages                             Anthropic messages
 // (routed by path; anything else is a 404 that consumes no script entry).
 //
-// Scripted: each model request takes the next FakeReply from the queue, or the fallback
-// reply when the queue is empty, or else a 500 saying the script ran out. Every request is
-// recorded (also the 404s), and the server counts how many requests were in flight at
-// once: received and not yet answered.
+// Scripted: each model request takes the next pushed FakeReply, else the responder's reply,
+// else the fallback, or else a 500 saying the script ran out. Every request is recorded
+// (also the 404s; see set_recording), and the server counts how many requests were in
+// flight at once: received and not yet answered.
 //
 // Thread-safety: every member function may be called from any thread while the server runs.
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,10 +35,10 @@ struct FakeReply {
   // The model's text. For Anthropic it becomes the forced tool call's `input` when it is a
   // JSON object, and a text block otherwise.
   std::string output;
-  bool truncated = false;  // finish reason length / MAX_TOKENS / max_tokens
+  bool truncated = false;                                    // finish reason length / MAX_TOKENS / max_tokens
   std::vector<std::pair<std::string, std::string>> headers;  // extra ones, e.g. Retry-After
-  std::optional<std::string> raw_body;  // sent verbatim instead of a generated body
-  std::chrono::milliseconds delay{0};   // waited (without blocking the server) before answering
+  std::optional<std::string> raw_body;                       // sent verbatim instead of a generated body
+  std::chrono::milliseconds delay{0};                        // waited (without blocking the server) before answering
   int input_tokens = 11;
   int output_tokens = 7;
 
@@ -54,7 +55,7 @@ struct FakeReply {
 struct ReceivedRequest {
   Dialect dialect = Dialect::unknown;
   std::string method;
-  std::string target;  // path and query as sent
+  std::string target;                                        // path and query as sent
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
 
@@ -62,10 +63,15 @@ struct ReceivedRequest {
   std::string header(std::string_view name) const;
 };
 
+// Computes a reply from the request (e.g. the demo's scenario); nullopt falls through to
+// the fallback. Runs on the server thread with the fake's lock held: keep it quick.
+using Responder = std::function<std::optional<FakeReply>(const ReceivedRequest&)>;
+
 class FakeModelServer {
  public:
-  // Listens on 127.0.0.1:0 and starts serving. Throws when it cannot listen.
-  FakeModelServer();
+  // Listens on 127.0.0.1:`port` (0: any free port) and starts serving. Throws when it
+  // cannot listen.
+  explicit FakeModelServer(unsigned short port = 0);
   // Stops serving and joins the server thread; open connections are dropped.
   ~FakeModelServer();
   FakeModelServer(const FakeModelServer&) = delete;
@@ -76,8 +82,12 @@ class FakeModelServer {
   // OpenAI (whose base URL includes the version), http://127.0.0.1:PORT for the others.
   std::string base_url(Dialect dialect) const;
 
+  // Replies are taken from the pushed queue first, then the responder, then the fallback.
   void push(FakeReply reply);
   void set_fallback(FakeReply reply);
+  void set_responder(Responder responder);
+  // Off: requests are counted but not kept (long runs such as benchmarks).
+  void set_recording(bool on);
 
   std::vector<ReceivedRequest> requests() const;
   std::size_t request_count() const;

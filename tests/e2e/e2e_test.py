@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""End-to-end: the real dispatchd binary with a temp config against the fake model and the
+fake Graph API on 127.0.0.1. Each check prints pass/FAIL; exit 1 when any failed.
+
+Usage: e2e_test.py BUILD_DIR SOURCE_DIR
+"""
+import glob
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness  # noqa: E402
+
+BUILD, SOURCE = sys.argv[1], sys.argv[2]
+SCENARIO = os.path.join(SOURCE, "tests", "e2e", "scenario.json")
+results = []
+
+
+def check(name, condition, detail=""):
+    results.append(bool(condition))
+    print(("pass " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
+
+
+def count_messages(stack):
+    return stack.scalar("SELECT count(*) FROM v_messages")
+
+
+def main_flow():
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
+    try:
+        stack.start_daemon()
+        status, body = stack.get("/healthz")
+        check("healthz", status == 200, body)
+        status, body = stack.get("/readyz")
+        check("readyz", status == 200, body)
+        status, body = stack.get(f"/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token={harness.VERIFY_TOKEN}"
+                                 "&hub.challenge=1158201444")
+        check("verification handshake echoes the challenge", status == 200 and body == "1158201444", (status, body))
+        status, _ = stack.get("/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1")
+        check("a wrong verify token is 403", status == 403, status)
+
+        # A signed text message is answered at the fake Graph API, to the right number.
+        sender = "5215512345678"
+        webhook = harness.text_webhook("wamid.E2E1", sender, "Hola, ¿a qué hora abren mañana?")
+        status, _ = stack.post_webhook(webhook)
+        check("signed webhook: 200", status == 200, status)
+        stack.wait_until(lambda: any(to == sender for to, _, _ in stack.graph_messages()), what="the reply")
+        replies = [m for m in stack.graph_messages() if m[0] == sender]
+        check("the reply went to the sender, once", len(replies) == 1, replies)
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'") == 1,
+                         what="the outbox row marked sent")
+        check("v_messages: replied", stack.scalar("SELECT outcome FROM v_messages WHERE provider_message_id = ?",
+                                                  "wamid.E2E1") == "replied")
+
+        # Redelivery is stored once and answered once.
+        status, _ = stack.post_webhook(webhook)
+        check("redelivered webhook: 200", status == 200, status)
+        time.sleep(0.5)
+        check("redelivered webhook: one message, one reply",
+              count_messages(stack) == 1 and len([m for m in stack.graph_messages() if m[0] == sender]) == 1)
+
+        # Bad or missing signatures: 401 and nothing stored.
+        before = count_messages(stack)
+        other = harness.text_webhook("wamid.E2E2", "5215599999999", "hola")
+        status, _ = stack.post_webhook(other, signature="sha256=" + "0" * 64)
+        check("bad signature: 401", status == 401, status)
+        status, _ = stack.post_webhook(other, signature=None)
+        check("missing signature: 401", status == 401, status)
+        status, _ = stack.post_webhook(other, signature=harness.sign(other, "another-secret"))
+        check("signature with another secret: 401", status == 401, status)
+        check("nothing stored after refused webhooks", count_messages(stack) == before)
+        status, _ = stack.post_webhook(b"{not json", signature="sign")
+        check("signed garbage: 400", status == 400, status)
+
+        # Every fixture type parses; each inbound message is stored once.
+        fixtures = sorted(glob.glob(os.path.join(SOURCE, "tests", "data", "whatsapp", "*.json")))
+        codes = {}
+        for path in fixtures:
+            with open(path, "rb") as f:
+                raw = f.read()
+            codes[os.path.basename(path)] = stack.post_webhook(raw)[0]
+        check("every fixture answered 200", all(c == 200 for c in codes.values()), codes)
+        stored_ids = {r[0] for r in stack.query("SELECT provider_message_id FROM v_messages")}
+        expected_ids = set()
+        for path in fixtures:
+            if "other_phone_number" in path:
+                continue
+            with open(path) as f:
+                payload = json.load(f)
+            for entry in payload["entry"]:
+                for change in entry["changes"]:
+                    for m in change["value"].get("messages", []):
+                        expected_ids.add(m["id"])
+        check("every fixture's messages stored", expected_ids <= stored_ids, expected_ids - stored_ids)
+
+        # A failed status event for our sent message updates the outbox and escalates.
+        wamid = stack.scalar("SELECT provider_message_id FROM v_actions WHERE status = 'sent' LIMIT 1")
+        status, _ = stack.post_webhook(harness.status_webhook(wamid, sender, "failed", 131047))
+        check("failed status: 200", status == 200, status)
+        check("failed status updates the outbox",
+              stack.scalar("SELECT status FROM v_actions WHERE provider_message_id = ?", wamid) == "failed")
+        check("failed status opens send_failed",
+              stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'") >= 1)
+
+        # Metrics.
+        status, text = stack.get("/metrics")
+        check("metrics", status == 200 and "dispatchd_messages_received_total{channel=\"whatsapp\"}" in text, text[:200])
+
+        # The staff API behind its token.
+        status, _ = stack.get("/api/escalations")
+        check("staff API needs the token", status == 401, status)
+        status, body = stack.get("/api/escalations?status=open",
+                                 {"Authorization": f"Bearer {harness.STAFF_TOKEN}"})
+        check("staff API lists the queue", status == 200 and isinstance(json.loads(body), list), body[:200])
+    finally:
+        stack.close()
+
+
+def window_closed_flow():
+    # Graph refuses the first send with 131047: a send_failed escalation, nothing resent.
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, graph_script="131047")
+    try:
+        stack.start_daemon()
+        stack.post_webhook(harness.text_webhook("wamid.W1", "5215512340000", "Hola"))
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'") == 1,
+                         what="the send_failed escalation")
+        detail = stack.scalar("SELECT detail FROM v_escalations WHERE reason = 'send_failed'")
+        check("131047 -> send_failed escalation naming the code", "131047" in detail, detail)
+        time.sleep(0.5)
+        check("131047: sent once, never retried", len(stack.graph_messages(answered=400)) == 1, stack.graph_messages(400))
+    finally:
+        stack.close()
+
+
+def sigterm_flow():
+    # SIGTERM in the middle of a burst: exit 0; a restart finishes every message, and no
+    # number gets two replies.
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, model_latency_ms=150)
+    try:
+        stack.start_daemon()
+        senders = [f"52155100{i:05d}" for i in range(60)]
+        for i, s in enumerate(senders):
+            stack.post_webhook(harness.text_webhook(f"wamid.B{i}", s, "¿Tienen envío a Monterrey?"))
+        time.sleep(0.3)
+        code = stack.daemon.stop(signal.SIGTERM)
+        check("SIGTERM mid-burst: exit 0", code == 0, code)
+        stack.start_daemon()
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'pending'") == 0,
+                         timeout=60, what="every message decided after the restart")
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status IN ('approved','sending')") == 0,
+                         timeout=60, what="the outbox drained")
+        per_number = {}
+        for to, _, _ in stack.graph_messages():
+            per_number[to] = per_number.get(to, 0) + 1
+        check("after the restart every message has its outcome",
+              stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'replied'") == len(senders),
+              stack.query("SELECT outcome, count(*) FROM v_messages GROUP BY 1"))
+        check("no duplicate send", all(n == 1 for n in per_number.values()) and len(per_number) == len(senders),
+              {k: v for k, v in per_number.items() if v != 1})
+        check("unknown sends are escalated, not resent",
+              stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'unknown'") ==
+              stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'"))
+    finally:
+        stack.close()
+
+
+def notify_flow():
+    # sd_notify on a test NOTIFY_SOCKET: READY, WATCHDOG (WatchdogSec=1s -> pings every 0.5 s), STOPPING.
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
+    path = os.path.join(stack.dir, "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.2)
+    try:
+        stack.start_daemon({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "1000000"})
+        time.sleep(1.5)
+        stack.daemon.stop(signal.SIGTERM)
+        messages = []
+        while True:
+            try:
+                messages.append(sock.recv(4096).decode())
+            except socket.timeout:
+                break
+        joined = "\n".join(messages)
+        check("sd_notify READY=1", "READY=1" in joined, joined[:300])
+        check("sd_notify WATCHDOG=1 repeatedly", joined.count("WATCHDOG=1") >= 2, joined[:300])
+        check("sd_notify STATUS=", "STATUS=serving" in joined, joined[:300])
+        check("sd_notify STOPPING=1", "STOPPING=1" in joined, joined[:300])
+    finally:
+        sock.close()
+        stack.close()
+
+
+for flow in (main_flow, window_closed_flow, sigterm_flow, notify_flow):
+    try:
+        flow()
+    except Exception as error:  # a hang or crash of one flow is a failure, the others still run
+        check(flow.__name__, False, repr(error))
+
+print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
+sys.exit(0 if all(results) else 1)

@@ -1,0 +1,209 @@
+"""Runs the real dispatchd against the fake model and the fake Graph API on 127.0.0.1.
+
+Shared by the end-to-end tests (tests/e2e/), the demo (scripts/demo.sh) and the daemon
+benchmark (bench/): it writes a config in a temporary folder, starts the three processes,
+signs webhook bodies as Meta does, and reads the SQLite views.
+"""
+import hashlib
+import hmac
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+APP_SECRET = "demo-app-secret"
+VERIFY_TOKEN = "demo-verify-token"
+ACCESS_TOKEN = "demo-access-token"
+STAFF_TOKEN = "demo-staff-token"
+PHONE_NUMBER_ID = "109876543210001"
+
+
+def sign(body: bytes, secret: str = APP_SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def text_webhook(wamid: str, sender: str, text: str, timestamp: int | None = None) -> bytes:
+    """A Cloud API webhook with one text message, serialized as Meta does (non-ASCII escaped)."""
+    payload = {"object": "whatsapp_business_account", "entry": [{"id": "1023456789012345", "changes": [{
+        "field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "15550001234", "phone_number_id": PHONE_NUMBER_ID},
+            "contacts": [{"profile": {"name": "Cliente"}, "wa_id": sender}],
+            "messages": [{"from": sender, "id": wamid, "timestamp": str(timestamp or int(time.time())),
+                          "type": "text", "text": {"body": text}}]}}]}]}
+    return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def status_webhook(wamid: str, recipient: str, status: str, error_code: int | None = None) -> bytes:
+    event = {"id": wamid, "status": status, "timestamp": str(int(time.time())), "recipient_id": recipient}
+    if error_code is not None:
+        event["errors"] = [{"code": error_code, "title": "Re-engagement message",
+                            "message": "Re-engagement message", "error_data": {"details": "outside the window"}}]
+    payload = {"object": "whatsapp_business_account", "entry": [{"id": "1023456789012345", "changes": [{
+        "field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "15550001234", "phone_number_id": PHONE_NUMBER_ID},
+            "statuses": [event]}}]}]}
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+class Process:
+    """A child process whose stdout lines are collected by a thread."""
+
+    def __init__(self, argv, env=None, name=""):
+        self.name = name or os.path.basename(argv[0])
+        self.lines = []
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+                                     bufsize=1)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for_line(self, needle, timeout=20.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for line in list(self.lines):
+                if needle in line:
+                    return line
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError(f"{self.name}: no line with {needle!r}; output:\n" + "\n".join(self.lines[-40:]))
+
+    def stop(self, sig=signal.SIGTERM, timeout=20.0):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Stack:
+    """fake_model + fake_graph + dispatchd, in a temporary folder."""
+
+    def __init__(self, build_dir, source_dir, scenario=None, graph_script=None, catalog="support.es.json",
+                 model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None):
+        self.build = build_dir
+        self.source = source_dir
+        self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="dispatchd-e2e-")
+        self.dir = workdir or self._tmp.name
+        self.db = os.path.join(self.dir, "dispatchd.db")
+        model_argv = [os.path.join(build_dir, "tests", "fake_model"), "--latency-ms", str(model_latency_ms)]
+        if scenario:
+            model_argv += ["--scenario", scenario]
+        if not record:
+            model_argv.append("--no-record")
+        self.model = Process(model_argv, name="fake_model")
+        self.model_port = json.loads(self.model.wait_for_line('"listening"'))["port"]
+        graph_argv = [os.path.join(build_dir, "tests", "fake_graph"), "--token", ACCESS_TOKEN,
+                      "--phone-number-id", PHONE_NUMBER_ID]
+        if graph_script:
+            graph_argv += ["--script", graph_script]
+        self.graph = Process(graph_argv, name="fake_graph")
+        self.graph_url = json.loads(self.graph.wait_for_line('"listening"'))["base_url"]
+        self.port = free_port()
+        self.config_path = os.path.join(self.dir, "dispatchd.json")
+        config = {
+            "database": self.db,
+            "catalog": os.path.join(source_dir, "catalog", "examples", catalog),
+            "migrations": {"dir": os.path.join(source_dir, "migrations")},
+            "http": {"listen": f"127.0.0.1:{self.port}"},
+            "llm": {"provider": "openai", "base_url": f"http://127.0.0.1:{self.model_port}/v1", "model": "fake-model",
+                    "api_key_env": "DISPATCHD_LLM_KEY", "max_concurrency": 64},
+            "connectors": {"whatsapp": {"enabled": True, "graph_base_url": self.graph_url,
+                                        "phone_number_id": PHONE_NUMBER_ID,
+                                        "access_token_env": "WHATSAPP_ACCESS_TOKEN",
+                                        "app_secret_env": "WHATSAPP_APP_SECRET",
+                                        "verify_token_env": "WHATSAPP_VERIFY_TOKEN"}},
+            "staff": {"token_env": "DISPATCHD_STAFF_TOKEN"},
+        }
+        for key, value in (extra_config or {}).items():
+            config[key] = value
+        with open(self.config_path, "w") as f:
+            json.dump(config, f, indent=2)
+        self.env = dict(os.environ, DISPATCHD_LLM_KEY="sk-fake", WHATSAPP_ACCESS_TOKEN=ACCESS_TOKEN,
+                        WHATSAPP_APP_SECRET=APP_SECRET, WHATSAPP_VERIFY_TOKEN=VERIFY_TOKEN,
+                        DISPATCHD_STAFF_TOKEN=STAFF_TOKEN, **(env_extra or {}))
+        self.daemon = None
+
+    def start_daemon(self, env_extra=None):
+        env = dict(self.env, **(env_extra or {}))
+        self.daemon = Process([os.path.join(self.build, "daemon", "dispatchd"), "--config", self.config_path], env=env,
+                              name="dispatchd")
+        self.daemon.wait_for_line("listening on")
+        return self.daemon
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def post_webhook(self, body: bytes, signature: str | None = "sign"):
+        headers = {"Content-Type": "application/json"}
+        if signature == "sign":
+            headers["X-Hub-Signature-256"] = sign(body)
+        elif signature is not None:
+            headers["X-Hub-Signature-256"] = signature
+        request = urllib.request.Request(self.url("/webhooks/whatsapp"), data=body, headers=headers, method="POST")
+        return self._call(request)
+
+    def get(self, path, headers=None):
+        return self._call(urllib.request.Request(self.url(path), headers=headers or {}))
+
+    @staticmethod
+    def _call(request):
+        try:
+            with urllib.request.urlopen(request, timeout=20) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def query(self, sql, *args):
+        with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10) as db:
+            return db.execute(sql, args).fetchall()
+
+    def scalar(self, sql, *args):
+        return self.query(sql, *args)[0][0]
+
+    def graph_messages(self, answered=200):
+        """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""
+        out = []
+        for line in list(self.graph.lines):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "request" and event.get("type") == "text" and event.get("answered") == answered:
+                out.append((event.get("to"), event.get("text"), event.get("wamid")))
+        return out
+
+    def wait_until(self, predicate, timeout=30.0, what="condition"):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if predicate():
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def close(self):
+        for p in (self.daemon, self.graph, self.model):
+            if p:
+                p.stop()
+        if self._tmp:
+            self._tmp.cleanup()

@@ -1,0 +1,151 @@
+// fake_model: the fake model server as a program, for the demo and the benchmark.
+//
+//   fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record]
+//
+// Speaks the OpenAI, Gemini and Anthropic formats (routed by path). Without a scenario it
+// answers every request with `default`. A scenario file says what the "model" answers:
+//   {"default": ["<reply>"],
+//    "rules": [{"when": "<text in the customer's message>", "replies": ["<1st attempt>", "<2nd>", ...]}]}
+// The first rule whose `when` appears in the request's first user turn applies; the reply
+// is picked by attempt (the number of assistant turns already in the request; the last one
+// repeats). "{sender}" in a reply becomes the message's sender. Prints one line
+// {"event":"listening","port":N} and then runs until SIGTERM or SIGINT.
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include <unistd.h>
+
+#include <rapidjson/document.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/fakes/fake_model_server.h"
+
+namespace {
+
+using namespace dispatchd::fakes;
+
+struct Rule {
+  std::string when;
+  std::vector<std::string> replies;
+};
+
+struct Scenario {
+  std::vector<std::string> fallback = {
+      R"({"accion":"enviar_mensaje","destinatario":"{sender}","contenido":"Gracias por escribirnos.","prioridad":"media"})"};
+  std::vector<Rule> rules;
+};
+
+std::vector<std::string> strings(const rapidjson::Value& array) {
+  std::vector<std::string> out;
+  if (array.IsArray()) {
+    for (const auto& v : array.GetArray()) {
+      if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+    }
+  }
+  return out;
+}
+
+bool load_scenario(const std::string& path, Scenario& scenario) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  rapidjson::Document doc;
+  if (!in || doc.Parse(text.str().c_str()).HasParseError() || !doc.IsObject()) return false;
+  if (doc.HasMember("default")) scenario.fallback = strings(doc["default"]);
+  if (doc.HasMember("rules") && doc["rules"].IsArray()) {
+    for (const auto& r : doc["rules"].GetArray()) {
+      if (!r.IsObject() || !r.HasMember("when") || !r["when"].IsString()) return false;
+      scenario.rules.push_back({r["when"].GetString(), strings(r["replies"])});
+    }
+  }
+  return !scenario.fallback.empty();
+}
+
+// The first user turn's text and the number of assistant turns, in any dialect.
+void read_turns(Dialect dialect, const rapidjson::Document& body, std::string& first_user, int& assistant_turns) {
+  const char* list = dialect == Dialect::gemini ? "contents" : "messages";
+  if (!body.IsObject() || !body.HasMember(list) || !body[list].IsArray()) return;
+  for (const auto& turn : body[list].GetArray()) {
+    if (!turn.IsObject() || !turn.HasMember("role") || !turn["role"].IsString()) continue;
+    const std::string role = turn["role"].GetString();
+    if (role == "assistant" || role == "model") ++assistant_turns;
+    if (role != "user" || !first_user.empty()) continue;
+    if (turn.HasMember("content") && turn["content"].IsString()) first_user = turn["content"].GetString();
+    if (turn.HasMember("parts") && turn["parts"].IsArray()) {
+      for (const auto& part : turn["parts"].GetArray()) {
+        if (part.IsObject() && part.HasMember("text") && part["text"].IsString())
+          first_user += part["text"].GetString();
+      }
+    }
+  }
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+volatile std::sig_atomic_t g_stop = 0;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  unsigned short port = 0;
+  int latency_ms = 0;
+  bool record = true;
+  Scenario scenario;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--port" && i + 1 < argc)
+      port = static_cast<unsigned short>(std::atoi(argv[++i]));
+    else if (arg == "--latency-ms" && i + 1 < argc)
+      latency_ms = std::atoi(argv[++i]);
+    else if (arg == "--no-record")
+      record = false;
+    else if (arg == "--scenario" && i + 1 < argc) {
+      if (!load_scenario(argv[++i], scenario)) {
+        std::fprintf(stderr, "fake_model: cannot read the scenario %s\n", argv[i]);
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record]\n");
+      return 2;
+    }
+  }
+  FakeModelServer server(port);
+  server.set_recording(record);
+  const std::regex sender_pattern("message from ([^:\\s]+):");
+  server.set_responder([&](const ReceivedRequest& request) -> std::optional<FakeReply> {
+    rapidjson::Document body;
+    body.Parse(request.body.c_str());
+    std::string first_user;
+    int attempt = 0;
+    read_turns(request.dialect, body, first_user, attempt);
+    std::smatch match;
+    const std::string sender = std::regex_search(first_user, match, sender_pattern) ? match[1].str() : "";
+    const std::vector<std::string>* replies = &scenario.fallback;
+    for (const auto& rule : scenario.rules) {
+      if (first_user.find(rule.when) != std::string::npos && !rule.replies.empty()) {
+        replies = &rule.replies;
+        break;
+      }
+    }
+    const auto& text = (*replies)[std::min<std::size_t>(static_cast<std::size_t>(attempt), replies->size() - 1)];
+    return FakeReply::text(replace_all(text, "{sender}", sender)).after(std::chrono::milliseconds(latency_ms));
+  });
+  std::signal(SIGTERM, [](int) { g_stop = 1; });
+  std::signal(SIGINT, [](int) { g_stop = 1; });
+  std::printf("{\"event\":\"listening\",\"port\":%u}\n", server.port());
+  std::fflush(stdout);
+  while (!g_stop) pause();
+  return 0;
+}
