@@ -107,13 +107,15 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     request.body = message.body();
 
-    Response handled = m_state->handler(request);
-    StringResponse response{static_cast<http::status>(handled.status), message.version()};
-    response.set(http::field::content_type, handled.content_type);
-    for (const auto& [name, value] : handled.headers) response.set(name, value);
-    response.body() = std::move(handled.body);
-    const bool keep = message.keep_alive() && !m_state->stopping;
-    send(std::move(response), keep);
+    const unsigned version = message.version();
+    const bool keep_alive = message.keep_alive();
+    m_state->handler(request, [self = shared_from_this(), version, keep_alive](Response handled) {
+      StringResponse response{static_cast<http::status>(handled.status), version};
+      response.set(http::field::content_type, handled.content_type);
+      for (const auto& [name, value] : handled.headers) response.set(name, value);
+      response.body() = std::move(handled.body);
+      self->send(std::move(response), keep_alive && !self->m_state->stopping);
+    });
   }
 
   void send(StringResponse response, bool keep_alive) {
@@ -154,6 +156,10 @@ void HttpServer::State::accept() {
     }
     self->accept();
   });
+}
+
+Handler answer_now(std::function<Response(const Request&)> handler) {
+  return [handler = std::move(handler)](const Request& request, const Respond& respond) { respond(handler(request)); };
 }
 
 HttpServer::HttpServer(asio::io_context& io, HttpLimits limits, Handler handler)

@@ -4,8 +4,9 @@
 // (431 and 413 before the handler runs), a read deadline (a slow client is dropped), an
 // idle deadline between keep-alive requests, and a connection cap (503 past it).
 //
-// Handlers run on the io_context's thread and return the response; a handler that commits
-// to SQLite therefore answers only after the commit.
+// Handlers run on the io_context's thread and answer through `respond`, exactly once, at
+// once or later: the webhook handler answers after the group commit that stores its
+// events (daemon/whatsapp_channel.h). The connection waits for the answer.
 
 #include <chrono>
 #include <cstddef>
@@ -50,7 +51,11 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-using Handler = std::function<Response(const Request&)>;
+using Respond = std::function<void(Response)>;
+using Handler = std::function<void(const Request&, Respond)>;
+
+// A Handler for handlers that answer at once.
+Handler answer_now(std::function<Response(const Request&)> handler);
 
 class HttpServer {
  public:

@@ -23,6 +23,7 @@
 #include "net/curl_transport.h"
 #include "store/audit.h"
 #include "store/metrics.h"
+#include "store/transaction.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -82,13 +83,20 @@ struct Service::Parts {
         tick(io_),
         watchdog(io_) {}
 
-  Response route(const Request& request);
+  void route(const Request& request, Respond respond);
+  Response answer(const Request& request);
   void on_tick();
   void on_watchdog();
   std::string status() const;
 };
 
-Response Service::Parts::route(const Request& r) {
+void Service::Parts::route(const Request& r, Respond respond) {
+  // The webhook answers after its group commit; everything else at once.
+  if (r.path == "/webhooks/whatsapp" && r.method == "POST" && whatsapp) return whatsapp->handle_post(r, respond);
+  respond(answer(r));
+}
+
+Response Service::Parts::answer(const Request& r) {
   if (r.path == "/healthz") return Response{200, "ok\n"};
   if (r.path == "/readyz") {
     if (stopping) return Response{503, "stopping\n"};
@@ -106,10 +114,15 @@ Response Service::Parts::route(const Request& r) {
   if (r.path == "/webhooks/whatsapp") {
     if (!whatsapp) return Response{404, "whatsapp is not enabled\n"};
     if (r.method == "GET") return whatsapp->handle_get(r);
-    if (r.method == "POST") return whatsapp->handle_post(r);
     return Response{405, "use GET or POST\n", "text/plain; charset=utf-8", {{"Allow", "GET, POST"}}};
   }
-  if (StaffApi::owns(r)) return staff->handle(r);
+  if (StaffApi::owns(r)) {
+    if (r.method == "GET") return staff->handle(r);
+    // A staff decision is on disk before the page hears it was taken.
+    auto answered = store::durable_transaction<Response>(
+        store.db, [&]() -> std::expected<Response, std::string> { return staff->handle(r); });
+    return answered ? *answered : Response{500, "cannot store the decision: " + answered.error() + "\n"};
+  }
   return Response{404, "not found\n"};
 }
 
@@ -157,6 +170,10 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   }
   auto parts = std::make_unique<Parts>(std::move(config), io, std::move(*ready));
   auto& p = *parts;
+  // Commits that precede an outside effect are synced as groups (store/transaction.h):
+  // acknowledged webhooks, `sending` marks, staff decisions. The rest ride on those syncs.
+  if (auto ok = p.store.db.set_synchronous(store::Database::Sync::normal); !ok)
+    return std::unexpected("database: " + ok.error());
   p.setup = *setup;
   auto provider = build_provider(p.config.llm, p.transport, io, p.limiter);
   if (!provider) return std::unexpected(provider.error());
@@ -198,7 +215,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       });
   HttpLimits limits;
   limits.max_body_bytes = p.config.http.max_body_bytes;
-  p.http = std::make_unique<HttpServer>(io, limits, [&p](const Request& r) { return p.route(r); });
+  p.http = std::make_unique<HttpServer>(io, limits,
+                                        [&p](const Request& r, Respond respond) { p.route(r, std::move(respond)); });
   return std::unique_ptr<Service>(new Service(std::move(parts)));
 }
 

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "connectors/whatsapp/errors.h"
@@ -12,7 +13,9 @@
 #include "connectors/whatsapp/signature.h"
 #include "connectors/whatsapp/webhook.h"
 #include "connectors/whatsapp/window.h"
+#include "store/inbox.h"
 #include "store/outbox.h"
+#include "store/transaction.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -43,6 +46,13 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   int consecutive_retries = 0;
   boost::asio::steady_timer retry_timer;
+  // Webhooks verified and parsed, waiting for the group commit (commit_webhooks).
+  struct PendingWebhook {
+    wa::Webhook webhook;
+    Respond respond;
+  };
+  std::vector<PendingWebhook> pending;
+  bool pump_posted = false;
 
   State(boost::asio::io_context& io_, store::Database& db_, net::Transport& transport_, config::WhatsApp config_,
         WhatsAppSecrets secrets_, std::size_t max_body, std::function<store::Time()> now_,
@@ -59,6 +69,13 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
 
   wa::GraphAccount account() const { return {config.graph_base_url, config.phone_number_id, secrets.access_token}; }
 
+  struct Stored {
+    std::vector<std::string> new_ids;  // messages stored now (redeliveries are not)
+    std::int64_t duplicates = 0;
+  };
+  std::expected<Stored, std::string> store_events(const wa::Webhook& webhook);
+  void commit_webhooks();
+  void schedule_pump();
   void pump();
   void send(store::OutboxItem item);
   void on_answer(const store::OutboxItem& item, net::HttpResult result);
@@ -75,49 +92,84 @@ Response WhatsAppChannel::handle_get(const Request& request) {
   return Response{200, *answer, "text/plain; charset=utf-8", {}};
 }
 
-Response WhatsAppChannel::handle_post(const Request& request) {
+void WhatsAppChannel::handle_post(const Request& request, Respond respond) {
   auto& s = *m_state;
   ++s.counters.webhooks;
   const auto signature = request.header("x-hub-signature-256").value_or("");
   if (auto ok = wa::verify_signature(request.body, signature, s.secrets.app_secret); !ok) {
     ++s.counters.bad_signatures;
     spdlog::warn("whatsapp: webhook refused: signature {}", wa::to_string(ok.error()));
-    return text(401, "bad signature");
+    return respond(text(401, "bad signature"));
   }
   auto webhook = wa::parse_webhook(request.body, s.config.phone_number_id, {.max_bytes = s.max_body_bytes});
   if (!webhook) {
     spdlog::warn("whatsapp: webhook refused: {}", webhook.error().message);
-    return text(webhook.error().http_status(), webhook.error().message);
+    return respond(text(webhook.error().http_status(), webhook.error().message));
   }
   for (const auto& skipped : webhook->skipped)
     spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
-  bool stored = false;
-  for (const auto& m : webhook->messages) {
-    auto inserted = store::insert_inbound(s.db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json}, s.now());
-    if (!inserted) {
-      // Not durable: 500 makes Meta deliver the event again later.
-      spdlog::error("whatsapp: cannot store {}: {}", m.id, inserted.error());
-      return text(500, "cannot store the message");
-    }
-    if (inserted->duplicate) {
-      ++s.counters.duplicates;
-    } else {
-      ++s.counters.messages_stored;
-      stored = true;
-      m_state->mark_read(m.id);
-    }
+  s.pending.push_back({std::move(*webhook), std::move(respond)});
+  // Group commit: every webhook that arrives in this round of the event loop is stored by
+  // one durable commit, then all of them are answered.
+  if (s.pending.size() == 1) {
+    boost::asio::post(s.io, [weak = s.weak_from_this()] {
+      if (auto self = weak.lock()) self->commit_webhooks();
+    });
   }
-  for (const auto& st : webhook->statuses) {
+}
+
+std::expected<WhatsAppChannel::State::Stored, std::string> WhatsAppChannel::State::store_events(
+    const wa::Webhook& webhook) {
+  Stored stored;
+  for (const auto& m : webhook.messages) {
+    auto inserted = store::insert_inbound(db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json}, now());
+    if (!inserted) return std::unexpected("cannot store message " + m.id + ": " + inserted.error());
+    if (inserted->duplicate)
+      ++stored.duplicates;
+    else
+      stored.new_ids.push_back(m.id);
+  }
+  for (const auto& st : webhook.statuses) {
     std::string error;
     for (const auto& e : st.errors) error += (error.empty() ? "" : "; ") + wa::describe(e);
-    auto applied = store::apply_delivery(s.db, {st.id, st.tracker, st.status_text, error}, s.now());
-    if (!applied) {
-      spdlog::error("whatsapp: cannot record status {} of {}: {}", st.status_text, st.id, applied.error());
-      return text(500, "cannot store the status");
-    }
+    auto applied = store::apply_delivery(db, {st.id, st.tracker, st.status_text, error}, now());
+    if (!applied) return std::unexpected("cannot record status " + st.status_text + " of " + st.id + ": " + applied.error());
   }
-  if (stored && s.on_inbound) s.on_inbound();
-  return text(200, "ok");
+  return stored;
+}
+
+void WhatsAppChannel::State::commit_webhooks() {
+  auto batch = std::exchange(pending, {});
+  std::vector<std::optional<Stored>> outcomes(batch.size());
+  auto committed = store::durable_transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      // A savepoint per webhook: one that cannot be stored is refused alone.
+      auto stored = store::transaction<Stored>(db, [&] { return store_events(batch[i].webhook); });
+      if (stored)
+        outcomes[i] = std::move(*stored);
+      else
+        spdlog::error("whatsapp: {}", stored.error());
+    }
+    return {};
+  });
+  if (!committed) {
+    spdlog::error("whatsapp: cannot commit {} webhook(s): {}", batch.size(), committed.error());
+    outcomes.assign(batch.size(), std::nullopt);
+  }
+  bool fresh = false;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    // Not durable: 500 makes Meta deliver the event again later.
+    if (!outcomes[i]) {
+      batch[i].respond(text(500, "cannot store the events"));
+      continue;
+    }
+    counters.duplicates += outcomes[i]->duplicates;
+    counters.messages_stored += static_cast<std::int64_t>(outcomes[i]->new_ids.size());
+    for (const auto& id : outcomes[i]->new_ids) mark_read(id);
+    fresh = fresh || !outcomes[i]->new_ids.empty();
+    batch[i].respond(text(200, "ok"));
+  }
+  if (fresh && on_inbound) on_inbound();
 }
 
 void WhatsAppChannel::State::mark_read(const std::string& message_id) {
@@ -130,16 +182,37 @@ void WhatsAppChannel::State::mark_read(const std::string& message_id) {
   transport.send(std::move(http), [](net::HttpResult) {});
 }
 
+void WhatsAppChannel::State::schedule_pump() {
+  // Coalesced: what is decided in this round of the event loop starts with one durable
+  // commit of the `sending` marks.
+  if (pump_posted) return;
+  pump_posted = true;
+  boost::asio::post(io, [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->pump_posted = false;
+    self->pump();
+  });
+}
+
 void WhatsAppChannel::State::pump() {
-  while (!stopping && !paused && in_flight < k_max_parallel_sends) {
-    auto item = store::begin_send(db, now(), "whatsapp");
-    if (!item) {
-      spdlog::error("whatsapp: outbox: {}", item.error());
-      return;
+  // `sending` is on disk before any of these requests leaves: after a crash the action is
+  // `unknown`, never sent twice.
+  std::vector<store::OutboxItem> batch;
+  auto begun = store::durable_transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    while (!stopping && !paused && in_flight + batch.size() < k_max_parallel_sends) {
+      auto item = store::begin_send(db, now(), "whatsapp");
+      if (!item) return std::unexpected(item.error());
+      if (!*item) break;
+      batch.push_back(std::move(**item));
     }
-    if (!*item) return;
-    send(std::move(**item));
+    return {};
+  });
+  if (!begun) {
+    spdlog::error("whatsapp: outbox: {}", begun.error());
+    return;
   }
+  for (auto& item : batch) send(std::move(item));
 }
 
 void WhatsAppChannel::State::send(store::OutboxItem item) {
@@ -164,7 +237,7 @@ void WhatsAppChannel::State::send(store::OutboxItem item) {
   transport.send(std::move(http), [self = shared_from_this(), item](net::HttpResult result) {
     --self->in_flight;
     self->on_answer(item, std::move(result));
-    self->pump();
+    self->schedule_pump();
   });
 }
 
@@ -217,7 +290,7 @@ void WhatsAppChannel::State::retry_later(std::chrono::seconds delay) {
     auto self = weak.lock();
     if (ec || !self) return;
     self->paused = false;  // an auth pause ends with a probe: the next send tells
-    self->pump();
+    self->schedule_pump();
   });
 }
 
@@ -229,7 +302,7 @@ WhatsAppChannel::WhatsAppChannel(boost::asio::io_context& io, store::Database& d
 
 WhatsAppChannel::~WhatsAppChannel() { stop(); }
 
-void WhatsAppChannel::pump() { m_state->pump(); }
+void WhatsAppChannel::pump() { m_state->schedule_pump(); }
 void WhatsAppChannel::stop() {
   m_state->stopping = true;
   m_state->retry_timer.cancel();

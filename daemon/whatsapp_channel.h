@@ -4,11 +4,12 @@
 // this file adds the store, the transport and the clock.
 //
 // Webhook POST: signature over the raw body first (401), then the bounded parse (400/413),
-// then every message and status in ONE store transaction per message; 200 only after the
-// commits. Redelivered events are stored once (the inbox's unique key).
-// Sender: takes approved actions (committed 'sending' before the call), checks the 24-hour
-// window before a free-form text, sends with our idempotency key as the tracker, and maps
-// the answer: sent; retry later (rate limits, 5xx, connection refused); failed for good
+// then the group commit: the webhooks of one round of the event loop are stored by one
+// durable commit (a savepoint each, so one that fails is refused alone with 500), and each
+// is answered 200 only after it. Redelivered events are stored once (the inbox's unique key).
+// Sender: takes approved actions (committed 'sending' before the call, a batch per durable
+// commit), checks the 24-hour window before a free-form text, sends with our idempotency
+// key as the tracker, and maps the answer: sent; retry later (rate limits, 5xx, connection refused); failed for good
 // (window closed, permanent errors: an escalation); unknown (timeouts after the request
 // left, unreadable 2xx: an escalation, never resent); auth (token refused: sending pauses,
 // /readyz says so, and a probe retries later).
@@ -53,10 +54,12 @@ class WhatsAppChannel {
   ~WhatsAppChannel();
 
   Response handle_get(const Request& request);
-  Response handle_post(const Request& request);
+  // Answers through `respond` after the group commit (or at once when refused).
+  void handle_post(const Request& request, Respond respond);
 
-  // Sends what the outbox holds for WhatsApp, up to a few sends at once. Call it after
-  // decisions and on a timer.
+  // Sends what the outbox holds for WhatsApp, up to a few sends at once, from a handler
+  // posted to the event loop (calls in one round coalesce). Call it after decisions and on
+  // a timer.
   void pump();
   // Finishes nothing new; in-flight sends still complete.
   void stop();

@@ -10,6 +10,7 @@ namespace dispatchd::store {
 struct Database::Impl {
   sqlite3* db = nullptr;
   std::string path;
+  Sync sync = Sync::full;
   std::unordered_map<std::string, sqlite3_stmt*> statements;
 
   ~Impl() {
@@ -44,6 +45,15 @@ std::expected<Database, std::string> Database::open(const std::string& path, Mod
 
 sqlite3* Database::handle() const { return m_impl->db; }
 const std::string& Database::path() const { return m_impl->path; }
+Database::Sync Database::synchronous() const { return m_impl->sync; }
+bool Database::in_transaction() const { return sqlite3_get_autocommit(m_impl->db) == 0; }
+
+std::expected<void, std::string> Database::set_synchronous(Sync level) {
+  if (auto ok = exec(level == Sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"); !ok) return ok;
+  m_impl->sync = level;
+  return {};
+}
+
 std::string Database::last_error() const { return sqlite3_errmsg(m_impl->db); }
 
 std::expected<void, std::string> Database::exec(std::string_view sql) {

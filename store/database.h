@@ -4,7 +4,8 @@
 //
 // Settings applied on open: WAL journal, foreign keys on, busy timeout 5 s, and
 // synchronous=FULL, so that a committed transaction (an acknowledged inbound message) is
-// on disk before the commit returns.
+// on disk before the commit returns. The daemon lowers it to Sync::normal and groups its
+// durable steps (store/transaction.h).
 //
 // Prepared statements are cached per Database (see store/sql.h): each SQL text is compiled
 // once and reused.
@@ -34,6 +35,15 @@ class Database {
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
   ~Database();
+
+  // How a commit reaches the disk. full: every commit syncs the WAL. normal: a commit is
+  // atomic and survives a crash of the process, but the newest commits may roll back
+  // after a power loss until a later full commit (or a checkpoint) syncs the WAL.
+  enum class Sync { normal, full };
+  std::expected<void, std::string> set_synchronous(Sync level);
+  Sync synchronous() const;
+  // True inside BEGIN ... COMMIT (or a savepoint).
+  bool in_transaction() const;
 
   // Runs one or more statements that return no rows.
   std::expected<void, std::string> exec(std::string_view sql);

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "store/database.h"
+#include "store/transaction.h"
 
 namespace dispatchd::store {
 
@@ -87,22 +88,6 @@ class Query {
   Database* m_db;
   sqlite3_stmt* m_stmt;
 };
-
-// Runs `body` inside BEGIN IMMEDIATE ... COMMIT, rolling back when it fails. IMMEDIATE takes
-// the write lock up front, so two writers queue on the busy timeout instead of deadlocking
-// on a read-to-write upgrade. Called inside another transaction it becomes a savepoint, so
-// store functions compose: the outer step commits or rolls back everything.
-template <typename T, typename Body>
-std::expected<T, std::string> transaction(Database& db, Body&& body) {
-  const bool nested = sqlite3_get_autocommit(db.handle()) == 0;
-  if (auto ok = db.exec(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
-  std::expected<T, std::string> result = body();
-  if (result) {
-    if (auto ok = db.exec(nested ? "RELEASE nested" : "COMMIT"); !ok) result = std::unexpected(ok.error());
-  }
-  if (!result) (void)db.exec(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
-  return result;
-}
 
 // Shorthand for the common "propagate the error" step inside store functions.
 #define DISPATCHD_TRY(expr)                                            \

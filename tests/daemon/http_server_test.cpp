@@ -20,11 +20,12 @@ namespace {
 
 struct Server {
   explicit Server(daemon::HttpLimits limits = {})
-      : server(io, limits, [this](const daemon::Request& r) {
-          seen.push_back(r);
-          return daemon::Response{
-              201, "echo:" + r.method + " " + r.path + "?" + r.query + " " + r.body, "text/plain", {{"X-Test", "1"}}};
-        }) {
+      : server(io, limits, daemon::answer_now([this](const daemon::Request& r) {
+                 seen.push_back(r);
+                 return daemon::Response{201, "echo:" + r.method + " " + r.path + "?" + r.query + " " + r.body,
+                                         "text/plain",
+                                         {{"X-Test", "1"}}};
+               })) {
     REQUIRE(server.listen("127.0.0.1", 0));
   }
 
@@ -102,4 +103,30 @@ TEST_CASE("http server: past the connection cap a client gets 503", "[http]") {
   auto result = s.call({"GET", "/healthz", {}, ""});
   REQUIRE(result);
   CHECK(result->status == 503);
+}
+
+TEST_CASE("http server: a handler may answer later, and the kept-alive connection goes on", "[http]") {
+  asio::io_context io;
+  std::vector<daemon::Respond> waiting;
+  daemon::HttpServer server(io, {}, [&](const daemon::Request& r, daemon::Respond respond) {
+    if (r.path == "/now") return respond(daemon::Response{200, "now"});
+    waiting.push_back(std::move(respond));
+  });
+  REQUIRE(server.listen("127.0.0.1", 0));
+  net::CurlTransport client{io};
+  const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
+  std::optional<net::HttpResult> later;
+  client.send({"POST", base + "/later", {}, "x"}, [&](net::HttpResult r) { later = std::move(r); });
+  test::run_until(io, [&] { return waiting.size() == 1; });
+  CHECK_FALSE(later.has_value());
+  waiting.front()(daemon::Response{202, "stored"});
+  test::run_until(io, [&] { return later.has_value(); });
+  REQUIRE(*later);
+  CHECK((*later)->status == 202);
+  CHECK((*later)->body == "stored");
+  std::optional<net::HttpResult> now;
+  client.send({"GET", base + "/now", {}, ""}, [&](net::HttpResult r) { now = std::move(r); });
+  test::run_until(io, [&] { return now.has_value(); });
+  REQUIRE(*now);
+  CHECK((*now)->body == "now");
 }

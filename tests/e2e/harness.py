@@ -100,7 +100,8 @@ class Stack:
     """fake_model + fake_graph + dispatchd, in a temporary folder."""
 
     def __init__(self, build_dir, source_dir, scenario=None, graph_script=None, catalog="support.es.json",
-                 model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None):
+                 model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None,
+                 quiet_graph=False):
         self.build = build_dir
         self.source = source_dir
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="dispatchd-e2e-")
@@ -117,6 +118,8 @@ class Stack:
                       "--phone-number-id", PHONE_NUMBER_ID]
         if graph_script:
             graph_argv += ["--script", graph_script]
+        if quiet_graph:  # no line per request: graph_messages() then sees nothing
+            graph_argv.append("--quiet")
         self.graph = Process(graph_argv, name="fake_graph")
         self.graph_url = json.loads(self.graph.wait_for_line('"listening"'))["base_url"]
         self.port = free_port()

@@ -1,13 +1,14 @@
 // fake_graph: the fake Graph API server (fake_graph.h) as a program, for the demo and for
 // trying the daemon by hand.
 //
-//   fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]]
+//   fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet]
 //
 // ITEM scripts the answers to the first message POSTs, in order: a Graph error code with
 // a canned body (131047, 130429, 131056, 131026, 190, 100, 2, 1), "http:STATUS" (a bare
 // status), "delay:MS" (answer normally after MS milliseconds) or "ok".
 // stdout is JSON lines: first {"event":"listening","port":N,"base_url":"http://127.0.0.1:N/v21.0"},
-// then one {"event":"request",…} per request received. Runs until SIGINT or SIGTERM.
+// then one {"event":"request",…} per request received (none with --quiet, for the
+// benchmark). Runs until SIGINT or SIGTERM.
 // Exit 0 on a signal, 2 on bad flags or when it cannot listen.
 
 #include <pthread.h>
@@ -51,7 +52,7 @@ std::vector<ScriptedReply> script_list(std::string_view list) {
 
 int usage(const std::string& problem) {
   std::cerr << "fake_graph: " << problem << "\n"
-            << "usage: fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]]\n";
+            << "usage: fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet]\n";
   return 2;
 }
 
@@ -61,9 +62,14 @@ int main(int argc, char** argv) {
   FakeGraphOptions options;
   std::vector<ScriptedReply> script;
   std::mutex out_mutex;
+  bool quiet = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string_view flag = argv[i];
+      if (flag == "--quiet") {
+        quiet = true;
+        continue;
+      }
       if (i + 1 >= argc) return usage("missing value for " + std::string(flag));
       const std::string value = argv[++i];
       if (flag == "--port") {
@@ -81,7 +87,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage(std::string("bad value: ") + e.what());
   }
-  options.on_request = [&out_mutex](const dispatchd::fakes::RecordedRequest& request) {
+  options.on_request = [&out_mutex, quiet](const dispatchd::fakes::RecordedRequest& request) {
+    if (quiet) return;
     const std::lock_guard lock(out_mutex);
     std::cout << dispatchd::fakes::to_json_line(request) << std::endl;
   };

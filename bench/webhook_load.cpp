@@ -1,0 +1,202 @@
+// webhook_load: a closed-loop HTTP load generator for the daemon benchmark. Keeps
+// `--concurrency` requests in flight (curl multi, keep-alive connections) until `--count`
+// have been answered, and prints one JSON line: answered, statuses, seconds, requests/s,
+// latency percentiles and its own CPU time.
+//
+//   webhook_load --mode webhook --url http://127.0.0.1:P/webhooks/whatsapp --secret-env NAME
+//   webhook_load --mode openai  --url http://127.0.0.1:P/v1/chat/completions
+//   webhook_load --mode graph   --url http://127.0.0.1:P/v21.0/ID/messages --token T
+//   common: [--count N] [--concurrency C] [--first-sender NUMBER]
+//
+// `webhook` posts Cloud API text-message webhooks signed as Meta signs them (one new
+// sender and wamid per request, non-ASCII escaped); `openai` and `graph` post what
+// dispatchd itself sends to the model and to the Graph API, to measure the fakes alone.
+// A benchmark tool: it never judges the numbers.
+
+#include <utility>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "connectors/whatsapp/signature.h"
+#include "net/curl_transport.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string mode = "webhook";
+  std::string url;
+  std::string secret;
+  std::string token;
+  long count = 10'000;
+  long concurrency = 64;
+  std::uint64_t first_sender = 5215500000000;
+};
+
+std::string webhook_body(long i, std::uint64_t sender, long now) {
+  const std::string from = std::to_string(sender);
+  // As Meta serializes it: compact, non-ASCII escaped as \uXXXX.
+  return R"({"object":"whatsapp_business_account","entry":[{"id":"1023456789012345","changes":[{"field":"messages",)"
+         R"("value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550001234",)"
+         R"("phone_number_id":"109876543210001"},"contacts":[{"profile":{"name":"Cliente"},"wa_id":")" +
+         from + R"("}],"messages":[{"from":")" + from + R"(","id":"wamid.BENCH)" + std::to_string(now) + "." +
+         std::to_string(i) + R"(","timestamp":")" + std::to_string(now) +
+         R"(","type":"text","text":{"body":"Hola, \u00bfhacen env\u00edos a todo M\u00e9xico? Pedido )" +
+         std::to_string(1000 + i) + R"("}}]}}]}]})";
+}
+
+std::string openai_body(std::uint64_t sender) {
+  return R"({"model":"fake-model","temperature":0,"messages":[{"role":"system","content":"Eres el agente de atenci\u00f3n al cliente."},)"
+         R"({"role":"user","content":"message from )" +
+         std::to_string(sender) + R"(: Hola, \u00bfhacen env\u00edos a todo M\u00e9xico?"}]})";
+}
+
+std::string graph_body(std::uint64_t sender) {
+  return R"({"messaging_product":"whatsapp","recipient_type":"individual","to":")" + std::to_string(sender) +
+         R"(","type":"text","text":{"preview_url":false,"body":"Hola, s\u00ed enviamos a todo M\u00e9xico."}})";
+}
+
+class Load {
+ public:
+  Load(boost::asio::io_context& io, Options options) : m_transport(io), m_options(std::move(options)) {
+    m_latencies.reserve(static_cast<std::size_t>(m_options.count));
+    m_now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  }
+
+  void start() {
+    m_start = Clock::now();
+    for (long i = 0; i < m_options.concurrency && m_next < m_options.count; ++i) send_next();
+  }
+
+  void report() const {
+    const double seconds = std::chrono::duration<double>(m_end - m_start).count();
+    std::vector<double> sorted = m_latencies;
+    std::sort(sorted.begin(), sorted.end());
+    const auto pct = [&](double p) {
+      return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * sorted.size()))];
+    };
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    std::string statuses;
+    for (const auto& [status, n] : m_statuses)
+      statuses += (statuses.empty() ? "" : ",") + ("\"" + std::to_string(status) + "\":" + std::to_string(n));
+    std::printf(
+        "{\"mode\":\"%s\",\"count\":%ld,\"concurrency\":%ld,\"answered\":%ld,\"transport_errors\":%ld,"
+        "\"statuses\":{%s},\"seconds\":%.3f,\"per_second\":%.0f,\"latency_ms\":{\"p50\":%.2f,\"p90\":%.2f,"
+        "\"p99\":%.2f,\"max\":%.2f},\"load_cpu_seconds\":%.3f}\n",
+        m_options.mode.c_str(), m_options.count, m_options.concurrency, m_answered, m_errors, statuses.c_str(),
+        seconds, seconds > 0 ? static_cast<double>(m_answered) / seconds : 0.0, pct(0.50), pct(0.90), pct(0.99),
+        sorted.empty() ? 0.0 : sorted.back(), cpu);
+  }
+
+  bool ok() const { return m_errors == 0 && m_answered == m_options.count; }
+
+ private:
+  void send_next() {
+    const long i = m_next++;
+    const std::uint64_t sender = m_options.first_sender + static_cast<std::uint64_t>(i);
+    dispatchd::net::HttpRequest request;
+    request.method = "POST";
+    request.url = m_options.url;
+    request.timeout = std::chrono::milliseconds(60'000);
+    request.headers.add("Content-Type", "application/json");
+    if (m_options.mode == "webhook") {
+      request.body = webhook_body(i, sender, m_now);
+      request.headers.add("X-Hub-Signature-256", dispatchd::whatsapp::sign_body(request.body, m_options.secret));
+    } else if (m_options.mode == "openai") {
+      request.body = openai_body(sender);
+      request.headers.add("Authorization", "Bearer sk-fake");
+    } else {
+      request.body = graph_body(sender);
+      request.headers.add("Authorization", "Bearer " + m_options.token);
+    }
+    const auto sent = Clock::now();
+    m_transport.send(std::move(request), [this, sent](dispatchd::net::HttpResult result) {
+      const auto now = Clock::now();
+      m_latencies.push_back(std::chrono::duration<double, std::milli>(now - sent).count());
+      if (result) {
+        ++m_answered;
+        ++m_statuses[result->status];
+      } else {
+        ++m_errors;
+        if (m_errors <= 3) std::fprintf(stderr, "webhook_load: %s\n", result.error().message.c_str());
+      }
+      m_end = now;
+      if (m_next < m_options.count) send_next();
+    });
+  }
+
+  dispatchd::net::CurlTransport m_transport;
+  Options m_options;
+  long m_now = 0;
+  long m_next = 0;
+  long m_answered = 0;
+  long m_errors = 0;
+  std::map<int, long> m_statuses;
+  std::vector<double> m_latencies;
+  Clock::time_point m_start{};
+  Clock::time_point m_end{};
+};
+
+int usage(const char* problem) {
+  std::fprintf(stderr,
+               "webhook_load: %s\nusage: webhook_load --mode webhook|openai|graph --url URL [--secret-env NAME] "
+               "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER]\n",
+               problem);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (i + 1 >= argc) return usage("every flag takes a value");
+    const char* value = argv[++i];
+    if (flag == "--mode") {
+      options.mode = value;
+    } else if (flag == "--url") {
+      options.url = value;
+    } else if (flag == "--secret-env") {
+      const char* secret = std::getenv(value);
+      if (secret == nullptr || *secret == '\0') return usage("the --secret-env variable is not set");
+      options.secret = secret;
+    } else if (flag == "--token") {
+      options.token = value;
+    } else if (flag == "--count") {
+      options.count = std::atol(value);
+    } else if (flag == "--concurrency") {
+      options.concurrency = std::atol(value);
+    } else if (flag == "--first-sender") {
+      options.first_sender = std::strtoull(value, nullptr, 10);
+    } else {
+      return usage("unknown flag");
+    }
+  }
+  if (options.url.empty()) return usage("--url is required");
+  if (options.mode != "webhook" && options.mode != "openai" && options.mode != "graph") return usage("bad --mode");
+  if (options.mode == "webhook" && options.secret.empty()) return usage("--mode webhook needs --secret-env");
+  if (options.count <= 0 || options.concurrency <= 0) return usage("--count and --concurrency must be positive");
+  boost::asio::io_context io{1};
+  Load load(io, options);
+  load.start();
+  io.run();
+  load.report();
+  return load.ok() ? 0 : 1;
+}

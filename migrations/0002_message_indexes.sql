@@ -1,0 +1,6 @@
+-- Lookups by message: the outbox counts a message's actions on every insert, the views and
+-- `dispatchctl audit --message` read a message's actions, escalations and audit events.
+-- Without these each was a full scan, and the daemon slowed down as the tables grew.
+CREATE INDEX actions_message ON actions (message_id);
+CREATE INDEX escalations_message ON escalations (message_id);
+CREATE INDEX audit_message ON audit (message_id);
