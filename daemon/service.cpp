@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <fstream>
 #include <sstream>
@@ -23,7 +24,7 @@
 #include "net/curl_transport.h"
 #include "store/audit.h"
 #include "store/metrics.h"
-#include "store/transaction.h"
+#include "store/round.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -68,6 +69,7 @@ struct Service::Parts {
   std::unique_ptr<WhatsAppChannel> whatsapp;
   std::unique_ptr<StaffApi> staff;
   std::unique_ptr<HttpServer> http;
+  std::unique_ptr<store::Round> round;  // after `store`: commits before the database closes
   boost::asio::steady_timer tick;
   boost::asio::steady_timer watchdog;
   std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
@@ -93,6 +95,12 @@ struct Service::Parts {
 void Service::Parts::route(const Request& r, Respond respond) {
   // The webhook answers after its group commit; everything else at once.
   if (r.path == "/webhooks/whatsapp" && r.method == "POST" && whatsapp) return whatsapp->handle_post(r, respond);
+  if (StaffApi::owns(r) && r.method != "GET") {
+    // A staff decision is on disk before the page hears it was taken.
+    return store::after_commit(store.db, [respond, answered = staff->handle(r)](bool committed) {
+      respond(committed ? answered : Response{500, "cannot store the decision; nothing was changed\n"});
+    });
+  }
   respond(answer(r));
 }
 
@@ -116,13 +124,7 @@ Response Service::Parts::answer(const Request& r) {
     if (r.method == "GET") return whatsapp->handle_get(r);
     return Response{405, "use GET or POST\n", "text/plain; charset=utf-8", {{"Allow", "GET, POST"}}};
   }
-  if (StaffApi::owns(r)) {
-    if (r.method == "GET") return staff->handle(r);
-    // A staff decision is on disk before the page hears it was taken.
-    auto answered = store::durable_transaction<Response>(
-        store.db, [&]() -> std::expected<Response, std::string> { return staff->handle(r); });
-    return answered ? *answered : Response{500, "cannot store the decision: " + answered.error() + "\n"};
-  }
+  if (StaffApi::owns(r)) return staff->handle(r);
   return Response{404, "not found\n"};
 }
 
@@ -170,10 +172,10 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   }
   auto parts = std::make_unique<Parts>(std::move(config), io, std::move(*ready));
   auto& p = *parts;
-  // Commits that precede an outside effect are synced as groups (store/transaction.h):
-  // acknowledged webhooks, `sending` marks, staff decisions. The rest ride on those syncs.
-  if (auto ok = p.store.db.set_synchronous(store::Database::Sync::normal); !ok)
-    return std::unexpected("database: " + ok.error());
+  // Group commit (store/round.h): one durable transaction per round of the event loop;
+  // acknowledged webhooks, `sending` marks and staff decisions act after it.
+  p.round = std::make_unique<store::Round>(p.store.db,
+                                           [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
   p.setup = *setup;
   auto provider = build_provider(p.config.llm, p.transport, io, p.limiter);
   if (!provider) return std::unexpected(provider.error());
@@ -269,6 +271,7 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
     if (idle || std::chrono::steady_clock::now() >= deadline) {
       // What is left is handed back: the next start takes it again at once.
       (void)store::release_leases(p.store.db, p.worker);
+      p.round->commit();
       spdlog::info("stopped ({})", idle ? "drained" : "drain deadline passed; unfinished messages handed back");
       done();
       *wait = nullptr;  // break the self-reference

@@ -15,13 +15,14 @@
 #include "connectors/whatsapp/window.h"
 #include "store/inbox.h"
 #include "store/outbox.h"
+#include "store/round.h"
 #include "store/transaction.h"
 
 namespace dispatchd::daemon {
 namespace {
 
 namespace wa = whatsapp;
-constexpr std::size_t k_max_parallel_sends = 8;
+constexpr std::size_t k_max_parallel_sends = 32;
 constexpr std::chrono::seconds k_auth_probe{60};
 constexpr std::chrono::milliseconds k_send_timeout{15'000};
 
@@ -53,6 +54,7 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   };
   std::vector<PendingWebhook> pending;
   bool pump_posted = false;
+  std::size_t starting = 0;  // begun, waiting for the commit before their requests leave
 
   State(boost::asio::io_context& io_, store::Database& db_, net::Transport& transport_, config::WhatsApp config_,
         WhatsAppSecrets secrets_, std::size_t max_body, std::function<store::Time()> now_,
@@ -139,37 +141,38 @@ std::expected<WhatsAppChannel::State::Stored, std::string> WhatsAppChannel::Stat
 }
 
 void WhatsAppChannel::State::commit_webhooks() {
-  auto batch = std::exchange(pending, {});
-  std::vector<std::optional<Stored>> outcomes(batch.size());
-  auto committed = store::durable_transaction<void>(db, [&]() -> std::expected<void, std::string> {
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      // A savepoint per webhook: one that cannot be stored is refused alone.
-      auto stored = store::transaction<Stored>(db, [&] { return store_events(batch[i].webhook); });
-      if (stored)
-        outcomes[i] = std::move(*stored);
-      else
-        spdlog::error("whatsapp: {}", stored.error());
+  auto batch = std::make_shared<std::vector<PendingWebhook>>(std::exchange(pending, {}));
+  auto outcomes = std::make_shared<std::vector<std::optional<Stored>>>(batch->size());
+  for (std::size_t i = 0; i < batch->size(); ++i) {
+    // A savepoint per webhook: one that cannot be stored is refused alone.
+    auto stored = store::transaction<Stored>(db, [&] { return store_events((*batch)[i].webhook); });
+    if (stored)
+      (*outcomes)[i] = std::move(*stored);
+    else
+      spdlog::error("whatsapp: {}", stored.error());
+  }
+  store::after_commit(db, [weak = weak_from_this(), batch, outcomes](bool committed) {
+    auto self = weak.lock();
+    if (!committed) {
+      spdlog::error("whatsapp: the commit of {} webhook(s) failed; answered 500", batch->size());
+      outcomes->assign(batch->size(), std::nullopt);
     }
-    return {};
+    bool fresh = false;
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      // Not durable: 500 makes Meta deliver the event again later.
+      if (!(*outcomes)[i]) {
+        (*batch)[i].respond(text(500, "cannot store the events"));
+        continue;
+      }
+      (*batch)[i].respond(text(200, "ok"));
+      if (!self) continue;
+      self->counters.duplicates += (*outcomes)[i]->duplicates;
+      self->counters.messages_stored += static_cast<std::int64_t>((*outcomes)[i]->new_ids.size());
+      for (const auto& id : (*outcomes)[i]->new_ids) self->mark_read(id);
+      fresh = fresh || !(*outcomes)[i]->new_ids.empty();
+    }
+    if (self && fresh && self->on_inbound) self->on_inbound();
   });
-  if (!committed) {
-    spdlog::error("whatsapp: cannot commit {} webhook(s): {}", batch.size(), committed.error());
-    outcomes.assign(batch.size(), std::nullopt);
-  }
-  bool fresh = false;
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    // Not durable: 500 makes Meta deliver the event again later.
-    if (!outcomes[i]) {
-      batch[i].respond(text(500, "cannot store the events"));
-      continue;
-    }
-    counters.duplicates += outcomes[i]->duplicates;
-    counters.messages_stored += static_cast<std::int64_t>(outcomes[i]->new_ids.size());
-    for (const auto& id : outcomes[i]->new_ids) mark_read(id);
-    fresh = fresh || !outcomes[i]->new_ids.empty();
-    batch[i].respond(text(200, "ok"));
-  }
-  if (fresh && on_inbound) on_inbound();
 }
 
 void WhatsAppChannel::State::mark_read(const std::string& message_id) {
@@ -196,23 +199,31 @@ void WhatsAppChannel::State::schedule_pump() {
 }
 
 void WhatsAppChannel::State::pump() {
+  std::vector<store::OutboxItem> batch;
+  while (!stopping && !paused && in_flight + starting + batch.size() < k_max_parallel_sends) {
+    auto item = store::begin_send(db, now(), "whatsapp");
+    if (!item) {
+      spdlog::error("whatsapp: outbox: {}", item.error());
+      break;
+    }
+    if (!*item) break;
+    batch.push_back(std::move(**item));
+  }
+  if (batch.empty()) return;
   // `sending` is on disk before any of these requests leaves: after a crash the action is
   // `unknown`, never sent twice.
-  std::vector<store::OutboxItem> batch;
-  auto begun = store::durable_transaction<void>(db, [&]() -> std::expected<void, std::string> {
-    while (!stopping && !paused && in_flight + batch.size() < k_max_parallel_sends) {
-      auto item = store::begin_send(db, now(), "whatsapp");
-      if (!item) return std::unexpected(item.error());
-      if (!*item) break;
-      batch.push_back(std::move(**item));
+  starting += batch.size();
+  store::after_commit(db, [weak = weak_from_this(), batch = std::move(batch)](bool committed) mutable {
+    auto self = weak.lock();
+    if (!self) return;
+    self->starting -= batch.size();
+    if (!committed) {
+      spdlog::error("whatsapp: the commit before {} send(s) failed; they stay in the outbox", batch.size());
+      return;
     }
-    return {};
+    for (auto& item : batch) self->send(std::move(item));
+    self->schedule_pump();
   });
-  if (!begun) {
-    spdlog::error("whatsapp: outbox: {}", begun.error());
-    return;
-  }
-  for (auto& item : batch) send(std::move(item));
 }
 
 void WhatsAppChannel::State::send(store::OutboxItem item) {

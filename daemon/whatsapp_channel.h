@@ -4,9 +4,9 @@
 // this file adds the store, the transport and the clock.
 //
 // Webhook POST: signature over the raw body first (401), then the bounded parse (400/413),
-// then the group commit: the webhooks of one round of the event loop are stored by one
-// durable commit (a savepoint each, so one that fails is refused alone with 500), and each
-// is answered 200 only after it. Redelivered events are stored once (the inbox's unique key).
+// then the group commit (store/round.h): the webhooks of one round of the event loop are
+// stored in one durable commit (a savepoint each, so one that fails is refused alone with
+// 500), and each is answered 200 only after it. Redelivered events are stored once (the inbox's unique key).
 // Sender: takes approved actions (committed 'sending' before the call, a batch per durable
 // commit), checks the 24-hour window before a free-form text, sends with our idempotency
 // key as the tracker, and maps the answer: sent; retry later (rate limits, 5xx, connection refused); failed for good

@@ -4,3 +4,5 @@
 CREATE INDEX actions_message ON actions (message_id);
 CREATE INDEX escalations_message ON escalations (message_id);
 CREATE INDEX audit_message ON audit (message_id);
+-- The agent's next message: `received` rows in id order, without sorting the backlog.
+CREATE INDEX inbox_ready ON inbox (state, id);

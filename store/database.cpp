@@ -10,7 +10,7 @@ namespace dispatchd::store {
 struct Database::Impl {
   sqlite3* db = nullptr;
   std::string path;
-  Sync sync = Sync::full;
+  Round* round = nullptr;
   std::unordered_map<std::string, sqlite3_stmt*> statements;
 
   ~Impl() {
@@ -37,7 +37,8 @@ std::expected<Database, std::string> Database::open(const std::string& path, Mod
   }
   sqlite3_busy_timeout(impl->db, 5000);
   Database db(std::move(impl));
-  if (auto ok = db.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;"); !ok) {
+  if (auto ok = db.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL; "
+                             "PRAGMA temp_store=MEMORY;"); !ok) {
     return std::unexpected(path + ": " + ok.error());
   }
   return db;
@@ -45,14 +46,9 @@ std::expected<Database, std::string> Database::open(const std::string& path, Mod
 
 sqlite3* Database::handle() const { return m_impl->db; }
 const std::string& Database::path() const { return m_impl->path; }
-Database::Sync Database::synchronous() const { return m_impl->sync; }
 bool Database::in_transaction() const { return sqlite3_get_autocommit(m_impl->db) == 0; }
-
-std::expected<void, std::string> Database::set_synchronous(Sync level) {
-  if (auto ok = exec(level == Sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"); !ok) return ok;
-  m_impl->sync = level;
-  return {};
-}
+Round* Database::round() const { return m_impl->round; }
+void Database::attach_round(Round* round) { m_impl->round = round; }
 
 std::string Database::last_error() const { return sqlite3_errmsg(m_impl->db); }
 

@@ -4,8 +4,10 @@
 //
 // Settings applied on open: WAL journal, foreign keys on, busy timeout 5 s, and
 // synchronous=FULL, so that a committed transaction (an acknowledged inbound message) is
-// on disk before the commit returns. The daemon lowers it to Sync::normal and groups its
-// durable steps (store/transaction.h).
+// on disk before the commit returns. The daemon commits in rounds (store/round.h), one
+// sync for many steps. temp_store=MEMORY keeps the savepoints' journals in memory: the
+// store nests savepoints in every transaction, and spilled to temporary files they cost
+// more writes than the database itself.
 //
 // Prepared statements are cached per Database (see store/sql.h): each SQL text is compiled
 // once and reused.
@@ -22,6 +24,8 @@ struct sqlite3_stmt;
 
 namespace dispatchd::store {
 
+class Round;
+
 class Database {
  public:
   enum class Mode {
@@ -36,14 +40,11 @@ class Database {
   Database& operator=(Database&&) noexcept;
   ~Database();
 
-  // How a commit reaches the disk. full: every commit syncs the WAL. normal: a commit is
-  // atomic and survives a crash of the process, but the newest commits may roll back
-  // after a power loss until a later full commit (or a checkpoint) syncs the WAL.
-  enum class Sync { normal, full };
-  std::expected<void, std::string> set_synchronous(Sync level);
-  Sync synchronous() const;
   // True inside BEGIN ... COMMIT (or a savepoint).
   bool in_transaction() const;
+  // The group commit top-level transactions join, or null (Round attaches itself).
+  Round* round() const;
+  void attach_round(Round* round);
 
   // Runs one or more statements that return no rows.
   std::expected<void, std::string> exec(std::string_view sql);

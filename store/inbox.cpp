@@ -73,20 +73,32 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
                                                             std::chrono::seconds lease) {
   return transaction<std::optional<Leased>>(db, [&]() -> std::expected<std::optional<Leased>, std::string> {
     // Ready: received, or processing with an expired lease; and no earlier message of the
-    // same conversation still unfinished (ordering per conversation).
-    auto pick = Query::prepare(db,
-                               "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at FROM inbox m"
-                               " WHERE (m.state = 'received' OR (m.state = 'processing' AND m.lease_expires_at <= ?1))"
-                               "   AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
-                               "                   AND e.id < m.id AND e.state IN ('received', 'processing'))"
-                               " ORDER BY m.id LIMIT 1");
-    if (!pick) return std::unexpected(pick.error());
-    pick->bind(1, format_time(now));
-    auto row = pick->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return std::optional<Leased>();
-    Leased taken{pick->integer(0), pick->text(1), pick->text(2),
-                 pick->text(3),    pick->text(4), parse_time(pick->text(5)).value_or(now)};
+    // same conversation still unfinished (ordering per conversation). Two queries, each
+    // walking an index in id order and stopping at the first hit, rather than one with an
+    // OR that sorts the whole backlog on every call.
+    static constexpr const char* k_unblocked =
+        " AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
+        "                 AND e.id < m.id AND e.state IN ('received', 'processing'))"
+        " ORDER BY m.id LIMIT 1";
+    static const std::string k_columns =
+        "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at FROM inbox m";
+    static const std::string k_received = k_columns + " WHERE m.state = 'received'" + k_unblocked;
+    static const std::string k_expired =
+        k_columns + " WHERE m.state = 'processing' AND m.lease_expires_at <= ?1" + k_unblocked;
+    auto received = Query::prepare(db, k_received);
+    if (!received) return std::unexpected(received.error());
+    auto received_row = received->step();
+    if (!received_row) return std::unexpected(received_row.error());
+    auto expired = Query::prepare(db, k_expired);
+    if (!expired) return std::unexpected(expired.error());
+    expired->bind(1, format_time(now));
+    auto expired_row = expired->step();
+    if (!expired_row) return std::unexpected(expired_row.error());
+    if (!*received_row && !*expired_row) return std::optional<Leased>();
+    const bool use_received = *received_row && (!*expired_row || received->integer(0) < expired->integer(0));
+    const Query& pick = use_received ? *received : *expired;
+    Leased taken{pick.integer(0), pick.text(1), pick.text(2),
+                 pick.text(3),    pick.text(4), parse_time(pick.text(5)).value_or(now)};
     auto update =
         Query::prepare(db, "UPDATE inbox SET state = 'processing', lease_owner = ?, lease_expires_at = ? WHERE id = ?");
     if (!update) return std::unexpected(update.error());

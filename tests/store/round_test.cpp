@@ -1,0 +1,136 @@
+#include <catch2/catch.hpp>
+
+#include <deque>
+#include <functional>
+
+#include "store/audit.h"
+#include "store/migrations.h"
+#include "store/round.h"
+#include "store/transaction.h"
+#include "tests/store/temp_dir.h"
+#include "tests/test_util.h"
+
+using namespace dispatchd;
+
+namespace {
+
+// A migrated database, a second connection to watch what is committed, and a Round whose
+// posted commits run when the test says (the event loop's queue, by hand).
+struct Fixture {
+  Fixture() {
+    auto opened = store::Database::open(dir.file("d.db"));
+    REQUIRE(opened);
+    db.emplace(std::move(*opened));
+    auto migrations = store::load_migrations(test::source_path("migrations"));
+    REQUIRE(migrations);
+    REQUIRE(store::migrate(*db, *migrations, "2026-12-01T12:00:00Z"));
+    auto other = store::Database::open(dir.file("d.db"));
+    REQUIRE(other);
+    observer.emplace(std::move(*other));
+    round.emplace(*db, [this](std::function<void()> f) { queue.push_back(std::move(f)); });
+  }
+  void run_queue() {
+    while (!queue.empty()) {
+      auto f = std::move(queue.front());
+      queue.pop_front();
+      f();
+    }
+  }
+  long long committed_events() { return observer->query_int("SELECT count(*) FROM audit").value(); }
+  std::expected<void, std::string> event(const std::string& name) {
+    return store::record_event(*db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
+  }
+
+  test::TempDir dir;
+  std::optional<store::Database> db;
+  std::optional<store::Database> observer;
+  std::deque<std::function<void()>> queue;
+  std::optional<store::Round> round;
+};
+
+}  // namespace
+
+TEST_CASE("round: the store calls of one round share one commit, made when the round ends", "[round]") {
+  Fixture f;
+  REQUIRE(f.event("one"));
+  REQUIRE(f.event("two"));
+  CHECK(f.committed_events() == 0);  // still inside the round's transaction
+  CHECK(f.queue.size() == 1);        // one commit posted, however many calls
+  f.run_queue();
+  CHECK(f.committed_events() == 2);
+  CHECK(f.round->stats().commits == 1);
+  REQUIRE(f.event("three"));  // the next round opens a new transaction
+  f.run_queue();
+  CHECK(f.committed_events() == 3);
+  CHECK(f.round->stats().commits == 2);
+  const auto check = store::verify_audit(*f.observer);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
+}
+
+TEST_CASE("round: after_commit runs only once the round is committed", "[round]") {
+  Fixture f;
+  REQUIRE(f.event("acknowledged"));
+  std::optional<bool> answered;
+  long long visible_then = -1;
+  store::after_commit(*f.db, [&](bool committed) {
+    answered = committed;
+    visible_then = f.committed_events();
+  });
+  CHECK_FALSE(answered.has_value());
+  f.run_queue();
+  REQUIRE(answered.has_value());
+  CHECK(*answered);
+  CHECK(visible_then == 1);  // the effect saw the committed row
+}
+
+TEST_CASE("round: a failing call undoes only its own changes, the round goes on", "[round]") {
+  Fixture f;
+  REQUIRE(f.event("kept"));
+  auto failed = store::transaction<void>(*f.db, [&]() -> std::expected<void, std::string> {
+    if (auto ok = f.event("undone"); !ok) return ok;
+    return std::unexpected("refused after writing");
+  });
+  CHECK_FALSE(failed);
+  REQUIRE(f.event("kept too"));
+  f.run_queue();
+  CHECK(f.committed_events() == 2);
+  CHECK(f.observer->query_int("SELECT count(*) FROM audit WHERE event = 'undone'").value() == 0);
+}
+
+TEST_CASE("round: a failed commit rolls the round back and tells every waiter", "[round]") {
+  Fixture f;
+  // A deferred constraint fails at COMMIT, the way a full disk would.
+  REQUIRE(f.db->exec("CREATE TABLE deferred_check (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(f.event("lost"));
+  REQUIRE(store::transaction<void>(*f.db, [&] { return f.db->exec("INSERT INTO deferred_check VALUES (999)"); }));
+  std::vector<bool> waiters;
+  store::after_commit(*f.db, [&](bool committed) { waiters.push_back(committed); });
+  store::after_commit(*f.db, [&](bool committed) { waiters.push_back(committed); });
+  f.run_queue();
+  CHECK(waiters == std::vector<bool>{false, false});
+  CHECK(f.round->stats().failed_commits == 1);
+  CHECK(f.committed_events() == 0);
+  CHECK_FALSE(f.db->in_transaction());
+  REQUIRE(f.event("next round"));  // the connection is usable again
+  f.run_queue();
+  CHECK(f.committed_events() == 1);
+}
+
+TEST_CASE("round: destroying the round commits what is open", "[round]") {
+  Fixture f;
+  REQUIRE(f.event("at shutdown"));
+  f.round.reset();
+  CHECK(f.committed_events() == 1);
+  CHECK(f.db->round() == nullptr);
+  REQUIRE(f.event("after"));  // plain transactions again
+  CHECK(f.committed_events() == 2);
+}
+
+TEST_CASE("round: a commit posted before the round was destroyed does nothing", "[round]") {
+  Fixture f;
+  REQUIRE(f.event("committed by the destructor"));
+  f.round.reset();
+  f.run_queue();  // the posted commit finds no round
+  CHECK(f.committed_events() == 1);
+}
