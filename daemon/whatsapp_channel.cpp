@@ -93,7 +93,10 @@ Response WhatsAppChannel::handle_post(const Request& request) {
     spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
   bool stored = false;
   for (const auto& m : webhook->messages) {
-    auto inserted = store::insert_inbound(s.db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json}, s.now());
+    // The type as the connector normalized it ("unknown" for one it does not know): the
+    // agent looks up connectors.whatsapp.message_types by it.
+    auto inserted = store::insert_inbound(
+        s.db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json, wa::to_string(m.kind)}, s.now());
     if (!inserted) {
       // Not durable: 500 makes Meta deliver the event again later.
       spdlog::error("whatsapp: cannot store {}: {}", m.id, inserted.error());
