@@ -7,9 +7,11 @@ Usage: e2e_test.py BUILD_DIR SOURCE_DIR
 import glob
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -205,6 +207,60 @@ def message_types_flow():
         stack.close()
 
 
+def reload_flow():
+    # SIGHUP against the real binary: a broken catalog is refused and the old one keeps
+    # serving; a fixed one is loaded, logged and audited.
+    work = tempfile.TemporaryDirectory(prefix="dispatchd-e2e-reload-")
+    catalog = os.path.join(work.name, "catalog.json")
+    shutil.copy(os.path.join(SOURCE, "catalog", "examples", "support.es.json"), catalog)
+    with open(catalog, encoding="utf-8") as f:
+        good = json.load(f)
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, workdir=work.name, extra_config={"catalog": catalog})
+    try:
+        daemon = stack.start_daemon()
+
+        def answered(wamid, sender):
+            stack.post_webhook(harness.text_webhook(wamid, sender, "¿Tienen envío a Monterrey?"))
+            stack.wait_until(lambda: (message_of(stack, wamid) or (0, "pending"))[1] != "pending",
+                             what=f"the outcome of {wamid}")
+            return message_of(stack, wamid)[1] == "replied" and any(to == sender for to, _, _ in stack.graph_messages())
+
+        check("reload: answered before", answered("wamid.R1", "5215500002001"))
+        broken_catalog = json.loads(json.dumps(good))
+        broken_catalog["actions"][0]["kind"] = "send"  # JSON, but not a catalog
+        for n, (what, text, why) in enumerate((("invalid JSON", '{"name": "support.es", "actions": [', "not valid JSON"),
+                                               ("an invalid catalog", json.dumps(broken_catalog), "/actions/0/kind"))):
+            with open(catalog, "w", encoding="utf-8") as f:
+                f.write(text)
+            before = len(daemon.lines)
+            daemon.proc.send_signal(signal.SIGHUP)
+            stack.wait_until(lambda: sum("reload refused" in line for line in daemon.lines) == n + 1,
+                             what="the refusal in the log")
+            refusal = [line for line in daemon.lines[before:] if "reload refused" in line]
+            check(f"reload with {what}: refused and logged with the reason",
+                  len(refusal) == 1 and catalog in refusal[0] and why in refusal[0], refusal)
+            check(f"reload with {what}: still serving", daemon.proc.poll() is None and stack.get("/healthz")[0] == 200)
+            check(f"reload with {what}: a message is still answered with the old catalog",
+                  answered(f"wamid.R{n + 2}", f"521550000200{n + 2}"))
+        check("refused reloads leave no config_reload event",
+              stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'config_reload'") == 0)
+
+        fixed = dict(good, name="support.es.v2",
+                     description=good["description"] + " Responde siempre con amabilidad.")
+        with open(catalog, "w", encoding="utf-8") as f:
+            json.dump(fixed, f, ensure_ascii=False)
+        daemon.proc.send_signal(signal.SIGHUP)
+        line = daemon.wait_for_line("reloaded the catalog")
+        check("reload with a fixed catalog: logged with its name", "support.es.v2" in line, line)
+        events = stack.query("SELECT actor, json_extract(detail, '$.catalog') FROM v_audit WHERE event = 'config_reload'")
+        check("reload: one config_reload audit event naming the catalog", events == [("dispatchd", "support.es.v2")],
+              events)
+        check("reload: answered after", answered("wamid.R9", "5215500002009"))
+    finally:
+        stack.close()
+        work.cleanup()
+
+
 def window_closed_flow():
     # Graph refuses the first send with 131047: a send_failed escalation, nothing resent.
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, graph_script="131047")
@@ -280,7 +336,7 @@ def notify_flow():
         stack.close()
 
 
-for flow in (main_flow, message_types_flow, window_closed_flow, sigterm_flow, notify_flow):
+for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, sigterm_flow, notify_flow):
     try:
         flow()
     except Exception as error:  # a hang or crash of one flow is a failure, the others still run
