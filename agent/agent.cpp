@@ -111,6 +111,7 @@ class Run : public std::enable_shared_from_this<Run> {
  private:
   using Verdict = validator::Verdict;
 
+  bool apply_type_rule();
   void ask();
   void on_completion(llm::CompletionResult result);
   void on_verdict(const llm::Completion& completion);
@@ -136,6 +137,7 @@ class Run : public std::enable_shared_from_this<Run> {
 };
 
 void Run::start() {
+  if (apply_type_rule()) return;
   auto counts = store::count_attempts(db(), m_message.id);
   if (!counts) return fail(counts.error());
   m_counts = *counts;
@@ -154,6 +156,44 @@ void Run::start() {
   if (!history) return fail(history.error());
   m_first_turn = first_turn(*history, {m_message.channel, m_message.sender, m_message.text});
   ask();
+}
+
+// A message whose type the configuration decides (not `model`) is decided here, without the
+// model: each branch is one store transaction, as the model's decisions are. Returns false
+// when the model is to be asked.
+bool Run::apply_type_rule() {
+  const auto& rules = m_state->settings.type_rules;
+  const auto channel = rules.find(m_message.channel);
+  if (channel == rules.end()) return false;
+  const auto found = channel->second.find(m_message.type);
+  if (found == channel->second.end()) return false;
+  const TypeRule& rule = found->second;
+  const std::string& type = m_message.type;
+  switch (rule.action) {
+    case TypeAction::model:
+      return false;
+    case TypeAction::escalate:
+      escalate("undecodable",
+               object_json({{"type", type}, {"why", "the configuration escalates " + type + " messages"}}), {});
+      return true;
+    case TypeAction::reply: {
+      store::NewAction reply{.message_id = m_message.id,
+                             .action = "fixed_reply",
+                             .arguments = object_json({{"type", type}, {"text", rule.reply_text}}),
+                             .recipient = m_message.sender,
+                             .body = rule.reply_text};
+      auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
+      queued ? done("queued", "fixed_reply for " + type) : fail(queued.error());
+      return true;
+    }
+    case TypeAction::ignore: {
+      auto finished = store::finish(db(), m_message.id, "ignored", m_state->now(),
+                                    "the configuration ignores " + type + " messages");
+      finished ? done("ignored", "type " + type) : fail(finished.error());
+      return true;
+    }
+  }
+  return false;
 }
 
 void Run::ask() {

@@ -2,6 +2,10 @@
 // The agent loop: for each inbound message, ask the model for ONE catalog action, validate
 // it, re-ask at most `max_retries` times with the exact errors, and act on the verdict:
 //
+//   a type with a rule      -> decided by the rule instead (Settings::type_rules), no model
+//                              call: escalate (undecodable, naming the type), a fixed reply
+//                              (outbox, like a model reply) or ignore (done, ignored)
+//
 //   reply (auto)            -> outbox (approved), message decided; done when the send is
 //   reply needing approval  -> escalation needs_approval / review_flags with the proposal
 //   or flagged for review
@@ -24,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +45,13 @@ class io_context;
 
 namespace dispatchd::agent {
 
+// What to do with a message of one type before any model call.
+enum class TypeAction { model, escalate, reply, ignore };
+struct TypeRule {
+  TypeAction action = TypeAction::model;
+  std::string reply_text;  // TypeAction::reply: sent to the sender as it is
+};
+
 struct Settings {
   int max_retries = 2;     // re-asks after the first attempt
   int max_tool_steps = 4;  // tool calls per message
@@ -51,6 +63,9 @@ struct Settings {
   std::size_t max_tool_bytes = 8 * 1024;
   std::chrono::milliseconds tool_timeout{10'000};
   std::string worker = "dispatchd";  // the lease owner
+  // channel -> message type (store::Leased::type) -> rule; a message with no rule, or a
+  // `model` one, goes to the model.
+  std::map<std::string, std::map<std::string, TypeRule>> type_rules;
 };
 
 // The catalog and prompts, immutable; replaced whole on reload (a run keeps the one it

@@ -10,6 +10,9 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include "common/text.h"
+#include "common/utf8.h"
+
 namespace dispatchd::config {
 namespace {
 
@@ -88,6 +91,66 @@ class Reader {
   std::vector<std::string> m_problems;
 };
 
+constexpr std::size_t k_max_reply_points = 4096;  // WhatsApp's limit for a text body
+
+// One value of connectors.whatsapp.message_types: "model", "escalate", "ignore" or
+// {"reply": "text"}; nullopt after reporting what is wrong.
+std::optional<TypeHandling> read_handling(Reader& r, const Value& v, const std::string& at) {
+  static const std::string k_expected = R"(must be "model", "escalate", "ignore" or {"reply": "the text to send"})";
+  if (v.IsString()) {
+    const std::string_view name(v.GetString(), v.GetStringLength());
+    if (name == "model") return TypeHandling{TypeAction::model, ""};
+    if (name == "escalate") return TypeHandling{TypeAction::escalate, ""};
+    if (name == "ignore") return TypeHandling{TypeAction::ignore, ""};
+    r.problem(at, name == "reply" ? std::string(R"("reply" needs its text: {"reply": "the text to send"})")
+                                  : k_expected + ", not " + text::quote(name));
+    return std::nullopt;
+  }
+  if (!v.IsObject()) {
+    r.problem(at, k_expected);
+    return std::nullopt;
+  }
+  std::optional<std::string> reply;
+  const std::size_t before = r.problems().size();
+  r.object(v, at, {r.optional_string("reply", reply)});
+  if (r.problems().size() != before) return std::nullopt;
+  if (!reply) {
+    r.problem(at, R"(needs "reply": the text to send)");
+  } else if (!utf8::is_valid(*reply)) {
+    r.problem(at + "/reply", "must be valid UTF-8");
+  } else if (reply->find_first_not_of(" \t\r\n") == std::string::npos) {
+    r.problem(at + "/reply", "must not be blank");
+  } else if (utf8::code_points(*reply) > k_max_reply_points) {
+    r.problem(at + "/reply", "must be at most 4096 characters (WhatsApp's limit for a text)");
+  } else {
+    return TypeHandling{TypeAction::reply, std::move(*reply)};
+  }
+  return std::nullopt;
+}
+
+// connectors.whatsapp.message_types: the types given replace their defaults; a type this
+// version does not list is a problem (a typo never silently keeps a default).
+void read_message_types(Reader& r, const Value& v, const std::string& at, std::map<std::string, TypeHandling>& types) {
+  if (!v.IsObject()) return r.problem(at, "must be an object: message type -> handling");
+  for (const auto& member : v.GetObject()) {
+    const std::string type(member.name.GetString(), member.name.GetStringLength());
+    if (type == "$comment") continue;
+    const std::string here = at + "/" + text::pointer_token(type);
+    const auto known = types.find(type);
+    if (known == types.end()) {
+      std::string names, near;
+      for (const auto& [name, _] : types) {
+        names += (names.empty() ? "" : ", ") + name;
+        if (near.empty() && text::edit_distance(type, name, 2) <= 2) near = name;
+      }
+      r.problem(here, "unknown message type" + (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
+                          "; known: " + names);
+      continue;
+    }
+    if (auto handling = read_handling(r, member.value, here)) known->second = std::move(*handling);
+  }
+}
+
 std::string resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || fs::path(path).is_absolute()) return path;
   return (fs::path(base_dir) / path).lexically_normal().string();
@@ -141,6 +204,20 @@ void check(Config& c, Reader& r) {
 }
 
 }  // namespace
+
+const std::map<std::string, TypeHandling>& default_whatsapp_types() {
+  // The names of whatsapp::MessageKind (connectors/whatsapp/webhook.h); a daemon test keeps
+  // the two lists equal.
+  static const std::map<std::string, TypeHandling> types = [] {
+    std::map<std::string, TypeHandling> out;
+    for (const char* type : {"text", "interactive", "button", "location"}) out[type] = {TypeAction::model, ""};
+    for (const char* type : {"image", "video", "audio", "document", "contacts", "order", "unsupported", "unknown"})
+      out[type] = {TypeAction::escalate, ""};
+    for (const char* type : {"sticker", "reaction", "system"}) out[type] = {TypeAction::ignore, ""};
+    return out;
+  }();
+  return types;
+}
 
 std::string default_migrations_dir() {
   if (fs::is_directory(DISPATCHD_INSTALLED_MIGRATIONS)) return DISPATCHD_INSTALLED_MIGRATIONS;
@@ -201,7 +278,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                        r.string("phone_number_id", wa.phone_number_id),
                                        r.string("access_token_env", wa.access_token_env),
                                        r.string("app_secret_env", wa.app_secret_env),
-                                       r.string("verify_token_env", wa.verify_token_env)});
+                                       r.string("verify_token_env", wa.verify_token_env),
+                                       r.nested("message_types", [&](const Value& t, const std::string& tat) {
+                                         read_message_types(r, t, tat, wa.message_types);
+                                       })});
                                 }),
                        r.nested("gmail", [&](const Value& g, const std::string& gat) {
                          r.object(g, gat,

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,29 @@ struct Llm {
   int max_output_tokens = 1024;
 };
 
+// What dispatchd does with an inbound message of one type (connectors.whatsapp.message_types).
+// Every message is recorded in the inbox whatever its handling.
+enum class TypeAction {
+  model,     // described to the model, which chooses a catalog action
+  escalate,  // an `undecodable` escalation naming the type; no model call
+  reply,     // `reply_text` to the sender through the outbox (24-hour window); no model call
+  ignore,    // finished with outcome `ignored`; nothing sent, no model call
+};
+
+struct TypeHandling {
+  TypeAction action = TypeAction::model;
+  std::string reply_text;  // TypeAction::reply: the fixed text, written by staff
+
+  bool operator==(const TypeHandling&) const = default;
+};
+
+// The WhatsApp message types the key accepts ("text", "image", ..., "unsupported", and
+// "unknown": any type this version does not know), each with its default handling: the
+// customer's own words (text, interactive and button replies, locations) go to the model;
+// media, contacts, orders and unsupported or unknown types, which the model cannot see,
+// escalate; stickers, reactions and system notices are ignored.
+const std::map<std::string, TypeHandling>& default_whatsapp_types();
+
 struct WhatsApp {
   bool enabled = false;
   std::string graph_base_url = "https://graph.facebook.com/v21.0";
@@ -45,6 +69,7 @@ struct WhatsApp {
   std::string access_token_env;
   std::string app_secret_env;
   std::string verify_token_env;
+  std::map<std::string, TypeHandling> message_types = default_whatsapp_types();  // every type has an entry
 };
 
 struct Gmail {

@@ -84,10 +84,8 @@ int main(int argc, char** argv) {
     spdlog::critical("cannot start: {}", service.error());
     return 1;
   }
-  if (auto started = (*service)->start(); !started) {
-    spdlog::critical("cannot start: {}", started.error());
-    return 1;
-  }
+  // The handlers are installed before start() notifies READY: a SIGHUP sent as soon as
+  // systemd sees the service ready must reload it, not end it (SIGHUP's default action).
   boost::asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
   std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
                                                                              int signal) {
@@ -101,6 +99,10 @@ int main(int argc, char** argv) {
     (*service)->shutdown(k_drain, [&] { io.stop(); });
   };
   signals.async_wait(on_signal);
+  if (auto started = (*service)->start(); !started) {
+    spdlog::critical("cannot start: {}", started.error());
+    return 1;
+  }
   io.run();
   return 0;
 }

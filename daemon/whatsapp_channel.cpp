@@ -124,7 +124,10 @@ std::expected<WhatsAppChannel::State::Stored, std::string> WhatsAppChannel::Stat
     const wa::Webhook& webhook) {
   Stored stored;
   for (const auto& m : webhook.messages) {
-    auto inserted = store::insert_inbound(db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json}, now());
+    // The type as the connector normalized it ("unknown" for one it does not know): the
+    // agent looks up connectors.whatsapp.message_types by it.
+    auto inserted =
+        store::insert_inbound(db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json, wa::to_string(m.kind)}, now());
     if (!inserted) return std::unexpected("cannot store message " + m.id + ": " + inserted.error());
     if (inserted->duplicate)
       ++stored.duplicates;

@@ -5,6 +5,23 @@
 #include "llm/retry.h"
 
 namespace dispatchd::daemon {
+namespace {
+
+agent::TypeAction type_action(config::TypeAction action) {
+  switch (action) {
+    case config::TypeAction::model:
+      return agent::TypeAction::model;
+    case config::TypeAction::escalate:
+      return agent::TypeAction::escalate;
+    case config::TypeAction::reply:
+      return agent::TypeAction::reply;
+    case config::TypeAction::ignore:
+      return agent::TypeAction::ignore;
+  }
+  return agent::TypeAction::model;
+}
+
+}  // namespace
 
 std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const config::Llm& llm,
                                                                           net::Transport& transport,
@@ -41,6 +58,10 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
   const auto calls = 1 + config.llm.max_retries + config.llm.max_tool_steps;
   settings.lease = std::max(settings.lease, std::chrono::ceil<std::chrono::seconds>(per_call * calls));
   settings.worker = worker;
+  auto& whatsapp = settings.type_rules["whatsapp"];
+  for (const auto& [type, handling] : config.whatsapp.message_types) {
+    whatsapp[type] = {type_action(handling.action), handling.reply_text};
+  }
   return settings;
 }
 

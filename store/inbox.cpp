@@ -43,12 +43,13 @@ std::expected<InsertResult, std::string> insert_inbound(Database& db, const Inbo
   return transaction<InsertResult>(db, [&]() -> std::expected<InsertResult, std::string> {
     auto insert = Query::prepare(
         db,
-        "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload)"
-        " VALUES (?,?,?,?,?,?,?) ON CONFLICT (channel, provider_message_id) DO NOTHING");
+        "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
+        " message_type) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (channel, provider_message_id) DO NOTHING");
     if (!insert) return std::unexpected(insert.error());
     const std::string at = format_time(now);
     insert->bind(1, m.channel).bind(2, m.provider_message_id).bind(3, m.conversation_id).bind(4, m.sender);
     insert->bind(5, at).bind(6, m.text).bind(7, m.raw_payload);
+    insert->bind(8, m.type.empty() ? std::nullopt : std::optional<std::string>(m.type));
     DISPATCHD_TRY(insert->run());
     if (insert->changes() == 0) {
       auto existing = Query::prepare(db, "SELECT id FROM inbox WHERE channel = ? AND provider_message_id = ?");
@@ -59,12 +60,11 @@ std::expected<InsertResult, std::string> insert_inbound(Database& db, const Inbo
       return InsertResult{existing->integer(0), true};
     }
     const std::int64_t id = insert->last_insert_id();
-    const auto detail = JsonObject()
-                            .add("channel", m.channel)
-                            .add("provider_message_id", m.provider_message_id)
-                            .add("bytes", static_cast<std::int64_t>(m.text.size()))
-                            .str();
-    DISPATCHD_TRY(append_audit(db, {at, "received", id, "dispatchd", detail}));
+    JsonObject detail;
+    detail.add("channel", m.channel).add("provider_message_id", m.provider_message_id);
+    if (!m.type.empty()) detail.add("type", m.type);
+    detail.add("bytes", static_cast<std::int64_t>(m.text.size()));
+    DISPATCHD_TRY(append_audit(db, {at, "received", id, "dispatchd", detail.str()}));
     return InsertResult{id, false};
   });
 }
@@ -81,7 +81,8 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
         "                 AND e.id < m.id AND e.state IN ('received', 'processing'))"
         " ORDER BY m.id LIMIT 1";
     static const std::string k_columns =
-        "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at FROM inbox m";
+        "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at, coalesce(m.message_type, '')"
+        " FROM inbox m";
     static const std::string k_received = k_columns + " WHERE m.state = 'received'" + k_unblocked;
     static const std::string k_expired =
         k_columns + " WHERE m.state = 'processing' AND m.lease_expires_at <= ?1" + k_unblocked;
@@ -98,7 +99,8 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
     const bool use_received = *received_row && (!*expired_row || received->integer(0) < expired->integer(0));
     const Query& pick = use_received ? *received : *expired;
     Leased taken{pick.integer(0), pick.text(1), pick.text(2),
-                 pick.text(3),    pick.text(4), parse_time(pick.text(5)).value_or(now)};
+                 pick.text(3),    pick.text(4), parse_time(pick.text(5)).value_or(now),
+                 pick.text(6)};
     auto update =
         Query::prepare(db, "UPDATE inbox SET state = 'processing', lease_owner = ?, lease_expires_at = ? WHERE id = ?");
     if (!update) return std::unexpected(update.error());
@@ -178,7 +180,8 @@ std::expected<void, std::string> decide(Database& db, std::int64_t id, Time now)
   });
 }
 
-std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now) {
+std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now,
+                                        const std::string& why) {
   return transaction<void>(db, [&]() -> std::expected<void, std::string> {
     auto update =
         Query::prepare(db,
@@ -188,8 +191,10 @@ std::expected<void, std::string> finish(Database& db, std::int64_t id, const std
     update->bind(1, outcome).bind(2, id);
     DISPATCHD_TRY(update->run());
     if (update->changes() != 1) return std::unexpected("message " + std::to_string(id) + " is not being processed");
-    DISPATCHD_TRY(
-        append_audit(db, {format_time(now), "done", id, "dispatchd", JsonObject().add("outcome", outcome).str()}));
+    JsonObject detail;
+    detail.add("outcome", outcome);
+    if (!why.empty()) detail.add("why", why);
+    DISPATCHD_TRY(append_audit(db, {format_time(now), "done", id, "dispatchd", detail.str()}));
     return {};
   });
 }

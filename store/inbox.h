@@ -35,6 +35,7 @@ struct InboundMessage {
   std::string sender;  // the counterpart
   std::string text;
   std::string raw_payload;
+  std::string type;  // the channel's message type ("image", ...); "" for none (stored as NULL)
 };
 
 struct InsertResult {
@@ -51,6 +52,7 @@ struct Leased {
   std::string text;
   std::string channel;
   Time received_at{};
+  std::string type;  // as stored by insert_inbound ("" for none)
 };
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier
@@ -87,7 +89,8 @@ std::expected<void, std::string> release_leases(Database& db, const std::string&
 std::expected<void, std::string> decide(Database& db, std::int64_t id, Time now);
 
 // Marks a taken message done with its outcome ('replied', 'escalated', 'ignored'), with a
-// 'done' audit event in the same transaction.
-std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now);
+// 'done' audit event in the same transaction; a non-empty `why` is added to its detail.
+std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now,
+                                        const std::string& why = "");
 
 }  // namespace dispatchd::store

@@ -240,6 +240,76 @@ TEST_CASE("agent: two messages of one conversation reach the model in order", "[
   CHECK_THAT(h.turns(1)[0].second, Catch::Contains("[customer] first message"));  // the history
 }
 
+namespace {
+
+agent::Settings with_type_rules() {
+  agent::Settings settings;
+  settings.type_rules["whatsapp"] = {{"text", {agent::TypeAction::model, ""}},
+                                     {"image", {agent::TypeAction::escalate, ""}},
+                                     {"location", {agent::TypeAction::reply, "Thanks, we got your location."}},
+                                     {"reaction", {agent::TypeAction::ignore, ""}}};
+  return settings;
+}
+
+}  // namespace
+
+TEST_CASE("agent: message types the configuration decides never reach the model", "[agent]") {
+  AgentHarness h(with_type_rules());
+  const auto image = h.receive("wamid.1", "[image: is it blue?]", "15550000001", "", "image");
+  const auto location = h.receive("wamid.2", "[location: Centro (25.1, -100.3)]", "15550000002", "", "location");
+  const auto reaction = h.receive("wamid.3", "[reaction: 👍]", "15550000003", "", "reaction");
+  const auto text = h.receive("wamid.4", "Hello", k_customer, "", "text");
+  const auto untyped = h.receive("wamid.5", "Hi again", "15550000005");  // no type: the model
+  h.fake.push(FakeReply::text(send_message(k_customer, "Hello!")));
+  h.fake.push(FakeReply::text(send_message("15550000005", "Hi!")));
+  h.decide(5);
+  CHECK(h.fake.request_count() == 2);
+  const auto where = [](std::int64_t id) { return " AND message_id = " + std::to_string(id); };
+  for (const auto id : {image, location, reaction})
+    CHECK(h.count("SELECT count(*) FROM v_attempts WHERE 1" + where(id)) == 0);
+  for (const auto id : {text, untyped}) CHECK(h.count("SELECT count(*) FROM v_attempts WHERE 1" + where(id)) == 1);
+
+  // escalate: undecodable, the type named in the detail, the message done as escalated.
+  CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'undecodable' AND status = 'open'"
+                " AND json_extract(detail, '$.type') = 'image'" +
+                where(image)) == 1);
+  CHECK(h.count("SELECT count(*) FROM v_messages WHERE outcome = 'escalated' AND message_type = 'image'") == 1);
+  // reply: the fixed text approved in the outbox to the sender, like a model reply.
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'fixed_reply' AND status = 'approved'"
+                " AND recipient = '15550000002' AND body = 'Thanks, we got your location.'"
+                " AND json_extract(arguments, '$.type') = 'location'" +
+                where(location)) == 1);
+  CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'decided' AND message_id = " +
+                std::to_string(location)) == 1);
+  // ignore: done, not pending, nothing in the outbox; the audit trail says why.
+  CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'ignored'" + where(reaction)) == 1);
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE 1" + where(reaction)) == 0);
+  CHECK(
+      h.count("SELECT count(*) FROM v_audit WHERE event = 'done' AND json_extract(detail, '$.why') LIKE '%reaction%'" +
+              where(reaction)) == 1);
+}
+
+TEST_CASE("agent: a type's escalation carries the holding reply like any other", "[agent]") {
+  AgentHarness h(with_type_rules());
+  h.agent->set_setup(agent::make_setup(test::support_en(), "", std::string("A person will answer you shortly.")));
+  h.receive("wamid.1", "[image]", k_customer, "", "image");
+  h.decide(1);
+  CHECK(h.decisions[0].outcome == "escalated");
+  CHECK(h.decisions[0].detail == "undecodable");
+  CHECK(h.fake.request_count() == 0);
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'holding_reply' AND status = 'approved'") == 1);
+}
+
+TEST_CASE("agent: a fixed reply waits for the model's reply to the conversation's earlier message", "[agent]") {
+  AgentHarness h(with_type_rules());
+  h.receive("wamid.1", "Where do you deliver?", k_customer, "", "text");
+  h.receive("wamid.2", "[location: Centro]", k_customer, "", "location");
+  h.fake.push(FakeReply::text(send_message(k_customer, "Everywhere.")).after(100ms));
+  h.decide(2);
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'send_message' AND action_id = 1") == 1);
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'fixed_reply' AND action_id = 2") == 1);
+}
+
 TEST_CASE("agent: 200 conversations at max_concurrency 64 keep exactly 64 calls in flight on few threads",
           "[agent][concurrency]") {
   agent::Settings settings;

@@ -96,9 +96,9 @@ struct AgentHarness {
   }
 
   std::int64_t receive(const std::string& id, const std::string& text, const std::string& sender = k_customer,
-                       std::string conversation = "") {
+                       std::string conversation = "", const std::string& type = "") {
     if (conversation.empty()) conversation = sender;
-    auto inserted = store::insert_inbound(db, {"whatsapp", id, conversation, sender, text, "{}"}, clock);
+    auto inserted = store::insert_inbound(db, {"whatsapp", id, conversation, sender, text, "{}", type}, clock);
     REQUIRE(inserted);
     return inserted->id;
   }

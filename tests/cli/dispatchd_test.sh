@@ -20,6 +20,13 @@ expect "check-config reports a missing secret" 1 'llm.api_key_env: secret DISPAT
 DISPATCHD_TEST_KEY=k expect "check-config ok" 0 ': ok$' -- "$daemon" --check-config --config "$cfg" </dev/null
 printf '{"llm": {"provider": "x"}, "bogus": 1}' >"$tmp/bad.json"
 expect "check-config lists every problem" 1 '/bogus: unknown key' -- "$daemon" --check-config --config "$tmp/bad.json" </dev/null
+sed 's|"llm":|"connectors": {"whatsapp": {"message_types": {"image": "drop", "location": {"reply": ""}}}}, "llm":|' \
+  "$cfg" >"$tmp/types.json"
+DISPATCHD_TEST_KEY=k expect "check-config names a bad message type handling" 1 \
+  '/connectors/whatsapp/message_types/image: must be "model", "escalate", "ignore" or \{"reply": "the text to send"\}, not "drop"' -- \
+  "$daemon" --check-config --config "$tmp/types.json" </dev/null
+DISPATCHD_TEST_KEY=k expect "check-config names a blank fixed reply" 1 '/connectors/whatsapp/message_types/location/reply: must not be blank' -- \
+  "$daemon" --check-config --config "$tmp/types.json" </dev/null
 expect "start without the model key" 1 'cannot start: llm.api_key_env' -- "$daemon" --config "$cfg" </dev/null
 # A real start: migrations applied, the listener bound, then SIGTERM ends it with exit 0.
 DISPATCHD_TEST_KEY=k "$daemon" --config "$cfg" >"$tmp/run.log" 2>&1 &

@@ -33,6 +33,8 @@ TEST_CASE("config: the shipped example loads", "[config]") {
   CHECK(c->http.host == "127.0.0.1");
   CHECK(c->http.port == 8080);
   CHECK(c->holding_reply.has_value());
+  CHECK(c->whatsapp.message_types.at("location").action == config::TypeAction::reply);
+  CHECK(c->whatsapp.message_types.at("sticker").action == config::TypeAction::ignore);  // a default
 }
 
 TEST_CASE("config: defaults, and relative paths resolve against the file's folder", "[config]") {
@@ -89,4 +91,98 @@ TEST_CASE("secrets: from the environment, else from $CREDENTIALS_DIRECTORY, neve
   auto missing = config::read_secret("DISPATCHD_TEST_SECRET");
   REQUIRE_FALSE(missing);
   CHECK_THAT(missing.error(), Catch::Contains("DISPATCHD_TEST_SECRET is not set"));
+}
+
+namespace {
+
+// k_minimal with connectors.whatsapp.message_types set to `types` (JSON text).
+std::expected<config::Config, std::vector<std::string>> with_message_types(const std::string& types) {
+  std::string text = k_minimal;
+  text.insert(text.rfind('}'), R"(, "connectors": {"whatsapp": {"message_types": )" + types + "}}");
+  return config::parse(text, "d.json");
+}
+
+}  // namespace
+
+TEST_CASE("config: message types default to the model for words, escalation for media, ignore for reactions",
+          "[config]") {
+  auto c = config::parse(k_minimal, "d.json");
+  REQUIRE(c);
+  using config::TypeAction;
+  const auto& types = c->whatsapp.message_types;
+  const std::pair<const char*, TypeAction> expected[] = {
+      {"text", TypeAction::model},     {"interactive", TypeAction::model},    {"button", TypeAction::model},
+      {"location", TypeAction::model}, {"image", TypeAction::escalate},       {"video", TypeAction::escalate},
+      {"audio", TypeAction::escalate}, {"document", TypeAction::escalate},    {"contacts", TypeAction::escalate},
+      {"order", TypeAction::escalate}, {"unsupported", TypeAction::escalate}, {"unknown", TypeAction::escalate},
+      {"sticker", TypeAction::ignore}, {"reaction", TypeAction::ignore},      {"system", TypeAction::ignore}};
+  CHECK(types.size() == std::size(expected));
+  for (const auto& [type, action] : expected) {
+    CAPTURE(type);
+    REQUIRE(types.contains(type));
+    CHECK(types.at(type).action == action);
+  }
+}
+
+TEST_CASE("config: message types given replace their defaults, the others stay", "[config]") {
+  auto c = with_message_types(R"({
+    "$comment": "per type",
+    "image": "model", "sticker": "escalate", "text": "model", "unknown": "ignore",
+    "location": {"reply": "Gracias, recibimos tu ubicación."}})");
+  if (!c) FAIL(c.error().front());
+  using config::TypeAction;
+  const auto& types = c->whatsapp.message_types;
+  CHECK(types.at("image").action == TypeAction::model);
+  CHECK(types.at("sticker").action == TypeAction::escalate);
+  CHECK(types.at("unknown").action == TypeAction::ignore);
+  CHECK(types.at("location") == config::TypeHandling{TypeAction::reply, "Gracias, recibimos tu ubicación."});
+  CHECK(types.at("reaction").action == TypeAction::ignore);  // untouched default
+  CHECK(types.at("video").action == TypeAction::escalate);
+}
+
+TEST_CASE("config: every bad message type value is reported with its pointer", "[config]") {
+  auto c = with_message_types(R"({
+    "imgae": "escalate",
+    "sticker": "drop",
+    "audio": "reply",
+    "video": 3,
+    "document": {},
+    "location": {"reply": "   "},
+    "contacts": {"reply": "ok", "text": "x"},
+    "button": {"reply": 7}})");
+  REQUIRE_FALSE(c);
+  const auto& p = c.error();
+  CAPTURE(p);
+  const std::string at = "d.json: /connectors/whatsapp/message_types/";
+  CHECK(any_contains(p, at + "imgae: unknown message type (did you mean \"image\"?); known: audio, button,"));
+  CHECK(any_contains(
+      p, at + R"(sticker: must be "model", "escalate", "ignore" or {"reply": "the text to send"}, not "drop")"));
+  CHECK(any_contains(p, at + R"(audio: "reply" needs its text)"));
+  CHECK(any_contains(p, at + R"(video: must be "model", "escalate", "ignore" or {"reply")"));
+  CHECK(any_contains(p, at + R"(document: needs "reply": the text to send)"));
+  CHECK(any_contains(p, at + "location/reply: must not be blank"));
+  CHECK(any_contains(p, at + "contacts/text: unknown key (known here: reply)"));
+  CHECK(any_contains(p, at + "button/reply: must be a string or null"));
+  CHECK(p.size() == 8);
+
+  auto not_object = with_message_types(R"("escalate")");
+  REQUIRE_FALSE(not_object);
+  CHECK(any_contains(not_object.error(), "/connectors/whatsapp/message_types: must be an object"));
+}
+
+TEST_CASE("config: a fixed reply is valid UTF-8 of at most 4096 characters", "[config]") {
+  const auto reply = [](const std::string& text) {
+    return with_message_types(R"({"order": {"reply": ")" + text + "\"}}");
+  };
+  auto bad = reply("caf\xC3");
+  REQUIRE_FALSE(bad);
+  CHECK(any_contains(bad.error(), "/message_types/order/reply: must be valid UTF-8"));
+  std::string longest;
+  for (int i = 0; i < 4096; ++i) longest += "ñ";
+  auto ok = reply(longest);
+  if (!ok) FAIL(ok.error().front());
+  CHECK(ok->whatsapp.message_types.at("order").reply_text == longest);
+  auto too_long = reply(longest + "a");
+  REQUIRE_FALSE(too_long);
+  CHECK(any_contains(too_long.error(), "/message_types/order/reply: must be at most 4096 characters"));
 }

@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <set>
 
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <boost/asio/io_context.hpp>
 
+#include "connectors/whatsapp/webhook.h"
 #include "daemon/startup.h"
 #include "daemon/wiring.h"
 #include "store/migrations.h"
@@ -126,4 +128,26 @@ TEST_CASE("wiring: the provider's key comes from its variable, never from the fi
   const auto settings = daemon::agent_settings(config, "w");
   CHECK(settings.max_retries == 2);
   CHECK(settings.lease >= std::chrono::seconds(900));
+}
+
+TEST_CASE("wiring: connectors.whatsapp.message_types become the agent's rules for every type the connector names",
+          "[daemon]") {
+  test::TempDir dir;
+  auto config = config_in(dir);
+  config.whatsapp.message_types["location"] = {config::TypeAction::reply, "Recibido."};
+  const auto settings = daemon::agent_settings(config, "w");
+  const auto& rules = settings.type_rules.at("whatsapp");
+  // The config's list of types is the connector's: every kind it stores has a rule.
+  std::set<std::string> kinds;
+  for (int k = 0; k <= static_cast<int>(whatsapp::MessageKind::unknown); ++k)
+    kinds.insert(whatsapp::to_string(static_cast<whatsapp::MessageKind>(k)));
+  std::set<std::string> configured;
+  for (const auto& [type, _] : config::default_whatsapp_types()) configured.insert(type);
+  CHECK(kinds == configured);
+  CHECK(rules.size() == kinds.size());
+  CHECK(rules.at("text").action == agent::TypeAction::model);
+  CHECK(rules.at("image").action == agent::TypeAction::escalate);
+  CHECK(rules.at("reaction").action == agent::TypeAction::ignore);
+  CHECK(rules.at("location").action == agent::TypeAction::reply);
+  CHECK(rules.at("location").reply_text == "Recibido.");
 }

@@ -7,9 +7,11 @@ Usage: e2e_test.py BUILD_DIR SOURCE_DIR
 import glob
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -27,6 +29,20 @@ def check(name, condition, detail=""):
 
 def count_messages(stack):
     return stack.scalar("SELECT count(*) FROM v_messages")
+
+
+def fixture(name):
+    """A webhook body of tests/data/whatsapp/ as Meta sends it, and its one message's wamid and sender."""
+    with open(os.path.join(SOURCE, "tests", "data", "whatsapp", name), "rb") as f:
+        raw = f.read()
+    message = json.loads(raw)["entry"][0]["changes"][0]["value"]["messages"][0]
+    return raw, message["id"], message["from"]
+
+
+def message_of(stack, wamid):
+    """(message_id, outcome, message_type) of a stored message, or None."""
+    rows = stack.query("SELECT message_id, outcome, message_type FROM v_messages WHERE provider_message_id = ?", wamid)
+    return rows[0] if rows else None
 
 
 def main_flow():
@@ -97,6 +113,22 @@ def main_flow():
                         expected_ids.add(m["id"])
         check("every fixture's messages stored", expected_ids <= stored_ids, expected_ids - stored_ids)
 
+        # Default handling per type: media and unsupported escalate as undecodable, stickers
+        # and reactions are ignored, and none of them reaches the model.
+        decided_by_type = "SELECT count(*) FROM v_messages WHERE message_type IN ({}) AND outcome = '{}'"
+        media = "'image','video','audio','document','unsupported','contacts'"
+        stack.wait_until(lambda: stack.scalar(decided_by_type.format(media, "escalated")) == 6 and
+                         stack.scalar(decided_by_type.format("'sticker','reaction'", "ignored")) == 2,
+                         what="media escalated, stickers and reactions ignored")
+        check("defaults: media escalated as undecodable naming the type",
+              {r[0] for r in stack.query("SELECT json_extract(e.detail, '$.type') FROM v_escalations e"
+                                         " JOIN v_messages m USING (message_id) WHERE e.reason = 'undecodable'")} ==
+              {"image", "video", "audio", "document", "unsupported", "contacts"},
+              stack.query("SELECT reason, detail FROM v_escalations"))
+        check("defaults: no model attempt for escalated or ignored types",
+              stack.scalar("SELECT count(*) FROM v_attempts JOIN v_messages USING (message_id)"
+                           f" WHERE message_type IN ({media},'sticker','reaction')") == 0)
+
         # A failed status event for our sent message updates the outbox and escalates.
         wamid = stack.scalar("SELECT provider_message_id FROM v_actions WHERE status = 'sent' LIMIT 1")
         status, _ = stack.post_webhook(harness.status_webhook(wamid, sender, "failed", 131047))
@@ -118,6 +150,115 @@ def main_flow():
         check("staff API lists the queue", status == 200 and isinstance(json.loads(body), list), body[:200])
     finally:
         stack.close()
+
+
+def message_types_flow():
+    # connectors.whatsapp.message_types: an image escalates, a location gets a fixed reply,
+    # a reaction is ignored; none of them is sent to the model. A text still is.
+    fixed = "¡Gracias! Recibimos tu ubicación; una persona te confirma la entrega."
+    types = {"image": "escalate", "location": {"reply": fixed}, "reaction": "ignore", "text": "model"}
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO,
+                          extra_config={"connectors": {"whatsapp": {"message_types": types}}})
+    try:
+        stack.start_daemon()
+        image, image_id, sender = fixture("image.json")
+        location, location_id, _ = fixture("location.json")
+        reaction, reaction_id, _ = fixture("reaction.json")
+        for body in (image, location, reaction):
+            stack.post_webhook(body)
+        stack.post_webhook(harness.text_webhook("wamid.T1", "5215500001111", "Hola, ¿tienen envío a Monterrey?"))
+        stack.wait_until(lambda: all(message_of(stack, w) and message_of(stack, w)[1] != "pending"
+                                     for w in (image_id, location_id, reaction_id, "wamid.T1")),
+                         what="every message decided")
+        stack.wait_until(lambda: len(stack.graph_messages()) >= 2, what="two sends at the fake Graph API")
+        time.sleep(0.3)  # nothing else may arrive
+
+        image_msg, outcome, kind = message_of(stack, image_id)
+        check("image with escalate: escalated", outcome == "escalated" and kind == "image", (outcome, kind))
+        detail = stack.query("SELECT reason, json_extract(detail, '$.type') FROM v_escalations WHERE message_id = ?",
+                             image_msg)
+        check("image with escalate: one undecodable escalation naming the type", detail == [("undecodable", "image")],
+              detail)
+        attempts = dict(stack.query("SELECT m.provider_message_id, count(a.attempt_id) FROM v_messages m"
+                                    " LEFT JOIN v_attempts a USING (message_id) GROUP BY m.message_id"))
+        check("no model call for the image, the location or the reaction",
+              attempts[image_id] == 0 and attempts[location_id] == 0 and attempts[reaction_id] == 0, attempts)
+        check("the text still goes to the model", attempts["wamid.T1"] == 1, attempts)
+
+        sent = stack.graph_messages()
+        check("location with a fixed reply: that text at the Graph API, to the sender, once",
+              [(to, text) for to, text, _ in sent if to == sender] == [(sender, fixed)], sent)
+        stack.wait_until(lambda: message_of(stack, location_id)[1] == "replied", what="the location replied")
+        check("location: recorded as the fixed_reply action, sent",
+              stack.query("SELECT a.action, a.status, a.body FROM v_actions a JOIN v_messages m USING (message_id)"
+                          " WHERE m.provider_message_id = ?", location_id) == [("fixed_reply", "sent", fixed)])
+
+        reaction_msg, outcome, kind = message_of(stack, reaction_id)
+        check("reaction with ignore: outcome ignored, not pending", outcome == "ignored" and kind == "reaction",
+              (outcome, kind))
+        check("reaction with ignore: nothing sent, nothing escalated",
+              stack.scalar("SELECT count(*) FROM v_actions WHERE message_id = ?", reaction_msg) == 0 and
+              stack.scalar("SELECT count(*) FROM v_escalations WHERE message_id = ?", reaction_msg) == 0)
+        check("every decision is in the audit trail",
+              stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'escalation' AND message_id = ?", image_msg) == 1
+              and stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'done' AND message_id = ?"
+                               " AND json_extract(detail, '$.outcome') = 'ignored'", reaction_msg) == 1)
+    finally:
+        stack.close()
+
+
+def reload_flow():
+    # SIGHUP against the real binary: a broken catalog is refused and the old one keeps
+    # serving; a fixed one is loaded, logged and audited.
+    work = tempfile.TemporaryDirectory(prefix="dispatchd-e2e-reload-")
+    catalog = os.path.join(work.name, "catalog.json")
+    shutil.copy(os.path.join(SOURCE, "catalog", "examples", "support.es.json"), catalog)
+    with open(catalog, encoding="utf-8") as f:
+        good = json.load(f)
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, workdir=work.name, extra_config={"catalog": catalog})
+    try:
+        daemon = stack.start_daemon()
+
+        def answered(wamid, sender):
+            stack.post_webhook(harness.text_webhook(wamid, sender, "¿Tienen envío a Monterrey?"))
+            stack.wait_until(lambda: (message_of(stack, wamid) or (0, "pending"))[1] != "pending",
+                             what=f"the outcome of {wamid}")
+            return message_of(stack, wamid)[1] == "replied" and any(to == sender for to, _, _ in stack.graph_messages())
+
+        check("reload: answered before", answered("wamid.R1", "5215500002001"))
+        broken_catalog = json.loads(json.dumps(good))
+        broken_catalog["actions"][0]["kind"] = "send"  # JSON, but not a catalog
+        for n, (what, text, why) in enumerate((("invalid JSON", '{"name": "support.es", "actions": [', "not valid JSON"),
+                                               ("an invalid catalog", json.dumps(broken_catalog), "/actions/0/kind"))):
+            with open(catalog, "w", encoding="utf-8") as f:
+                f.write(text)
+            before = len(daemon.lines)
+            daemon.proc.send_signal(signal.SIGHUP)
+            stack.wait_until(lambda: sum("reload refused" in line for line in daemon.lines) == n + 1,
+                             what="the refusal in the log")
+            refusal = [line for line in daemon.lines[before:] if "reload refused" in line]
+            check(f"reload with {what}: refused and logged with the reason",
+                  len(refusal) == 1 and catalog in refusal[0] and why in refusal[0], refusal)
+            check(f"reload with {what}: still serving", daemon.proc.poll() is None and stack.get("/healthz")[0] == 200)
+            check(f"reload with {what}: a message is still answered with the old catalog",
+                  answered(f"wamid.R{n + 2}", f"521550000200{n + 2}"))
+        check("refused reloads leave no config_reload event",
+              stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'config_reload'") == 0)
+
+        fixed = dict(good, name="support.es.v2",
+                     description=good["description"] + " Responde siempre con amabilidad.")
+        with open(catalog, "w", encoding="utf-8") as f:
+            json.dump(fixed, f, ensure_ascii=False)
+        daemon.proc.send_signal(signal.SIGHUP)
+        line = daemon.wait_for_line("reloaded the catalog")
+        check("reload with a fixed catalog: logged with its name", "support.es.v2" in line, line)
+        events = stack.query("SELECT actor, json_extract(detail, '$.catalog') FROM v_audit WHERE event = 'config_reload'")
+        check("reload: one config_reload audit event naming the catalog", events == [("dispatchd", "support.es.v2")],
+              events)
+        check("reload: answered after", answered("wamid.R9", "5215500002009"))
+    finally:
+        stack.close()
+        work.cleanup()
 
 
 def window_closed_flow():
@@ -195,7 +336,7 @@ def notify_flow():
         stack.close()
 
 
-for flow in (main_flow, window_closed_flow, sigterm_flow, notify_flow):
+for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, sigterm_flow, notify_flow):
     try:
         flow()
     except Exception as error:  # a hang or crash of one flow is a failure, the others still run

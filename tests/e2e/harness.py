@@ -90,6 +90,16 @@ class Process:
             return self.proc.wait()
 
 
+def merge(base: dict, extra: dict) -> dict:
+    """Merges `extra` into `base`: nested objects key by key, anything else replaced."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -138,8 +148,7 @@ class Stack:
                                         "verify_token_env": "WHATSAPP_VERIFY_TOKEN"}},
             "staff": {"token_env": "DISPATCHD_STAFF_TOKEN"},
         }
-        for key, value in (extra_config or {}).items():
-            config[key] = value
+        merge(config, extra_config or {})
         with open(self.config_path, "w") as f:
             json.dump(config, f, indent=2)
         self.env = dict(os.environ, DISPATCHD_LLM_KEY="sk-fake", WHATSAPP_ACCESS_TOKEN=ACCESS_TOKEN,

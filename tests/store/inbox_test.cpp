@@ -71,6 +71,30 @@ TEST_CASE("inbox: a lease hides a message until it expires, then it is taken aga
   CHECK_FALSE(store::finish(db, id, "replied", k_t0 + 62s));  // not twice
 }
 
+TEST_CASE("inbox: the message type is stored, leased and shown; none is NULL", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  auto image = message("wamid.A", "c1");
+  image.type = "image";
+  const auto id = store::insert_inbound(db, image, k_t0).value().id;
+  insert(db, "wamid.B", "c2");
+  auto taken = store::take_next(db, "w", k_t0, 60s);
+  REQUIRE(taken);
+  REQUIRE(*taken);
+  CHECK((*taken)->id == id);
+  CHECK((*taken)->type == "image");
+  CHECK((*store::take_next(db, "w", k_t0, 60s))->type.empty());
+  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE message_type = 'image'").value() == 1);
+  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE message_type IS NULL").value() == 1);
+  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'received' AND json_extract(detail, '$.type') = "
+                     "'image'")
+            .value() == 1);
+  REQUIRE(store::finish(db, id, "ignored", k_t0, "a reason"));
+  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'done' AND json_extract(detail, '$.why') = "
+                     "'a reason' AND json_extract(detail, '$.outcome') = 'ignored'")
+            .value() == 1);
+}
+
 TEST_CASE("inbox: one conversation in order, different conversations in parallel", "[inbox]") {
   test::TempDir dir;
   auto db = migrated(dir);
