@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The daemon benchmark: signed WhatsApp webhooks through the real dispatchd, against the
+zero-latency model fake and the Graph API fake, with the durable store and its audit chain
+on (synchronous=FULL, every step audited). A benchmark, not a test: it fails only when the
+pipeline does not deliver every message, never on timing.
+
+Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
+       [--starts S] [--json FILE]
+
+Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
+the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY
+time on a new and on an existing database (sd_notify on a test socket), idle RSS, then N
+webhooks (one new sender each) with C in flight; end to end is from the first webhook to
+the last reply accepted by the Graph fake (polled from the database), CPU is dispatchd's
+user+system time over that window, peak RSS is VmHWM.
+"""
+import json
+import os
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+import harness  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def option(name, default):
+    args = sys.argv[3:]
+    return type(default)(args[args.index(name) + 1]) if name in args[:-1] else default
+
+
+def proc_status(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024.0  # MiB
+    return 0.0
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def load(build, mode, url, count, concurrency, **extra):
+    argv = [os.path.join(build, "bench", "webhook_load"), "--mode", mode, "--url", url, "--count", str(count),
+            "--concurrency", str(concurrency)]
+    env = dict(os.environ)
+    if mode == "webhook":
+        env["BENCH_APP_SECRET"] = harness.APP_SECRET
+        argv += ["--secret-env", "BENCH_APP_SECRET", "--first-sender", str(extra.get("first_sender", 5215500000000))]
+    if mode == "graph":
+        argv += ["--token", harness.ACCESS_TOKEN]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"webhook_load {mode} failed: {out.stdout}{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def start_ready(stack, notify_path):
+    """Starts dispatchd with NOTIFY_SOCKET and returns (process, seconds until READY=1)."""
+    if os.path.exists(notify_path):
+        os.unlink(notify_path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(notify_path)
+    sock.settimeout(30)
+    env = dict(stack.env, NOTIFY_SOCKET=notify_path)
+    started = time.perf_counter()
+    daemon = harness.Process([os.path.join(stack.build, "daemon", "dispatchd"), "--config", stack.config_path],
+                             env=env, name="dispatchd")
+    try:
+        while True:
+            datagram = sock.recv(4096).decode()
+            if "READY=1" in datagram.split("\n"):
+                return daemon, time.perf_counter() - started
+    finally:
+        sock.close()
+
+
+def one_run(build, source, count, concurrency, starts):
+    with tempfile.TemporaryDirectory(prefix="dispatchd-bench-") as workdir:
+        stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
+                              record=False, quiet_graph=True, workdir=workdir)
+        try:
+            result = {"count": count, "concurrency": concurrency}
+            alone = min(count, 20000)
+            result["fake_model_alone"] = load(build, "openai", f"http://127.0.0.1:{stack.model_port}/v1/chat/completions",
+                                              alone, concurrency)["per_second"]
+            result["fake_graph_alone"] = load(build, "graph", f"{stack.graph_url}/{harness.PHONE_NUMBER_ID}/messages",
+                                              alone, concurrency)["per_second"]
+            notify = os.path.join(workdir, "notify.sock")
+            daemon, first = start_ready(stack, notify)  # creates the database, applies migrations
+            result["ready_new_db_ms"] = round(first * 1000, 1)
+            daemon.stop()
+            readies = []
+            for _ in range(starts):
+                daemon, ready = start_ready(stack, notify)
+                readies.append(ready * 1000)
+                if len(readies) < starts:
+                    daemon.stop()
+            result["ready_existing_db_ms"] = round(statistics.median(readies), 1)
+            stack.daemon = daemon
+            pid = daemon.proc.pid
+            time.sleep(2.0)  # a few ticks of the idle loop
+            result["idle_rss_mib"] = round(proc_status(pid, "VmRSS"), 1)
+
+            db = sqlite3.connect(f"file:{stack.db}?mode=ro", uri=True, timeout=10)
+            cpu_before = cpu_seconds(pid)
+            started = time.perf_counter()
+            acked = load(build, "webhook", stack.url("/webhooks/whatsapp"), count, concurrency)
+            while True:
+                sent = db.execute("SELECT count(*) FROM actions WHERE status = 'sent'").fetchone()[0]
+                if sent >= count or time.perf_counter() - started > 600:
+                    break
+                time.sleep(0.02)
+            elapsed = time.perf_counter() - started
+            cpu = cpu_seconds(pid) - cpu_before
+            outcomes = dict(db.execute("SELECT outcome, count(*) FROM inbox GROUP BY 1").fetchall())
+            if outcomes != {"replied": count} or sent != count:
+                raise RuntimeError(f"not every message was answered: {outcomes}, {sent} sent")
+            result.update({
+                "webhooks_acked_per_s": acked["per_second"],
+                "webhook_latency_ms_p50": acked["latency_ms"]["p50"],
+                "webhook_latency_ms_p99": acked["latency_ms"]["p99"],
+                "messages_per_s": round(count / elapsed),
+                "cpu_ms_per_message": round(cpu * 1000 / count, 3),
+                "peak_rss_mib": round(proc_status(pid, "VmHWM"), 1),
+                "audit_events": db.execute("SELECT count(*) FROM audit").fetchone()[0],
+            })
+            db.close()
+            code = daemon.stop()
+            result["exit_code_on_sigterm"] = code
+            return result
+        finally:
+            stack.close()
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    count, concurrency = option("--count", 20000), option("--concurrency", 64)
+    runs, starts = option("--runs", 3), option("--starts", 5)
+    results = []
+    for run in range(runs):
+        result = one_run(build, source, count, concurrency, starts)
+        print(json.dumps(result), flush=True)
+        results.append(result)
+    keys = ["fake_model_alone", "fake_graph_alone", "messages_per_s", "webhooks_acked_per_s", "cpu_ms_per_message",
+            "idle_rss_mib", "peak_rss_mib", "ready_existing_db_ms", "ready_new_db_ms", "webhook_latency_ms_p50",
+            "webhook_latency_ms_p99"]
+    summary = {k: statistics.median(r[k] for r in results) for k in keys}
+    if "--json" in sys.argv[3:-1]:
+        with open(option("--json", ""), "w") as f:
+            json.dump({"runs": results, "median": summary}, f, indent=2)
+    print(f"\nmedian of {runs} run(s), {count} messages, {concurrency} in flight:")
+    targets = {"messages_per_s": ">= 2000", "idle_rss_mib": "<= 35", "peak_rss_mib": "<= 70",
+               "ready_existing_db_ms": "<= 100"}
+    for k in keys:
+        print(f"  {k:24} {summary[k]:>10}   {('target ' + targets[k]) if k in targets else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Daemon benchmark: signed webhooks through the real dispatchd against the model and Graph
+# fakes (bench/daemon_bench.py says what is measured). Runs from any directory. A
+# benchmark, not a test: it fails only when something does not build or a message is not
+# answered, never on timing.
+#
+# Environment: RUNS (3), COUNT (20000), CONCURRENCY (64), BUILD_DIR (<repo>/build-bench-daemon).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${BUILD_DIR:-$ROOT/build-bench-daemon}"
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
+
+echo "== build (Release, $BUILD)"
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$LOG" 2>&1 || { cat "$LOG"; exit 1; }
+cmake --build "$BUILD" --target dispatchd fake_model fake_graph webhook_load -j"$(nproc)" >>"$LOG" 2>&1 ||
+  { cat "$LOG"; exit 1; }
+
+echo "== machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 "$ROOT/bench/daemon_bench.py" "$BUILD" "$ROOT" --runs "${RUNS:-3}" --count "${COUNT:-20000}" \
+  --concurrency "${CONCURRENCY:-64}" --json "$BUILD/daemon-bench.json"
+echo "(all runs: $BUILD/daemon-bench.json)"
