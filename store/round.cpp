@@ -1,24 +1,159 @@
 #include "store/round.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "store/database.h"
 
 namespace dispatchd::store {
+namespace {
 
-Round::Round(Database& db, Post post) : m_db(db), m_post(std::move(post)) { m_db.attach_round(this); }
+// SQLite's automatic checkpoint threshold (1000 pages of 4 KiB), kept.
+constexpr off_t k_checkpoint_bytes = 4 << 20;
+
+}  // namespace
+
+struct Round::State : std::enable_shared_from_this<State> {
+  Database& db;
+  Post post;
+  bool open = false;
+  std::vector<std::function<void(bool)>> waiters;  // of the open round
+  // Committed rounds waiting for their sync, oldest first: (generation, waiters).
+  std::deque<std::pair<std::int64_t, std::vector<std::function<void(bool)>>>> unsynced;
+  std::int64_t committed = 0;  // generation of the last commit
+  Stats stats;
+
+  // Shared with the syncer thread, under `mutex`.
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::int64_t requested = 0;  // sync everything up to this generation
+  bool stopping = false;
+  std::int64_t syncs = 0;
+  std::int64_t checkpoints = 0;
+  std::thread syncer;
+  // The syncer's own connection for checkpoints, so that copying the WAL back into the
+  // database (and its two syncs) happens off the loop too; empty when it cannot open,
+  // and then SQLite's automatic checkpoint stays on the loop's connection.
+  std::optional<Database> checkpointer;
+
+  State(Database& db_, Post post_) : db(db_), post(std::move(post_)) {}
+
+  void request_sync(std::int64_t generation) {
+    {
+      const std::lock_guard lock(mutex);
+      requested = generation;
+    }
+    wake.notify_one();
+  }
+
+  // The syncer thread: one fdatasync covers every commit made before it started.
+  void run_syncer() {
+    int fd = -1;
+    std::int64_t synced = 0;
+    while (true) {
+      std::int64_t target = 0;
+      {
+        std::unique_lock lock(mutex);
+        wake.wait(lock, [&] { return stopping || requested > synced; });
+        if (requested <= synced) break;  // stopping, nothing left
+        target = requested;
+      }
+      // The WAL exists once the first commit wrote it, and stays while our connection is
+      // open; a descriptor of our own syncs the same file.
+      if (fd < 0) fd = ::open((db.path() + "-wal").c_str(), O_RDONLY | O_CLOEXEC);
+      const bool ok = fd >= 0 && ::fdatasync(fd) == 0;
+      bool checkpointed = false;
+      struct stat wal{};
+      if (ok && checkpointer && ::fstat(fd, &wal) == 0 && wal.st_size > k_checkpoint_bytes) {
+        // PASSIVE: copies what no reader still needs, never blocks the loop's writes.
+        checkpointed = checkpointer->exec("PRAGMA wal_checkpoint(PASSIVE)").has_value();
+      }
+      {
+        const std::lock_guard lock(mutex);
+        ++syncs;
+        if (checkpointed) ++checkpoints;
+      }
+      synced = target;
+      post([weak = weak_from_this(), target, ok] {
+        if (auto self = weak.lock()) self->on_synced(target, ok);
+      });
+    }
+    if (fd >= 0) ::close(fd);
+  }
+
+  void on_synced(std::int64_t generation, bool ok) {
+    // A failed sync answers false: the waiters report it (a webhook gets 500, a send stays).
+    while (!unsynced.empty() && unsynced.front().first <= generation) {
+      auto waiting = std::move(unsynced.front().second);
+      unsynced.pop_front();
+      for (auto& then : waiting) then(ok);
+    }
+  }
+
+  void commit() {
+    if (!open) return;
+    open = false;
+    auto waiting = std::exchange(waiters, {});
+    const bool ok = db.exec("COMMIT").has_value();
+    if (!ok) (void)db.exec("ROLLBACK");
+    ++stats.commits;
+    if (!ok) {
+      ++stats.failed_commits;
+      for (auto& then : waiting) then(false);
+      return;
+    }
+    unsynced.emplace_back(++committed, std::move(waiting));
+    request_sync(committed);
+  }
+};
+
+Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std::move(post))) {
+  // The syncer thread syncs instead. Should this fail, every COMMIT syncs by itself:
+  // slower, never less durable.
+  (void)db.exec("PRAGMA synchronous=NORMAL");
+  if (auto other = Database::open(db.path(), Database::Mode::existing); other && db.exec("PRAGMA wal_autocheckpoint=0")) {
+    m_state->checkpointer.emplace(std::move(*other));
+  }
+  db.attach_round(this);
+  m_state->syncer = std::thread([state = m_state.get()] { state->run_syncer(); });
+}
 
 Round::~Round() {
-  commit();
-  m_db.attach_round(nullptr);
+  auto& s = *m_state;
+  s.commit();
+  {
+    const std::lock_guard lock(s.mutex);
+    s.stopping = true;
+  }
+  s.wake.notify_one();
+  s.syncer.join();
+  // The syncer's last results may still be queued on the loop: settle them here, with a
+  // final sync of our own, so no waiter is left behind.
+  (void)s.db.exec("PRAGMA synchronous=FULL");
+  if (s.checkpointer) (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");
+  const int fd = ::open((s.db.path() + "-wal").c_str(), O_RDONLY | O_CLOEXEC);
+  const bool ok = fd < 0 || ::fdatasync(fd) == 0;  // no WAL file: nothing was written
+  if (fd >= 0) ::close(fd);
+  s.on_synced(s.committed, ok);
+  s.db.attach_round(nullptr);
 }
 
 std::expected<void, std::string> Round::open() {
-  if (m_open) return {};
-  if (auto ok = m_db.exec("BEGIN IMMEDIATE"); !ok) return ok;
-  m_open = true;
-  m_post([self = std::weak_ptr<Round*>(m_self)] {
-    if (auto alive = self.lock()) (*alive)->commit();
+  auto& s = *m_state;
+  if (s.open) return {};
+  if (auto ok = s.db.exec("BEGIN IMMEDIATE"); !ok) return ok;
+  s.open = true;
+  s.post([weak = std::weak_ptr<State>(m_state)] {
+    if (auto state = weak.lock()) state->commit();
   });
   return {};
 }
@@ -26,26 +161,21 @@ std::expected<void, std::string> Round::open() {
 void Round::after_commit(std::function<void(bool)> then) {
   if (auto ok = open(); !ok) {
     // Could not even begin: nothing of this step is stored.
-    m_post([then = std::move(then)] { then(false); });
+    m_state->post([then = std::move(then)] { then(false); });
     return;
   }
-  m_waiters.push_back(std::move(then));
+  m_state->waiters.push_back(std::move(then));
 }
 
-void Round::commit() {
-  if (!m_open) return;
-  m_open = false;
-  auto waiters = std::exchange(m_waiters, {});
-  const bool ok = m_db.exec("COMMIT").has_value();
-  if (!ok) (void)m_db.exec("ROLLBACK");
-  ++m_stats.commits;
-  if (!ok) ++m_stats.failed_commits;
-  for (auto& then : waiters) then(ok);
+void Round::commit() { m_state->commit(); }
+
+Round::Stats Round::stats() const {
+  Stats out = m_state->stats;
+  const std::lock_guard lock(m_state->mutex);
+  out.syncs = m_state->syncs;
+  out.checkpoints = m_state->checkpoints;
+  return out;
 }
-
-}  // namespace dispatchd::store
-
-namespace dispatchd::store {
 
 void after_commit(Database& db, std::function<void(bool)> then) {
   if (auto* round = db.round()) return round->after_commit(std::move(then));

@@ -7,24 +7,28 @@
 // still undoes only its own changes. Pages touched by many calls are written to the WAL
 // once per round instead of once per call.
 //
-// Durability is the connection's (synchronous=FULL: the round's COMMIT returns once the
-// WAL is on disk), so a round costs one sync however many steps it holds. A step whose
-// effect leaves the process (answering 200 to a webhook, calling the Graph API after
-// marking an action `sending`, telling staff a decision is stored) registers
-// after_commit(then) and acts inside `then`, never before the commit.
+// Durability without stalling the loop: the round's COMMIT writes the WAL without syncing
+// it (synchronous=NORMAL while attached) and a syncer thread then fdatasyncs the WAL file;
+// one sync covers every commit made before it, so commits that pile up during a sync
+// share the next one. The same thread checkpoints (copies the WAL back into the database
+// file) through its own connection, instead of SQLite doing it inside a COMMIT on the loop. A step whose effect leaves the process (answering 200 to a webhook,
+// calling the Graph API after marking an action `sending`, telling staff a decision is
+// stored) registers after_commit(then) and acts inside `then`, which runs on the loop once
+// its round is committed AND on disk. Every commit is synced, waited on or not.
 //
-// A failed COMMIT rolls the whole round back and calls every waiter with false; the
-// store's state machine then redoes those steps (a message is taken and decided again;
-// nothing is sent twice, since no send leaves before its `sending` mark is committed).
+// A failed COMMIT rolls the whole round back and calls its waiters with false; the store's
+// state machine then redoes those steps (a message is taken and decided again; nothing is
+// sent twice, since no send leaves before its `sending` mark is durable). A failed sync
+// (EIO) also answers false: the rows may be in the file but were never promised.
 //
-// Thread-safety: the loop's thread only, like the Database.
+// Thread-safety: the loop's thread only, like the Database; the syncer thread touches only
+// its own descriptor of the WAL file and hands results back through `post`.
 
 #include <cstdint>
 #include <expected>
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace dispatchd::store {
 
@@ -32,44 +36,43 @@ class Database;
 
 class Round {
  public:
-  // `post` runs a function later on the loop's thread, after what is already queued
-  // (boost::asio::post). Attaches itself to `db` until destroyed.
+  // `post` runs a function later on the loop's thread, after what is already queued; it
+  // must be callable from any thread (boost::asio::post is). Attaches itself to `db`.
   using Post = std::function<void(std::function<void()>)>;
   Round(Database& db, Post post);
-  ~Round();  // commits what is open, detaches
+  // Commits what is open, waits for the last sync, answers the remaining waiters, detaches
+  // and puts the connection back to synchronous=FULL.
+  ~Round();
   Round(const Round&) = delete;
   Round& operator=(const Round&) = delete;
 
   // Opens the round's transaction when none is open (store/transaction.h calls it).
   std::expected<void, std::string> open();
-  // Runs `then(committed)` once the current round has committed (or failed to). With no
-  // round open, one is opened: `then` never runs before the caller returns.
-  void after_commit(std::function<void(bool committed)> then);
-  // Commits the open round now (the posted commit finds nothing left to do).
+  // Runs `then(durable)` on the loop once what the caller wrote is committed and synced
+  // (or failed to be). With no round open, one is opened: `then` never runs before the
+  // caller returns.
+  void after_commit(std::function<void(bool durable)> then);
+  // Commits the open round now and asks for its sync (the posted commit then finds
+  // nothing to do).
   void commit();
 
   struct Stats {
     std::int64_t commits = 0;
     std::int64_t failed_commits = 0;
+    std::int64_t syncs = 0;  // fdatasync calls: fewer than commits under load
+    std::int64_t checkpoints = 0;
   };
-  const Stats& stats() const { return m_stats; }
+  Stats stats() const;
+
+  struct State;  // shared with the syncer thread and posted handlers
 
  private:
-  Database& m_db;
-  Post m_post;
-  bool m_open = false;
-  std::shared_ptr<Round*> m_self = std::make_shared<Round*>(this);  // a posted commit may outlive us
-  std::vector<std::function<void(bool)>> m_waiters;
-  Stats m_stats;
+  std::shared_ptr<State> m_state;
 };
 
-}  // namespace dispatchd::store
-
-namespace dispatchd::store {
-
-// Runs `then(committed)` after what the caller just wrote is committed: after the round's
-// commit when a Round is attached to `db`, else at once (every transaction has committed
-// by itself).
-void after_commit(Database& db, std::function<void(bool committed)> then);
+// Runs `then(durable)` after what the caller just wrote is committed and on disk: through
+// the Round attached to `db`, else at once (every transaction has committed by itself,
+// synchronously with the default synchronous=FULL).
+void after_commit(Database& db, std::function<void(bool durable)> then);
 
 }  // namespace dispatchd::store

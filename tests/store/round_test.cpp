@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
+#include <mutex>
 
 #include "store/audit.h"
 #include "store/migrations.h"
@@ -15,7 +18,8 @@ using namespace dispatchd;
 namespace {
 
 // A migrated database, a second connection to watch what is committed, and a Round whose
-// posted commits run when the test says (the event loop's queue, by hand).
+// posted handlers run when the test says (the event loop's queue, by hand; the syncer
+// thread posts into it too).
 struct Fixture {
   Fixture() {
     auto opened = store::Database::open(dir.file("d.db"));
@@ -27,14 +31,39 @@ struct Fixture {
     auto other = store::Database::open(dir.file("d.db"));
     REQUIRE(other);
     observer.emplace(std::move(*other));
-    round.emplace(*db, [this](std::function<void()> f) { queue.push_back(std::move(f)); });
+    round.emplace(*db, [this](std::function<void()> f) {
+      {
+        const std::lock_guard lock(mutex);
+        queue.push_back(std::move(f));
+      }
+      posted.notify_all();
+    });
   }
+  // Runs what is queued now (the end of a loop round).
   void run_queue() {
-    while (!queue.empty()) {
-      auto f = std::move(queue.front());
-      queue.pop_front();
-      f();
+    while (auto f = next(std::chrono::milliseconds(0))) (*f)();
+  }
+  // Runs handlers, waiting for more, until `done` (or fails after five seconds).
+  template <typename Done>
+  void run_until(Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done()) {
+      auto f = next(std::chrono::milliseconds(50));
+      if (f) (*f)();
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
     }
+  }
+  std::optional<std::function<void()>> next(std::chrono::milliseconds wait) {
+    std::unique_lock lock(mutex);
+    posted.wait_for(lock, wait, [&] { return !queue.empty(); });
+    if (queue.empty()) return std::nullopt;
+    auto f = std::move(queue.front());
+    queue.pop_front();
+    return f;
+  }
+  std::size_t queued() {
+    const std::lock_guard lock(mutex);
+    return queue.size();
   }
   long long committed_events() { return observer->query_int("SELECT count(*) FROM audit").value(); }
   std::expected<void, std::string> event(const std::string& name) {
@@ -44,6 +73,8 @@ struct Fixture {
   test::TempDir dir;
   std::optional<store::Database> db;
   std::optional<store::Database> observer;
+  std::mutex mutex;
+  std::condition_variable posted;
   std::deque<std::function<void()>> queue;
   std::optional<store::Round> round;
 };
@@ -55,7 +86,7 @@ TEST_CASE("round: the store calls of one round share one commit, made when the r
   REQUIRE(f.event("one"));
   REQUIRE(f.event("two"));
   CHECK(f.committed_events() == 0);  // still inside the round's transaction
-  CHECK(f.queue.size() == 1);        // one commit posted, however many calls
+  CHECK(f.queued() == 1);            // one commit posted, however many calls
   f.run_queue();
   CHECK(f.committed_events() == 2);
   CHECK(f.round->stats().commits == 1);
@@ -68,20 +99,38 @@ TEST_CASE("round: the store calls of one round share one commit, made when the r
   CHECK_FALSE(check->first_broken);
 }
 
-TEST_CASE("round: after_commit runs only once the round is committed", "[round]") {
+TEST_CASE("round: after_commit runs only once the round is committed and synced", "[round]") {
   Fixture f;
   REQUIRE(f.event("acknowledged"));
   std::optional<bool> answered;
   long long visible_then = -1;
-  store::after_commit(*f.db, [&](bool committed) {
-    answered = committed;
+  store::after_commit(*f.db, [&](bool durable) {
+    answered = durable;
     visible_then = f.committed_events();
   });
   CHECK_FALSE(answered.has_value());
-  f.run_queue();
-  REQUIRE(answered.has_value());
+  f.run_until([&] { return answered.has_value(); });
   CHECK(*answered);
   CHECK(visible_then == 1);  // the effect saw the committed row
+  CHECK(f.round->stats().syncs >= 1);
+}
+
+TEST_CASE("round: one sync may cover several commits, and every waiter is answered in order", "[round]") {
+  Fixture f;
+  std::vector<int> order;
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(f.event("burst"));
+    store::after_commit(*f.db, [&order, i](bool durable) {
+      CHECK(durable);
+      order.push_back(i);
+    });
+    f.round->commit();  // a round each, faster than the syncer thread can follow
+  }
+  f.run_until([&] { return order.size() == 20; });
+  for (int i = 0; i < 20; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+  CHECK(f.round->stats().commits == 20);
+  CHECK(f.round->stats().syncs <= 20);
+  CHECK(f.committed_events() == 20);
 }
 
 TEST_CASE("round: a failing call undoes only its own changes, the round goes on", "[round]") {
@@ -105,9 +154,9 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   REQUIRE(f.event("lost"));
   REQUIRE(store::transaction<void>(*f.db, [&] { return f.db->exec("INSERT INTO deferred_check VALUES (999)"); }));
   std::vector<bool> waiters;
-  store::after_commit(*f.db, [&](bool committed) { waiters.push_back(committed); });
-  store::after_commit(*f.db, [&](bool committed) { waiters.push_back(committed); });
-  f.run_queue();
+  store::after_commit(*f.db, [&](bool durable) { waiters.push_back(durable); });
+  store::after_commit(*f.db, [&](bool durable) { waiters.push_back(durable); });
+  f.run_until([&] { return waiters.size() == 2; });
   CHECK(waiters == std::vector<bool>{false, false});
   CHECK(f.round->stats().failed_commits == 1);
   CHECK(f.committed_events() == 0);
@@ -117,11 +166,15 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   CHECK(f.committed_events() == 1);
 }
 
-TEST_CASE("round: destroying the round commits what is open", "[round]") {
+TEST_CASE("round: destroying the round commits what is open and answers every waiter", "[round]") {
   Fixture f;
   REQUIRE(f.event("at shutdown"));
+  std::optional<bool> answered;
+  store::after_commit(*f.db, [&](bool durable) { answered = durable; });
   f.round.reset();
   CHECK(f.committed_events() == 1);
+  REQUIRE(answered.has_value());
+  CHECK(*answered);
   CHECK(f.db->round() == nullptr);
   REQUIRE(f.event("after"));  // plain transactions again
   CHECK(f.committed_events() == 2);
@@ -131,6 +184,26 @@ TEST_CASE("round: a commit posted before the round was destroyed does nothing", 
   Fixture f;
   REQUIRE(f.event("committed by the destructor"));
   f.round.reset();
-  f.run_queue();  // the posted commit finds no round
+  f.run_queue();  // the posted commit and sync results find no round
   CHECK(f.committed_events() == 1);
+}
+
+TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[round]") {
+  Fixture f;
+  const std::string detail = "{\"pad\":\"" + std::string(16 * 1024, 'x') + "\"}";
+  bool synced = false;
+  for (int i = 0; i < 400 && f.round->stats().checkpoints == 0; ++i) {
+    REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
+    synced = false;
+    store::after_commit(*f.db, [&](bool durable) { synced = durable; });
+    f.round->commit();
+    f.run_until([&] { return synced; });
+  }
+  CHECK(f.round->stats().checkpoints >= 1);
+  CHECK(f.db->query_int("PRAGMA wal_autocheckpoint").value() == 0);  // SQLite's own is off meanwhile
+  f.round.reset();
+  CHECK(f.db->query_int("PRAGMA wal_autocheckpoint").value() == 1000);
+  const auto check = store::verify_audit(*f.observer);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
 }
