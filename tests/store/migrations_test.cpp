@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "store/audit.h"
 #include "store/migrations.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
@@ -125,4 +126,29 @@ TEST_CASE("load_migrations: names and versions are checked", "[store]") {
 
 TEST_CASE("sha256_hex matches the standard test vector", "[store]") {
   CHECK(store::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain still verifies", "[store]") {
+  test::TempDir dir;
+  auto db = open(dir.file("d.db"));
+  const auto migrations = load(test::source_path("migrations"));
+  const std::vector<store::Migration> before(migrations.begin(), migrations.begin() + 3);
+  REQUIRE(before.back().name == "0003_message_indexes.sql");
+  REQUIRE(store::migrate(db, before, k_now));
+  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 1);
+  for (int i = 1; i <= 5; ++i) {
+    REQUIRE(store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"}));
+  }
+  auto upgraded = store::migrate(db, migrations, k_now);
+  REQUIRE(upgraded);
+  CHECK(upgraded->applied.front() == "0004_audit_hash_not_indexed.sql");
+  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 0);
+  CHECK(db.query_int("SELECT count(*) FROM v_audit").value() == 5);
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK(check->events == 5);
+  CHECK_FALSE(check->first_broken);
+  CHECK_FALSE(db.exec("UPDATE audit SET actor = 'mallory' WHERE id = 2"));  // still append-only
+  REQUIRE(store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":6}"}));
+  CHECK(store::verify_audit(db)->events == 6);
 }
