@@ -5,7 +5,10 @@ on (synchronous=FULL, every step audited). A benchmark, not a test: it fails onl
 pipeline does not deliver every message, never on timing.
 
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
-       [--starts S] [--json FILE]
+       [--starts S] [--model-concurrency M] [--json FILE]
+
+--concurrency is the webhooks in flight from the load generator; --model-concurrency is
+dispatchd's llm.max_concurrency (64, as in the tests' config).
 
 Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
 the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY
@@ -92,12 +95,13 @@ def start_ready(stack, notify_path):
         sock.close()
 
 
-def one_run(build, source, count, concurrency, starts):
+def one_run(build, source, count, concurrency, starts, model_concurrency):
     with tempfile.TemporaryDirectory(prefix="dispatchd-bench-") as workdir:
         stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
-                              record=False, quiet_graph=True, workdir=workdir)
+                              record=False, quiet_graph=True, workdir=workdir,
+                              extra_config={"llm": {"max_concurrency": model_concurrency}})
         try:
-            result = {"count": count, "concurrency": concurrency}
+            result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency}
             alone = min(count, 20000)
             result["fake_model_alone"] = load(build, "openai", f"http://127.0.0.1:{stack.model_port}/v1/chat/completions",
                                               alone, concurrency)["per_second"]
@@ -165,9 +169,10 @@ def main():
     build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     count, concurrency = option("--count", 20000), option("--concurrency", 64)
     runs, starts = option("--runs", 3), option("--starts", 5)
+    model_concurrency = option("--model-concurrency", 64)
     results = []
     for run in range(runs):
-        result = one_run(build, source, count, concurrency, starts)
+        result = one_run(build, source, count, concurrency, starts, model_concurrency)
         print(json.dumps(result), flush=True)
         results.append(result)
     keys = ["fake_model_alone", "fake_graph_alone", "messages_per_s", "webhooks_acked_per_s", "cpu_ms_per_message",
@@ -178,7 +183,8 @@ def main():
     if "--json" in sys.argv[3:-1]:
         with open(option("--json", ""), "w") as f:
             json.dump({"runs": results, "median": summary}, f, indent=2)
-    print(f"\nmedian of {runs} run(s), {count} messages, {concurrency} in flight:")
+    print(f"\nmedian of {runs} run(s), {count} messages, {concurrency} webhooks in flight, "
+          f"llm.max_concurrency {model_concurrency}:")
     targets = {"messages_per_s": ">= 2000", "idle_rss_mib": "<= 35", "peak_rss_mib": "<= 70",
                "ready_existing_db_ms": "<= 100"}
     for k in keys:

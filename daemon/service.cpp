@@ -21,7 +21,7 @@
 #include "daemon/whatsapp_channel.h"
 #include "daemon/wiring.h"
 #include "llm/limiter.h"
-#include "net/curl_transport.h"
+#include "net/threaded_transport.h"
 #include "store/audit.h"
 #include "store/metrics.h"
 #include "store/round.h"
@@ -61,7 +61,7 @@ struct Service::Parts {
   boost::asio::io_context& io;
   std::string worker = worker_name();
   StoreReady store;
-  net::CurlTransport transport;
+  net::ThreadedTransport transport;  // curl on its own thread; callbacks back on `io`
   llm::Limiter limiter;
   std::unique_ptr<llm::Provider> provider;
   std::unique_ptr<agent::Agent> agent;

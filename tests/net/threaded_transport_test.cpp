@@ -1,0 +1,83 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include "net/threaded_transport.h"
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <thread>
+#include <vector>
+
+#include "tests/fakes/fake_model_server.h"
+#include "tests/io_run.h"
+
+using namespace dispatchd;
+using fakes::Dialect;
+using fakes::FakeModelServer;
+using fakes::FakeReply;
+
+namespace {
+
+net::HttpRequest post(const std::string& url) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.url = url;
+  request.body = "{}";
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("ThreadedTransport answers on the caller's loop, never inside send, for many requests at once") {
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "ok").after(std::chrono::milliseconds(20)));
+  boost::asio::io_context home;
+  net::ThreadedTransport transport(home);
+  const auto caller = std::this_thread::get_id();
+  int ok = 0;
+  int done = 0;
+  bool on_home_thread = true;
+  bool sending = false;
+  bool inside_send = false;
+  for (int i = 0; i < 30; ++i) {
+    sending = true;
+    transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions"), [&](net::HttpResult r) {
+      ++done;
+      inside_send = inside_send || sending;
+      on_home_thread = on_home_thread && std::this_thread::get_id() == caller;
+      if (r && r->status == 200 && r->body == "ok") ++ok;
+    });
+    sending = false;
+  }
+  test::run_until(home, [&] { return done == 30; });
+  CHECK(ok == 30);
+  CHECK(on_home_thread);
+  CHECK_FALSE(inside_send);
+  CHECK(fake.max_in_flight() == 30);
+}
+
+TEST_CASE("ThreadedTransport reports transport errors the same way") {
+  boost::asio::io_context home;
+  net::ThreadedTransport transport(home);
+  std::optional<net::HttpResult> result;
+  auto request = post("http://127.0.0.1:9/nothing");  // discard port: nothing listens
+  request.connect_timeout = std::chrono::milliseconds(2000);
+  transport.send(std::move(request), [&](net::HttpResult r) { result = std::move(r); });
+  test::run_until(home, [&] { return result.has_value(); });
+  REQUIRE_FALSE(*result);
+  CHECK(result->error().kind == net::TransportErrorKind::connect_failed);
+}
+
+TEST_CASE("ThreadedTransport destroyed with requests in flight drops them without calling back") {
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "late").after(std::chrono::milliseconds(300)));
+  boost::asio::io_context home;
+  int called = 0;
+  {
+    net::ThreadedTransport transport(home);
+    for (int i = 0; i < 5; ++i)
+      transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions"), [&](net::HttpResult) { ++called; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  home.run_for(std::chrono::milliseconds(400));
+  CHECK(called == 0);
+}
