@@ -20,9 +20,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tests/fakes/fake_model_server.h"
@@ -96,6 +96,18 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 volatile std::sig_atomic_t g_stop = 0;
 
+// The sender in the agent's prompt, "... message from <sender>: ...": a plain scan, since
+// the benchmark runs this per request on the same cores as dispatchd.
+std::string sender_of(const std::string& prompt) {
+  static constexpr std::string_view k_marker = "message from ";
+  const auto at = prompt.find(k_marker);
+  if (at == std::string::npos) return "";
+  const auto start = at + k_marker.size();
+  const auto end = prompt.find_first_of(": \t\n", start);
+  if (end == std::string::npos || prompt[end] != ':') return "";
+  return prompt.substr(start, end - start);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,15 +135,13 @@ int main(int argc, char** argv) {
   }
   FakeModelServer server(port);
   server.set_recording(record);
-  const std::regex sender_pattern("message from ([^:\\s]+):");
   server.set_responder([&](const ReceivedRequest& request) -> std::optional<FakeReply> {
     rapidjson::Document body;
     body.Parse(request.body.c_str());
     std::string first_user;
     int attempt = 0;
     read_turns(request.dialect, body, first_user, attempt);
-    std::smatch match;
-    const std::string sender = std::regex_search(first_user, match, sender_pattern) ? match[1].str() : "";
+    const std::string sender = sender_of(first_user);
     const std::vector<std::string>* replies = &scenario.fallback;
     for (const auto& rule : scenario.rules) {
       if (first_user.find(rule.when) != std::string::npos && !rule.replies.empty()) {
