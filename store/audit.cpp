@@ -22,15 +22,23 @@ std::string canonical(std::int64_t id, const AuditEvent& e) {
 }  // namespace
 
 std::expected<std::string, std::string> append_audit(Database& db, const AuditEvent& event) {
-  auto last = Query::prepare(db, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
-  if (!last) return std::unexpected(last.error());
   std::int64_t id = 1;
   std::string prev = k_audit_genesis;
-  auto row = last->step();
-  if (!row) return std::unexpected(row.error());
-  if (*row) {
-    id = last->integer(0) + 1;
-    prev = last->text(1);
+  auto& tail = db.audit_tail();
+  // The chain's tail as our last append left it, when nothing can have moved it since: the
+  // same transaction (we hold the write lock) and no rollback in between.
+  if (tail && db.in_transaction() && tail->epoch == db.transaction_epoch()) {
+    id = tail->id + 1;
+    prev = tail->hash;
+  } else {
+    auto last = Query::prepare(db, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
+    if (!last) return std::unexpected(last.error());
+    auto row = last->step();
+    if (!row) return std::unexpected(row.error());
+    if (*row) {
+      id = last->integer(0) + 1;
+      prev = last->text(1);
+    }
   }
   const std::string hash = sha256_hex(prev + canonical(id, event));
   auto insert = Query::prepare(
@@ -39,6 +47,7 @@ std::expected<std::string, std::string> append_audit(Database& db, const AuditEv
   insert->bind(1, id).bind(2, event.at).bind(3, event.event).bind(4, event.message_id).bind(5, event.actor);
   insert->bind(6, event.detail).bind(7, prev).bind(8, hash);
   DISPATCHD_TRY(insert->run());
+  tail = Database::AuditTail{db.transaction_epoch(), id, hash};
   return hash;
 }
 

@@ -1,5 +1,7 @@
 #include "store/database.h"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <unordered_map>
 
@@ -11,6 +13,8 @@ struct Database::Impl {
   sqlite3* db = nullptr;
   std::string path;
   Round* round = nullptr;
+  std::uint64_t epoch = 0;
+  std::optional<AuditTail> audit_tail;
   std::unordered_map<std::string, sqlite3_stmt*> statements;
 
   ~Impl() {
@@ -48,11 +52,19 @@ sqlite3* Database::handle() const { return m_impl->db; }
 const std::string& Database::path() const { return m_impl->path; }
 bool Database::in_transaction() const { return sqlite3_get_autocommit(m_impl->db) == 0; }
 Round* Database::round() const { return m_impl->round; }
+std::uint64_t Database::transaction_epoch() const { return m_impl->epoch; }
+std::optional<Database::AuditTail>& Database::audit_tail() { return m_impl->audit_tail; }
 void Database::attach_round(Round* round) { m_impl->round = round; }
 
 std::string Database::last_error() const { return sqlite3_errmsg(m_impl->db); }
 
 std::expected<void, std::string> Database::exec(std::string_view sql) {
+  const auto starts = [&](std::string_view word) {
+    return sql.size() >= word.size() && std::equal(word.begin(), word.end(), sql.begin(), [](char a, char b) {
+             return a == std::toupper(static_cast<unsigned char>(b));
+           });
+  };
+  if (starts("BEGIN") || starts("ROLLBACK")) ++m_impl->epoch;
   const std::string text(sql);
   char* message = nullptr;
   if (sqlite3_exec(m_impl->db, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {

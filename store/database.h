@@ -14,8 +14,10 @@
 //
 // Thread-safety: one Database per thread; SQLite serializes writers across processes.
 
+#include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +44,17 @@ class Database {
 
   // True inside BEGIN ... COMMIT (or a savepoint).
   bool in_transaction() const;
+  // Changes whenever a transaction begins or anything is rolled back (exec of BEGIN... or
+  // ROLLBACK...): what the store caches from the database (the audit chain's tail) is
+  // valid only inside a transaction and while this stays the same.
+  std::uint64_t transaction_epoch() const;
+  struct AuditTail {
+    std::uint64_t epoch = 0;
+    std::int64_t id = 0;
+    std::string hash;
+  };
+  std::optional<AuditTail>& audit_tail();  // store/audit.cpp's cache
+
   // The group commit top-level transactions join, or null (Round attaches itself).
   Round* round() const;
   void attach_round(Round* round);

@@ -2,6 +2,7 @@
 
 #include "store/audit.h"
 #include "store/migrations.h"
+#include "store/transaction.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
 
@@ -74,4 +75,56 @@ TEST_CASE("audit: a row re-hashed by hand still breaks the next link", "[audit]"
   const auto check =
       tampered(4, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2");
   CHECK(check.first_broken == 2);  // its own hash no longer matches its contents
+}
+
+namespace {
+
+store::AuditEvent event(const std::string& name) { return {"2026-12-01T12:00:00Z", name, std::nullopt, "dispatchd", "{}"}; }
+
+std::expected<void, std::string> append(store::Database& db, const std::string& name) {
+  auto appended = store::append_audit(db, event(name));
+  if (!appended) return std::unexpected(appended.error());
+  return {};
+}
+
+void verified(store::Database& db, std::int64_t events) {
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK(check->events == events);
+  CHECK_FALSE(check->first_broken);
+}
+
+}  // namespace
+
+TEST_CASE("audit: the remembered tail never skips a row rolled back or written by another connection", "[audit]") {
+  test::TempDir dir;
+  auto db = trail(dir, 1);
+  auto other = store::Database::open(dir.file("d.db"));
+  REQUIRE(other);
+
+  // Several appends in one transaction chain on each other (the tail is remembered).
+  REQUIRE(store::transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    for (int i = 0; i < 3; ++i) {
+      if (auto ok = append(db, "in one transaction"); !ok) return ok;
+    }
+    return {};
+  }));
+  verified(db, 4);
+
+  // A savepoint rolled back after an append: the next append must not chain on the undone row.
+  REQUIRE(store::transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    auto undone = store::transaction<void>(db, [&]() -> std::expected<void, std::string> {
+      if (auto ok = append(db, "undone"); !ok) return ok;
+      return std::unexpected("refused after writing");
+    });
+    if (undone) return std::unexpected("the inner step should have failed");
+    return append(db, "after the rollback");
+  }));
+  verified(db, 5);
+
+  // Another connection appends between our transactions.
+  REQUIRE(store::record_event(*other, event("from dispatchctl")));
+  REQUIRE(store::record_event(db, event("ours again")));
+  verified(db, 7);
+  CHECK(db.query_int("SELECT count(*) FROM audit WHERE event = 'undone'").value() == 0);
 }
