@@ -133,8 +133,7 @@ def audit_queries(stack, replacements):
         for old, new in replacements:
             sql = sql.replace(old, new)
         say(f"-- {number}. {title.rstrip('.:')}")
-        cursor_rows = stack.query(sql)
-        names = describe_columns(stack, sql)
+        names, cursor_rows = query_with_columns(stack, sql)
         if not cursor_rows:
             say("   (no rows)")
         else:
@@ -144,9 +143,11 @@ def audit_queries(stack, replacements):
         say()
 
 
-def describe_columns(stack, sql):
+def query_with_columns(stack, sql):
+    """Runs `sql` once, read-only: (column names, rows)."""
     with sqlite3.connect(f"file:{stack.db}?mode=ro", uri=True) as db:
-        return [d[0] for d in db.execute(sql).description]
+        cursor = db.execute(sql)
+        return [d[0] for d in cursor.description], cursor.fetchall()
 
 
 def main():

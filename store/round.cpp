@@ -20,6 +20,10 @@ namespace {
 // SQLite's automatic checkpoint threshold (1000 pages of 4 KiB), kept.
 constexpr off_t k_checkpoint_bytes = 4 << 20;
 
+// A descriptor of our own for the database's WAL file (-1 when it does not exist yet):
+// fdatasync on it syncs the same file SQLite writes.
+int open_wal(const Database& db) { return ::open((db.path() + "-wal").c_str(), O_RDONLY | O_CLOEXEC); }
+
 }  // namespace
 
 struct Round::State : std::enable_shared_from_this<State> {
@@ -69,7 +73,7 @@ struct Round::State : std::enable_shared_from_this<State> {
       }
       // The WAL exists once the first commit wrote it, and stays while our connection is
       // open; a descriptor of our own syncs the same file.
-      if (fd < 0) fd = ::open((db.path() + "-wal").c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) fd = open_wal(db);
       const bool ok = fd >= 0 && ::fdatasync(fd) == 0;
       bool checkpointed = false;
       struct stat wal{};
@@ -140,7 +144,7 @@ Round::~Round() {
   // final sync of our own, so no waiter is left behind.
   (void)s.db.exec("PRAGMA synchronous=FULL");
   if (s.checkpointer) (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");
-  const int fd = ::open((s.db.path() + "-wal").c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open_wal(s.db);
   const bool ok = fd < 0 || ::fdatasync(fd) == 0;  // no WAL file: nothing was written
   if (fd >= 0) ::close(fd);
   s.on_synced(s.committed, ok);
