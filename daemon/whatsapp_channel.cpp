@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <deque>
 
 #include "connectors/whatsapp/errors.h"
 #include "connectors/whatsapp/graph.h"
@@ -23,6 +24,10 @@ namespace {
 
 namespace wa = whatsapp;
 constexpr std::size_t k_max_parallel_sends = 32;
+// Read receipts are a courtesy: a few at a time, so that a burst of webhooks does not open
+// a connection to the Graph API per message; beyond the backlog the oldest are dropped.
+constexpr std::size_t k_max_parallel_reads = 8;
+constexpr std::size_t k_max_queued_reads = 10'000;
 constexpr std::chrono::seconds k_auth_probe{60};
 constexpr std::chrono::milliseconds k_send_timeout{15'000};
 
@@ -55,6 +60,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   std::vector<PendingWebhook> pending;
   bool pump_posted = false;
   std::size_t starting = 0;  // begun, waiting for the commit before their requests leave
+  std::deque<std::string> reads;  // message ids whose read receipt has not left yet
+  std::size_t reads_in_flight = 0;
 
   State(boost::asio::io_context& io_, store::Database& db_, net::Transport& transport_, config::WhatsApp config_,
         WhatsAppSecrets secrets_, std::size_t max_body, std::function<store::Time()> now_,
@@ -82,7 +89,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   void send(store::OutboxItem item);
   void on_answer(const store::OutboxItem& item, net::HttpResult result);
   void retry_later(std::chrono::seconds delay);
-  void mark_read(const std::string& message_id);
+  void mark_read(std::string message_id);
+  void send_reads();
 };
 
 Response WhatsAppChannel::handle_get(const Request& request) {
@@ -178,14 +186,32 @@ void WhatsAppChannel::State::commit_webhooks() {
   });
 }
 
-void WhatsAppChannel::State::mark_read(const std::string& message_id) {
-  auto request = wa::build_mark_read(account(), message_id);
-  if (!request) return;
-  net::HttpRequest http{request->method, request->url, {}, request->body};
-  for (const auto& [name, value] : request->headers) http.headers.add(name, value);
-  http.timeout = k_send_timeout;
-  // Best effort: blue ticks are a courtesy, never retried.
-  transport.send(std::move(http), [](net::HttpResult) {});
+void WhatsAppChannel::State::mark_read(std::string message_id) {
+  if (reads.size() >= k_max_queued_reads) {
+    reads.pop_front();
+    ++counters.read_receipts_dropped;
+  }
+  reads.push_back(std::move(message_id));
+  send_reads();
+}
+
+void WhatsAppChannel::State::send_reads() {
+  while (reads_in_flight < k_max_parallel_reads && !reads.empty() && !stopping) {
+    auto request = wa::build_mark_read(account(), reads.front());
+    reads.pop_front();
+    if (!request) continue;
+    net::HttpRequest http{request->method, request->url, {}, request->body};
+    for (const auto& [name, value] : request->headers) http.headers.add(name, value);
+    http.timeout = k_send_timeout;
+    ++reads_in_flight;
+    // Best effort: never retried.
+    transport.send(std::move(http), [weak = weak_from_this()](net::HttpResult) {
+      if (auto self = weak.lock()) {
+        --self->reads_in_flight;
+        self->send_reads();
+      }
+    });
+  }
 }
 
 void WhatsAppChannel::State::schedule_pump() {

@@ -43,6 +43,7 @@ struct WhatsAppCounters {
   std::int64_t bad_signatures = 0;
   std::int64_t messages_stored = 0;
   std::int64_t duplicates = 0;
+  std::int64_t read_receipts_dropped = 0;  // beyond the backlog of read receipts not yet sent
 };
 
 class WhatsAppChannel {

@@ -132,6 +132,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
     curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
     curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, options.max_idle_connections);
   }
 
   ~Impl() {

@@ -25,6 +25,10 @@ struct CurlTransportOptions {
   // Bodies beyond this fail with too_large; the transfer stops as soon as it passes it.
   std::size_t max_response_bytes = 8u << 20;
   std::string user_agent = "dispatchd";
+  // Kept-alive connections curl may hold. Without a fixed number curl allows four per
+  // request in flight at the moment a transfer ends, and so closes connections whenever
+  // the load dips, only to open new ones on the next burst.
+  long max_idle_connections = 256;
 };
 
 class CurlTransport final : public Transport {

@@ -1,0 +1,96 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "connectors/whatsapp/signature.h"
+#include "daemon/whatsapp_channel.h"
+#include "net/http.h"
+#include "tests/store/store_fixture.h"
+
+using namespace dispatchd;
+
+namespace {
+
+constexpr const char* k_secret = "test-app-secret";
+constexpr const char* k_phone_number_id = "106540352242922";
+
+// Holds every request until the test answers it, so it can see how many are in flight.
+class HoldingTransport final : public net::Transport {
+ public:
+  explicit HoldingTransport(boost::asio::io_context& io) : m_io(io) {}
+  void send(net::HttpRequest request, net::HttpCallback done) override {
+    requests.push_back(std::move(request));
+    held.push_back(std::move(done));
+  }
+  // Answers every held request with 200, through the loop as the real transport does.
+  void answer_all() {
+    for (auto& done : std::exchange(held, {}))
+      boost::asio::post(m_io, [done = std::move(done)]() mutable { done(net::HttpResponse{200, {}, R"({"success":true})"}); });
+  }
+  std::vector<net::HttpRequest> requests;
+  std::vector<net::HttpCallback> held;
+
+ private:
+  boost::asio::io_context& m_io;
+};
+
+std::string text_webhook(int n) {
+  const std::string sender = "52155" + std::to_string(10000000 + n);
+  return R"({"object":"whatsapp_business_account","entry":[{"id":"1023456789012345","changes":[{"field":"messages",)"
+         R"("value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550001234","phone_number_id":")" +
+         std::string(k_phone_number_id) + R"("},"contacts":[{"profile":{"name":"C"},"wa_id":")" + sender +
+         R"("}],"messages":[{"from":")" + sender + R"(","id":"wamid.read)" + std::to_string(n) +
+         R"(","timestamp":"1790000000","type":"text","text":{"body":"hola"}}]}}]}]})";
+}
+
+daemon::Request signed_post(const std::string& body) {
+  return {"POST", "/webhooks/whatsapp", "", {{"x-hub-signature-256", whatsapp::sign_body(body, k_secret)}}, body};
+}
+
+}  // namespace
+
+TEST_CASE("whatsapp channel: a burst of webhooks sends its read receipts a few at a time", "[whatsapp]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  boost::asio::io_context io;
+  HoldingTransport transport(io);
+  config::WhatsApp config;
+  config.enabled = true;
+  config.graph_base_url = "http://127.0.0.1:9/v21.0";
+  config.phone_number_id = k_phone_number_id;
+  int inbound = 0;
+  daemon::WhatsAppChannel channel(io, db, transport, config, {"token", k_secret, "verify"}, 1 << 20,
+                                  [] { return test::k_t0; }, [&] { ++inbound; });
+
+  constexpr int k_burst = 50;
+  std::vector<int> statuses;
+  for (int n = 0; n < k_burst; ++n)
+    channel.handle_post(signed_post(text_webhook(n)), [&](daemon::Response r) { statuses.push_back(r.status); });
+  io.run();
+  io.restart();
+  REQUIRE(statuses == std::vector<int>(k_burst, 200));
+  CHECK(inbound >= 1);
+
+  // Every message is stored, but only a few receipts are on the wire at once; each answer
+  // lets the next ones go, until all of them have left.
+  std::size_t most_in_flight = 0;
+  while (!transport.held.empty()) {
+    most_in_flight = std::max(most_in_flight, transport.held.size());
+    transport.answer_all();
+    io.run();
+    io.restart();
+  }
+  CHECK(most_in_flight > 1);
+  CHECK(most_in_flight <= 8);
+  REQUIRE(transport.requests.size() == static_cast<std::size_t>(k_burst));
+  for (const auto& request : transport.requests) {
+    CHECK(request.url == "http://127.0.0.1:9/v21.0/" + std::string(k_phone_number_id) + "/messages");
+    CHECK_THAT(request.body, Catch::Contains(R"("status":"read")"));
+  }
+  CHECK(channel.counters().read_receipts_dropped == 0);
+  CHECK(channel.counters().messages_stored == k_burst);
+}
