@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
@@ -128,13 +129,24 @@ def one_run(build, source, count, concurrency, starts, model_concurrency):
             fakes_before = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid)
             threads_before = thread_cpu(pid)
             started = time.perf_counter()
-            acked = load(build, "webhook", stack.url("/webhooks/whatsapp"), count, concurrency)
+            # The load runs beside the polling: the end is when the last reply was accepted,
+            # however long the load generator then takes to exit.
+            loading = {}
+            loader = threading.Thread(target=lambda: loading.update(
+                acked=load(build, "webhook", stack.url("/webhooks/whatsapp"), count, concurrency)))
+            loader.start()
             while True:
                 sent = db.execute("SELECT count(*) FROM actions WHERE status = 'sent'").fetchone()[0]
                 if sent >= count or time.perf_counter() - started > 600:
                     break
+                if not loader.is_alive() and "acked" not in loading:
+                    break  # the load generator failed
                 time.sleep(0.02)
             elapsed = time.perf_counter() - started
+            loader.join()
+            if "acked" not in loading:
+                raise RuntimeError("webhook_load failed (see above)")
+            acked = loading["acked"]
             cpu = cpu_seconds(pid) - cpu_before
             fakes = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid) - fakes_before
             threads = thread_cpu(pid)

@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -153,6 +154,7 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
   void on_ready(Socket& socket, int direction, const boost::system::error_code& ec);
   void action(curl_socket_t fd, int events);
   void finish_done();
+  void arm(std::chrono::steady_clock::time_point at);
 
   static void forget(Socket& socket) {
     socket.gone = true;
@@ -167,6 +169,9 @@ struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
 
   Strand strand;
   asio::steady_timer timer;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // curl's, when it wants one
+  std::optional<std::chrono::steady_clock::time_point> armed;     // the timer's, while it waits
+  bool timeout_posted = false;                                    // an action for "now" is queued
   CurlTransportOptions options;
   CURLM* multi = nullptr;
   std::unordered_map<curl_socket_t, std::shared_ptr<Socket>> sockets;
@@ -194,18 +199,51 @@ int CurlTransport::Impl::on_socket(CURL*, curl_socket_t fd, int what, void* user
   return 0;
 }
 
+// curl moves its timer at nearly every step of every transfer, and re-arming an Asio
+// timer each time costs a timerfd_settime system call: the single biggest cost of a
+// transfer here. So "now" (0 ms) skips the timer and posts the action instead, and a later
+// deadline than the armed one is only recorded: the timer, when it fires early, waits again
+// for the recorded one. An earlier deadline re-arms; "none" (-1) cancels.
 int CurlTransport::Impl::on_timer(CURLM*, long timeout_ms, void* user) {
   auto* self = static_cast<Impl*>(user);
   if (timeout_ms < 0) {
+    self->deadline.reset();
+    self->armed.reset();
     self->timer.cancel();
     return 0;
   }
-  self->timer.expires_after(std::chrono::milliseconds(timeout_ms));
-  self->timer.async_wait([weak = self->weak_from_this()](const boost::system::error_code& ec) {
-    if (ec) return;
-    if (auto impl = weak.lock()) impl->action(CURL_SOCKET_TIMEOUT, 0);
-  });
+  if (timeout_ms == 0) {
+    self->deadline.reset();
+    if (!self->timeout_posted) {
+      self->timeout_posted = true;
+      asio::post(self->strand, [weak = self->weak_from_this()] {
+        if (auto impl = weak.lock()) {
+          impl->timeout_posted = false;
+          impl->action(CURL_SOCKET_TIMEOUT, 0);
+        }
+      });
+    }
+    return 0;
+  }
+  const auto at = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  self->deadline = at;
+  if (!self->armed || at < *self->armed) self->arm(at);
   return 0;
+}
+
+void CurlTransport::Impl::arm(std::chrono::steady_clock::time_point at) {
+  armed = at;
+  timer.expires_at(at);
+  timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    if (ec) return;  // re-armed or cancelled: a newer wait, if any, takes over
+    auto impl = weak.lock();
+    if (!impl) return;
+    impl->armed.reset();
+    if (!impl->deadline) return;
+    if (std::chrono::steady_clock::now() < *impl->deadline) return impl->arm(*impl->deadline);
+    impl->deadline.reset();
+    impl->action(CURL_SOCKET_TIMEOUT, 0);
+  });
 }
 
 int CurlTransport::Impl::on_close(void* user, curl_socket_t fd) {

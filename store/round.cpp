@@ -1,9 +1,11 @@
 #include "store/round.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -17,8 +19,8 @@
 namespace dispatchd::store {
 namespace {
 
-// SQLite's automatic checkpoint threshold (1000 pages of 4 KiB), kept.
-constexpr off_t k_checkpoint_bytes = 4 << 20;
+// SQLite's automatic checkpoint threshold, kept: the WAL holds 1000 pages (4 MiB).
+constexpr int k_checkpoint_frames = 1000;
 
 // A descriptor of our own for the database's WAL file (-1 when it does not exist yet):
 // fdatasync on it syncs the same file SQLite writes.
@@ -48,6 +50,11 @@ struct Round::State : std::enable_shared_from_this<State> {
   // database (and its two syncs) happens off the loop too; empty when it cannot open,
   // and then SQLite's automatic checkpoint stays on the loop's connection.
   std::optional<Database> checkpointer;
+  // Pages in the WAL after the last commit (SQLite's WAL hook tells), and at the last
+  // checkpoint the syncer ran. The WAL file keeps its size when SQLite starts it over, so
+  // its size says nothing; the page count does.
+  std::atomic<int> wal_frames{0};
+  int frames_at_checkpoint = 0;
 
   State(Database& db_, Post post_) : db(db_), post(std::move(post_)) {}
 
@@ -76,8 +83,7 @@ struct Round::State : std::enable_shared_from_this<State> {
       if (fd < 0) fd = open_wal(db);
       const bool ok = fd >= 0 && ::fdatasync(fd) == 0;
       bool checkpointed = false;
-      struct stat wal{};
-      if (ok && checkpointer && ::fstat(fd, &wal) == 0 && wal.st_size > k_checkpoint_bytes) {
+      if (ok && checkpointer && checkpoint_due()) {
         // PASSIVE: copies what no reader still needs, never blocks the loop's writes.
         checkpointed = checkpointer->exec("PRAGMA wal_checkpoint(PASSIVE)").has_value();
       }
@@ -92,6 +98,23 @@ struct Round::State : std::enable_shared_from_this<State> {
       });
     }
     if (fd >= 0) ::close(fd);
+  }
+
+  // Once the WAL holds k_checkpoint_frames pages. A checkpoint that a reader kept from
+  // finishing leaves the WAL as it is: the next one waits until another k_checkpoint_frames
+  // pages were added, or the WAL started over.
+  bool checkpoint_due() {
+    const int frames = wal_frames.load(std::memory_order_relaxed);
+    if (frames < k_checkpoint_frames) return false;
+    if (frames >= frames_at_checkpoint && frames < frames_at_checkpoint + k_checkpoint_frames) return false;
+    frames_at_checkpoint = frames;
+    return true;
+  }
+
+  // sqlite3_wal_hook: runs on the loop's thread inside each COMMIT.
+  static int on_wal_commit(void* state, sqlite3*, const char*, int frames) {
+    static_cast<State*>(state)->wal_frames.store(frames, std::memory_order_relaxed);
+    return 0;  // SQLITE_OK
   }
 
   void on_synced(std::int64_t generation, bool ok) {
@@ -126,6 +149,7 @@ Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std:
   (void)db.exec("PRAGMA synchronous=NORMAL");
   if (auto other = Database::open(db.path(), Database::Mode::existing); other && db.exec("PRAGMA wal_autocheckpoint=0")) {
     m_state->checkpointer.emplace(std::move(*other));
+    sqlite3_wal_hook(db.handle(), &State::on_wal_commit, m_state.get());  // replaces the autocheckpoint hook
   }
   db.attach_round(this);
   m_state->syncer = std::thread([state = m_state.get()] { state->run_syncer(); });
@@ -143,7 +167,10 @@ Round::~Round() {
   // The syncer's last results may still be queued on the loop: settle them here, with a
   // final sync of our own, so no waiter is left behind.
   (void)s.db.exec("PRAGMA synchronous=FULL");
-  if (s.checkpointer) (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");
+  if (s.checkpointer) {
+    sqlite3_wal_hook(s.db.handle(), nullptr, nullptr);
+    (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");  // SQLite's own checkpoints again
+  }
   const int fd = open_wal(s.db);
   const bool ok = fd < 0 || ::fdatasync(fd) == 0;  // no WAL file: nothing was written
   if (fd >= 0) ::close(fd);

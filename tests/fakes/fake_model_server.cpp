@@ -7,6 +7,7 @@
 #include "tests/fakes/fake_model_server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -243,12 +244,14 @@ struct FakeModelServer::Impl {
   void accept() {
     acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
       if (ec) return;  // the acceptor closed: the server is stopping
+      ++connections;
       std::make_shared<Session>(std::move(socket), state)->read();
       accept();
     });
   }
 
   State state;
+  std::atomic<std::size_t> connections{0};
   asio::io_context io{1};
   tcp::acceptor acceptor;
   std::thread thread;
@@ -278,5 +281,6 @@ void FakeModelServer::set_recording(bool on) { m_impl->state.set_recording(on); 
 std::vector<ReceivedRequest> FakeModelServer::requests() const { return m_impl->state.requests(); }
 std::size_t FakeModelServer::request_count() const { return m_impl->state.request_count(); }
 std::size_t FakeModelServer::max_in_flight() const { return m_impl->state.max_in_flight(); }
+std::size_t FakeModelServer::connections_accepted() const { return m_impl->connections.load(); }
 
 }  // namespace dispatchd::fakes

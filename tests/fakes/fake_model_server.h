@@ -93,6 +93,8 @@ class FakeModelServer {
   std::size_t request_count() const;
   // The most requests received and not yet answered at any one time.
   std::size_t max_in_flight() const;
+  // TCP connections accepted so far (kept-alive connections count once).
+  std::size_t connections_accepted() const;
 
  private:
   struct Impl;

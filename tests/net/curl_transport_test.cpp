@@ -108,23 +108,48 @@ TEST_CASE("CurlTransport classes transport failures") {
   }
 }
 
-TEST_CASE("CurlTransport runs many requests at once and reuses connections") {
+TEST_CASE("CurlTransport runs many requests at once and keeps its connections, also when the load dips") {
   FakeModelServer fake;
   fake.set_fallback(FakeReply::raw(200, "ok").after(std::chrono::milliseconds(50)));
   boost::asio::io_context io;
   net::CurlTransport transport(io);
   int ok = 0;
   int done = 0;
-  for (int round = 0; round < 3; ++round) {
-    for (int i = 0; i < 20; ++i)
+  // After the single request, curl's default would keep only 4 connections (4 per transfer
+  // in flight) and open 16 new ones for the next burst.
+  for (const int burst : {20, 20, 1, 20}) {
+    const int target = done + burst;
+    for (int i = 0; i < burst; ++i)
       transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"), [&](net::HttpResult r) {
         ++done;
         if (r && r->status == 200 && r->body == "ok") ++ok;
       });
-    test::run_until(io, [&] { return done == 20 * (round + 1); });
+    test::run_until(io, [&] { return done == target; });
   }
-  CHECK(ok == 60);
+  CHECK(ok == 61);
   CHECK(fake.max_in_flight() == 20);
+  CHECK(fake.connections_accepted() == 20);
+}
+
+TEST_CASE("CurlTransport leaves no timer or wait behind once every answer is in") {
+  // The loop must run out of work: a daemon's shutdown and a load generator's exit wait
+  // for that.
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "ok"));
+  boost::asio::io_context io;
+  net::CurlTransport transport(io);
+  int done = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto request = post(fake.base_url(Dialect::openai) + "/chat/completions", "{}");
+    request.timeout = std::chrono::seconds(30);
+    transport.send(std::move(request), [&](net::HttpResult r) { done += r && r->status == 200; });
+  }
+  test::run_until(io, [&] { return done == 20; });
+  // Only what is ready runs: a timer still armed or a socket still watched would keep the
+  // loop from running out of work.
+  io.restart();
+  io.poll();
+  CHECK(io.stopped());
 }
 
 TEST_CASE("CurlTransport destroyed with requests in flight drops them without calling back") {

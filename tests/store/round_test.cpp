@@ -207,3 +207,24 @@ TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[ro
   REQUIRE(check);
   CHECK_FALSE(check->first_broken);
 }
+
+TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after every sync once it has grown",
+          "[round]") {
+  // SQLite starts the WAL file over after a checkpoint without shrinking it: the file's size
+  // stays above the threshold, the number of pages in it does not.
+  Fixture f;
+  const std::string detail = "{\"pad\":\"" + std::string(16 * 1024, 'x') + "\"}";
+  constexpr int k_commits = 600;  // about 6 pages each: a few thousand pages in all
+  for (int i = 0; i < k_commits; ++i) {
+    REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
+    bool synced = false;
+    store::after_commit(*f.db, [&](bool durable) { synced = durable; });
+    f.round->commit();
+    f.run_until([&] { return synced; });
+  }
+  const auto stats = f.round->stats();
+  CHECK(stats.syncs == k_commits);
+  CHECK(stats.checkpoints >= 2);
+  CHECK(stats.checkpoints <= 10);
+  CHECK(f.committed_events() == k_commits);
+}
