@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Before/after for the daemon benchmark: builds REV (a commit, default HEAD~1) in a
+# temporary worktree and this tree, then alternates single runs of bench/daemon_bench.py
+# on the two (before, after, before, after, ...) so that both see the same machine, which
+# drifts by a quarter or more between minutes here. Prints each pair and the medians.
+# A benchmark, not a test: it fails only when something does not build or a message is not
+# answered.
+#
+# Usage: bench/compare-daemon-bench.sh [REV]   Environment: PAIRS (3), COUNT (20000),
+# CONCURRENCY (64), BUILD_DIR (<repo>/build-bench-daemon).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REV="${1:-HEAD~1}"
+BUILD="${BUILD_DIR:-$ROOT/build-bench-daemon}"
+OLD="$(mktemp -d)"
+LOG="$(mktemp)"
+cleanup() {
+  git -C "$ROOT" worktree remove --force "$OLD/src" >/dev/null 2>&1 || true
+  rm -rf "$OLD" "$LOG"
+}
+trap cleanup EXIT
+
+build() {  # SOURCE BUILD_DIR
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release >"$LOG" 2>&1 || { cat "$LOG"; exit 1; }
+  cmake --build "$2" --target dispatchd fake_model fake_graph webhook_load -j"$(nproc)" >>"$LOG" 2>&1 ||
+    { cat "$LOG"; exit 1; }
+}
+
+echo "== build $REV ($(git -C "$ROOT" rev-parse --short "$REV")) and this tree (Release)"
+git -C "$ROOT" worktree add --detach --quiet "$OLD/src" "$REV"
+build "$OLD/src" "$OLD/build"
+build "$ROOT" "$BUILD"
+
+echo "== machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# Both sides run this tree's daemon_bench.py, each with its own build and source (config,
+# scenario, migrations).
+one() {  # BUILD SOURCE JSON
+  python3 "$ROOT/bench/daemon_bench.py" "$1" "$2" --runs 1 --starts 1 --count "${COUNT:-20000}" \
+    --concurrency "${CONCURRENCY:-64}" --json "$3" >/dev/null
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; print(r["messages_per_s"], r["cpu_ms_per_message"], r["peak_rss_mib"])' "$3"
+}
+before=()
+after=()
+printf '%-6s %22s %22s\n' pair "before msg/s cpu_ms rss" "after msg/s cpu_ms rss"
+for pair in $(seq 1 "${PAIRS:-3}"); do
+  b="$(one "$OLD/build" "$OLD/src" "$OLD/before.json")"
+  a="$(one "$BUILD" "$ROOT" "$OLD/after.json")"
+  before+=("$b")
+  after+=("$a")
+  printf '%-6s %22s %22s\n' "$pair" "$b" "$a"
+done
+python3 - "${before[@]}" -- "${after[@]}" <<'PY'
+import statistics, sys
+args = sys.argv[1:]
+cut = args.index("--")
+def med(rows):
+    cols = list(zip(*(map(float, r.split()) for r in rows)))
+    return [statistics.median(c) for c in cols]
+b, a = med(args[:cut]), med(args[cut + 1:])
+print(f"median before: {b[0]:.0f} msg/s, {b[1]:.3f} ms CPU/msg, peak {b[2]:.1f} MiB")
+print(f"median after:  {a[0]:.0f} msg/s, {a[1]:.3f} ms CPU/msg, peak {a[2]:.1f} MiB")
+print(f"after/before:  {a[0] / b[0]:.2f}x messages/s, {a[1] / b[1]:.2f}x CPU per message")
+PY
