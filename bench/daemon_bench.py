@@ -5,10 +5,12 @@ on (synchronous=FULL, every step audited). A benchmark, not a test: it fails onl
 pipeline does not deliver every message, never on timing.
 
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
-       [--starts S] [--model-concurrency M] [--json FILE]
+       [--starts S] [--model-concurrency M] [--json FILE] [--strace FILE]
 
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
-dispatchd's llm.max_concurrency (64, as in the tests' config).
+dispatchd's llm.max_concurrency (64, as in the tests' config). --strace FILE attaches
+`strace -c -f` to dispatchd during the load and writes its system call counts to FILE (one
+run; the tracing slows dispatchd down, so its timings mean nothing then).
 
 Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
 the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY
@@ -19,6 +21,7 @@ user+system time over that window, peak RSS is VmHWM.
 """
 import json
 import os
+import signal
 import socket
 import sqlite3
 import statistics
@@ -96,7 +99,7 @@ def start_ready(stack, notify_path):
         sock.close()
 
 
-def one_run(build, source, count, concurrency, starts, model_concurrency):
+def one_run(build, source, count, concurrency, starts, model_concurrency, strace_file=""):
     with tempfile.TemporaryDirectory(prefix="dispatchd-bench-") as workdir:
         stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
                               record=False, quiet_graph=True, workdir=workdir,
@@ -128,6 +131,11 @@ def one_run(build, source, count, concurrency, starts, model_concurrency):
             cpu_before = cpu_seconds(pid)
             fakes_before = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid)
             threads_before = thread_cpu(pid)
+            tracer = None
+            if strace_file:
+                tracer = subprocess.Popen(["strace", "-c", "-f", "-o", strace_file, "-p", str(pid)],
+                                          stderr=subprocess.DEVNULL)
+                time.sleep(0.5)  # attached
             started = time.perf_counter()
             # The load runs beside the polling: the end is when the last reply was accepted,
             # however long the load generator then takes to exit.
@@ -144,6 +152,9 @@ def one_run(build, source, count, concurrency, starts, model_concurrency):
                 time.sleep(0.02)
             elapsed = time.perf_counter() - started
             loader.join()
+            if tracer:
+                tracer.send_signal(signal.SIGINT)  # detaches and writes the summary
+                tracer.wait()
             if "acked" not in loading:
                 raise RuntimeError("webhook_load failed (see above)")
             acked = loading["acked"]
@@ -184,7 +195,7 @@ def main():
     model_concurrency = option("--model-concurrency", 64)
     results = []
     for run in range(runs):
-        result = one_run(build, source, count, concurrency, starts, model_concurrency)
+        result = one_run(build, source, count, concurrency, starts, model_concurrency, option("--strace", ""))
         print(json.dumps(result), flush=True)
         results.append(result)
     keys = ["fake_model_alone", "fake_graph_alone", "messages_per_s", "webhooks_acked_per_s", "cpu_ms_per_message",
