@@ -124,6 +124,17 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.sample("dispatchd_sending_paused", {}, gauges.sending_paused ? 1 : 0);
   w.family("dispatchd_http_connections", "gauge", "Open HTTP connections.");
   w.sample("dispatchd_http_connections", {}, gauges.http_connections);
+  if (const auto& wa = gauges.whatsapp) {
+    w.family("dispatchd_webhooks_total", "counter", "Webhook POSTs since start, by channel and answer.");
+    for (const auto& [result, count] : {std::pair{"accepted", wa->accepted}, std::pair{"bad_signature", wa->bad_signatures},
+                                        std::pair{"malformed", wa->malformed}, std::pair{"not_stored", wa->not_stored}})
+      w.sample("dispatchd_webhooks_total", {{"channel", "whatsapp"}, {"result", result}}, count);
+    w.family("dispatchd_redeliveries_total", "counter", "Inbound messages delivered again since start, stored once.");
+    w.sample("dispatchd_redeliveries_total", {{"channel", "whatsapp"}}, wa->duplicates);
+    w.family("dispatchd_read_receipts_dropped_total", "counter",
+             "WhatsApp read receipts dropped since start (a backlog of more than 10,000).");
+    w.sample("dispatchd_read_receipts_dropped_total", {}, wa->read_receipts_dropped);
+  }
   return w.take();
 }
 

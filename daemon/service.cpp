@@ -115,8 +115,9 @@ Response Service::Parts::answer(const Request& r) {
   if (r.path == "/metrics") {
     auto snapshot = store::read_metrics(store.db);
     if (!snapshot) return Response{500, snapshot.error() + "\n"};
-    const ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), whatsapp && whatsapp->paused(),
-                               static_cast<std::int64_t>(http->connections())};
+    ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), whatsapp && whatsapp->paused(),
+                         static_cast<std::int64_t>(http->connections()), std::nullopt};
+    if (whatsapp) gauges.whatsapp = whatsapp->counters();
     return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
   }
   if (r.path == "/webhooks/whatsapp") {

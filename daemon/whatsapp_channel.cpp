@@ -113,6 +113,7 @@ void WhatsAppChannel::handle_post(const Request& request, Respond respond) {
   }
   auto webhook = wa::parse_webhook(request.body, s.config.phone_number_id, {.max_bytes = s.max_body_bytes});
   if (!webhook) {
+    ++s.counters.malformed;
     spdlog::warn("whatsapp: webhook refused: {}", webhook.error().message);
     return respond(text(webhook.error().http_status(), webhook.error().message));
   }
@@ -172,11 +173,13 @@ void WhatsAppChannel::State::commit_webhooks() {
     for (std::size_t i = 0; i < batch->size(); ++i) {
       // Not durable: 500 makes Meta deliver the event again later.
       if (!(*outcomes)[i]) {
+        if (self) ++self->counters.not_stored;
         (*batch)[i].respond(text(500, "cannot store the events"));
         continue;
       }
       (*batch)[i].respond(text(200, "ok"));
       if (!self) continue;
+      ++self->counters.accepted;
       self->counters.duplicates += (*outcomes)[i]->duplicates;
       self->counters.messages_stored += static_cast<std::int64_t>((*outcomes)[i]->new_ids.size());
       for (const auto& id : (*outcomes)[i]->new_ids) self->mark_read(id);

@@ -22,6 +22,7 @@
 
 #include "config/config.h"
 #include "daemon/http_server.h"
+#include "daemon/metrics.h"
 #include "net/http.h"
 #include "store/database.h"
 #include "store/inbox.h"
@@ -36,14 +37,6 @@ struct WhatsAppSecrets {
   std::string access_token;
   std::string app_secret;
   std::string verify_token;
-};
-
-struct WhatsAppCounters {
-  std::int64_t webhooks = 0;
-  std::int64_t bad_signatures = 0;
-  std::int64_t messages_stored = 0;
-  std::int64_t duplicates = 0;
-  std::int64_t read_receipts_dropped = 0;  // beyond the backlog of read receipts not yet sent
 };
 
 class WhatsAppChannel {

@@ -11,10 +11,13 @@
 // it (synchronous=NORMAL while attached) and a syncer thread then fdatasyncs the WAL file;
 // one sync covers every commit made before it, so commits that pile up during a sync
 // share the next one. The same thread checkpoints (copies the WAL back into the database
-// file) through its own connection, instead of SQLite doing it inside a COMMIT on the loop. A step whose effect leaves the process (answering 200 to a webhook,
-// calling the Graph API after marking an action `sending`, telling staff a decision is
-// stored) registers after_commit(then) and acts inside `then`, which runs on the loop once
-// its round is committed AND on disk. Every commit is synced, waited on or not.
+// file) through its own connection each time the WAL has grown by 1000 pages, as SQLite
+// would, instead of SQLite doing it inside a COMMIT on the loop.
+//
+// A step whose effect leaves the process (answering 200 to a webhook, calling the Graph
+// API after marking an action `sending`, telling staff a decision is stored) registers
+// after_commit(then) and acts inside `then`, which runs on the loop once its round is
+// committed AND on disk. Every commit is synced, waited on or not.
 //
 // A failed COMMIT rolls the whole round back and calls its waiters with false; the store's
 // state machine then redoes those steps (a message is taken and decided again; nothing is

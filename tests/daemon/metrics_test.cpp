@@ -36,3 +36,24 @@ TEST_CASE("metrics: the seeded history in the Prometheus text format", "[metrics
       text, Catch::Contains("dispatchd_oldest_waiting_age_seconds " + std::to_string((48h - 24h - 50min) / 1s) + "\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_in_flight 3\n"));
 }
+
+TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "[metrics]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  auto snapshot = store::read_metrics(db);
+  REQUIRE(snapshot);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(*snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_webhooks_total"));
+  gauges.whatsapp = daemon::WhatsAppCounters{.webhooks = 9, .accepted = 5, .bad_signatures = 2, .malformed = 1,
+                                             .not_stored = 1, .messages_stored = 4, .duplicates = 1,
+                                             .read_receipts_dropped = 3};
+  const std::string text = daemon::render_metrics(*snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_webhooks_total counter\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"accepted\"} 5\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"bad_signature\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"malformed\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"not_stored\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_redeliveries_total{channel=\"whatsapp\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_read_receipts_dropped_total 3\n"));
+}

@@ -51,29 +51,44 @@ daemon::Request signed_post(const std::string& body) {
   return {"POST", "/webhooks/whatsapp", "", {{"x-hub-signature-256", whatsapp::sign_body(body, k_secret)}}, body};
 }
 
-}  // namespace
-
-TEST_CASE("whatsapp channel: a burst of webhooks sends its read receipts a few at a time", "[whatsapp]") {
-  test::TempDir dir;
-  auto db = test::migrated_db(dir);
-  boost::asio::io_context io;
-  HoldingTransport transport(io);
+config::WhatsApp channel_config() {
   config::WhatsApp config;
   config.enabled = true;
   config.graph_base_url = "http://127.0.0.1:9/v21.0";
   config.phone_number_id = k_phone_number_id;
-  int inbound = 0;
-  daemon::WhatsAppChannel channel(io, db, transport, config, {"token", k_secret, "verify"}, 1 << 20,
-                                  [] { return test::k_t0; }, [&] { ++inbound; });
+  return config;
+}
 
-  constexpr int k_burst = 50;
+// The channel on a migrated database, with requests held by the test.
+struct Fixture {
+  test::TempDir dir;
+  store::Database db = test::migrated_db(dir);
+  boost::asio::io_context io;
+  HoldingTransport transport{io};
+  int inbound = 0;
+  daemon::WhatsAppChannel channel{io, db, transport, channel_config(), {"token", k_secret, "verify"}, 1 << 20,
+                                  [] { return test::k_t0; }, [this] { ++inbound; }};
   std::vector<int> statuses;
-  for (int n = 0; n < k_burst; ++n)
-    channel.handle_post(signed_post(text_webhook(n)), [&](daemon::Response r) { statuses.push_back(r.status); });
-  io.run();
-  io.restart();
-  REQUIRE(statuses == std::vector<int>(k_burst, 200));
-  CHECK(inbound >= 1);
+
+  void post(const daemon::Request& request) {
+    channel.handle_post(request, [this](daemon::Response r) { statuses.push_back(r.status); });
+  }
+  void run() {
+    io.run();
+    io.restart();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("whatsapp channel: a burst of webhooks sends its read receipts a few at a time", "[whatsapp]") {
+  Fixture f;
+  constexpr int k_burst = 50;
+  for (int n = 0; n < k_burst; ++n) f.post(signed_post(text_webhook(n)));
+  f.run();
+  REQUIRE(f.statuses == std::vector<int>(k_burst, 200));
+  CHECK(f.inbound >= 1);
+  auto& transport = f.transport;
 
   // Every message is stored, but only a few receipts are on the wire at once; each answer
   // lets the next ones go, until all of them have left.
@@ -81,8 +96,7 @@ TEST_CASE("whatsapp channel: a burst of webhooks sends its read receipts a few a
   while (!transport.held.empty()) {
     most_in_flight = std::max(most_in_flight, transport.held.size());
     transport.answer_all();
-    io.run();
-    io.restart();
+    f.run();
   }
   CHECK(most_in_flight > 1);
   CHECK(most_in_flight <= 8);
@@ -91,6 +105,26 @@ TEST_CASE("whatsapp channel: a burst of webhooks sends its read receipts a few a
     CHECK(request.url == "http://127.0.0.1:9/v21.0/" + std::string(k_phone_number_id) + "/messages");
     CHECK_THAT(request.body, Catch::Contains(R"("status":"read")"));
   }
-  CHECK(channel.counters().read_receipts_dropped == 0);
-  CHECK(channel.counters().messages_stored == k_burst);
+  CHECK(f.channel.counters().read_receipts_dropped == 0);
+  CHECK(f.channel.counters().messages_stored == k_burst);
+}
+
+TEST_CASE("whatsapp channel: counts each webhook by its answer", "[whatsapp]") {
+  Fixture f;
+  f.post(signed_post(text_webhook(1)));
+  f.post(signed_post(text_webhook(1)));  // Meta delivers again
+  auto forged = signed_post(text_webhook(2));
+  forged.headers[0].second = "sha256=" + std::string(64, '0');
+  f.post(forged);
+  f.post(signed_post("{not json"));
+  f.run();
+  CHECK(f.statuses == std::vector<int>{401, 400, 200, 200});  // refusals at once, the rest after the commit
+  const auto& counted = f.channel.counters();
+  CHECK(counted.webhooks == 4);
+  CHECK(counted.accepted == 2);
+  CHECK(counted.bad_signatures == 1);
+  CHECK(counted.malformed == 1);
+  CHECK(counted.not_stored == 0);
+  CHECK(counted.messages_stored == 1);
+  CHECK(counted.duplicates == 1);
 }

@@ -141,6 +141,11 @@ def main_flow():
         # Metrics.
         status, text = stack.get("/metrics")
         check("metrics", status == 200 and "dispatchd_messages_received_total{channel=\"whatsapp\"}" in text, text[:200])
+        # The three forged webhooks, the signed garbage and the redelivery above.
+        for line in ('dispatchd_webhooks_total{channel="whatsapp",result="bad_signature"} 3',
+                     'dispatchd_webhooks_total{channel="whatsapp",result="malformed"} 1',
+                     'dispatchd_redeliveries_total{channel="whatsapp"} 1'):
+            check(f"metrics: {line}", line + "\n" in text, [m for m in text.splitlines() if "webhooks" in m])
 
         # The staff API behind its token.
         status, _ = stack.get("/api/escalations")
