@@ -8,6 +8,17 @@
 #include <sqlite3.h>
 
 namespace dispatchd::store {
+namespace {
+
+// Process-wide SQLite settings, before the library initializes itself on the first open:
+// no memory statistics (with them every allocation SQLite makes takes a global mutex, and
+// nothing here reads them). Fails harmlessly when SQLite was initialized already.
+void configure_sqlite() {
+  static const int once = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)once;
+}
+
+}  // namespace
 
 struct Database::Impl {
   sqlite3* db = nullptr;
@@ -32,9 +43,13 @@ std::expected<Database, std::string> Database::open(const std::string& path, Mod
   if (mode == Mode::existing && !std::filesystem::exists(path)) {
     return std::unexpected(path + ": no such database (run dispatchctl migrate or start dispatchd first)");
   }
+  configure_sqlite();
   auto impl = std::make_unique<Impl>();
   impl->path = path;
-  const int flags = SQLITE_OPEN_READWRITE | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
+  // NOMUTEX: a Database is used by one thread at a time (the contract in database.h), so
+  // SQLite need not lock the connection around every call.
+  const int flags =
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
   const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
   if (rc != SQLITE_OK) {
     return std::unexpected(path + ": " + (impl->db ? sqlite3_errmsg(impl->db) : sqlite3_errstr(rc)));

@@ -12,7 +12,8 @@
 // Prepared statements are cached per Database (see store/sql.h): each SQL text is compiled
 // once and reused.
 //
-// Thread-safety: one Database per thread; SQLite serializes writers across processes.
+// Thread-safety: a Database is used by one thread at a time (it is opened without SQLite's
+// per-connection mutex); SQLite serializes writers across connections and processes.
 
 #include <cstdint>
 #include <expected>
