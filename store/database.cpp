@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
+#include <string_view>
 #include <unordered_map>
 
 #include <sqlite3.h>
@@ -18,6 +20,12 @@ void configure_sqlite() {
   (void)once;
 }
 
+// The statement cache is looked up by the SQL text as given, without copying it into a key.
+struct SqlHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view sql) const noexcept { return std::hash<std::string_view>{}(sql); }
+};
+
 }  // namespace
 
 struct Database::Impl {
@@ -26,7 +34,7 @@ struct Database::Impl {
   Round* round = nullptr;
   std::uint64_t epoch = 0;
   std::optional<AuditTail> audit_tail;
-  std::unordered_map<std::string, sqlite3_stmt*> statements;
+  std::unordered_map<std::string, sqlite3_stmt*, SqlHash, std::equal_to<>> statements;
 
   ~Impl() {
     for (auto& [sql, stmt] : statements) sqlite3_finalize(stmt);
@@ -92,7 +100,7 @@ std::expected<void, std::string> Database::exec(std::string_view sql) {
 
 std::expected<sqlite3_stmt*, std::string> Database::statement(std::string_view sql) {
   auto& cache = m_impl->statements;
-  if (const auto it = cache.find(std::string(sql)); it != cache.end()) return it->second;
+  if (const auto it = cache.find(sql); it != cache.end()) return it->second;
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(m_impl->db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
                          nullptr) != SQLITE_OK) {
