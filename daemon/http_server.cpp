@@ -39,6 +39,7 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
   Handler handler;
   tcp::acceptor acceptor;
   std::size_t open = 0;
+  std::size_t answering = 0;  // requests read whose answer is not written yet
   bool stopping = false;
 
   State(asio::io_context& io_, HttpLimits limits_, Handler handler_)
@@ -55,7 +56,10 @@ class Session : public std::enable_shared_from_this<Session> {
       : m_stream(std::move(socket)), m_state(std::move(state)) {
     ++m_state->open;
   }
-  ~Session() { --m_state->open; }
+  ~Session() {
+    --m_state->open;
+    if (m_answering) --m_state->answering;  // the handler dropped its Respond
+  }
 
   void start(bool refuse) {
     if (refuse) {
@@ -109,6 +113,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
     const unsigned version = message.version();
     const bool keep_alive = message.keep_alive();
+    m_answering = true;
+    ++m_state->answering;
     m_state->handler(request, [self = shared_from_this(), version, keep_alive](Response handled) {
       StringResponse response{static_cast<http::status>(handled.status), version};
       response.set(http::field::content_type, handled.content_type);
@@ -127,6 +133,7 @@ class Session : public std::enable_shared_from_this<Session> {
     http::async_write(m_stream, *m_response,
                       [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
                         self->m_response.reset();
+                        if (std::exchange(self->m_answering, false)) --self->m_state->answering;
                         if (ec || !keep_alive) return self->close();
                         self->read(self->m_state->limits.idle_timeout);
                       });
@@ -143,6 +150,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> m_parser;
   std::unique_ptr<StringResponse> m_response;
   std::shared_ptr<HttpServer::State> m_state;
+  bool m_answering = false;
 };
 
 }  // namespace
@@ -195,5 +203,6 @@ void HttpServer::stop() {
 }
 
 std::size_t HttpServer::connections() const { return m_state->open; }
+std::size_t HttpServer::answering() const { return m_state->answering; }
 
 }  // namespace dispatchd::daemon

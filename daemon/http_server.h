@@ -70,6 +70,9 @@ class HttpServer {
   // Stops accepting; open connections finish the request they are in, then close.
   void stop();
   std::size_t connections() const;
+  // Requests read and handed to the handler whose answer is not yet written: a draining
+  // daemon waits for these (a webhook is answered only after its commit).
+  std::size_t answering() const;
 
   struct State;  // opaque; public only so that the sessions in the .cpp can share it
 

@@ -268,7 +268,10 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
   const auto deadline = std::chrono::steady_clock::now() + drain;
   auto wait = std::make_shared<std::function<void()>>();
   *wait = [&p, deadline, done = std::move(done), wait]() {
-    const bool idle = p.agent->in_flight() == 0 && (!p.whatsapp || p.whatsapp->sending() == 0);
+    // Idle: no message in the agent, no send in flight, and every request already read has
+    // its answer written (a webhook waits for its commit; the loop keeps committing).
+    const bool idle = p.agent->in_flight() == 0 && (!p.whatsapp || p.whatsapp->sending() == 0) &&
+                      p.http->answering() == 0;
     if (idle || std::chrono::steady_clock::now() >= deadline) {
       // What is left is handed back: the next start takes it again at once.
       (void)store::release_leases(p.store.db, p.worker);

@@ -110,6 +110,7 @@ TEST_CASE("http server: a handler may answer later, and the kept-alive connectio
   std::vector<daemon::Respond> waiting;
   daemon::HttpServer server(io, {}, [&](const daemon::Request& r, daemon::Respond respond) {
     if (r.path == "/now") return respond(daemon::Response{200, "now"});
+    if (r.path == "/drop") return;  // a handler that never answers: the connection closes
     waiting.push_back(std::move(respond));
   });
   REQUIRE(server.listen("127.0.0.1", 0));
@@ -119,8 +120,10 @@ TEST_CASE("http server: a handler may answer later, and the kept-alive connectio
   client.send({"POST", base + "/later", {}, "x"}, [&](net::HttpResult r) { later = std::move(r); });
   test::run_until(io, [&] { return waiting.size() == 1; });
   CHECK_FALSE(later.has_value());
+  CHECK(server.answering() == 1);  // what a draining daemon waits for
   waiting.front()(daemon::Response{202, "stored"});
   test::run_until(io, [&] { return later.has_value(); });
+  test::run_until(io, [&] { return server.answering() == 0; });
   REQUIRE(*later);
   CHECK((*later)->status == 202);
   CHECK((*later)->body == "stored");
@@ -129,4 +132,10 @@ TEST_CASE("http server: a handler may answer later, and the kept-alive connectio
   test::run_until(io, [&] { return now.has_value(); });
   REQUIRE(*now);
   CHECK((*now)->body == "now");
+  waiting.clear();  // the answered Respond kept this kept-alive connection's session alive
+  std::optional<net::HttpResult> dropped;
+  client.send({"GET", base + "/drop", {}, ""}, [&](net::HttpResult r) { dropped = std::move(r); });
+  test::run_until(io, [&] { return dropped.has_value(); });
+  CHECK_FALSE(dropped->has_value());
+  CHECK(server.answering() == 0);
 }

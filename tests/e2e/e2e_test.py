@@ -12,6 +12,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -314,6 +315,48 @@ def sigterm_flow():
         stack.close()
 
 
+def sigterm_answers_flow():
+    # SIGTERM while webhooks arrive and the agent has nothing to do (delivery statuses): every
+    # request the daemon read is answered before it exits (it waits for the commit), so a
+    # client sees either its answer or a refused connection at the closed listener, never a
+    # connection closed after its request. Text webhooks alike: every stored one got its 200.
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
+    try:
+        stack.start_daemon()
+        answers = {}
+
+        def post(i):
+            if i % 4 == 0:
+                body = harness.text_webhook(f"wamid.T{i}", f"52155200{i:05d}", "hola")
+            else:
+                body = harness.status_webhook(f"wamid.unknown{i}", "5215512345678", "delivered")
+            try:
+                answers[i] = stack.post_webhook(body)[0]
+            except (ConnectionRefusedError, ConnectionResetError) as error:  # never read
+                answers[i] = type(error).__name__
+            except Exception as error:  # e.g. RemoteDisconnected: read, then left unanswered
+                answers[i] = repr(error)
+
+        threads = [threading.Thread(target=post, args=(i,)) for i in range(120)]
+        for t in threads:
+            t.start()
+        while sum(1 for a in list(answers.values()) if a == 200) < 10:
+            time.sleep(0.001)
+        code = stack.daemon.stop(signal.SIGTERM)
+        for t in threads:
+            t.join()
+        check("SIGTERM while webhooks arrive: exit 0", code == 0, code)
+        outcomes = sorted(set(map(str, answers.values())))
+        check("every request read was answered", set(outcomes) <= {"200", "ConnectionRefusedError",
+                                                                  "ConnectionResetError"}, outcomes)
+        stored = {r[0] for r in stack.query("SELECT provider_message_id FROM v_messages")}
+        ok = {f"wamid.T{i}" for i, a in answers.items() if a == 200 and i % 4 == 0}
+        check("every stored text webhook was answered 200, and every 200 was stored", stored == ok,
+              {"stored, no 200": sorted(stored - ok), "200, not stored": sorted(ok - stored)})
+    finally:
+        stack.close()
+
+
 def notify_flow():
     # sd_notify on a test NOTIFY_SOCKET: READY, WATCHDOG (WatchdogSec=1s -> pings every 0.5 s), STOPPING.
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
@@ -341,7 +384,8 @@ def notify_flow():
         stack.close()
 
 
-for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, sigterm_flow, notify_flow):
+for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, sigterm_flow, sigterm_answers_flow,
+             notify_flow):
     try:
         flow()
     except Exception as error:  # a hang or crash of one flow is a failure, the others still run
