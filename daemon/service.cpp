@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -30,6 +31,7 @@ namespace dispatchd::daemon {
 namespace {
 
 constexpr std::chrono::seconds k_tick{1};
+constexpr std::chrono::seconds k_connection_grace{1};  // see shutdown()
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
 
@@ -265,14 +267,20 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
   if (p.whatsapp) p.whatsapp->stop();
   p.tick.cancel();
   p.watchdog.cancel();
-  const auto deadline = std::chrono::steady_clock::now() + drain;
+  const auto stop_at = std::chrono::steady_clock::now();
+  const auto deadline = stop_at + drain;
+  // A connection accepted just before the listener closed may carry a request not read
+  // yet: open connections get this long to send it (then only idle ones are left).
+  const auto grace = stop_at + std::min<std::chrono::steady_clock::duration>(k_connection_grace, drain);
   auto wait = std::make_shared<std::function<void()>>();
-  *wait = [&p, deadline, done = std::move(done), wait]() {
-    // Idle: no message in the agent, no send in flight, and every request already read has
-    // its answer written (a webhook waits for its commit; the loop keeps committing).
+  *wait = [&p, deadline, grace, done = std::move(done), wait]() {
+    // Idle: no message in the agent, no send in flight, every request already read has its
+    // answer written (a webhook waits for its commit; the loop keeps committing), and no
+    // connection left that may still bring one.
+    const auto now = std::chrono::steady_clock::now();
     const bool idle = p.agent->in_flight() == 0 && (!p.whatsapp || p.whatsapp->sending() == 0) &&
-                      p.http->answering() == 0;
-    if (idle || std::chrono::steady_clock::now() >= deadline) {
+                      p.http->answering() == 0 && (p.http->connections() == 0 || now >= grace);
+    if (idle || now >= deadline) {
       // What is left is handed back: the next start takes it again at once.
       (void)store::release_leases(p.store.db, p.worker);
       p.round->commit();

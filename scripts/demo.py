@@ -85,6 +85,11 @@ def describe(stack, message_id, sender):
         if status in ("approved", "sending"):  # the sender is still at it
             stack.wait_until(lambda: stack.scalar("SELECT status FROM v_actions WHERE action_id = ?", action_id)
                              not in ("approved", "sending"), what=f"action {action_id} to be sent")
+    # The Graph simulator prints each request as it answers it; its line may reach us a
+    # moment after dispatchd has stored the send.
+    sent_rows = stack.scalar("SELECT count(*) FROM v_actions WHERE message_id = ? AND status = 'sent'", message_id)
+    stack.wait_until(lambda: len([m for m in stack.graph_messages() if m[0] == sender]) >= sent_rows,
+                     timeout=10, what="the Graph simulator's record of the reply")
     sent = [m for m in stack.graph_messages() if m[0] == sender]
     for to, text, wamid in sent:
         say(f"   dispatchd -> Graph API, to {to}: {text!r} ({wamid})")
