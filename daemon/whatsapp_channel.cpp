@@ -35,6 +35,14 @@ Response text(int status, std::string body) {
   return Response{status, std::move(body) + "\n", "text/plain; charset=utf-8", {}};
 }
 
+// A Graph API call as the transport takes it.
+net::HttpRequest to_http(wa::GraphRequest request) {
+  net::HttpRequest http{std::move(request.method), std::move(request.url), {}, std::move(request.body)};
+  for (auto& [name, value] : request.headers) http.headers.add(std::move(name), std::move(value));
+  http.timeout = k_send_timeout;
+  return http;
+}
+
 }  // namespace
 
 struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
@@ -203,12 +211,9 @@ void WhatsAppChannel::State::send_reads() {
     auto request = wa::build_mark_read(account(), reads.front());
     reads.pop_front();
     if (!request) continue;
-    net::HttpRequest http{request->method, request->url, {}, request->body};
-    for (const auto& [name, value] : request->headers) http.headers.add(name, value);
-    http.timeout = k_send_timeout;
     ++reads_in_flight;
     // Best effort: never retried.
-    transport.send(std::move(http), [weak = weak_from_this()](net::HttpResult) {
+    transport.send(to_http(std::move(*request)), [weak = weak_from_this()](net::HttpResult) {
       if (auto self = weak.lock()) {
         --self->reads_in_flight;
         self->send_reads();
@@ -273,11 +278,8 @@ void WhatsAppChannel::State::send(store::OutboxItem item) {
     (void)store::fail_send(db, item.id, "cannot build the Graph request: " + request.error(), now());
     return;
   }
-  net::HttpRequest http{request->method, request->url, {}, request->body};
-  for (const auto& [name, value] : request->headers) http.headers.add(name, value);
-  http.timeout = k_send_timeout;
   ++in_flight;
-  transport.send(std::move(http), [self = shared_from_this(), item](net::HttpResult result) {
+  transport.send(to_http(std::move(*request)), [self = shared_from_this(), item](net::HttpResult result) {
     --self->in_flight;
     self->on_answer(item, std::move(result));
     self->schedule_pump();
