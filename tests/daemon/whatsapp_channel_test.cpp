@@ -47,6 +47,19 @@ std::string text_webhook(int n) {
          R"(","timestamp":"1790000000","type":"text","text":{"body":"hola"}}]}}]}]})";
 }
 
+// One webhook with `count` text messages from new senders, numbered from `first`.
+std::string batch_webhook(int first, int count) {
+  std::string messages;
+  for (int n = first; n < first + count; ++n) {
+    const std::string sender = "52155" + std::to_string(10000000 + n);
+    messages += std::string(messages.empty() ? "" : ",") + R"({"from":")" + sender + R"(","id":"wamid.read)" +
+                std::to_string(n) + R"(","timestamp":"1790000000","type":"text","text":{"body":"hola"}})";
+  }
+  return R"({"object":"whatsapp_business_account","entry":[{"id":"1023456789012345","changes":[{"field":"messages",)"
+         R"("value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550001234","phone_number_id":")" +
+         std::string(k_phone_number_id) + R"("},"messages":[)" + messages + "]}}]}]}";
+}
+
 daemon::Request signed_post(const std::string& body) {
   return {"POST", "/webhooks/whatsapp", "", {{"x-hub-signature-256", whatsapp::sign_body(body, k_secret)}}, body};
 }
@@ -127,4 +140,25 @@ TEST_CASE("whatsapp channel: counts each webhook by its answer", "[whatsapp]") {
   CHECK(counted.not_stored == 0);
   CHECK(counted.messages_stored == 1);
   CHECK(counted.duplicates == 1);
+}
+
+TEST_CASE("whatsapp channel: the oldest read receipts are dropped beyond a backlog of 10 000", "[whatsapp]") {
+  Fixture f;
+  constexpr int k_webhooks = 11;
+  constexpr int k_per_webhook = 1000;  // the parser's cap on events per payload
+  for (int w = 0; w < k_webhooks; ++w) f.post(signed_post(batch_webhook(w * k_per_webhook, k_per_webhook)));
+  f.run();
+  REQUIRE(f.statuses == std::vector<int>(k_webhooks, 200));
+  constexpr int k_messages = k_webhooks * k_per_webhook;
+  CHECK(f.channel.counters().messages_stored == k_messages);
+  CHECK(f.transport.held.size() == 8);  // on the wire; 10,000 waiting; the rest dropped
+  CHECK(f.channel.counters().read_receipts_dropped == k_messages - 8 - 10'000);
+  while (!f.transport.held.empty()) {
+    f.transport.answer_all();
+    f.run();
+  }
+  CHECK(f.transport.requests.size() == static_cast<std::size_t>(8 + 10'000));
+  // The newest were kept: the last message's receipt went out, the first waiting one's did not.
+  CHECK_THAT(f.transport.requests.back().body, Catch::Contains("wamid.read" + std::to_string(k_messages - 1)));
+  CHECK_THAT(f.transport.requests[8].body, Catch::Contains("wamid.read" + std::to_string(8 + 992) + "\""));
 }
