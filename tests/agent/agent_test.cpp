@@ -321,6 +321,7 @@ TEST_CASE("agent: 200 conversations at max_concurrency 64 keep exactly 64 calls 
   h.fake.set_fallback(
       FakeReply::text(R"({"action":"escalate_to_human","recipient":"x","content":"needs a person","priority":"low"})")
           .after(200ms));
+  h.fake.hold_until_in_flight(64);  // reaching 64 must not depend on how fast the machine is
   const auto threads_before =
       std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator{});
   h.decide(200);

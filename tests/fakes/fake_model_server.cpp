@@ -9,13 +9,16 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "tests/fakes/fake_bodies.h"
@@ -143,6 +146,43 @@ class State {
     m_recording = on;
   }
 
+  void hold_until_in_flight(std::size_t count, std::chrono::milliseconds cap) {
+    std::lock_guard lock(m_mutex);
+    m_gate_size = count;
+    m_gate_cap = cap;
+    m_held.clear();
+  }
+
+  // Called for each model request after take(). Returns the cap to wait for when the request
+  // is held at the gate; `release` then answers it early. The request that fills the gate is
+  // not held: it releases the others (outside the lock) and opens the gate for good.
+  std::optional<std::chrono::milliseconds> hold(std::function<void()> release) {
+    std::vector<std::function<void()>> released;
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_gate_size == 0) return std::nullopt;
+      if (m_held.size() + 1 < m_gate_size) {
+        m_held.push_back(std::move(release));
+        return m_gate_cap;
+      }
+      released.swap(m_held);
+      m_gate_size = 0;
+    }
+    for (auto& r : released) r();
+    return std::nullopt;
+  }
+
+  // Releases every held request and stops holding.
+  void open_gate() {
+    std::vector<std::function<void()>> released;
+    {
+      std::lock_guard lock(m_mutex);
+      released.swap(m_held);
+      m_gate_size = 0;
+    }
+    for (auto& r : released) r();
+  }
+
   std::vector<ReceivedRequest> requests() const {
     std::lock_guard lock(m_mutex);
     return m_requests;
@@ -168,6 +208,9 @@ class State {
   std::vector<ReceivedRequest> m_requests;
   std::size_t m_in_flight = 0;
   std::size_t m_max_in_flight = 0;
+  std::size_t m_gate_size = 0;  // 0: no gate
+  std::chrono::milliseconds m_gate_cap{0};
+  std::vector<std::function<void()>> m_held;
 };
 
 ReceivedRequest to_record(const http::request<http::string_body>& req) {
@@ -209,8 +252,17 @@ class Session : public std::enable_shared_from_this<Session> {
     m_response.keep_alive(req.keep_alive());
     m_response.body() = reply_body(record.dialect, reply, record, serial);
     m_response.prepare_payload();
-    m_timer.expires_after(reply.delay);
-    m_timer.async_wait([self = shared_from_this()](beast::error_code) { self->write(); });
+    std::optional<std::chrono::milliseconds> held;
+    if (m_dialect != Dialect::unknown)
+      held = m_state.hold([weak = weak_from_this()] {
+        if (auto self = weak.lock())
+          asio::post(self->m_stream.get_executor(), [self] { self->m_timer.cancel(); });
+      });
+    m_timer.expires_after(held.value_or(reply.delay));
+    m_timer.async_wait([self = shared_from_this(), held = held.has_value()](beast::error_code waited) {
+      if (held && !waited) self->m_state.open_gate();  // the cap passed: let the others go too
+      self->write();
+    });
   }
 
   void write() {
@@ -278,6 +330,9 @@ void FakeModelServer::push(FakeReply reply) { m_impl->state.push(std::move(reply
 void FakeModelServer::set_fallback(FakeReply reply) { m_impl->state.set_fallback(std::move(reply)); }
 void FakeModelServer::set_responder(Responder responder) { m_impl->state.set_responder(std::move(responder)); }
 void FakeModelServer::set_recording(bool on) { m_impl->state.set_recording(on); }
+void FakeModelServer::hold_until_in_flight(std::size_t count, std::chrono::milliseconds cap) {
+  m_impl->state.hold_until_in_flight(count, cap);
+}
 std::vector<ReceivedRequest> FakeModelServer::requests() const { return m_impl->state.requests(); }
 std::size_t FakeModelServer::request_count() const { return m_impl->state.request_count(); }
 std::size_t FakeModelServer::max_in_flight() const { return m_impl->state.max_in_flight(); }

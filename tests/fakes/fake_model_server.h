@@ -88,6 +88,12 @@ class FakeModelServer {
   void set_responder(Responder responder);
   // Off: requests are counted but not kept (long runs such as benchmarks).
   void set_recording(bool on);
+  // The next `count` model requests are held unanswered until all `count` are in flight at
+  // once, then answered together (their scripted delay is not added). This proves a client's
+  // concurrency without guessing how long it needs to open its connections. When `cap`
+  // passes first, every held request is answered and holding stops for good, so a client
+  // that never gets there fails its check instead of hanging.
+  void hold_until_in_flight(std::size_t count, std::chrono::milliseconds cap = std::chrono::seconds(5));
 
   std::vector<ReceivedRequest> requests() const;
   std::size_t request_count() const;

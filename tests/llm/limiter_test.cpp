@@ -54,6 +54,7 @@ TEST_CASE("Limiter hands out at most `limit` permits, the rest first come first 
 TEST_CASE("200 calls, limit 64, 200 ms model latency: 64 in flight, never more, on a fixed set of threads") {
   fakes::FakeModelServer fake;
   fake.set_fallback(fakes::FakeReply::text(R"({"action":"escalate_to_human"})").after(200ms));
+  fake.hold_until_in_flight(64);  // reaching 64 must not depend on how fast the machine is
   boost::asio::io_context io;
   net::CurlTransport transport(io);
   llm::ProviderConfig config{.kind = llm::ProviderKind::openai, .base_url = fake.base_url(fakes::Dialect::openai), .model = "m"};

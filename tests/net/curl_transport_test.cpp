@@ -111,6 +111,7 @@ TEST_CASE("CurlTransport classes transport failures") {
 TEST_CASE("CurlTransport runs many requests at once and keeps its connections, also when the load dips") {
   FakeModelServer fake;
   fake.set_fallback(FakeReply::raw(200, "ok").after(std::chrono::milliseconds(50)));
+  fake.hold_until_in_flight(20);  // the first burst: 20 at once, however slow the machine
   boost::asio::io_context io;
   net::CurlTransport transport(io);
   int ok = 0;

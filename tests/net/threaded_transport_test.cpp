@@ -29,7 +29,8 @@ net::HttpRequest post(const std::string& url) {
 
 TEST_CASE("ThreadedTransport answers on the caller's loop, never inside send, for many requests at once") {
   FakeModelServer fake;
-  fake.set_fallback(FakeReply::raw(200, "ok").after(std::chrono::milliseconds(20)));
+  fake.set_fallback(FakeReply::raw(200, "ok"));
+  fake.hold_until_in_flight(30);
   boost::asio::io_context home;
   net::ThreadedTransport transport(home);
   const auto caller = std::this_thread::get_id();
