@@ -229,7 +229,13 @@ def reload_flow():
             stack.post_webhook(harness.text_webhook(wamid, sender, "¿Tienen envío a Monterrey?"))
             stack.wait_until(lambda: (message_of(stack, wamid) or (0, "pending"))[1] != "pending",
                              what=f"the outcome of {wamid}")
-            return message_of(stack, wamid)[1] == "replied" and any(to == sender for to, _, _ in stack.graph_messages())
+            if message_of(stack, wamid)[1] != "replied":
+                return False
+            # The fake prints its record before dispatchd stores the send, but the harness
+            # reads that output on a thread of its own, which may lag behind.
+            stack.wait_until(lambda: any(to == sender for to, _, _ in stack.graph_messages()),
+                             what=f"the fake's record of the reply to {sender}")
+            return True
 
         check("reload: answered before", answered("wamid.R1", "5215500002001"))
         broken_catalog = json.loads(json.dumps(good))
