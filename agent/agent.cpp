@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <set>
+#include <vector>
 
 #include "agent/context.h"
 #include "agent/tools.h"
@@ -15,6 +16,7 @@
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
+#include "store/round.h"
 #include "validator/outbound.h"
 #include "validator/validator.h"
 
@@ -79,6 +81,12 @@ struct Agent::State : std::enable_shared_from_this<State> {
   std::function<store::Time()> now;
   std::shared_ptr<const Setup> setup;
   std::set<std::int64_t> running;
+  // Messages whose decision a failed COMMIT took back; their leases are released when
+  // taking resumes. Taking pauses until `paused_until`, for `pause` (doubling while rounds
+  // keep failing), so a full disk does not turn into a stream of model calls.
+  std::set<std::int64_t> lost;
+  std::chrono::milliseconds pause{0};
+  std::chrono::steady_clock::time_point paused_until{};
   bool stopping = false;
   bool poke_posted = false;
   std::function<void(const Decision&)> on_decision;
@@ -97,7 +105,10 @@ struct Agent::State : std::enable_shared_from_this<State> {
   void poke();
   void take();
   void finished(const Decision& decision);
-  void wake_after(std::chrono::seconds delay);
+  void not_stored(std::int64_t id, int attempts);
+  void store_failed();
+  void hand_back_lost();
+  void wake_after(std::chrono::milliseconds delay);
 };
 
 // One message from its lease to its decision. Owned by the callbacks it has pending.
@@ -377,7 +388,12 @@ void Run::escalate(const std::string& reason, const std::string& detail, std::op
 }
 
 void Run::done(std::string outcome, std::string detail) {
-  m_state->finished({m_message.id, std::move(outcome), std::move(detail), m_counts.total});
+  // Reported once durable: a failed COMMIT takes the decision back with its whole round.
+  store::after_commit(db(), [self = shared_from_this(), outcome = std::move(outcome),
+                             detail = std::move(detail)](bool durable) mutable {
+    if (!durable) return self->m_state->not_stored(self->m_message.id, self->m_counts.total);
+    self->m_state->finished({self->m_message.id, std::move(outcome), std::move(detail), self->m_counts.total});
+  });
 }
 
 void Agent::State::poke() {
@@ -390,6 +406,8 @@ void Agent::State::poke() {
 }
 
 void Agent::State::take() {
+  if (std::chrono::steady_clock::now() < paused_until) return;  // the wake timer pokes again
+  hand_back_lost();
   while (!stopping && setup && running.size() < settings.max_in_flight) {
     auto next = store::take_next(db, settings.worker, now(), settings.lease);
     if (!next) {
@@ -405,11 +423,49 @@ void Agent::State::take() {
 
 void Agent::State::finished(const Decision& decision) {
   running.erase(decision.message_id);
+  pause = std::chrono::milliseconds(0);  // rounds are stored again
   if (on_decision) on_decision(decision);
   poke();
 }
 
-void Agent::State::wake_after(std::chrono::seconds delay) {
+void Agent::State::not_stored(std::int64_t id, int attempts) {
+  running.erase(id);
+  lost.insert(id);
+  store_failed();
+  if (on_decision)
+    on_decision({id, "not_stored", "the decision was not stored; taken again in " + std::to_string(pause.count()) + " ms",
+                 attempts});
+}
+
+void Agent::State::store_failed() {
+  // One pause per failing round, not per decision in it: they all come back at once.
+  if (std::chrono::steady_clock::now() < paused_until) return;
+  constexpr std::chrono::milliseconds k_max_pause{30'000};
+  pause = pause.count() == 0 ? settings.store_pause : std::min(2 * pause, k_max_pause);
+  paused_until = std::chrono::steady_clock::now() + pause;
+  wake_after(pause);
+}
+
+void Agent::State::hand_back_lost() {
+  std::vector<std::int64_t> ids;
+  for (const auto id : std::exchange(lost, {})) {
+    // A lost take leaves the message received, and it may be running again already.
+    if (running.contains(id)) continue;
+    if (store::release_lease(db, id, settings.worker))
+      ids.push_back(id);
+    else
+      lost.insert(id);
+  }
+  if (ids.empty()) return;
+  store::after_commit(db, [weak = weak_from_this(), ids = std::move(ids)](bool durable) {
+    auto self = weak.lock();
+    if (!self || durable) return;
+    self->lost.insert(ids.begin(), ids.end());
+    self->store_failed();
+  });
+}
+
+void Agent::State::wake_after(std::chrono::milliseconds delay) {
   const auto at = std::chrono::steady_clock::now() + delay;
   if (wake.expiry() > std::chrono::steady_clock::now() && wake.expiry() <= at) return;  // an earlier wake-up is set
   wake.expires_at(at);

@@ -16,10 +16,13 @@
 //                              policy stage refused), with every attempt in v_attempts
 //   provider down           -> the message waits (postponed) and is taken again; past
 //                              provider_deadline after it arrived: provider_unavailable
+//   decision not stored     -> (a failed COMMIT, e.g. a full disk) the message is handed
+//                              back and taken again after a pause, not when its lease ends
 //
 // Transport failures are retried inside the provider stack (llm::RetryingProvider) and
 // never count as attempts. Every attempt is recorded before the next step, so a restart
-// resumes the budget. Messages of one conversation go in inbox order (store::take_next);
+// resumes the budget. A decision is reported once it is durable (store::after_commit).
+// Messages of one conversation go in inbox order (store::take_next);
 // different conversations run concurrently, at most `max_in_flight` at once.
 //
 // Threading: everything runs on the io_context's thread; the Database is used only there.
@@ -60,6 +63,9 @@ struct Settings {
   std::chrono::seconds lease{900};              // a taken message's lease
   std::chrono::seconds provider_deadline{900};  // after arrival, then provider_unavailable
   std::chrono::seconds provider_wait{30};       // a message waits this long after a provider failure
+  // After a decision the store lost (its round's COMMIT failed, e.g. a full disk), the
+  // agent takes nothing for this long, doubled while it keeps happening, at most 30 s.
+  std::chrono::milliseconds store_pause{1000};
   std::size_t max_tool_bytes = 8 * 1024;
   std::chrono::milliseconds tool_timeout{10'000};
   std::string worker = "dispatchd";  // the lease owner
@@ -84,7 +90,9 @@ std::shared_ptr<const Setup> make_setup(catalog::Catalog catalog, const std::str
 // What became of one message (for logs, metrics and tests).
 struct Decision {
   std::int64_t message_id = 0;
-  std::string outcome;  // "queued", "escalated", "ignored", "postponed", "error"
+  // "queued", "escalated", "ignored", "postponed", "error"; "not_stored" when the round's
+  // COMMIT failed: the message is taken again after a pause (Settings::store_pause).
+  std::string outcome;
   std::string detail;   // the escalation reason, the action, or the error
   int attempts = 0;     // attempts recorded for the message so far
 };

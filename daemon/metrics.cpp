@@ -124,6 +124,12 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.sample("dispatchd_sending_paused", {}, gauges.sending_paused ? 1 : 0);
   w.family("dispatchd_http_connections", "gauge", "Open HTTP connections.");
   w.sample("dispatchd_http_connections", {}, gauges.http_connections);
+  if (const auto& failed = gauges.store_failures) {
+    w.family("dispatchd_store_failures_total", "counter",
+             "Group commits and WAL syncs that failed since start (e.g. a full disk): alert on a rise.");
+    w.sample("dispatchd_store_failures_total", {{"step", "commit"}}, failed->commits);
+    w.sample("dispatchd_store_failures_total", {{"step", "sync"}}, failed->syncs);
+  }
   if (const auto& wa = gauges.whatsapp) {
     w.family("dispatchd_webhooks_total", "counter", "Webhook POSTs since start, by channel and answer.");
     for (const auto& [result, count] : {std::pair{"accepted", wa->accepted}, std::pair{"bad_signature", wa->bad_signatures},

@@ -31,6 +31,11 @@ struct ProcessGauges {
   bool sending_paused = false;  // e.g. the WhatsApp token was refused
   std::int64_t http_connections = 0;
   std::optional<WhatsAppCounters> whatsapp;  // when the channel is enabled
+  struct StoreFailures {
+    std::int64_t commits = 0;  // group commits that failed (e.g. a full disk)
+    std::int64_t syncs = 0;    // WAL syncs that failed
+  };
+  std::optional<StoreFailures> store_failures;  // when group commit runs
 };
 
 std::string render_metrics(const store::MetricsSnapshot& snapshot, const ProcessGauges& gauges, store::Time now);

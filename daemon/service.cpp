@@ -77,6 +77,8 @@ struct Service::Parts {
   std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
   bool stopping = false;
   std::int64_t decided = 0;
+  std::optional<std::string> store_failure;  // why the last round was not stored, while failing
+  std::int64_t store_failures_in_a_row = 0;
 
   Parts(config::Config c, boost::asio::io_context& io_, StoreReady ready)
       : config(std::move(c)),
@@ -91,8 +93,23 @@ struct Service::Parts {
   Response answer(const Request& request);
   void on_tick();
   void on_watchdog();
+  void on_store_health(bool ok, const std::string& why);
   std::string status() const;
 };
+
+void Service::Parts::on_store_health(bool ok, const std::string& why) {
+  if (ok) {
+    spdlog::info("store: rounds are stored again, after {} failure(s)", store_failures_in_a_row);
+    store_failure.reset();
+    store_failures_in_a_row = 0;
+    return;
+  }
+  store_failure = why;
+  // A full disk fails every round, many a second: the first failure and every 100th.
+  if (++store_failures_in_a_row == 1 || store_failures_in_a_row % 100 == 0)
+    spdlog::error("store: {} ({} failure(s) in a row); webhooks are answered 500 and decisions taken again",
+                  why, store_failures_in_a_row);
+}
 
 void Service::Parts::route(const Request& r, Respond respond) {
   // The webhook answers after its group commit; everything else at once.
@@ -111,6 +128,7 @@ Response Service::Parts::answer(const Request& r) {
   if (r.path == "/readyz") {
     if (stopping) return Response{503, "stopping\n"};
     if (!store.db.query_int("SELECT 1")) return Response{503, "database unavailable\n"};
+    if (store_failure) return Response{503, "the database refuses writes: " + *store_failure + "\n"};
     if (whatsapp && whatsapp->paused()) return Response{503, "whatsapp sending paused: the access token was refused\n"};
     return Response{200, "ready\n"};
   }
@@ -119,6 +137,7 @@ Response Service::Parts::answer(const Request& r) {
     if (!snapshot) return Response{500, snapshot.error() + "\n"};
     ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), whatsapp && whatsapp->paused(),
                          static_cast<std::int64_t>(http->connections()), std::nullopt};
+    if (round) gauges.store_failures = {round->stats().failed_commits, round->stats().failed_syncs};
     if (whatsapp) gauges.whatsapp = whatsapp->counters();
     return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
   }
@@ -179,6 +198,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   // acknowledged webhooks, `sending` marks and staff decisions act after it.
   p.round = std::make_unique<store::Round>(p.store.db,
                                            [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
+  p.round->watch([&p](bool ok, const std::string& why) { p.on_store_health(ok, why); });
   p.setup = *setup;
   auto provider = build_provider(p.config.llm, p.transport, io, p.limiter);
   if (!provider) return std::unexpected(provider.error());
@@ -189,9 +209,11 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.agent->on_decision([&p](const agent::Decision& d) {
     if (d.outcome == "error")
       spdlog::error("message {}: {}", d.message_id, d.detail);
+    else if (d.outcome == "not_stored")
+      spdlog::warn("message {}: {}", d.message_id, d.detail);
     else
       spdlog::info("message {}: {} ({}), {} attempt(s)", d.message_id, d.outcome, d.detail, d.attempts);
-    if (d.outcome != "postponed" && d.outcome != "error") ++p.decided;
+    if (d.outcome != "postponed" && d.outcome != "error" && d.outcome != "not_stored") ++p.decided;
     if (p.whatsapp) p.whatsapp->pump();
   });
   if (p.config.whatsapp.enabled) {

@@ -29,6 +29,7 @@ constexpr std::size_t k_max_parallel_sends = 32;
 constexpr std::size_t k_max_parallel_reads = 8;
 constexpr std::size_t k_max_queued_reads = 10'000;
 constexpr std::chrono::seconds k_auth_probe{60};
+constexpr std::chrono::seconds k_store_retry{1};  // after a round that was not stored
 constexpr std::chrono::milliseconds k_send_timeout{15'000};
 
 Response text(int status, std::string body) {
@@ -60,6 +61,11 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   int consecutive_retries = 0;
   boost::asio::steady_timer retry_timer;
+  // Outcomes of finished Graph calls whose round was not stored (e.g. a full disk): written
+  // again by the next pump, which store_timer brings. The rows stay 'sending' meanwhile.
+  using Write = std::function<void(store::Database&)>;
+  std::vector<Write> unrecorded;
+  boost::asio::steady_timer store_timer;
   // Webhooks verified and parsed, waiting for the group commit (commit_webhooks).
   struct PendingWebhook {
     wa::Webhook webhook;
@@ -82,7 +88,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
         max_body_bytes(max_body),
         now(std::move(now_)),
         on_inbound(std::move(inbound)),
-        retry_timer(io_) {}
+        retry_timer(io_),
+        store_timer(io_) {}
 
   wa::GraphAccount account() const { return {config.graph_base_url, config.phone_number_id, secrets.access_token}; }
 
@@ -97,6 +104,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   void send(store::OutboxItem item);
   void on_answer(const store::OutboxItem& item, net::HttpResult result);
   void retry_later(std::chrono::seconds delay);
+  void record(Write write);
+  void pump_after_store_failure();
   void mark_read(std::string message_id);
   void send_reads();
 };
@@ -236,6 +245,7 @@ void WhatsAppChannel::State::schedule_pump() {
 }
 
 void WhatsAppChannel::State::pump() {
+  for (auto& write : std::exchange(unrecorded, {})) record(std::move(write));
   std::vector<store::OutboxItem> batch;
   while (!stopping && !paused && in_flight + starting + batch.size() < k_max_parallel_sends) {
     auto item = store::begin_send(db, now(), "whatsapp");
@@ -256,7 +266,7 @@ void WhatsAppChannel::State::pump() {
     self->starting -= batch.size();
     if (!committed) {
       spdlog::error("whatsapp: the commit before {} send(s) failed; they stay in the outbox", batch.size());
-      return;
+      return self->pump_after_store_failure();
     }
     for (auto& item : batch) self->send(std::move(item));
     self->schedule_pump();
@@ -267,16 +277,17 @@ void WhatsAppChannel::State::send(store::OutboxItem item) {
   const auto last = store::last_inbound_at(db, "whatsapp", item.recipient);
   if (last && !wa::may_send_free_form(*last, now(), std::chrono::seconds(60))) {
     // Policy, checked before sending: Meta would refuse it (131047) anyway.
-    (void)store::fail_send(db, item.id,
-                           "outside WhatsApp's 24-hour customer-service window: only a template can reach "
-                           "this customer now",
-                           now());
-    return;
+    return record([id = item.id, at = now()](store::Database& d) {
+      (void)store::fail_send(d, id,
+                             "outside WhatsApp's 24-hour customer-service window: only a template can reach "
+                             "this customer now",
+                             at);
+    });
   }
   auto request = wa::build_text_message(account(), item.recipient, item.body, item.idempotency_key);
   if (!request) {
-    (void)store::fail_send(db, item.id, "cannot build the Graph request: " + request.error(), now());
-    return;
+    return record([id = item.id, why = "cannot build the Graph request: " + request.error(), at = now()](
+                      store::Database& d) { (void)store::fail_send(d, id, why, at); });
   }
   ++in_flight;
   transport.send(to_http(std::move(*request)), [self = shared_from_this(), item](net::HttpResult result) {
@@ -292,41 +303,62 @@ void WhatsAppChannel::State::on_answer(const store::OutboxItem& item, net::HttpR
     const auto& e = result.error();
     if (e.kind == net::TransportErrorKind::connect_failed) {
       // Never reached Graph: safe to send again.
-      (void)store::retry_send(db, item.id, "graph unreachable: " + e.message, at);
+      record([id = item.id, why = "graph unreachable: " + e.message, at](store::Database& d) {
+        (void)store::retry_send(d, id, why, at);
+      });
       return retry_later(std::chrono::seconds(5));
     }
-    (void)store::unknown_send(
-        db, item.id,
-        std::string("no answer from graph (") + std::string(net::to_string(e.kind)) + "): it may have been delivered",
-        at);
-    return;
+    return record([id = item.id,
+                   why = std::string("no answer from graph (") + std::string(net::to_string(e.kind)) +
+                         "): it may have been delivered",
+                   at](store::Database& d) { (void)store::unknown_send(d, id, why, at); });
   }
   const auto retry_after = result->headers.get("Retry-After").value_or("");
   auto sent = wa::read_send_response(result->status, result->body, retry_after);
   if (sent) {
     consecutive_retries = 0;
-    (void)store::complete_send(db, item.id, sent->message_id, at);
-    return;
+    return record([id = item.id, wamid = sent->message_id, at](store::Database& d) {
+      (void)store::complete_send(d, id, wamid, at);
+    });
   }
   const auto& failure = sent.error();
   const std::string why = wa::describe(failure.error);
   switch (failure.kind) {
     case wa::ErrorClass::retry:
-      (void)store::retry_send(db, item.id, why, at);
+      record([id = item.id, why, at](store::Database& d) { (void)store::retry_send(d, id, why, at); });
       return retry_later(wa::retry_delay(failure.error, ++consecutive_retries, failure.retry_after));
     case wa::ErrorClass::auth:
-      (void)store::retry_send(db, item.id, why, at);
+      record([id = item.id, why, at](store::Database& d) { (void)store::retry_send(d, id, why, at); });
       if (!paused) spdlog::error("whatsapp: the access token was refused ({}); sending paused", why);
       paused = true;
       return retry_later(k_auth_probe);
     case wa::ErrorClass::unknown:
-      (void)store::unknown_send(db, item.id, why, at);
-      return;
+      return record([id = item.id, why, at](store::Database& d) { (void)store::unknown_send(d, id, why, at); });
     case wa::ErrorClass::window_closed:
     case wa::ErrorClass::permanent:
-      (void)store::fail_send(db, item.id, why, at);
-      return;
+      return record([id = item.id, why, at](store::Database& d) { (void)store::fail_send(d, id, why, at); });
   }
+}
+
+void WhatsAppChannel::State::record(Write write) {
+  write(db);
+  store::after_commit(db, [weak = weak_from_this(), write = std::move(write)](bool durable) mutable {
+    auto self = weak.lock();
+    if (!self || durable) return;
+    self->unrecorded.push_back(std::move(write));
+    self->pump_after_store_failure();
+  });
+}
+
+void WhatsAppChannel::State::pump_after_store_failure() {
+  // Its own timer: Graph's backoff (retry_timer) must not be cut short by it.
+  if (stopping || store_timer.expiry() > std::chrono::steady_clock::now()) return;
+  store_timer.expires_after(k_store_retry);
+  store_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    self->schedule_pump();
+  });
 }
 
 void WhatsAppChannel::State::retry_later(std::chrono::seconds delay) {
@@ -351,6 +383,7 @@ void WhatsAppChannel::pump() { m_state->schedule_pump(); }
 void WhatsAppChannel::stop() {
   m_state->stopping = true;
   m_state->retry_timer.cancel();
+  m_state->store_timer.cancel();
 }
 bool WhatsAppChannel::paused() const { return m_state->paused; }
 std::size_t WhatsAppChannel::sending() const { return m_state->in_flight; }

@@ -118,6 +118,15 @@ std::expected<void, std::string> release_leases(Database& db, const std::string&
   return update->run();
 }
 
+std::expected<void, std::string> release_lease(Database& db, std::int64_t id, const std::string& worker) {
+  auto update = Query::prepare(db,
+                               "UPDATE inbox SET lease_expires_at = received_at"
+                               " WHERE id = ? AND state = 'processing' AND lease_owner = ?");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, id).bind(2, worker);
+  return update->run();
+}
+
 std::expected<std::optional<Time>, std::string> last_inbound_at(Database& db, const std::string& channel,
                                                                 const std::string& sender) {
   auto query = Query::prepare(db, "SELECT max(received_at) FROM inbox WHERE channel = ? AND sender = ?");

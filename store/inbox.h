@@ -83,6 +83,11 @@ std::expected<std::optional<Time>, std::string> last_inbound_at(Database& db, co
 // (at start-up, for what the previous run of the same worker left in processing).
 std::expected<void, std::string> release_leases(Database& db, const std::string& worker);
 
+// Makes the lease on message `id` expire now, if `worker` holds it: the message is taken
+// again at once (its decision was not stored: the round's COMMIT failed). A message in
+// another state, or leased to someone else, is left as it is.
+std::expected<void, std::string> release_lease(Database& db, std::int64_t id, const std::string& worker);
+
 // processing -> decided: the message's action is in the outbox (or its escalation is
 // open); it is done when the send completes. The lease no longer matters once decided: a
 // decided message is never taken again. A 'decided' audit event is appended.

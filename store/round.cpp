@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -37,6 +39,8 @@ struct Round::State : std::enable_shared_from_this<State> {
   std::deque<std::pair<std::int64_t, std::vector<std::function<void(bool)>>>> unsynced;
   std::int64_t committed = 0;  // generation of the last commit
   Stats stats;
+  Watcher watcher;
+  bool failing = false;  // the last COMMIT or sync failed
 
   // Shared with the syncer thread, under `mutex`.
   std::mutex mutex;
@@ -44,6 +48,7 @@ struct Round::State : std::enable_shared_from_this<State> {
   std::int64_t requested = 0;  // sync everything up to this generation
   bool stopping = false;
   std::int64_t syncs = 0;
+  std::int64_t failed_syncs = 0;
   std::int64_t checkpoints = 0;
   std::thread syncer;
   // The syncer's own connection for checkpoints, so that copying the WAL back into the
@@ -81,7 +86,12 @@ struct Round::State : std::enable_shared_from_this<State> {
       // The WAL exists once the first commit wrote it, and stays while our connection is
       // open; a descriptor of our own syncs the same file.
       if (fd < 0) fd = open_wal(db);
-      const bool ok = fd >= 0 && ::fdatasync(fd) == 0;
+      std::string why;
+      if (fd < 0)
+        why = std::string("cannot open the WAL file: ") + std::strerror(errno);
+      else if (::fdatasync(fd) != 0)
+        why = std::string("fdatasync of the WAL file: ") + std::strerror(errno);
+      const bool ok = why.empty();
       bool checkpointed = false;
       if (ok && checkpointer && checkpoint_due()) {
         // PASSIVE: copies what no reader still needs, never blocks the loop's writes.
@@ -90,11 +100,12 @@ struct Round::State : std::enable_shared_from_this<State> {
       {
         const std::lock_guard lock(mutex);
         ++syncs;
+        if (!ok) ++failed_syncs;
         if (checkpointed) ++checkpoints;
       }
       synced = target;
-      post([weak = weak_from_this(), target, ok] {
-        if (auto self = weak.lock()) self->on_synced(target, ok);
+      post([weak = weak_from_this(), target, why = std::move(why)] {
+        if (auto self = weak.lock()) self->on_synced(target, why);
       });
     }
     if (fd >= 0) ::close(fd);
@@ -117,8 +128,10 @@ struct Round::State : std::enable_shared_from_this<State> {
     return 0;  // SQLITE_OK
   }
 
-  void on_synced(std::int64_t generation, bool ok) {
+  void on_synced(std::int64_t generation, const std::string& why) {
     // A failed sync answers false: the waiters report it (a webhook gets 500, a send stays).
+    const bool ok = why.empty();
+    report(ok, why);
     while (!unsynced.empty() && unsynced.front().first <= generation) {
       auto waiting = std::move(unsynced.front().second);
       unsynced.pop_front();
@@ -126,15 +139,24 @@ struct Round::State : std::enable_shared_from_this<State> {
     }
   }
 
+  // Tells the watcher of a failure, or of the first success after failures.
+  void report(bool ok, const std::string& why) {
+    if (ok && !failing) return;
+    failing = !ok;
+    if (watcher) watcher(ok, why);
+  }
+
   void commit() {
     if (!open) return;
     open = false;
     auto waiting = std::exchange(waiters, {});
-    const bool ok = db.exec("COMMIT").has_value();
+    const auto committed_ok = db.exec("COMMIT");
+    const bool ok = committed_ok.has_value();
     if (!ok) (void)db.exec("ROLLBACK");
     ++stats.commits;
     if (!ok) {
       ++stats.failed_commits;
+      report(false, "COMMIT: " + committed_ok.error());
       for (auto& then : waiting) then(false);
       return;
     }
@@ -172,9 +194,10 @@ Round::~Round() {
     (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");  // SQLite's own checkpoints again
   }
   const int fd = open_wal(s.db);
-  const bool ok = fd < 0 || ::fdatasync(fd) == 0;  // no WAL file: nothing was written
+  std::string why;  // no WAL file: nothing was written
+  if (fd >= 0 && ::fdatasync(fd) != 0) why = std::string("fdatasync of the WAL file: ") + std::strerror(errno);
   if (fd >= 0) ::close(fd);
-  s.on_synced(s.committed, ok);
+  s.on_synced(s.committed, why);
   s.db.attach_round(nullptr);
 }
 
@@ -200,10 +223,13 @@ void Round::after_commit(std::function<void(bool)> then) {
 
 void Round::commit() { m_state->commit(); }
 
+void Round::watch(Watcher watcher) { m_state->watcher = std::move(watcher); }
+
 Round::Stats Round::stats() const {
   Stats out = m_state->stats;
   const std::lock_guard lock(m_state->mutex);
   out.syncs = m_state->syncs;
+  out.failed_syncs = m_state->failed_syncs;
   out.checkpoints = m_state->checkpoints;
   return out;
 }

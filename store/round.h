@@ -63,9 +63,17 @@ class Round {
     std::int64_t commits = 0;
     std::int64_t failed_commits = 0;
     std::int64_t syncs = 0;  // fdatasync calls: fewer than commits under load
+    std::int64_t failed_syncs = 0;
     std::int64_t checkpoints = 0;
   };
   Stats stats() const;
+
+  // Called on the loop's thread for every failed COMMIT or WAL sync, with what failed and
+  // SQLite's or the system's reason ("COMMIT: database or disk is full"), and once with
+  // ok=true when a round is durable again after failures. The store does not log: the
+  // caller decides how loudly (a full disk fails every round).
+  using Watcher = std::function<void(bool ok, const std::string& why)>;
+  void watch(Watcher watcher);
 
   struct State;  // shared with the syncer thread and posted handlers
 

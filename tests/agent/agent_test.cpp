@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "store/attempts.h"
+#include "store/round.h"
 #include "tests/agent/harness.h"
 
 using namespace dispatchd;
@@ -332,4 +333,51 @@ TEST_CASE("agent: 200 conversations at max_concurrency 64 keep exactly 64 calls 
   CHECK(threads_after == threads_before);
   CHECK(threads_after <= 4);
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'model_escalated'") == 200);
+}
+
+TEST_CASE("agent: decisions a failed commit took back are taken again after growing pauses, and stored once",
+          "[agent][store]") {
+  agent::Settings settings;
+  settings.store_pause = 50ms;
+  AgentHarness h(settings);
+  store::Round round(h.db, [&h](std::function<void()> f) { boost::asio::post(h.io, std::move(f)); });
+  for (int i = 0; i < 3; ++i) h.receive("wamid.full" + std::to_string(i), "hello", std::to_string(15550000100 + i));
+  h.io.run();  // their round commits
+  h.io.restart();
+  h.fake.set_fallback(
+      FakeReply::text(R"({"action":"escalate_to_human","recipient":"x","content":"needs a person","priority":"low"})"));
+
+  // The disk fills: every round that records an attempt fails at its COMMIT, as a full
+  // disk fails the WAL write (a deferred constraint is checked at COMMIT too).
+  REQUIRE(h.db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(h.db.exec("CREATE TRIGGER disk_full AFTER INSERT ON attempts BEGIN INSERT INTO doomed VALUES (-1); END"));
+  std::vector<std::string> pauses;  // as each not_stored decision tells, distinct, in order
+  const auto lost = [&] {
+    pauses.clear();
+    for (const auto& d : h.decisions) {
+      CHECK(d.outcome == "not_stored");
+      const std::string pause = d.detail.substr(d.detail.rfind(" in ") + 4);
+      if (pauses.empty() || pauses.back() != pause) pauses.push_back(pause);
+    }
+    return pauses.size();
+  };
+  h.agent->poke();
+  test::run_until(h.io, [&] { return lost() >= 3; });
+  CHECK(pauses == std::vector<std::string>{"50 ms", "100 ms", "200 ms"});
+  CHECK(h.count("SELECT count(*) FROM attempts") == 0);
+  CHECK(h.count("SELECT count(*) FROM escalations") == 0);
+  CHECK(round.stats().failed_commits >= 3);
+
+  // Space again. A failed COMMIT answers its waiters at once, so no round is open here.
+  REQUIRE_FALSE(h.db.in_transaction());
+  REQUIRE(h.db.exec("DROP TRIGGER disk_full"));
+  const std::size_t before = h.decisions.size();
+  test::run_until(h.io, [&] { return h.decisions.size() == before + 3; });
+  for (std::size_t i = before; i < h.decisions.size(); ++i) CHECK(h.decisions[i].outcome == "escalated");
+  // Each message decided once, with one stored attempt: the lost ones left nothing behind.
+  CHECK(h.count("SELECT count(*) FROM escalations") == 3);
+  CHECK(h.count("SELECT count(*) FROM attempts") == 3);
+  CHECK(h.count("SELECT count(DISTINCT message_id) FROM attempts") == 3);
+  CHECK(h.count("SELECT count(*) FROM inbox WHERE state = 'processing'") == 0);
+  CHECK(h.fake.request_count() > 3);  // the model was asked again for what was lost
 }

@@ -57,3 +57,18 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   CHECK_THAT(text, Catch::Contains("dispatchd_redeliveries_total{channel=\"whatsapp\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_read_receipts_dropped_total 3\n"));
 }
+
+TEST_CASE("metrics: failed group commits and WAL syncs, when group commit runs", "[metrics]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  auto snapshot = store::read_metrics(db);
+  REQUIRE(snapshot);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(*snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_store_failures_total"));
+  gauges.store_failures = daemon::ProcessGauges::StoreFailures{.commits = 7, .syncs = 2};
+  const std::string text = daemon::render_metrics(*snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_store_failures_total counter\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"commit\"} 7\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"sync\"} 2\n"));
+}

@@ -127,6 +127,26 @@ TEST_CASE("inbox: release_leases hands a restarted worker's messages back at onc
   CHECK((*again)->id == id);
 }
 
+TEST_CASE("inbox: release_lease hands back one message, only the holder's", "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  const auto a = insert(db, "wamid.A", "c1");
+  const auto b = insert(db, "wamid.B", "c2");
+  REQUIRE(store::take_next(db, "host-1", k_t0, 300s).value());
+  REQUIRE(store::take_next(db, "host-1", k_t0, 300s).value());
+  REQUIRE(store::release_lease(db, a, "host-2"));  // not its lease: nothing changes
+  CHECK_FALSE(store::take_next(db, "host-1", k_t0 + 1s, 300s).value());
+  REQUIRE(store::release_lease(db, a, "host-1"));
+  auto again = store::take_next(db, "host-1", k_t0 + 2s, 300s);
+  REQUIRE(again);
+  REQUIRE(*again);
+  CHECK((*again)->id == a);
+  CHECK_FALSE(store::take_next(db, "host-1", k_t0 + 3s, 300s).value());  // b keeps its lease
+  REQUIRE(store::finish(db, b, "replied", k_t0 + 4s));
+  REQUIRE(store::release_lease(db, b, "host-1"));  // finished: left as it is
+  CHECK(db.query_int("SELECT count(*) FROM inbox WHERE id = " + std::to_string(b) + " AND state = 'done'").value() == 1);
+}
+
 TEST_CASE("inbox: audit details are JSON whatever the provider id holds", "[inbox][audit]") {
   test::TempDir dir;
   auto db = migrated(dir);

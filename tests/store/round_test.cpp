@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 
 #include "store/audit.h"
 #include "store/migrations.h"
@@ -151,6 +152,8 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   Fixture f;
   // A deferred constraint fails at COMMIT, the way a full disk would.
   REQUIRE(f.db->exec("CREATE TABLE deferred_check (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  std::vector<std::pair<bool, std::string>> watched;
+  f.round->watch([&](bool ok, const std::string& why) { watched.emplace_back(ok, why); });
   REQUIRE(f.event("lost"));
   REQUIRE(store::transaction<void>(*f.db, [&] { return f.db->exec("INSERT INTO deferred_check VALUES (999)"); }));
   std::vector<bool> waiters;
@@ -161,9 +164,23 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   CHECK(f.round->stats().failed_commits == 1);
   CHECK(f.committed_events() == 0);
   CHECK_FALSE(f.db->in_transaction());
+  REQUIRE(watched.size() == 1);
+  CHECK_FALSE(watched[0].first);
+  CHECK_THAT(watched[0].second, Catch::StartsWith("COMMIT: ") && Catch::Contains("FOREIGN KEY constraint failed"));
   REQUIRE(f.event("next round"));  // the connection is usable again
-  f.run_queue();
+  std::optional<bool> durable;
+  store::after_commit(*f.db, [&](bool ok) { durable = ok; });
+  f.run_until([&] { return durable.has_value(); });
+  CHECK(*durable);
   CHECK(f.committed_events() == 1);
+  // Told once that rounds are durable again, not for every round after.
+  REQUIRE(watched.size() == 2);
+  CHECK(watched[1] == std::pair<bool, std::string>{true, ""});
+  REQUIRE(f.event("and another"));
+  durable.reset();
+  store::after_commit(*f.db, [&](bool ok) { durable = ok; });
+  f.run_until([&] { return durable.has_value(); });
+  CHECK(watched.size() == 2);
 }
 
 TEST_CASE("round: destroying the round commits what is open and answers every waiter", "[round]") {
