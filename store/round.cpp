@@ -41,6 +41,9 @@ struct Round::State : std::enable_shared_from_this<State> {
   Stats stats;
   Watcher watcher;
   bool failing = false;  // the last COMMIT or sync failed
+  // sqlite3_total_changes64 when the round began: a round that changed no row commits even
+  // on a full disk, and says nothing about whether rounds are stored again.
+  sqlite3_int64 changes_at_open = 0;
 
   // Shared with the syncer thread, under `mutex`.
   std::mutex mutex;
@@ -131,7 +134,7 @@ struct Round::State : std::enable_shared_from_this<State> {
   void on_synced(std::int64_t generation, const std::string& why) {
     // A failed sync answers false: the waiters report it (a webhook gets 500, a send stays).
     const bool ok = why.empty();
-    report(ok, why);
+    if (!ok) report(false, why);
     while (!unsynced.empty() && unsynced.front().first <= generation) {
       auto waiting = std::move(unsynced.front().second);
       unsynced.pop_front();
@@ -139,7 +142,8 @@ struct Round::State : std::enable_shared_from_this<State> {
     }
   }
 
-  // Tells the watcher of a failure, or of the first success after failures.
+  // Tells the watcher of a failure, or of the first success after failures: a COMMIT that
+  // changed rows (a failed sync after it reports again).
   void report(bool ok, const std::string& why) {
     if (ok && !failing) return;
     failing = !ok;
@@ -160,6 +164,7 @@ struct Round::State : std::enable_shared_from_this<State> {
       for (auto& then : waiting) then(false);
       return;
     }
+    if (sqlite3_total_changes64(db.handle()) != changes_at_open) report(true, "");
     unsynced.emplace_back(++committed, std::move(waiting));
     request_sync(committed);
   }
@@ -206,6 +211,7 @@ std::expected<void, std::string> Round::open() {
   if (s.open) return {};
   if (auto ok = s.db.exec("BEGIN IMMEDIATE"); !ok) return ok;
   s.open = true;
+  s.changes_at_open = sqlite3_total_changes64(s.db.handle());
   s.post([weak = std::weak_ptr<State>(m_state)] {
     if (auto state = weak.lock()) state->commit();
   });

@@ -70,8 +70,9 @@ class Round {
 
   // Called on the loop's thread for every failed COMMIT or WAL sync, with what failed and
   // SQLite's or the system's reason ("COMMIT: database or disk is full"), and once with
-  // ok=true when a round is durable again after failures. The store does not log: the
-  // caller decides how loudly (a full disk fails every round).
+  // ok=true when a round that changed rows commits again after failures (one that changed
+  // nothing commits even on a full disk). The store does not log: the caller decides how
+  // loudly (a full disk fails every round).
   using Watcher = std::function<void(bool ok, const std::string& why)>;
   void watch(Watcher watcher);
 

@@ -9,6 +9,9 @@
 #include "connectors/whatsapp/signature.h"
 #include "daemon/whatsapp_channel.h"
 #include "net/http.h"
+#include "store/outbox.h"
+#include "store/round.h"
+#include "tests/io_run.h"
 #include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
@@ -27,9 +30,9 @@ class HoldingTransport final : public net::Transport {
     held.push_back(std::move(done));
   }
   // Answers every held request with 200, through the loop as the real transport does.
-  void answer_all() {
+  void answer_all(const std::string& body = R"({"success":true})") {
     for (auto& done : std::exchange(held, {}))
-      boost::asio::post(m_io, [done = std::move(done)]() mutable { done(net::HttpResponse{200, {}, R"({"success":true})"}); });
+      boost::asio::post(m_io, [done = std::move(done), body]() mutable { done(net::HttpResponse{200, {}, body}); });
   }
   std::vector<net::HttpRequest> requests;
   std::vector<net::HttpCallback> held;
@@ -161,4 +164,45 @@ TEST_CASE("whatsapp channel: the oldest read receipts are dropped beyond a backl
   // The newest were kept: the last message's receipt went out, the first waiting one's did not.
   CHECK_THAT(f.transport.requests.back().body, Catch::Contains("wamid.read" + std::to_string(k_messages - 1)));
   CHECK_THAT(f.transport.requests[8].body, Catch::Contains("wamid.read" + std::to_string(8 + 992) + "\""));
+}
+
+TEST_CASE("whatsapp channel: a send result whose round was not stored is written again, never sent again",
+          "[whatsapp][store]") {
+  Fixture f;
+  store::Round round(f.db, [&f](std::function<void()> fn) { boost::asio::post(f.io, std::move(fn)); });
+  f.post(signed_post(text_webhook(1)));
+  test::run_until(f.io, [&] { return f.statuses.size() == 1 && f.transport.held.size() == 1; });
+  REQUIRE(f.statuses == std::vector<int>{200});
+  f.transport.answer_all();  // the read receipt
+  const std::int64_t message_id = f.db.query_int("SELECT id FROM inbox").value();
+  REQUIRE(store::add_action(f.db,
+                            {.message_id = message_id,
+                             .action = "send_message",
+                             .arguments = R"({"action":"send_message"})",
+                             .recipient = "5215510000001",
+                             .body = "hola"},
+                            test::k_t0));
+  f.channel.pump();
+  test::run_until(f.io, [&] { return f.transport.held.size() == 1; });  // the send, after its 'sending' mark
+  REQUIRE(f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sending'").value() == 1);
+
+  // The disk fills while Graph answers: the round that records 'sent' fails at its COMMIT
+  // (a deferred constraint is checked at COMMIT, as a full disk fails the WAL write).
+  REQUIRE_FALSE(f.db.in_transaction());
+  REQUIRE(f.db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(f.db.exec("CREATE TRIGGER disk_full AFTER UPDATE OF status ON actions WHEN NEW.status = 'sent'"
+                    " BEGIN INSERT INTO doomed VALUES (-1); END"));
+  f.transport.answer_all(
+      R"({"messaging_product":"whatsapp","contacts":[{"input":"5215510000001","wa_id":"5215510000001"}],)"
+      R"("messages":[{"id":"wamid.OUT1"}]})");
+  test::run_until(f.io, [&] { return round.stats().failed_commits >= 2; });  // written again, lost again
+  CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sending'").value() == 1);
+
+  REQUIRE_FALSE(f.db.in_transaction());  // a failed COMMIT closes its round at once
+  REQUIRE(f.db.exec("DROP TRIGGER disk_full"));
+  test::run_until(f.io, [&] { return f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sent'").value() == 1; });
+  CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE provider_message_id = 'wamid.OUT1'").value() == 1);
+  std::size_t sends = 0;
+  for (const auto& request : f.transport.requests) sends += request.body.find(R"("type":"text")") != std::string::npos;
+  CHECK(sends == 1);
 }
