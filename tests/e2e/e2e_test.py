@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -366,6 +367,79 @@ def sigterm_answers_flow():
         stack.close()
 
 
+def kill_flow():
+    # kill -9 in the middle of a burst, webhooks still arriving. Every webhook answered 200
+    # was stored; Meta delivers the others again after the restart; every message ends with
+    # an outcome, no number gets two replies, and a send that was in flight is escalated as
+    # delivery_unknown, never sent again.
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, model_latency_ms=150)
+    try:
+        daemon = stack.start_daemon()
+        senders = [f"52155300{i:05d}" for i in range(60)]
+        bodies = {f"wamid.K{i}": harness.text_webhook(f"wamid.K{i}", s, "¿Tienen envío a Monterrey?",
+                                                      timestamp=1_790_000_000 + i) for i, s in enumerate(senders)}
+        answers = {}
+        lock = threading.Lock()
+        order = list(bodies)
+
+        def post_some():
+            while True:
+                with lock:
+                    if not order:
+                        return
+                    wamid = order.pop(0)
+                try:
+                    answers[wamid] = stack.post_webhook(bodies[wamid])[0]
+                except Exception as error:  # refused or reset by the kill: Meta tries again
+                    answers[wamid] = repr(error)
+                time.sleep(0.02)  # still arriving when the first replies leave
+
+        threads = [threading.Thread(target=post_some) for _ in range(2)]
+        for t in threads:
+            t.start()
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'") >= 3,
+                         what="the first sends")
+        daemon.proc.kill()
+        daemon.proc.wait()
+        for t in threads:
+            t.join()
+        ok = {wamid for wamid, a in answers.items() if a == 200}
+        stored = {r[0] for r in stack.query("SELECT provider_message_id FROM v_messages")}
+        check("kill -9: every webhook answered 200 was stored", ok <= stored, sorted(ok - stored))
+        check("kill -9: it came mid-burst", 0 < len(ok) < len(senders), len(ok))
+
+        stack.start_daemon()
+        # Meta delivers again what was not answered 200, and may repeat the rest.
+        again = {wamid: stack.post_webhook(body)[0] for wamid, body in bodies.items()
+                 if answers.get(wamid) != 200 or wamid.endswith("7")}
+        check("kill -9: every redelivery after the restart is answered 200", set(again.values()) == {200}, again)
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'pending'") == 0,
+                         timeout=60, what="every message decided after the restart")
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status IN ('approved','sending')") == 0,
+                         timeout=60, what="the outbox drained")
+        sent_count = stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'")
+        stack.wait_until(lambda: len(stack.graph_messages()) >= sent_count, what="the fake's record of every send")
+        per_number = {}
+        for to, _, _ in stack.graph_messages():
+            per_number[to] = per_number.get(to, 0) + 1
+        check("kill -9: one message per webhook, whatever was delivered twice",
+              stack.scalar("SELECT count(*) FROM v_messages") == len(senders))
+        outcomes = dict(stack.query("SELECT outcome, count(*) FROM v_messages GROUP BY 1"))
+        unknown = stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'unknown'")
+        check("kill -9: every message replied, or escalated when its send may have left",
+              outcomes.get("replied", 0) == sent_count and outcomes.get("replied", 0) + unknown == len(senders)
+              and outcomes.get("escalated", 0) == unknown, (outcomes, sent_count, unknown))
+        check("kill -9: no number got two replies", all(n == 1 for n in per_number.values()),
+              {k: v for k, v in per_number.items() if v != 1})
+        check("kill -9: unknown sends are escalated delivery_unknown",
+              unknown == stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'"))
+        verify = subprocess.run([os.path.join(BUILD, "cli", "dispatchctl"), "--config", stack.config_path, "audit",
+                                 "verify"], capture_output=True, text=True, env=stack.env)
+        check("kill -9: the audit chain verifies", verify.returncode == 0, verify.stdout + verify.stderr)
+    finally:
+        stack.close()
+
+
 def notify_flow():
     # sd_notify on a test NOTIFY_SOCKET: READY, WATCHDOG (WatchdogSec=1s -> pings every 0.5 s), STOPPING.
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
@@ -394,7 +468,7 @@ def notify_flow():
 
 
 for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, sigterm_flow, sigterm_answers_flow,
-             notify_flow):
+             kill_flow, notify_flow):
     try:
         flow()
     except Exception as error:  # a hang or crash of one flow is a failure, the others still run
