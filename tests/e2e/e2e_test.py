@@ -10,7 +10,6 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -290,6 +289,23 @@ def window_closed_flow():
         stack.close()
 
 
+def settled_sends(stack):
+    """Waits until every message is decided and the outbox drained; the sends the fake Graph
+    API answered 200, counted per number."""
+    stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'pending'") == 0,
+                     timeout=60, what="every message decided")
+    stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status IN ('approved','sending')") == 0,
+                     timeout=60, what="the outbox drained")
+    # The fake prints each request as it answers; the harness may read that line a moment
+    # after the daemon stored the send.
+    sent_count = stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'")
+    stack.wait_until(lambda: len(stack.graph_messages()) >= sent_count, what="the fake's record of every send")
+    per_number = {}
+    for to, _, _ in stack.graph_messages():
+        per_number[to] = per_number.get(to, 0) + 1
+    return per_number
+
+
 def sigterm_flow():
     # SIGTERM in the middle of a burst: exit 0; a restart finishes every message, and no
     # number gets two replies.
@@ -303,17 +319,7 @@ def sigterm_flow():
         code = stack.daemon.stop(signal.SIGTERM)
         check("SIGTERM mid-burst: exit 0", code == 0, code)
         stack.start_daemon()
-        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'pending'") == 0,
-                         timeout=60, what="every message decided after the restart")
-        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status IN ('approved','sending')") == 0,
-                         timeout=60, what="the outbox drained")
-        # The fake prints each request as it answers; its line may come a moment after the
-        # daemon stored the send.
-        sent_count = stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'")
-        stack.wait_until(lambda: len(stack.graph_messages()) >= sent_count, what="the fake's record of every send")
-        per_number = {}
-        for to, _, _ in stack.graph_messages():
-            per_number[to] = per_number.get(to, 0) + 1
+        per_number = settled_sends(stack)
         check("after the restart every message has its outcome",
               stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'replied'") == len(senders),
               stack.query("SELECT outcome, count(*) FROM v_messages GROUP BY 1"))
@@ -413,15 +419,8 @@ def kill_flow():
         again = {wamid: stack.post_webhook(body)[0] for wamid, body in bodies.items()
                  if answers.get(wamid) != 200 or wamid.endswith("7")}
         check("kill -9: every redelivery after the restart is answered 200", set(again.values()) == {200}, again)
-        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'pending'") == 0,
-                         timeout=60, what="every message decided after the restart")
-        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status IN ('approved','sending')") == 0,
-                         timeout=60, what="the outbox drained")
+        per_number = settled_sends(stack)
         sent_count = stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'")
-        stack.wait_until(lambda: len(stack.graph_messages()) >= sent_count, what="the fake's record of every send")
-        per_number = {}
-        for to, _, _ in stack.graph_messages():
-            per_number[to] = per_number.get(to, 0) + 1
         check("kill -9: one message per webhook, whatever was delivered twice",
               stack.scalar("SELECT count(*) FROM v_messages") == len(senders))
         outcomes = dict(stack.query("SELECT outcome, count(*) FROM v_messages GROUP BY 1"))
@@ -433,8 +432,7 @@ def kill_flow():
               {k: v for k, v in per_number.items() if v != 1})
         check("kill -9: unknown sends are escalated delivery_unknown",
               unknown == stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'"))
-        verify = subprocess.run([os.path.join(BUILD, "cli", "dispatchctl"), "--config", stack.config_path, "audit",
-                                 "verify"], capture_output=True, text=True, env=stack.env)
+        verify = stack.audit_verify()
         check("kill -9: the audit chain verifies", verify.returncode == 0, verify.stdout + verify.stderr)
     finally:
         stack.close()

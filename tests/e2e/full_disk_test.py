@@ -129,8 +129,7 @@ def run(mount):
         status, body = stack.get("/readyz")
         check("room again: /readyz 200", status == 200, (status, body))
         check("room again: the log says so", any("rounds are stored again" in line for line in daemon.lines))
-        verify = subprocess.run([os.path.join(BUILD, "cli", "dispatchctl"), "--config", stack.config_path, "audit",
-                                 "verify"], capture_output=True, text=True, env=stack.env)
+        verify = stack.audit_verify()
         check("the audit chain verifies", verify.returncode == 0, verify.stdout + verify.stderr)
         check("SIGTERM: exit 0", daemon.stop() == 0)
     finally:

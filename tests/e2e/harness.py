@@ -193,6 +193,11 @@ class Stack:
     def scalar(self, sql, *args):
         return self.query(sql, *args)[0][0]
 
+    def audit_verify(self):
+        """`dispatchctl audit verify` on the stack's database: the CompletedProcess."""
+        return subprocess.run([os.path.join(self.build, "cli", "dispatchctl"), "--config", self.config_path, "audit",
+                               "verify"], capture_output=True, text=True, env=self.env)
+
     def graph_messages(self, answered=200):
         """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""
         out = []
