@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string_view>
@@ -25,6 +26,16 @@ struct SqlHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view sql) const noexcept { return std::hash<std::string_view>{}(sql); }
 };
+
+// SQLite's message, with the system's reason when a failed system call caused it: "disk I/O
+// error" alone does not say that the disk is full or the folder is gone.
+std::string describe_error(sqlite3* db, std::string message) {
+  const int primary = sqlite3_extended_errcode(db) & 0xff;
+  const int system = sqlite3_system_errno(db);
+  if (system != 0 && (primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN))
+    message += std::string(" (") + std::strerror(system) + ")";
+  return message;
+}
 
 }  // namespace
 
@@ -60,7 +71,8 @@ std::expected<Database, std::string> Database::open(const std::string& path, Mod
       SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
   const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
   if (rc != SQLITE_OK) {
-    return std::unexpected(path + ": " + (impl->db ? sqlite3_errmsg(impl->db) : sqlite3_errstr(rc)));
+    return std::unexpected(path + ": " +
+                           (impl->db ? describe_error(impl->db, sqlite3_errmsg(impl->db)) : sqlite3_errstr(rc)));
   }
   sqlite3_busy_timeout(impl->db, 5000);
   Database db(std::move(impl));
@@ -79,7 +91,7 @@ std::uint64_t Database::transaction_epoch() const { return m_impl->epoch; }
 std::optional<Database::AuditTail>& Database::audit_tail() { return m_impl->audit_tail; }
 void Database::attach_round(Round* round) { m_impl->round = round; }
 
-std::string Database::last_error() const { return sqlite3_errmsg(m_impl->db); }
+std::string Database::last_error() const { return describe_error(m_impl->db, sqlite3_errmsg(m_impl->db)); }
 
 std::expected<void, std::string> Database::exec(std::string_view sql) {
   const auto starts = [&](std::string_view word) {
@@ -91,7 +103,7 @@ std::expected<void, std::string> Database::exec(std::string_view sql) {
   const std::string text(sql);
   char* message = nullptr;
   if (sqlite3_exec(m_impl->db, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-    std::string error = message ? message : last_error();
+    std::string error = message ? describe_error(m_impl->db, message) : last_error();
     sqlite3_free(message);
     return std::unexpected(error);
   }
