@@ -289,6 +289,32 @@ def window_closed_flow():
         stack.close()
 
 
+def provider_errors_flow():
+    # The model answers 429 (Retry-After: 1) and then 503 before it answers: retried inside
+    # the provider stack, never counted as attempts, and the customer gets one reply.
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
+    try:
+        stack.start_daemon()
+        sender = "5215500004000"
+        started = time.time()
+        stack.post_webhook(harness.text_webhook("wamid.P1", sender, "¿El sistema está saturado?"))
+        stack.wait_until(lambda: (message_of(stack, "wamid.P1") or (0, "pending"))[1] != "pending",
+                         what="the outcome of wamid.P1")
+        elapsed = time.time() - started
+        check("provider 429 then 503: replied", message_of(stack, "wamid.P1")[1] == "replied", message_of(stack, "wamid.P1"))
+        served = [json.loads(line)["status"] for line in list(stack.model.lines) if '"event":"error"' in line]
+        check("provider 429 then 503: both were served", served == [429, 503], served)
+        check("provider 429: its Retry-After was waited out", elapsed >= 1.0, elapsed)
+        attempts = stack.query("SELECT a.verdict FROM v_attempts a JOIN v_messages m USING (message_id)"
+                               " WHERE m.provider_message_id = 'wamid.P1'")
+        check("provider errors are not attempts: one, valid", attempts == [("valid",)], attempts)
+        stack.wait_until(lambda: any(to == sender for to, _, _ in stack.graph_messages()), what="the reply at the fake")
+        check("provider errors: one reply", [to for to, _, _ in stack.graph_messages()] == [sender],
+              stack.graph_messages())
+    finally:
+        stack.close()
+
+
 def settled_sends(stack):
     """Waits until every message is decided and the outbox drained; the sends the fake Graph
     API answered 200, counted per number."""
@@ -465,8 +491,8 @@ def notify_flow():
         stack.close()
 
 
-for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, sigterm_flow, sigterm_answers_flow,
-             kill_flow, notify_flow):
+for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, provider_errors_flow, sigterm_flow,
+             sigterm_answers_flow, kill_flow, notify_flow):
     try:
         flow()
     except Exception as error:  # a hang or crash of one flow is a failure, the others still run

@@ -5,11 +5,15 @@
 // Speaks the OpenAI, Gemini and Anthropic formats (routed by path). Without a scenario it
 // answers every request with `default`. A scenario file says what the "model" answers:
 //   {"default": ["<reply>"],
-//    "rules": [{"when": "<text in the customer's message>", "replies": ["<1st attempt>", "<2nd>", ...]}]}
+//    "rules": [{"when": "<text in the customer's message>", "replies": ["<1st attempt>", "<2nd>", ...],
+//               "errors": [429, 503]}]}
 // The first rule whose `when` appears in the request's first user turn applies; the reply
 // is picked by attempt (the number of assistant turns already in the request; the last one
-// repeats). "{sender}" in a reply becomes the message's sender. Prints one line
-// {"event":"listening","port":N} and then runs until SIGTERM or SIGINT.
+// repeats). "{sender}" in a reply becomes the message's sender. A rule's `errors` answer the
+// first requests for each message (each distinct first user turn) with those statuses and
+// the dialect's error body, a 429 with `Retry-After: 1`, each printed as a line
+// {"event":"error","status":N}. Prints one line {"event":"listening","port":N} first and
+// then runs until SIGTERM or SIGINT.
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <unistd.h>
@@ -20,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -34,6 +39,7 @@ using namespace dispatchd::fakes;
 struct Rule {
   std::string when;
   std::vector<std::string> replies;
+  std::vector<int> errors;  // statuses for the first requests of each message
 };
 
 struct Scenario {
@@ -62,7 +68,14 @@ bool load_scenario(const std::string& path, Scenario& scenario) {
   if (doc.HasMember("rules") && doc["rules"].IsArray()) {
     for (const auto& r : doc["rules"].GetArray()) {
       if (!r.IsObject() || !r.HasMember("when") || !r["when"].IsString()) return false;
-      scenario.rules.push_back({r["when"].GetString(), strings(r["replies"])});
+      Rule rule{r["when"].GetString(), strings(r["replies"]), {}};
+      if (r.HasMember("errors") && r["errors"].IsArray()) {
+        for (const auto& status : r["errors"].GetArray()) {
+          if (!status.IsInt()) return false;
+          rule.errors.push_back(status.GetInt());
+        }
+      }
+      scenario.rules.push_back(std::move(rule));
     }
   }
   return !scenario.fallback.empty();
@@ -135,6 +148,7 @@ int main(int argc, char** argv) {
   }
   FakeModelServer server(port);
   server.set_recording(record);
+  std::map<std::string, std::size_t> errors_served;  // by first user turn; the responder runs on one thread
   server.set_responder([&](const ReceivedRequest& request) -> std::optional<FakeReply> {
     rapidjson::Document body;
     body.Parse(request.body.c_str());
@@ -146,6 +160,17 @@ int main(int argc, char** argv) {
     for (const auto& rule : scenario.rules) {
       if (first_user.find(rule.when) != std::string::npos && !rule.replies.empty()) {
         replies = &rule.replies;
+        if (!rule.errors.empty()) {
+          std::size_t& served = errors_served[first_user];
+          if (served < rule.errors.size()) {
+            const int status = rule.errors[served++];
+            std::printf("{\"event\":\"error\",\"status\":%d}\n", status);
+            std::fflush(stdout);
+            FakeReply reply = FakeReply::error(status);
+            if (status == 429) reply.with_header("Retry-After", "1");
+            return reply.after(std::chrono::milliseconds(latency_ms));
+          }
+        }
         break;
       }
     }
