@@ -429,8 +429,8 @@ def kill_flow():
         threads = [threading.Thread(target=post_some) for _ in range(2)]
         for t in threads:
             t.start()
-        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'") >= 3,
-                         what="the first sends")
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'") >= 1,
+                         what="the first send")
         daemon.proc.kill()
         daemon.proc.wait()
         for t in threads:
