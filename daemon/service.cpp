@@ -152,7 +152,8 @@ Response Service::Parts::answer(const Request& r) {
 
 std::string Service::Parts::status() const {
   return "serving; " + std::to_string(agent->in_flight()) + " in progress, " + std::to_string(decided) + " decided" +
-         (whatsapp && whatsapp->paused() ? "; whatsapp sending PAUSED" : "");
+         (whatsapp && whatsapp->paused() ? "; whatsapp sending PAUSED" : "") +
+         (store_failure ? "; NOT STORING: " + *store_failure : "");
 }
 
 void Service::Parts::on_tick() {

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 import threading
@@ -467,27 +466,18 @@ def kill_flow():
 def notify_flow():
     # sd_notify on a test NOTIFY_SOCKET: READY, WATCHDOG (WatchdogSec=1s -> pings every 0.5 s), STOPPING.
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
-    path = os.path.join(stack.dir, "notify.sock")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.bind(path)
-    sock.settimeout(0.2)
+    notify = harness.NotifySocket(os.path.join(stack.dir, "notify.sock"))
     try:
-        stack.start_daemon({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "1000000"})
+        stack.start_daemon({"NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"})
         time.sleep(1.5)
         stack.daemon.stop(signal.SIGTERM)
-        messages = []
-        while True:
-            try:
-                messages.append(sock.recv(4096).decode())
-            except socket.timeout:
-                break
-        joined = "\n".join(messages)
+        joined = "\n".join(notify.drain())
         check("sd_notify READY=1", "READY=1" in joined, joined[:300])
         check("sd_notify WATCHDOG=1 repeatedly", joined.count("WATCHDOG=1") >= 2, joined[:300])
         check("sd_notify STATUS=", "STATUS=serving" in joined, joined[:300])
         check("sd_notify STOPPING=1", "STOPPING=1" in joined, joined[:300])
     finally:
-        sock.close()
+        notify.close()
         stack.close()
 
 

@@ -83,8 +83,9 @@ def outcomes(stack):
 
 def run(mount):
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, workdir=mount, model_latency_ms=300)
+    notify = harness.NotifySocket(os.path.join(mount, "notify.sock"))
     try:
-        daemon = stack.start_daemon()
+        daemon = stack.start_daemon({"NOTIFY_SOCKET": notify.path})
         check("before: answered", stack.post_webhook(webhook(0))[0] == 200)
         stack.wait_until(lambda: outcomes(stack).get("replied") == 1, what="the first reply")
 
@@ -108,6 +109,9 @@ def run(mount):
         check("full disk: the decisions made meanwhile were not stored, and said so",
               any("the decision was not stored; taken again" in line for line in daemon.lines), daemon.lines[-10:])
         check("full disk: still running", daemon.proc.poll() is None)
+        status = [m for m in notify.drain() if m.startswith("STATUS=")]
+        check("full disk: systemd's STATUS says so",
+              any("NOT STORING: COMMIT: database or disk is full" in m for m in status), status[-3:])
         check("full disk: no refused message was stored",
               stack.scalar("SELECT count(*) FROM v_messages WHERE provider_message_id IN (%s)" %
                            ",".join(f"'wamid.DISK{n}'" for n in range(11, 21))) == 0)
@@ -133,6 +137,7 @@ def run(mount):
         check("the audit chain verifies", verify.returncode == 0, verify.stdout + verify.stderr)
         check("SIGTERM: exit 0", daemon.stop() == 0)
     finally:
+        notify.close()
         stack.close()
 
 

@@ -106,6 +106,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class NotifySocket:
+    """A NOTIFY_SOCKET to hand dispatchd: collects what it tells systemd."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.2)
+        self.received = []
+
+    def drain(self):
+        """Everything received so far, one datagram per entry (waits 0.2 s for the last)."""
+        while True:
+            try:
+                self.received.append(self.sock.recv(4096).decode())
+            except socket.timeout:
+                return self.received
+
+    def close(self):
+        self.sock.close()
+
+
 class Stack:
     """fake_model + fake_graph + dispatchd, in a temporary folder."""
 
