@@ -174,6 +174,11 @@ Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std:
   // The syncer thread syncs instead. Should this fail, every COMMIT syncs by itself:
   // slower, never less durable.
   (void)db.exec("PRAGMA synchronous=NORMAL");
+  // No spilling of a round's pages into the WAL before its COMMIT: a full disk then fails
+  // the COMMIT, which every writer recovers from (see the header), never a statement in the
+  // middle of a round, which would leave that step failed. The cost is memory: a round's
+  // changed pages stay in the cache until it commits.
+  (void)db.exec("PRAGMA cache_spill=OFF");
   if (auto other = Database::open(db.path(), Database::Mode::existing); other && db.exec("PRAGMA wal_autocheckpoint=0")) {
     m_state->checkpointer.emplace(std::move(*other));
     sqlite3_wal_hook(db.handle(), &State::on_wal_commit, m_state.get());  // replaces the autocheckpoint hook
@@ -194,6 +199,7 @@ Round::~Round() {
   // The syncer's last results may still be queued on the loop: settle them here, with a
   // final sync of our own, so no waiter is left behind.
   (void)s.db.exec("PRAGMA synchronous=FULL");
+  (void)s.db.exec("PRAGMA cache_spill=ON");
   if (s.checkpointer) {
     sqlite3_wal_hook(s.db.handle(), nullptr, nullptr);
     (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");  // SQLite's own checkpoints again

@@ -19,6 +19,8 @@
 // after_commit(then) and acts inside `then`, which runs on the loop once its round is
 // committed AND on disk. Every commit is synced, waited on or not.
 //
+// A round writes nothing to disk before its COMMIT (cache_spill off while attached), so a
+// full disk fails the COMMIT, not a statement in the middle of the round.
 // A failed COMMIT rolls the whole round back and calls its waiters with false; the store's
 // state machine then redoes those steps (a message is taken and decided again; nothing is
 // sent twice, since no send leaves before its `sending` mark is durable). A failed sync

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -185,6 +186,22 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   store::after_commit(*f.db, [&](bool ok) { durable = ok; });
   f.run_until([&] { return durable.has_value(); });
   CHECK(watched.size() == 2);
+}
+
+TEST_CASE("round: nothing reaches the disk before the COMMIT, however much the round changes", "[round]") {
+  Fixture f;
+  REQUIRE(f.event("first"));
+  f.run_queue();
+  const auto wal = f.dir.file("d.db-wal");
+  const auto before = std::filesystem::file_size(wal);
+  // A cache of 10 pages and a round that changes hundreds: SQLite would spill them into the
+  // WAL mid-transaction, where a full disk fails the statement instead of the COMMIT.
+  REQUIRE(f.db->exec("PRAGMA cache_size=10"));
+  for (int i = 0; i < 500; ++i) REQUIRE(f.event("event " + std::to_string(i) + std::string(200, 'x')));
+  CHECK(std::filesystem::file_size(wal) == before);
+  f.run_queue();
+  CHECK(std::filesystem::file_size(wal) > before);
+  CHECK(f.committed_events() == 501);
 }
 
 TEST_CASE("round: destroying the round commits what is open and answers every waiter", "[round]") {
