@@ -13,6 +13,9 @@
 // (window closed, permanent errors: an escalation); unknown (timeouts after the request
 // left, unreadable 2xx: an escalation, never resent); auth (token refused: sending pauses,
 // /readyz says so, and a probe retries later).
+// A round whose COMMIT fails (a full disk): its webhooks are answered 500 (Meta delivers
+// them again), its 'sending' marks and send results are written again a second later; a
+// request never leaves twice.
 
 #include <chrono>
 #include <cstdint>
