@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "agent/agent.h"
+#include "common/json_out.h"
 #include "config/secrets.h"
 #include "daemon/http_server.h"
 #include "daemon/metrics.h"
@@ -271,11 +272,24 @@ void Service::reload() {
     spdlog::error("reload refused, the running catalog and prompt stay: {}", setup.error());
     return;
   }
-  p.setup = *setup;
-  p.agent->set_setup(p.setup);
-  (void)store::record_event(p.store.db, {store::format_time(wall_now()), "config_reload", std::nullopt, "dispatchd",
-                                         "{\"catalog\":\"" + p.setup->catalog.name() + "\"}"});
-  spdlog::info("reloaded the catalog ({}) and the system prompt", p.setup->catalog.name());
+  // Applied once its audit event is on disk: a reload the audit trail cannot record (a full
+  // disk) is refused, so the trail never misses a catalog that decided messages.
+  const std::string name = (*setup)->catalog.name();
+  auto recorded = store::record_event(p.store.db, {store::format_time(wall_now()), "config_reload", std::nullopt,
+                                                   "dispatchd", JsonOut().begin_object().field("catalog", name).end_object().str()});
+  if (!recorded) {
+    spdlog::error("reload refused, the running catalog and prompt stay: cannot record it: {}", recorded.error());
+    return;
+  }
+  store::after_commit(p.store.db, [&p, setup = std::move(*setup), name](bool durable) {
+    if (!durable) {
+      spdlog::error("reload refused, the running catalog and prompt stay: its audit event was not stored");
+      return;
+    }
+    p.setup = setup;
+    p.agent->set_setup(p.setup);
+    spdlog::info("reloaded the catalog ({}) and the system prompt", name);
+  });
 }
 
 void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {

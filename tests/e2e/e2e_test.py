@@ -256,15 +256,15 @@ def reload_flow():
         check("refused reloads leave no config_reload event",
               stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'config_reload'") == 0)
 
-        fixed = dict(good, name="support.es.v2",
+        fixed = dict(good, name="support.es \"v2\"",
                      description=good["description"] + " Responde siempre con amabilidad.")
         with open(catalog, "w", encoding="utf-8") as f:
             json.dump(fixed, f, ensure_ascii=False)
         daemon.proc.send_signal(signal.SIGHUP)
         line = daemon.wait_for_line("reloaded the catalog")
-        check("reload with a fixed catalog: logged with its name", "support.es.v2" in line, line)
+        check("reload with a fixed catalog: logged with its name", "support.es \"v2\"" in line, line)
         events = stack.query("SELECT actor, json_extract(detail, '$.catalog') FROM v_audit WHERE event = 'config_reload'")
-        check("reload: one config_reload audit event naming the catalog", events == [("dispatchd", "support.es.v2")],
+        check("reload: one config_reload audit event naming the catalog", events == [("dispatchd", "support.es \"v2\"")],
               events)
         check("reload: answered after", answered("wamid.R9", "5215500002009"))
     finally:

@@ -109,6 +109,10 @@ def run(mount):
         check("full disk: the decisions made meanwhile were not stored, and said so",
               any("the decision was not stored; taken again" in line for line in daemon.lines), daemon.lines[-10:])
         check("full disk: still running", daemon.proc.poll() is None)
+        daemon.proc.send_signal(signal.SIGHUP)  # a reload the audit trail cannot record is refused
+        refusal = daemon.wait_for_line("reload refused")
+        check("full disk: a reload is refused, the audit trail cannot record it",
+              "the running catalog and prompt stay" in refusal, refusal)
         status = [m for m in notify.drain() if m.startswith("STATUS=")]
         check("full disk: systemd's STATUS says so",
               any("NOT STORING: COMMIT: database or disk is full" in m for m in status), status[-3:])
@@ -133,6 +137,10 @@ def run(mount):
         status, body = stack.get("/readyz")
         check("room again: /readyz 200", status == 200, (status, body))
         check("room again: the log says so", any("rounds are stored again" in line for line in daemon.lines))
+        daemon.proc.send_signal(signal.SIGHUP)
+        daemon.wait_for_line("reloaded the catalog")
+        reloads = stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'config_reload'")
+        check("room again: a reload is applied and audited once", reloads == 1, reloads)
         verify = stack.audit_verify()
         check("the audit chain verifies", verify.returncode == 0, verify.stdout + verify.stderr)
         check("SIGTERM: exit 0", daemon.stop() == 0)
