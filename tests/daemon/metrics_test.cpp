@@ -7,6 +7,18 @@
 using namespace dispatchd;
 using namespace std::chrono_literals;
 
+namespace {
+
+// The metrics of a migrated database with nothing in it.
+store::MetricsSnapshot empty_snapshot(const test::TempDir& dir) {
+  auto db = test::migrated_db(dir);
+  auto snapshot = store::read_metrics(db);
+  REQUIRE(snapshot);
+  return std::move(*snapshot);
+}
+
+}  // namespace
+
 TEST_CASE("metrics: the seeded history in the Prometheus text format", "[metrics]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
@@ -39,15 +51,13 @@ TEST_CASE("metrics: the seeded history in the Prometheus text format", "[metrics
 
 TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "[metrics]") {
   test::TempDir dir;
-  auto db = test::migrated_db(dir);
-  auto snapshot = store::read_metrics(db);
-  REQUIRE(snapshot);
+  const auto snapshot = empty_snapshot(dir);
   daemon::ProcessGauges gauges;
-  CHECK_THAT(daemon::render_metrics(*snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_webhooks_total"));
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_webhooks_total"));
   gauges.whatsapp = daemon::WhatsAppCounters{.webhooks = 9, .accepted = 5, .bad_signatures = 2, .malformed = 1,
                                              .not_stored = 1, .messages_stored = 4, .duplicates = 1,
                                              .read_receipts_dropped = 3};
-  const std::string text = daemon::render_metrics(*snapshot, gauges, test::k_t0);
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
   CAPTURE(text);
   CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_webhooks_total counter\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"accepted\"} 5\n"));
@@ -60,13 +70,11 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
 
 TEST_CASE("metrics: failed group commits and WAL syncs, when group commit runs", "[metrics]") {
   test::TempDir dir;
-  auto db = test::migrated_db(dir);
-  auto snapshot = store::read_metrics(db);
-  REQUIRE(snapshot);
+  const auto snapshot = empty_snapshot(dir);
   daemon::ProcessGauges gauges;
-  CHECK_THAT(daemon::render_metrics(*snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_store_failures_total"));
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_store_failures_total"));
   gauges.store_failures = daemon::ProcessGauges::StoreFailures{.commits = 7, .syncs = 2};
-  const std::string text = daemon::render_metrics(*snapshot, gauges, test::k_t0);
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
   CAPTURE(text);
   CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_store_failures_total counter\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"commit\"} 7\n"));

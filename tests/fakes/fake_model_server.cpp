@@ -157,7 +157,6 @@ class State {
   // is held at the gate; `release` then answers it early. The request that fills the gate is
   // not held: it releases the others (outside the lock) and opens the gate for good.
   std::optional<std::chrono::milliseconds> hold(std::function<void()> release) {
-    std::vector<std::function<void()>> released;
     {
       std::lock_guard lock(m_mutex);
       if (m_gate_size == 0) return std::nullopt;
@@ -165,10 +164,8 @@ class State {
         m_held.push_back(std::move(release));
         return m_gate_cap;
       }
-      released.swap(m_held);
-      m_gate_size = 0;
     }
-    for (auto& r : released) r();
+    open_gate();
     return std::nullopt;
   }
 
