@@ -181,8 +181,7 @@ bool Run::apply_type_rule() {
   const TypeRule& rule = found->second;
   const std::string& type = m_message.type;
   switch (rule.action) {
-    case TypeAction::model:
-      return false;
+    case TypeAction::model: return false;
     case TypeAction::escalate:
       escalate("undecodable",
                object_json({{"type", type}, {"why", "the configuration escalates " + type + " messages"}}), {});
@@ -266,8 +265,7 @@ void Run::on_completion(llm::CompletionResult result) {
     case llm::ErrorClass::transport:
     case llm::ErrorClass::rate_limited:
     case llm::ErrorClass::server:
-    case llm::ErrorClass::client:
-      return wait_for_provider(error);
+    case llm::ErrorClass::client: return wait_for_provider(error);
   }
 }
 
@@ -433,8 +431,8 @@ void Agent::State::not_stored(std::int64_t id, int attempts) {
   lost.insert(id);
   store_failed();
   if (on_decision)
-    on_decision({id, "not_stored", "the decision was not stored; taken again in " + std::to_string(pause.count()) + " ms",
-                 attempts});
+    on_decision({id, "not_stored",
+                 "the decision was not stored; taken again in " + std::to_string(pause.count()) + " ms", attempts});
 }
 
 void Agent::State::store_failed() {

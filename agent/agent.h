@@ -93,8 +93,8 @@ struct Decision {
   // "queued", "escalated", "ignored", "postponed", "error"; "not_stored" when the round's
   // COMMIT failed: the message is taken again after a pause (Settings::store_pause).
   std::string outcome;
-  std::string detail;   // the escalation reason, the action, or the error
-  int attempts = 0;     // attempts recorded for the message so far
+  std::string detail;  // the escalation reason, the action, or the error
+  int attempts = 0;    // attempts recorded for the message so far
 };
 
 class Run;

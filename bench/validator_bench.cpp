@@ -55,12 +55,16 @@ class Rng {
   std::size_t below(std::size_t n) {
     const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     std::uint64_t x;
-    do x = next(); while (x >= limit);
+    do x = next();
+    while (x >= limit);
     return static_cast<std::size_t>(x % n);
   }
   std::size_t between(std::size_t lo, std::size_t hi) { return lo + below(hi - lo + 1); }  // inclusive
   bool chance(unsigned percent) { return below(100) < percent; }
-  template <class C> const auto& pick(const C& items) { return items[below(std::size(items))]; }
+  template <class C>
+  const auto& pick(const C& items) {
+    return items[below(std::size(items))];
+  }
 
  private:
   std::uint64_t m_state;
@@ -110,21 +114,22 @@ constexpr std::string_view k_actions[] = {"send_message", "query_status", "escal
 constexpr std::string_view k_priorities[] = {"high", "medium", "low"};
 
 constexpr std::string_view k_words[] = {
-    "order", "your", "the", "shipment", "arrives", "tomorrow", "we", "are", "sorry", "for", "delay",
-    "refund", "invoice", "tracking", "number", "is", "please", "confirm", "address", "thanks",
-    "customer", "asks", "about", "a", "partial", "warranty", "replacement", "payment", "card",
-    "declined", "account", "password", "reset", "store", "hours", "Monday", "to", "Friday",
-    "package", "damaged", "photo", "received", "today", "can", "you", "check", "status", "of",
-    "case", "4471", "#8812", "2024-05-17", "10:30", "€49.90", "$120", "café", "naïve", "Zürich",
-    "São", "Paulo", "Málaga", "crème", "brûlée", "façade", "Ελλάδα", "Москва", "日本", "東京",
-    "配送", "ありがとう", "😀", "🙏", "📦", "—", "…", "«merci»", "ñandú", "Ørsted", "İstanbul",
+    "order",   "your",   "the",      "shipment", "arrives",  "tomorrow", "we",         "are",      "sorry",
+    "for",     "delay",  "refund",   "invoice",  "tracking", "number",   "is",         "please",   "confirm",
+    "address", "thanks", "customer", "asks",     "about",    "a",        "partial",    "warranty", "replacement",
+    "payment", "card",   "declined", "account",  "password", "reset",    "store",      "hours",    "Monday",
+    "to",      "Friday", "package",  "damaged",  "photo",    "received", "today",      "can",      "you",
+    "check",   "status", "of",       "case",     "4471",     "#8812",    "2024-05-17", "10:30",    "€49.90",
+    "$120",    "café",   "naïve",    "Zürich",   "São",      "Paulo",    "Málaga",     "crème",    "brûlée",
+    "façade",  "Ελλάδα", "Москва",   "日本",     "東京",     "配送",     "ありがとう", "😀",        "🙏",
+    "📦",       "—",      "…",        "«merci»",  "ñandú",    "Ørsted",   "İstanbul",
 };
 constexpr std::string_view k_punct[] = {".", ",", "!", "?", ":", ";", " -", " \"quoted\"", "\n", "\t", " \\ "};
 
-constexpr std::string_view k_first[] = {"ana", "luis", "maria", "john", "wei", "fatima", "olga", "pedro",
-                                        "Sam", "Kenji", "chloe", "Noah", "amelie", "raj", "zoe", "Tom"};
-constexpr std::string_view k_last[] = {"garcia", "smith", "lopez", "chen", "Nguyen", "mueller", "rossi",
-                                       "kowalski", "silva", "brown", "tanaka", "dubois"};
+constexpr std::string_view k_first[] = {"ana", "luis",  "maria", "john", "wei",    "fatima", "olga", "pedro",
+                                        "Sam", "Kenji", "chloe", "Noah", "amelie", "raj",    "zoe",  "Tom"};
+constexpr std::string_view k_last[] = {"garcia", "smith",    "lopez", "chen",  "Nguyen", "mueller",
+                                       "rossi",  "kowalski", "silva", "brown", "tanaka", "dubois"};
 constexpr std::string_view k_domains[] = {"example.com", "mail.example.org", "shop.example.net", "example.co.uk"};
 
 std::string digits(Rng& rng, std::size_t n) {
@@ -152,10 +157,10 @@ std::string make_sender(Rng& rng) {
 // need JSON escapes (quotes, newlines, tabs, backslashes).
 std::string make_content(Rng& rng) {
   const unsigned r = static_cast<unsigned>(rng.below(100));
-  const std::size_t target = r < 50 ? rng.between(8, 80)        // short replies
-                             : r < 80 ? rng.between(80, 300)     // a paragraph
-                             : r < 95 ? rng.between(300, 1000)   // a long answer
-                                      : rng.between(1000, 3000); // rare, very long
+  const std::size_t target = r < 50   ? rng.between(8, 80)        // short replies
+                             : r < 80 ? rng.between(80, 300)      // a paragraph
+                             : r < 95 ? rng.between(300, 1000)    // a long answer
+                                      : rng.between(1000, 3000);  // rare, very long
   std::string s;
   std::size_t points = 0;
   while (points < target) {
@@ -209,12 +214,17 @@ std::string fenced(Rng& rng, const std::string& json) {
 
 std::string with_prose(Rng& rng, const std::string& json) {
   constexpr std::string_view k_before[] = {
-      "Sure! Here is the action:\n\n", "Here's my answer:\n", "Based on the customer's message, I will reply.\n\n",
-      "Claro, aquí está la acción — the JSON follows:\n", "Action chosen: ",
+      "Sure! Here is the action:\n\n",
+      "Here's my answer:\n",
+      "Based on the customer's message, I will reply.\n\n",
+      "Claro, aquí está la acción — the JSON follows:\n",
+      "Action chosen: ",
   };
   constexpr std::string_view k_after[] = {
-      "\n\nLet me know if you need anything else.", "\nThis follows the catalog.",
-      "\n\nNote: the customer seems upset, so I kept it short.", " Hope this helps! 🙂",
+      "\n\nLet me know if you need anything else.",
+      "\nThis follows the catalog.",
+      "\n\nNote: the customer seems upset, so I kept it short.",
+      " Hope this helps! 🙂",
   };
   switch (rng.below(3)) {
     case 0: return std::string(rng.pick(k_before)) + json;
@@ -263,8 +273,10 @@ Reply make_reply(Rng& rng, Kind kind, const std::vector<std::string>& senders) {
       reply.kind = "invalid:enum";
       constexpr std::string_view k_bad_actions[] = {"reply", "send", "Send_Message", "escalate"};
       constexpr std::string_view k_bad_priorities[] = {"urgent", "High", "normal", "critical"};
-      if (rng.chance(50)) find("action").value = quoted(rng.pick(k_bad_actions));
-      else find("priority").value = quoted(rng.pick(k_bad_priorities));
+      if (rng.chance(50))
+        find("action").value = quoted(rng.pick(k_bad_actions));
+      else
+        find("priority").value = quoted(rng.pick(k_bad_priorities));
       reply.text = wrap(object_text(m, layout));
       break;
     }
@@ -277,7 +289,8 @@ Reply make_reply(Rng& rng, Kind kind, const std::vector<std::string>& senders) {
       reply.kind = "invalid:extra";
       constexpr std::string_view k_keys[] = {"language", "confidence", "reason", "customer_name"};
       const std::string_view key = rng.pick(k_keys);
-      const std::string value = key == "confidence" ? std::string("0.92") : quoted(key == "language" ? "en" : "the customer asked");
+      const std::string value =
+          key == "confidence" ? std::string("0.92") : quoted(key == "language" ? "en" : "the customer asked");
       m.insert(m.begin() + static_cast<std::ptrdiff_t>(rng.below(m.size() + 1)), Member{std::string(key), value});
       reply.text = wrap(object_text(m, layout));
       break;
@@ -320,7 +333,8 @@ std::vector<Reply> generate(std::size_t count, std::uint64_t seed) {
   kinds.insert(kinds.end(), n_clean, Kind::clean);
   kinds.insert(kinds.end(), n_fenced, Kind::fenced);
   kinds.insert(kinds.end(), n_prose, Kind::prose);
-  constexpr Kind k_invalid[] = {Kind::wrong_enum, Kind::missing_field, Kind::extra_field, Kind::truncated, Kind::wrong_type};
+  constexpr Kind k_invalid[] = {Kind::wrong_enum, Kind::missing_field, Kind::extra_field, Kind::truncated,
+                                Kind::wrong_type};
   for (std::size_t i = 0; i < n_invalid; ++i) kinds.push_back(k_invalid[i % std::size(k_invalid)]);
   for (std::size_t i = kinds.size(); i > 1; --i) std::swap(kinds[i - 1], kinds[rng.below(i)]);
 
@@ -358,7 +372,8 @@ std::optional<std::vector<Reply>> read_corpus(const std::string& path) {
     if (line.empty()) continue;
     rapidjson::Document d;
     d.Parse(line.data(), line.size());
-    if (d.HasParseError() || !d.IsObject() || !d.HasMember("sender") || !d.HasMember("reply") || !d.HasMember("valid")) {
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("sender") || !d.HasMember("reply") ||
+        !d.HasMember("valid")) {
       std::fprintf(stderr, "validator_bench: %s:%zu: not a corpus line\n", path.c_str(), n);
       return std::nullopt;
     }
@@ -409,13 +424,20 @@ int main(int argc, char** argv) {
       if (v.empty() || *end != '\0') usage(("not a number: " + v).c_str());
       return n;
     };
-    if (arg == "--catalog") catalog_path = value();
-    else if (arg == "--corpus") corpus_path = value();
-    else if (arg == "--write-corpus") write_path = value();
-    else if (arg == "--count") count = number();
-    else if (arg == "--runs") runs = number();
-    else if (arg == "--seed") seed = number();
-    else usage(("unknown option " + std::string(arg)).c_str());
+    if (arg == "--catalog")
+      catalog_path = value();
+    else if (arg == "--corpus")
+      corpus_path = value();
+    else if (arg == "--write-corpus")
+      write_path = value();
+    else if (arg == "--count")
+      count = number();
+    else if (arg == "--runs")
+      runs = number();
+    else if (arg == "--seed")
+      seed = number();
+    else
+      usage(("unknown option " + std::string(arg)).c_str());
   }
   if (count == 0 || runs == 0) usage("--count and --runs must be positive");
 
@@ -504,6 +526,7 @@ int main(int argc, char** argv) {
   for (const double t : ns) std::printf(" %.0f", t / static_cast<double>(n));
   std::printf("\n");
   std::printf("median:   %s replies/s  %.1f ns/reply\n", thousands(rate).c_str(), per);
-  std::printf("result replies_per_s=%.0f ns_per_reply=%.1f accepted=%zu rejected=%zu\n", rate, per, intended, n - intended);
+  std::printf("result replies_per_s=%.0f ns_per_reply=%.1f accepted=%zu rejected=%zu\n", rate, per, intended,
+              n - intended);
   return 0;
 }

@@ -72,8 +72,8 @@ class Load {
  public:
   Load(boost::asio::io_context& io, Options options) : m_transport(io), m_options(std::move(options)) {
     m_latencies.reserve(static_cast<std::size_t>(m_options.count));
-    m_now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
+    m_now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   }
 
   void start() {
@@ -99,8 +99,8 @@ class Load {
         "{\"mode\":\"%s\",\"count\":%ld,\"concurrency\":%ld,\"answered\":%ld,\"transport_errors\":%ld,"
         "\"statuses\":{%s},\"seconds\":%.3f,\"per_second\":%.0f,\"latency_ms\":{\"p50\":%.2f,\"p90\":%.2f,"
         "\"p99\":%.2f,\"max\":%.2f},\"load_cpu_seconds\":%.3f}\n",
-        m_options.mode.c_str(), m_options.count, m_options.concurrency, m_answered, m_errors, statuses.c_str(),
-        seconds, seconds > 0 ? static_cast<double>(m_answered) / seconds : 0.0, pct(0.50), pct(0.90), pct(0.99),
+        m_options.mode.c_str(), m_options.count, m_options.concurrency, m_answered, m_errors, statuses.c_str(), seconds,
+        seconds > 0 ? static_cast<double>(m_answered) / seconds : 0.0, pct(0.50), pct(0.90), pct(0.99),
         sorted.empty() ? 0.0 : sorted.back(), cpu);
   }
 

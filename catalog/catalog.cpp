@@ -19,9 +19,7 @@ bool Action::needs(std::string_view field) const {
   return std::find(required.begin(), required.end(), field) != required.end();
 }
 
-std::string Problem::to_string() const {
-  return file + ":" + (pointer.empty() ? "/" : pointer) + ": " + message;
-}
+std::string Problem::to_string() const { return file + ":" + (pointer.empty() ? "/" : pointer) + ": " + message; }
 
 const Action* Catalog::find_action(std::string_view name) const {
   for (const auto& action : m_actions) {
@@ -38,8 +36,7 @@ const Field* Catalog::find_field(std::string_view name) const {
 }
 
 bool Catalog::required_by_all(std::string_view field) const {
-  return std::all_of(m_actions.begin(), m_actions.end(),
-                     [&](const Action& action) { return action.needs(field); });
+  return std::all_of(m_actions.begin(), m_actions.end(), [&](const Action& action) { return action.needs(field); });
 }
 
 std::expected<Catalog, std::vector<Problem>> Catalog::parse(std::string_view text, std::string origin) {

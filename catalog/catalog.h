@@ -36,11 +36,11 @@ struct FieldSchema {
   std::optional<std::string> const_value;  // canonical JSON, like enum_values
   std::optional<std::size_t> min_length;   // in Unicode code points
   std::optional<std::size_t> max_length;
-  std::optional<std::string> pattern;      // ECMAScript regex, unanchored (JSON Schema)
+  std::optional<std::string> pattern;                  // ECMAScript regex, unanchored (JSON Schema)
   std::shared_ptr<const std::regex> compiled_pattern;  // set exactly when pattern is
   std::optional<double> minimum;
   std::optional<double> maximum;
-  bool date = false;                       // "format": "date": YYYY-MM-DD, a real day
+  bool date = false;  // "format": "date": YYYY-MM-DD, a real day
   Grounding grounding = Grounding::none;
 };
 
@@ -71,13 +71,13 @@ struct HttpTool {
 // One example reply with its expected verdict; rendered into the prompt and checked by
 // `dispatchctl catalog lint`.
 struct Example {
-  std::string reply;           // raw model text (an object in the file is serialized)
+  std::string reply;  // raw model text (an object in the file is serialized)
   bool valid = true;
-  std::string reason;          // why it is right or wrong, for the prompt
-  std::string expect_code;     // for an invalid example: an error code it must produce
-  std::string sender;          // the conversation's counterpart, for the recipient policy
-  std::string source;          // the inbound message, for grounding
-  std::string pointer;         // where it sits in the file, for lint messages
+  std::string reason;       // why it is right or wrong, for the prompt
+  std::string expect_code;  // for an invalid example: an error code it must produce
+  std::string sender;       // the conversation's counterpart, for the recipient policy
+  std::string source;       // the inbound message, for grounding
+  std::string pointer;      // where it sits in the file, for lint messages
 };
 
 // How an action uses one field: absent or null only, may be null, or must be set.
@@ -93,7 +93,7 @@ struct Action {
   // connector sends it; a staff reply puts its text there).
   std::optional<std::string> text_field;
   Policy policy;
-  std::optional<HttpTool> http;       // set exactly when kind == http
+  std::optional<HttpTool> http;  // set exactly when kind == http
   std::vector<Example> examples;
 
   // uses() and needs() for each field, in Catalog::fields() order: derived at load so

@@ -12,9 +12,7 @@
 namespace dispatchd::catalog {
 namespace {
 
-std::string child(const std::string& at, std::string_view token) {
-  return at + "/" + text::pointer_token(token);
-}
+std::string child(const std::string& at, std::string_view token) { return at + "/" + text::pointer_token(token); }
 
 std::string child(const std::string& at, std::size_t index) { return at + "/" + std::to_string(index); }
 
@@ -150,8 +148,9 @@ bool CatalogReader::check_literal(const Field& field, const Value& value, const 
   const bool ok = (field.schema.type == FieldType::string && value.IsString()) ||
                   (field.schema.type == FieldType::integer && (value.IsInt64() || value.IsUint64())) ||
                   (field.schema.type == FieldType::boolean && value.IsBool());
-  if (!ok) problem(at, std::string("must be a ") + to_string(field.schema.type) +
-                           " literal (enum and const take strings, integers or booleans)");
+  if (!ok)
+    problem(at, std::string("must be a ") + to_string(field.schema.type) +
+                    " literal (enum and const take strings, integers or booleans)");
   return ok;
 }
 
@@ -162,13 +161,14 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
     problem(at, "a field schema must be an object");
     return;
   }
-  check_keys(value, at, {"type", "description", "enum", "const", "minLength", "maxLength", "pattern",
-                         "minimum", "maximum", "format", "grounded"});
+  check_keys(value, at,
+             {"type", "description", "enum", "const", "minLength", "maxLength", "pattern", "minimum", "maximum",
+              "format", "grounded"});
   Field field{name, {}, "/" + text::pointer_token(name)};
   FieldSchema& schema = field.schema;
   const auto type = value.FindMember("type");
-  const auto parsed_type = type != value.MemberEnd() && type->value.IsString()
-                               ? parse_type(view(type->value)) : std::nullopt;
+  const auto parsed_type =
+      type != value.MemberEnd() && type->value.IsString() ? parse_type(view(type->value)) : std::nullopt;
   if (!parsed_type) {
     problem(child(at, "type"), "\"type\" must be \"string\", \"integer\", \"number\" or \"boolean\"");
     return;
@@ -182,8 +182,10 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
     const std::string here = child(at, key);
     const Value& v = member.value;
     if (key == "description") {
-      if (v.IsString()) schema.description = view(v);
-      else problem(here, "must be a string");
+      if (v.IsString())
+        schema.description = view(v);
+      else
+        problem(here, "must be a string");
     } else if (key == "enum") {
       if (!v.IsArray() || v.Empty()) {
         problem(here, "must be a non-empty array");
@@ -199,13 +201,19 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
     } else if (key == "const") {
       if (check_literal(field, v, here)) schema.const_value = json::to_string(v);
     } else if (key == "minLength" || key == "maxLength") {
-      if (!is_string) problem(here, "applies to strings only");
-      else if (!v.IsUint64()) problem(here, "must be a non-negative integer");
-      else (key == "minLength" ? schema.min_length : schema.max_length) = v.GetUint64();
+      if (!is_string)
+        problem(here, "applies to strings only");
+      else if (!v.IsUint64())
+        problem(here, "must be a non-negative integer");
+      else
+        (key == "minLength" ? schema.min_length : schema.max_length) = v.GetUint64();
     } else if (key == "minimum" || key == "maximum") {
-      if (!is_numeric) problem(here, "applies to integers and numbers only");
-      else if (!v.IsNumber()) problem(here, "must be a number");
-      else (key == "minimum" ? schema.minimum : schema.maximum) = v.GetDouble();
+      if (!is_numeric)
+        problem(here, "applies to integers and numbers only");
+      else if (!v.IsNumber())
+        problem(here, "must be a number");
+      else
+        (key == "minimum" ? schema.minimum : schema.maximum) = v.GetDouble();
     } else if (key == "pattern") {
       if (!is_string || !v.IsString()) {
         problem(here, "must be a string, on a string field");
@@ -218,13 +226,19 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
         problem(here, std::string("not a valid ECMAScript regular expression: ") + e.what());
       }
     } else if (key == "format") {
-      if (!is_string || !v.IsString() || view(v) != "date") problem(here, "the only format is \"date\", on strings");
-      else schema.date = true;
+      if (!is_string || !v.IsString() || view(v) != "date")
+        problem(here, "the only format is \"date\", on strings");
+      else
+        schema.date = true;
     } else if (key == "grounded") {
-      if (v.IsBool()) schema.grounding = v.GetBool() ? Grounding::reject : Grounding::none;
-      else if (v.IsString() && view(v) == "reject") schema.grounding = Grounding::reject;
-      else if (v.IsString() && view(v) == "review") schema.grounding = Grounding::review;
-      else problem(here, "must be true, false, \"reject\" or \"review\"");
+      if (v.IsBool())
+        schema.grounding = v.GetBool() ? Grounding::reject : Grounding::none;
+      else if (v.IsString() && view(v) == "reject")
+        schema.grounding = Grounding::reject;
+      else if (v.IsString() && view(v) == "review")
+        schema.grounding = Grounding::review;
+      else
+        problem(here, "must be true, false, \"reject\" or \"review\"");
       if (schema.grounding != Grounding::none && !is_string && schema.type != FieldType::integer) {
         problem(here, "only string and integer fields can be grounded");
       }
@@ -261,7 +275,8 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
     problem(at, "an action must be an object");
     return;
   }
-  check_keys(value, at, {"name", "description", "kind", "required", "optional", "text_field", "policy", "http", "examples"});
+  check_keys(value, at,
+             {"name", "description", "kind", "required", "optional", "text_field", "policy", "http", "examples"});
   Action action;
   const auto name = value.FindMember("name");
   if (name == value.MemberEnd() || !name->value.IsString() || !is_identifier(view(name->value))) {
@@ -277,10 +292,12 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
     action.description = view(description->value);
   }
   const auto kind = value.FindMember("kind");
-  const auto parsed_kind = kind != value.MemberEnd() && kind->value.IsString()
-                               ? parse_kind(view(kind->value)) : std::nullopt;
-  if (!parsed_kind) problem(child(at, "kind"), "\"kind\" must be \"reply\", \"escalate\", \"ignore\" or \"http\"");
-  else action.kind = *parsed_kind;
+  const auto parsed_kind =
+      kind != value.MemberEnd() && kind->value.IsString() ? parse_kind(view(kind->value)) : std::nullopt;
+  if (!parsed_kind)
+    problem(child(at, "kind"), "\"kind\" must be \"reply\", \"escalate\", \"ignore\" or \"http\"");
+  else
+    action.kind = *parsed_kind;
 
   if (const auto it = value.FindMember("required"); it != value.MemberEnd()) {
     read_field_names(action.required, it->value, child(at, "required"));
@@ -289,8 +306,10 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
     read_field_names(action.optional, it->value, child(at, "optional"));
   }
   if (const auto it = value.FindMember("text_field"); it != value.MemberEnd()) {
-    if (it->value.IsString()) action.text_field = std::string(view(it->value));
-    else problem(child(at, "text_field"), "must be a field name");
+    if (it->value.IsString())
+      action.text_field = std::string(view(it->value));
+    else
+      problem(child(at, "text_field"), "must be a field name");
   }
   if (const auto it = value.FindMember("policy"); it != value.MemberEnd()) {
     read_policy(action, it->value, child(at, "policy"));
@@ -299,7 +318,8 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
     read_http(action, it->value, child(at, "http"));
   }
   if (const auto it = value.FindMember("examples"); it != value.MemberEnd()) {
-    if (!it->value.IsArray()) problem(child(at, "examples"), "must be an array");
+    if (!it->value.IsArray())
+      problem(child(at, "examples"), "must be an array");
     else
       for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i) {
         read_example(action, it->value[i], child(child(at, "examples"), i));
@@ -320,7 +340,8 @@ void CatalogReader::check_action(const Action& action, const std::string& at) {
     }
   }
   if ((action.kind == ActionKind::reply) != action.text_field.has_value()) {
-    problem(at, "an action has \"text_field\" exactly when its kind is \"reply\" (it names the field sent as the message)");
+    problem(at,
+            "an action has \"text_field\" exactly when its kind is \"reply\" (it names the field sent as the message)");
   } else if (action.text_field) {
     const Field* field = m_catalog.find_field(*action.text_field);
     if (!action.needs(*action.text_field) || !field || field->schema.type != FieldType::string) {
@@ -346,12 +367,16 @@ void CatalogReader::read_policy(Action& action, const Value& value, const std::s
   }
   check_keys(value, at, {"recipient_field", "requires_approval"});
   if (const auto it = value.FindMember("recipient_field"); it != value.MemberEnd()) {
-    if (it->value.IsString()) action.policy.recipient_field = std::string(view(it->value));
-    else problem(child(at, "recipient_field"), "must be a field name");
+    if (it->value.IsString())
+      action.policy.recipient_field = std::string(view(it->value));
+    else
+      problem(child(at, "recipient_field"), "must be a field name");
   }
   if (const auto it = value.FindMember("requires_approval"); it != value.MemberEnd()) {
-    if (it->value.IsBool()) action.policy.requires_approval = it->value.GetBool();
-    else problem(child(at, "requires_approval"), "must be true or false");
+    if (it->value.IsBool())
+      action.policy.requires_approval = it->value.GetBool();
+    else
+      problem(child(at, "requires_approval"), "must be true or false");
   }
 }
 
@@ -365,7 +390,8 @@ void CatalogReader::read_http(Action& action, const Value& value, const std::str
   if (const auto it = value.FindMember("method"); it != value.MemberEnd()) {
     // Catalog tools are read-only by design: a tool the model can call must not change
     // anything, so only GET is accepted.
-    if (!it->value.IsString() || view(it->value) != "GET") problem(child(at, "method"), "must be \"GET\" (tools are read-only)");
+    if (!it->value.IsString() || view(it->value) != "GET")
+      problem(child(at, "method"), "must be \"GET\" (tools are read-only)");
   }
   const auto url = value.FindMember("url");
   if (url == value.MemberEnd() || !url->value.IsString() ||
@@ -386,11 +412,15 @@ void CatalogReader::read_example(Action& action, const Value& value, const std::
   Example example;
   example.pointer = at;
   const auto valid = value.FindMember("valid");
-  if (valid == value.MemberEnd() || !valid->value.IsBool()) problem(child(at, "valid"), "must be true or false");
-  else example.valid = valid->value.GetBool();
+  if (valid == value.MemberEnd() || !valid->value.IsBool())
+    problem(child(at, "valid"), "must be true or false");
+  else
+    example.valid = valid->value.GetBool();
   const auto output = value.FindMember("output");
-  if (output == value.MemberEnd()) problem(at, "missing \"output\" (an object, or the raw reply as a string)");
-  else example.reply = output->value.IsString() ? std::string(view(output->value)) : json::to_string(output->value);
+  if (output == value.MemberEnd())
+    problem(at, "missing \"output\" (an object, or the raw reply as a string)");
+  else
+    example.reply = output->value.IsString() ? std::string(view(output->value)) : json::to_string(output->value);
   const auto reason = value.FindMember("reason");
   if (reason == value.MemberEnd() || !reason->value.IsString() || reason->value.GetStringLength() == 0) {
     problem(child(at, "reason"), "every example says why it is right or wrong");
@@ -400,13 +430,16 @@ void CatalogReader::read_example(Action& action, const Value& value, const std::
   const auto optional_text = [&](const char* key, std::string& out) {
     const auto it = value.FindMember(key);
     if (it == value.MemberEnd()) return;
-    if (it->value.IsString()) out = view(it->value);
-    else problem(child(at, key), "must be a string");
+    if (it->value.IsString())
+      out = view(it->value);
+    else
+      problem(child(at, key), "must be a string");
   };
   optional_text("expect", example.expect_code);
   optional_text("sender", example.sender);
   optional_text("source", example.source);
-  if (example.valid && !example.expect_code.empty()) problem(child(at, "expect"), "only invalid examples expect an error");
+  if (example.valid && !example.expect_code.empty())
+    problem(child(at, "expect"), "only invalid examples expect an error");
   action.examples.push_back(std::move(example));
 }
 

@@ -23,17 +23,19 @@ std::string number(double value) {
 // "string", or the allowed values when the field has an enum or const.
 std::string value_shape(const Catalog& catalog, const Field& field) {
   const FieldSchema& s = field.schema;
-  std::string shape = s.const_value ? *s.const_value
-                    : !s.enum_values.empty() ? joined(s.enum_values, "|")
-                    : to_string(s.type);
+  std::string shape = s.const_value            ? *s.const_value
+                      : !s.enum_values.empty() ? joined(s.enum_values, "|")
+                                               : to_string(s.type);
   if (!catalog.required_by_all(field.name)) shape += "|null";
   return shape;
 }
 
 std::string constraints(const FieldSchema& s) {
   std::vector<std::string> parts;
-  if (s.min_length == 1) parts.push_back("not empty");
-  else if (s.min_length) parts.push_back("at least " + std::to_string(*s.min_length) + " characters");
+  if (s.min_length == 1)
+    parts.push_back("not empty");
+  else if (s.min_length)
+    parts.push_back("at least " + std::to_string(*s.min_length) + " characters");
   if (s.max_length) parts.push_back("at most " + std::to_string(*s.max_length) + " characters");
   if (s.pattern) parts.push_back("matches the regular expression " + *s.pattern);
   if (s.date) parts.push_back("a real calendar date written YYYY-MM-DD");
@@ -51,9 +53,12 @@ void append_fields(std::string& out, const Catalog& catalog, bool schema_enforce
   for (const auto& field : catalog.fields()) {
     const FieldSchema& s = field.schema;
     out += "- " + quoted(field.name) + ": ";
-    if (!s.enum_values.empty()) out += "exactly one of " + joined(s.enum_values, ", ") + ". ";
-    else if (s.const_value) out += "always " + *s.const_value + ". ";
-    else if (!schema_enforced) out += std::string(to_string(s.type)) + ". ";
+    if (!s.enum_values.empty())
+      out += "exactly one of " + joined(s.enum_values, ", ") + ". ";
+    else if (s.const_value)
+      out += "always " + *s.const_value + ". ";
+    else if (!schema_enforced)
+      out += std::string(to_string(s.type)) + ". ";
     if (!s.description.empty()) out += s.description + " ";
     if (!schema_enforced) {
       const std::string rules = constraints(s);

@@ -247,14 +247,10 @@ std::string render_gemini_schema(const Catalog& catalog) {
 
 std::string render(const Catalog& catalog, Dialect dialect) {
   switch (dialect) {
-    case Dialect::jsonschema:
-      return render_json_schema(catalog);
-    case Dialect::openai:
-      return render_openai_response_format(catalog);
-    case Dialect::gemini:
-      return render_gemini_schema(catalog);
-    case Dialect::prompt:
-      return render_prompt(catalog);
+    case Dialect::jsonschema: return render_json_schema(catalog);
+    case Dialect::openai: return render_openai_response_format(catalog);
+    case Dialect::gemini: return render_gemini_schema(catalog);
+    case Dialect::prompt: return render_prompt(catalog);
   }
   return {};
 }

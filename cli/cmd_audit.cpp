@@ -4,8 +4,8 @@
 #include <string>
 
 #include "cli/args.h"
-#include "common/json_out.h"
 #include "cli/target.h"
+#include "common/json_out.h"
 #include "store/audit.h"
 #include "store/views.h"
 

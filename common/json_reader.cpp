@@ -41,8 +41,10 @@ std::size_t plain_run_end(std::string_view text, std::size_t i) {
   while (i + 16 <= size) {
     const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + i));
     const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, control_max), control_max);  // chunk <= 0x1F
-    const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)), control);
-    if (const int mask = _mm_movemask_epi8(stop)) return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)));
+    const __m128i stop =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, backslash)), control);
+    if (const int mask = _mm_movemask_epi8(stop))
+      return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)));
     i += 16;
   }
 #endif
@@ -405,11 +407,11 @@ class Reader {
   Object& m_out;
   char* m_decoded = nullptr;  // the next free byte for decoded strings
   char* const m_compact_begin;
-  char* m_compact;            // the next free byte of the compact copy
-  std::size_t m_copied = 0;   // the text before this is in the compact copy (or skipped)
-  SmallVector<Frame, 32> m_open;                // the containers open at m_pos, outermost first
-  SmallVector<std::string_view, 32> m_keys;     // the keys of the open objects, outermost first
-  std::string_view m_member_key;                // the top-level key whose value comes next
+  char* m_compact;                           // the next free byte of the compact copy
+  std::size_t m_copied = 0;                  // the text before this is in the compact copy (or skipped)
+  SmallVector<Frame, 32> m_open;             // the containers open at m_pos, outermost first
+  SmallVector<std::string_view, 32> m_keys;  // the keys of the open objects, outermost first
+  std::string_view m_member_key;             // the top-level key whose value comes next
 };
 
 std::optional<std::size_t> read_object_prefix(std::string_view text, std::size_t max_depth, Object& out) {

@@ -28,9 +28,9 @@ enum class Type : std::uint8_t { null, boolean, number, string, object, array };
 struct Number {
   enum class Kind : std::uint8_t { int64, uint64, real };
   Kind kind = Kind::int64;
-  std::int64_t i = 0;  // Kind::int64
-  std::uint64_t u = 0; // Kind::uint64
-  double d = 0;        // Kind::real
+  std::int64_t i = 0;   // Kind::int64
+  std::uint64_t u = 0;  // Kind::uint64
+  double d = 0;         // Kind::real
 
   bool is_integer() const { return kind != Kind::real; }
   double as_double() const;  // like rapidjson::Value::GetDouble

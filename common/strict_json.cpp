@@ -90,7 +90,7 @@ class StrictHandler {
   rapidjson::Document& m_target;
   const ParseLimits& m_limits;
   std::size_t m_depth = 0;
-  std::vector<std::string> m_keys;         // keys of every open object, outermost first
+  std::vector<std::string> m_keys;          // keys of every open object, outermost first
   std::vector<std::size_t> m_level_starts;  // where each open object's keys begin
   ParseError m_failure;
 };
@@ -106,13 +106,11 @@ ParseError describe(rapidjson::ParseErrorCode code, std::size_t offset, std::str
   }
   switch (code) {
     case kParseErrorDocumentEmpty: return {"empty", "no JSON value", offset};
-    case kParseErrorNumberTooBig:
-      return {"number_out_of_range", "a number is too large to represent", offset};
+    case kParseErrorNumberTooBig: return {"number_out_of_range", "a number is too large to represent", offset};
     case kParseErrorStringUnicodeSurrogateInvalid:
     case kParseErrorStringInvalidEncoding:
       return {"invalid_string", "a string holds invalid UTF-8 or a lone surrogate escape", offset};
-    case kParseErrorObjectMissName:
-      return {"syntax", "object keys must be double-quoted strings", offset};
+    case kParseErrorObjectMissName: return {"syntax", "object keys must be double-quoted strings", offset};
     default: break;
   }
   std::string message = GetParseError_En(code);
@@ -145,7 +143,8 @@ std::expected<rapidjson::Document, ParseError> parse_with(std::string_view text,
   rapidjson::Document document(arena ? arena->allocator() : nullptr, k_stack_bytes);
   document.Populate(generator);
   if (!reader.HasParseError()) {
-    if (stream.Tell() < text.size()) return std::unexpected(ParseError{"syntax", "a NUL byte is not JSON", stream.Tell()});
+    if (stream.Tell() < text.size())
+      return std::unexpected(ParseError{"syntax", "a NUL byte is not JSON", stream.Tell()});
     return document;
   }
   const std::size_t offset = reader.GetErrorOffset();

@@ -8,8 +8,8 @@
 namespace dispatchd::text {
 
 std::string quote(std::string_view value, std::size_t max_points) {
-  const std::string_view shown = utf8::is_valid(value) ? utf8::prefix(value, max_points)
-                                                       : value.substr(0, std::min(value.size(), max_points));
+  const std::string_view shown =
+      utf8::is_valid(value) ? utf8::prefix(value, max_points) : value.substr(0, std::min(value.size(), max_points));
   std::string out = "\"";
   for (const char c : shown) {
     const auto byte = static_cast<unsigned char>(c);
@@ -39,9 +39,12 @@ std::string pointer_token(std::string_view token) {
   std::string out;
   out.reserve(token.size());
   for (const char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }

@@ -30,7 +30,8 @@ std::size_t ascii_run_end(const unsigned char* bytes, std::size_t i, std::size_t
   // text that mixes ASCII and other scripts does not fall back to single bytes.
   while (i + 16 <= size) {
     const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + i));
-    if (const int mask = _mm_movemask_epi8(chunk)) return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)));
+    if (const int mask = _mm_movemask_epi8(chunk))
+      return i + static_cast<std::size_t>(std::countr_zero(static_cast<unsigned>(mask)));
     i += 16;
   }
 #else
@@ -83,7 +84,9 @@ __m128i at_least(__m128i bytes, unsigned char min) {
 __m128i at_most(__m128i bytes, unsigned char max) {
   return _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(static_cast<char>(max))), bytes);
 }
-__m128i equal(__m128i bytes, unsigned char value) { return _mm_cmpeq_epi8(bytes, _mm_set1_epi8(static_cast<char>(value))); }
+__m128i equal(__m128i bytes, unsigned char value) {
+  return _mm_cmpeq_epi8(bytes, _mm_set1_epi8(static_cast<char>(value)));
+}
 
 // The lanes of `chunk` that break UTF-8, given the sixteen bytes before it in `previous`.
 // Every byte is checked against the bytes up to three before it, with no branch, which is
@@ -97,7 +100,8 @@ __m128i errors_in(__m128i chunk, __m128i previous) {
   // Continuation bytes (80..BF) exactly where a lead byte before them needs one: C0.. leads
   // need the next byte, E0.. the next two, F0.. the next three.
   const __m128i continuation = equal(_mm_and_si128(chunk, _mm_set1_epi8(static_cast<char>(0xC0))), 0x80);
-  const __m128i needed = _mm_or_si128(_mm_or_si128(at_least(back1, 0xC0), at_least(back2, 0xE0)), at_least(back3, 0xF0));
+  const __m128i needed =
+      _mm_or_si128(_mm_or_si128(at_least(back1, 0xC0), at_least(back2, 0xE0)), at_least(back3, 0xF0));
   __m128i errors = _mm_xor_si128(continuation, needed);
   // Bytes that never occur: C0 and C1 (overlong two-byte forms), F5..FF.
   errors = _mm_or_si128(errors, equal(_mm_and_si128(chunk, _mm_set1_epi8(static_cast<char>(0xFE))), 0xC0));

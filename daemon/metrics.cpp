@@ -132,8 +132,9 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   }
   if (const auto& wa = gauges.whatsapp) {
     w.family("dispatchd_webhooks_total", "counter", "Webhook POSTs since start, by channel and answer.");
-    for (const auto& [result, count] : {std::pair{"accepted", wa->accepted}, std::pair{"bad_signature", wa->bad_signatures},
-                                        std::pair{"malformed", wa->malformed}, std::pair{"not_stored", wa->not_stored}})
+    for (const auto& [result, count] :
+         {std::pair{"accepted", wa->accepted}, std::pair{"bad_signature", wa->bad_signatures},
+          std::pair{"malformed", wa->malformed}, std::pair{"not_stored", wa->not_stored}})
       w.sample("dispatchd_webhooks_total", {{"channel", "whatsapp"}, {"result", result}}, count);
     w.family("dispatchd_redeliveries_total", "counter", "Inbound messages delivered again since start, stored once.");
     w.sample("dispatchd_redeliveries_total", {{"channel", "whatsapp"}}, wa->duplicates);

@@ -22,7 +22,7 @@ struct WhatsAppCounters {
   std::int64_t malformed = 0;       // 400/413: signed, but not a webhook we can read
   std::int64_t not_stored = 0;      // 500: the commit failed; Meta delivers again
   std::int64_t messages_stored = 0;
-  std::int64_t duplicates = 0;               // redelivered messages, stored once
+  std::int64_t duplicates = 0;             // redelivered messages, stored once
   std::int64_t read_receipts_dropped = 0;  // beyond the backlog of read receipts not yet sent
 };
 

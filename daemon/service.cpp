@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -108,8 +108,8 @@ void Service::Parts::on_store_health(bool ok, const std::string& why) {
   store_failure = why;
   // A full disk fails every round, many a second: the first failure and every 100th.
   if (++store_failures_in_a_row == 1 || store_failures_in_a_row % 100 == 0)
-    spdlog::error("store: {} ({} failure(s) in a row); webhooks are answered 500 and decisions taken again",
-                  why, store_failures_in_a_row);
+    spdlog::error("store: {} ({} failure(s) in a row); webhooks are answered 500 and decisions taken again", why,
+                  store_failures_in_a_row);
 }
 
 void Service::Parts::route(const Request& r, Respond respond) {
@@ -275,8 +275,9 @@ void Service::reload() {
   // Applied once its audit event is on disk: a reload the audit trail cannot record (a full
   // disk) is refused, so the trail never misses a catalog that decided messages.
   const std::string name = (*setup)->catalog.name();
-  auto recorded = store::record_event(p.store.db, {store::format_time(wall_now()), "config_reload", std::nullopt,
-                                                   "dispatchd", JsonOut().begin_object().field("catalog", name).end_object().str()});
+  auto recorded =
+      store::record_event(p.store.db, {store::format_time(wall_now()), "config_reload", std::nullopt, "dispatchd",
+                                       JsonOut().begin_object().field("catalog", name).end_object().str()});
   if (!recorded) {
     spdlog::error("reload refused, the running catalog and prompt stay: cannot record it: {}", recorded.error());
     return;

@@ -73,7 +73,7 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   };
   std::vector<PendingWebhook> pending;
   bool pump_posted = false;
-  std::size_t starting = 0;  // begun, waiting for the commit before their requests leave
+  std::size_t starting = 0;       // begun, waiting for the commit before their requests leave
   std::deque<std::string> reads;  // message ids whose read receipt has not left yet
   std::size_t reads_in_flight = 0;
 
@@ -164,7 +164,8 @@ std::expected<WhatsAppChannel::State::Stored, std::string> WhatsAppChannel::Stat
     std::string error;
     for (const auto& e : st.errors) error += (error.empty() ? "" : "; ") + wa::describe(e);
     auto applied = store::apply_delivery(db, {st.id, st.tracker, st.status_text, error}, now());
-    if (!applied) return std::unexpected("cannot record status " + st.status_text + " of " + st.id + ": " + applied.error());
+    if (!applied)
+      return std::unexpected("cannot record status " + st.status_text + " of " + st.id + ": " + applied.error());
   }
   return stored;
 }
@@ -286,8 +287,8 @@ void WhatsAppChannel::State::send(store::OutboxItem item) {
   }
   auto request = wa::build_text_message(account(), item.recipient, item.body, item.idempotency_key);
   if (!request) {
-    return record([id = item.id, why = "cannot build the Graph request: " + request.error(), at = now()](
-                      store::Database& d) { (void)store::fail_send(d, id, why, at); });
+    return record([id = item.id, why = "cannot build the Graph request: " + request.error(),
+                   at = now()](store::Database& d) { (void)store::fail_send(d, id, why, at); });
   }
   ++in_flight;
   transport.send(to_http(std::move(*request)), [self = shared_from_this(), item](net::HttpResult result) {

@@ -9,14 +9,10 @@ namespace {
 
 agent::TypeAction type_action(config::TypeAction action) {
   switch (action) {
-    case config::TypeAction::model:
-      return agent::TypeAction::model;
-    case config::TypeAction::escalate:
-      return agent::TypeAction::escalate;
-    case config::TypeAction::reply:
-      return agent::TypeAction::reply;
-    case config::TypeAction::ignore:
-      return agent::TypeAction::ignore;
+    case config::TypeAction::model: return agent::TypeAction::model;
+    case config::TypeAction::escalate: return agent::TypeAction::escalate;
+    case config::TypeAction::reply: return agent::TypeAction::reply;
+    case config::TypeAction::ignore: return agent::TypeAction::ignore;
   }
   return agent::TypeAction::model;
 }

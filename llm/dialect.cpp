@@ -50,7 +50,8 @@ std::expected<rapidjson::Document, std::string> parse_body(std::string_view body
   // Provider JSON nests a few levels, plus the model's own object inside Anthropic's tool
   // input (the validator applies its own, tighter limit to that).
   auto parsed = json::parse_strict(body, {.max_depth = 64});
-  if (!parsed) return std::unexpected("response is not JSON (" + parsed.error().code + ": " + parsed.error().message + ")");
+  if (!parsed)
+    return std::unexpected("response is not JSON (" + parsed.error().code + ": " + parsed.error().message + ")");
   if (!parsed->document.IsObject()) return std::unexpected("response is not a JSON object");
   return std::move(parsed->document);
 }

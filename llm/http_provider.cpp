@@ -125,12 +125,9 @@ std::optional<ProviderKind> parse_provider_kind(std::string_view name) {
 
 std::string_view to_string(ProviderKind kind) {
   switch (kind) {
-    case ProviderKind::openai:
-      return "openai";
-    case ProviderKind::gemini:
-      return "gemini";
-    case ProviderKind::anthropic:
-      break;
+    case ProviderKind::openai: return "openai";
+    case ProviderKind::gemini: return "gemini";
+    case ProviderKind::anthropic: break;
   }
   return "anthropic";
 }

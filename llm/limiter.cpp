@@ -75,12 +75,14 @@ LimitedProvider::LimitedProvider(std::unique_ptr<Provider> inner, Limiter& limit
     : m_inner(std::move(inner)), m_limiter(limiter) {}
 
 void LimitedProvider::complete(CompletionRequest request, CompletionCallback done) {
-  m_limiter.acquire([inner = m_inner, request = std::move(request), done = std::move(done)](Limiter::Permit permit) mutable {
-    inner->complete(std::move(request), [permit = std::move(permit), done = std::move(done)](CompletionResult result) mutable {
-      permit.release();  // before `done`, so that its follow-up call can take the slot
-      done(std::move(result));
-    });
-  });
+  m_limiter.acquire(
+      [inner = m_inner, request = std::move(request), done = std::move(done)](Limiter::Permit permit) mutable {
+        inner->complete(std::move(request),
+                        [permit = std::move(permit), done = std::move(done)](CompletionResult result) mutable {
+                          permit.release();  // before `done`, so that its follow-up call can take the slot
+                          done(std::move(result));
+                        });
+      });
 }
 
 }  // namespace dispatchd::llm

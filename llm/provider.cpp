@@ -18,18 +18,12 @@ std::shared_ptr<const OutputSchema> output_schema(const catalog::Catalog& catalo
 
 std::string_view to_string(ErrorClass error_class) {
   switch (error_class) {
-    case ErrorClass::transport:
-      return "transport";
-    case ErrorClass::rate_limited:
-      return "rate_limited";
-    case ErrorClass::server:
-      return "server";
-    case ErrorClass::truncated:
-      return "truncated";
-    case ErrorClass::bad_response:
-      return "bad_response";
-    case ErrorClass::client:
-      break;
+    case ErrorClass::transport: return "transport";
+    case ErrorClass::rate_limited: return "rate_limited";
+    case ErrorClass::server: return "server";
+    case ErrorClass::truncated: return "truncated";
+    case ErrorClass::bad_response: return "bad_response";
+    case ErrorClass::client: break;
   }
   return "client";
 }

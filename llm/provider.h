@@ -43,8 +43,8 @@ struct Turn {
 };
 
 struct CompletionRequest {
-  std::string system;       // system prompt + catalog prompt; may be empty
-  std::vector<Turn> turns;  // starts with a user turn; user and assistant alternate
+  std::string system;                          // system prompt + catalog prompt; may be empty
+  std::vector<Turn> turns;                     // starts with a user turn; user and assistant alternate
   std::shared_ptr<const OutputSchema> schema;  // REQUIRES: non-null
 };
 
@@ -55,7 +55,7 @@ struct Usage {
 
 // What the attempts table records about a call, whatever its outcome.
 struct CallInfo {
-  std::string provider;         // "openai", "gemini" or "anthropic"
+  std::string provider;  // "openai", "gemini" or "anthropic"
   std::string model;
   std::string request_summary;  // e.g. "POST /v1/messages model=... turns=3 system=812B body=4120B"; no secrets
   std::chrono::milliseconds latency{0};  // the HTTP exchange that produced this answer
@@ -86,11 +86,11 @@ bool is_retryable(ErrorClass error_class);
 
 struct ProviderError {
   ErrorClass error_class = ErrorClass::transport;
-  std::string message;  // one line; the API key is never in it
-  int http_status = 0;  // 0 when no HTTP response arrived
+  std::string message;                                   // one line; the API key is never in it
+  int http_status = 0;                                   // 0 when no HTTP response arrived
   std::optional<std::chrono::milliseconds> retry_after;  // from Retry-After / retry-after-ms
-  std::string output;         // truncated: the partial text that came back
-  std::string finish_reason;  // truncated: as the provider wrote it
+  std::string output;                                    // truncated: the partial text that came back
+  std::string finish_reason;                             // truncated: as the provider wrote it
   Usage usage;
   CallInfo info;
 };
@@ -105,7 +105,7 @@ class Provider {
   // from inside complete(). The provider may be destroyed while calls are pending; they
   // still complete (as long as the event loop and the transport live).
   virtual void complete(CompletionRequest request, CompletionCallback done) = 0;
-  virtual const std::string& name() const = 0;   // "openai", "gemini", "anthropic"
+  virtual const std::string& name() const = 0;  // "openai", "gemini", "anthropic"
   virtual const std::string& model() const = 0;
 };
 

@@ -49,7 +49,8 @@ RetryDeps with_defaults(RetryDeps deps, boost::asio::io_context& io) {
 
 }  // namespace
 
-milliseconds backoff_delay(const RetryPolicy& policy, int failures, double random01, std::optional<milliseconds> retry_after) {
+milliseconds backoff_delay(const RetryPolicy& policy, int failures, double random01,
+                           std::optional<milliseconds> retry_after) {
   if (retry_after) return std::max(*retry_after, milliseconds(0));
   const int doublings = std::clamp(failures - 1, 0, 30);
   const double ceiling = std::min(static_cast<double>(policy.max_delay.count()),
@@ -83,7 +84,8 @@ struct RetryingProvider::Call : std::enable_shared_from_this<Call> {
 
   void attempt() {
     ++attempts;
-    shared->inner->complete(request, [self = shared_from_this()](CompletionResult result) { self->on_result(std::move(result)); });
+    shared->inner->complete(
+        request, [self = shared_from_this()](CompletionResult result) { self->on_result(std::move(result)); });
   }
 
   void on_result(CompletionResult result) {

@@ -43,7 +43,7 @@ std::optional<std::chrono::milliseconds> parse_retry_after(const net::Headers& h
 
 // Seams for tests; empty members get the real ones.
 struct RetryDeps {
-  std::function<double()> random;  // uniform in [0, 1); default: a seeded mt19937_64
+  std::function<double()> random;                              // uniform in [0, 1); default: a seeded mt19937_64
   std::function<std::chrono::steady_clock::time_point()> now;  // default: steady_clock::now
   // Calls `then` once `delay` has passed; default: an Asio steady_timer on the io_context.
   std::function<void(std::chrono::milliseconds delay, std::move_only_function<void()> then)> wait;
@@ -52,7 +52,8 @@ struct RetryDeps {
 class RetryingProvider final : public Provider {
  public:
   // REQUIRES: `io` outlives the provider's pending calls when deps.wait is not given.
-  RetryingProvider(std::unique_ptr<Provider> inner, RetryPolicy policy, boost::asio::io_context& io, RetryDeps deps = {});
+  RetryingProvider(std::unique_ptr<Provider> inner, RetryPolicy policy, boost::asio::io_context& io,
+                   RetryDeps deps = {});
 
   // The result is the last attempt's, with info.http_attempts and info.elapsed covering
   // the whole call.

@@ -9,12 +9,12 @@
 
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <curl/curl.h>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -95,24 +95,19 @@ TransportError from_curl(CURLcode code, const Call& call) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
     case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-      kind = TransportErrorKind::connect_failed;
-      break;
-    case CURLE_OPERATION_TIMEDOUT:
-      kind = TransportErrorKind::timed_out;
-      break;
-    case CURLE_FILESIZE_EXCEEDED:
-      kind = TransportErrorKind::too_large;
-      break;
+    case CURLE_PEER_FAILED_VERIFICATION: kind = TransportErrorKind::connect_failed; break;
+    case CURLE_OPERATION_TIMEDOUT: kind = TransportErrorKind::timed_out; break;
+    case CURLE_FILESIZE_EXCEEDED: kind = TransportErrorKind::too_large; break;
     case CURLE_WRITE_ERROR:
       if (call.too_large) kind = TransportErrorKind::too_large;
       break;
-    default:
-      break;
+    default: break;
   }
   std::string message = curl_easy_strerror(code);
-  if (kind == TransportErrorKind::too_large) message = "response larger than " + std::to_string(call.max_bytes) + " bytes";
-  else if (call.error[0] != '\0') message += std::string(": ") + call.error;
+  if (kind == TransportErrorKind::too_large)
+    message = "response larger than " + std::to_string(call.max_bytes) + " bytes";
+  else if (call.error[0] != '\0')
+    message += std::string(": ") + call.error;
   return {kind, std::move(message)};
 }
 
@@ -126,7 +121,8 @@ void global_init() {
 }  // namespace
 
 struct CurlTransport::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& io, CurlTransportOptions opts) : strand(asio::make_strand(io)), timer(strand), options(std::move(opts)) {
+  Impl(asio::io_context& io, CurlTransportOptions opts)
+      : strand(asio::make_strand(io)), timer(strand), options(std::move(opts)) {
     multi = curl_multi_init();
     if (!multi) throw std::runtime_error("curl_multi_init failed");
     curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
@@ -367,10 +363,10 @@ CurlTransport::CurlTransport(boost::asio::io_context& io, CurlTransportOptions o
 CurlTransport::~CurlTransport() = default;
 
 void CurlTransport::send(HttpRequest request, HttpCallback done) {
-  asio::post(m_impl->strand, [weak = std::weak_ptr<Impl>(m_impl), request = std::move(request),
-                              done = std::move(done)]() mutable {
-    if (auto impl = weak.lock()) impl->start(std::move(request), std::move(done));
-  });
+  asio::post(m_impl->strand,
+             [weak = std::weak_ptr<Impl>(m_impl), request = std::move(request), done = std::move(done)]() mutable {
+               if (auto impl = weak.lock()) impl->start(std::move(request), std::move(done));
+             });
 }
 
 }  // namespace dispatchd::net

@@ -22,14 +22,10 @@ std::optional<std::string_view> Headers::get(std::string_view name) const {
 
 std::string_view to_string(TransportErrorKind kind) {
   switch (kind) {
-    case TransportErrorKind::connect_failed:
-      return "connect_failed";
-    case TransportErrorKind::timed_out:
-      return "timed_out";
-    case TransportErrorKind::too_large:
-      return "too_large";
-    case TransportErrorKind::other:
-      break;
+    case TransportErrorKind::connect_failed: return "connect_failed";
+    case TransportErrorKind::timed_out: return "timed_out";
+    case TransportErrorKind::too_large: return "too_large";
+    case TransportErrorKind::other: break;
   }
   return "other";
 }

@@ -67,8 +67,7 @@ std::expected<Database, std::string> Database::open(const std::string& path, Mod
   impl->path = path;
   // NOMUTEX: a Database is used by one thread at a time (the contract in database.h), so
   // SQLite need not lock the connection around every call.
-  const int flags =
-      SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
   const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
   if (rc != SQLITE_OK) {
     return std::unexpected(path + ": " +
@@ -77,7 +76,8 @@ std::expected<Database, std::string> Database::open(const std::string& path, Mod
   sqlite3_busy_timeout(impl->db, 5000);
   Database db(std::move(impl));
   if (auto ok = db.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL; "
-                             "PRAGMA temp_store=MEMORY;"); !ok) {
+                        "PRAGMA temp_store=MEMORY;");
+      !ok) {
     return std::unexpected(path + ": " + ok.error());
   }
   return db;

@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -179,7 +179,8 @@ Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std:
   // middle of a round, which would leave that step failed. The cost is memory: a round's
   // changed pages stay in the cache until it commits.
   (void)db.exec("PRAGMA cache_spill=OFF");
-  if (auto other = Database::open(db.path(), Database::Mode::existing); other && db.exec("PRAGMA wal_autocheckpoint=0")) {
+  if (auto other = Database::open(db.path(), Database::Mode::existing);
+      other && db.exec("PRAGMA wal_autocheckpoint=0")) {
     m_state->checkpointer.emplace(std::move(*other));
     sqlite3_wal_hook(db.handle(), &State::on_wal_commit, m_state.get());  // replaces the autocheckpoint hook
   }

@@ -11,7 +11,9 @@
 
 namespace dispatchd::test {
 
-inline std::string source_path(const std::string& relative) { return std::string(DISPATCHD_SOURCE_DIR) + "/" + relative; }
+inline std::string source_path(const std::string& relative) {
+  return std::string(DISPATCHD_SOURCE_DIR) + "/" + relative;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -63,8 +63,7 @@ std::optional<std::string> did_you_mean(std::string_view value, const std::vecto
 // serializing: a catalog string's canonical form is its text in quotes unless it needed
 // escapes, and then the slow path decides.
 bool equals_literal(const Value& v, const std::string& canonical) {
-  if (v.is_string() && canonical.size() >= 2 && canonical.front() == '"' &&
-      canonical.find('\\') == std::string::npos) {
+  if (v.is_string() && canonical.size() >= 2 && canonical.front() == '"' && canonical.find('\\') == std::string::npos) {
     return canonical.size() == v.text.size() + 2 &&
            std::memcmp(canonical.data() + 1, v.text.data(), v.text.size()) == 0;
   }
@@ -99,17 +98,19 @@ void check_string(const catalog::FieldSchema& s, std::string_view value, const s
   const bool may_be_long = s.max_length && value.size() > *s.max_length;
   const std::size_t points = (may_be_short || may_be_long) ? utf8::code_points(value) : 0;
   if (may_be_short && points < *s.min_length) {
-    out.push_back({path, "min_length", (points == 0 ? std::string("empty") : std::to_string(points) + " characters") +
-                                           "; at least " + std::to_string(*s.min_length) + " required"});
+    out.push_back({path, "min_length",
+                   (points == 0 ? std::string("empty") : std::to_string(points) + " characters") + "; at least " +
+                       std::to_string(*s.min_length) + " required"});
   }
   if (may_be_long && points > *s.max_length) {
-    out.push_back({path, "max_length", std::to_string(points) + " characters; at most " +
-                                           std::to_string(*s.max_length) + " allowed"});
+    out.push_back({path, "max_length",
+                   std::to_string(points) + " characters; at most " + std::to_string(*s.max_length) + " allowed"});
   }
   if (s.compiled_pattern) {
     if (value.size() > k_max_pattern_subject) {
-      out.push_back({path, "pattern", "too long to match the pattern " + *s.pattern + " (at most " +
-                                          std::to_string(k_max_pattern_subject) + " bytes)"});
+      out.push_back({path, "pattern",
+                     "too long to match the pattern " + *s.pattern + " (at most " +
+                         std::to_string(k_max_pattern_subject) + " bytes)"});
     } else if (!std::regex_search(value.begin(), value.end(), *s.compiled_pattern)) {
       out.push_back({path, "pattern", text::quote(value) + " does not match the pattern " + *s.pattern});
     }
@@ -140,8 +141,9 @@ bool is_calendar_date(std::string_view s) {
 
 void check_field(const catalog::FieldSchema& s, const Value& v, const std::string& path, std::vector<Finding>& out) {
   if (!matches_type(s.type, v)) {
-    out.push_back({path, "type", std::string("expected ") + (s.type == FieldType::integer ? "an " : "a ") +
-                                     catalog::to_string(s.type) + ", got " + describe(v)});
+    out.push_back({path, "type",
+                   std::string("expected ") + (s.type == FieldType::integer ? "an " : "a ") +
+                       catalog::to_string(s.type) + ", got " + describe(v)});
     return;
   }
   const bool has_enum = !s.enum_values.empty();
@@ -165,8 +167,10 @@ void check_field(const catalog::FieldSchema& s, const Value& v, const std::strin
   if (v.type == json::Type::number) {
     const double d = v.number.as_double();
     const auto shown = [](double bound) { return json::to_string(rapidjson::Value(bound)); };
-    if (s.minimum && d < *s.minimum) out.push_back({path, "minimum", describe(v) + " is below the minimum " + shown(*s.minimum)});
-    if (s.maximum && d > *s.maximum) out.push_back({path, "maximum", describe(v) + " is above the maximum " + shown(*s.maximum)});
+    if (s.minimum && d < *s.minimum)
+      out.push_back({path, "minimum", describe(v) + " is below the minimum " + shown(*s.minimum)});
+    if (s.maximum && d > *s.maximum)
+      out.push_back({path, "maximum", describe(v) + " is above the maximum " + shown(*s.maximum)});
   }
 }
 
@@ -180,7 +184,8 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json:
 
   const Value* action_value = object.find(action_field);
   if (!action_value) {
-    out.push_back({action_path, "required", "missing the action field \"" + action_field + "\" (one of " + quoted_names(names) + ")"});
+    out.push_back({action_path, "required",
+                   "missing the action field \"" + action_field + "\" (one of " + quoted_names(names) + ")"});
   } else if (!action_value->is_string()) {
     out.push_back({action_path, "type", "expected a string naming the action, got " + describe(*action_value)});
   } else if (!(chosen = catalog.find_action(action_value->text))) {
@@ -204,7 +209,8 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json:
     const bool is_null = present && value->is_null();
     if (use == FieldUse::unused) {
       if (present && !is_null) {
-        out.push_back({field.pointer, "not_allowed", "action \"" + chosen->name + "\" does not use \"" + field.name + "\": set it to null"});
+        out.push_back({field.pointer, "not_allowed",
+                       "action \"" + chosen->name + "\" does not use \"" + field.name + "\": set it to null"});
       }
       continue;
     }

@@ -167,8 +167,7 @@ Match match_brackets(std::string_view s, std::size_t i, std::size_t end, std::si
         expected.pop_back();
         if (expected.empty()) return {MatchKind::closed, k + 1};
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return {MatchKind::unclosed, end};
@@ -222,15 +221,16 @@ std::optional<Finding> scan_region(std::string_view s, const Region& region, con
     const Match m = match_at(s, i, region.end, limits.max_depth, object, read);
     const auto at = [i] { return " (the value starting at byte " + std::to_string(i) + ")"; };
     switch (m.kind) {
-      case MatchKind::unclosed:
-        return finding("truncated", "the JSON is cut off: a bracket is never closed" + at());
+      case MatchKind::unclosed: return finding("truncated", "the JSON is cut off: a bracket is never closed" + at());
       case MatchKind::too_deep:
-        return finding("too_deep", "brackets nested deeper than " + std::to_string(limits.max_depth) + " levels" + at());
+        return finding("too_deep",
+                       "brackets nested deeper than " + std::to_string(limits.max_depth) + " levels" + at());
       case MatchKind::mismatched:
-        return finding("syntax", "brackets do not match: byte " + std::to_string(m.end) + " closes the wrong one" + at());
+        return finding("syntax",
+                       "brackets do not match: byte " + std::to_string(m.end) + " closes the wrong one" + at());
       case MatchKind::closed:
-        out.push_back({i, m.end, region.fenced,
-                       prose_depth == 0 ? std::nullopt : std::optional<std::size_t>(prose_first), read});
+        out.push_back(
+            {i, m.end, region.fenced, prose_depth == 0 ? std::nullopt : std::optional<std::size_t>(prose_first), read});
         i = m.end - 1;
         break;
     }
@@ -293,27 +293,35 @@ Extraction extract_into(std::string_view reply, const Limits& limits, json::Obje
   }
   if (segments.empty()) return fail("no_json", "the reply holds no JSON object");
   if (segments.size() > 1) {
-    return fail("ambiguous", "the reply holds " + std::to_string(segments.size()) +
-                                 " JSON values (at bytes " + std::to_string(segments[0].begin) + " and " +
-                                 std::to_string(segments[1].begin) + "); exactly one is allowed");
+    return fail("ambiguous", "the reply holds " + std::to_string(segments.size()) + " JSON values (at bytes " +
+                                 std::to_string(segments[0].begin) + " and " + std::to_string(segments[1].begin) +
+                                 "); exactly one is allowed");
   }
   if (scan.blocks > 1) {
-    return fail("ambiguous", "the reply holds " + std::to_string(scan.blocks) + " code blocks; exactly one JSON object is allowed");
+    return fail("ambiguous",
+                "the reply holds " + std::to_string(scan.blocks) + " code blocks; exactly one JSON object is allowed");
   }
   const Segment& seg = segments[0];
   if (seg.enclosed_by) {
     return fail("syntax", "the JSON at byte " + std::to_string(seg.begin) + " sits inside a larger structure at byte " +
-                              std::to_string(*seg.enclosed_by) + " that is not valid JSON; it is never taken on its own");
+                              std::to_string(*seg.enclosed_by) +
+                              " that is not valid JSON; it is never taken on its own");
   }
   if (scan.blocks == 1 && !seg.fenced) {
     return fail("ambiguous", "the reply has a code block and JSON outside it");
   }
   if (scan.blocks == 1) {
-    result.repairs.push_back({"fence", "removed a code fence" + (scan.first_info.empty() ? std::string() : " (" + std::string(scan.first_info) + ")")});
+    result.repairs.push_back(
+        {"fence", "removed a code fence" +
+                      (scan.first_info.empty() ? std::string() : " (" + std::string(scan.first_info) + ")")});
   }
   const auto [before, after] = prose_around(reply, scan, seg);
-  if (before > 0) result.repairs.push_back({"prose_before", "removed " + std::to_string(before) + " characters of text before the JSON"});
-  if (after > 0) result.repairs.push_back({"prose_after", "removed " + std::to_string(after) + " characters of text after the JSON"});
+  if (before > 0)
+    result.repairs.push_back(
+        {"prose_before", "removed " + std::to_string(before) + " characters of text before the JSON"});
+  if (after > 0)
+    result.repairs.push_back(
+        {"prose_after", "removed " + std::to_string(after) + " characters of text after the JSON"});
   result.offset = seg.begin;
   result.length = seg.end - seg.begin;
   result.object_read = seg.read;

@@ -13,8 +13,10 @@ using json::Value;
 bool is_phone_like(std::string_view s, std::string& digits) {
   digits.clear();
   for (const char c : s) {
-    if (c >= '0' && c <= '9') digits += c;
-    else if (c != '+' && c != ' ' && c != '-' && c != '.' && c != '(' && c != ')') return false;
+    if (c >= '0' && c <= '9')
+      digits += c;
+    else if (c != '+' && c != ' ' && c != '-' && c != '.' && c != '(' && c != ')')
+      return false;
   }
   return digits.size() >= 6;
 }
@@ -46,11 +48,12 @@ void check_policy(const catalog::Catalog& catalog, const catalog::Action& action
     const Value* value = object.find(*field);
     const std::string_view recipient = value ? value->text : std::string_view();
     if (!context.sender) {
-      review.push_back({path, "recipient_unchecked", "no conversation sender was given, so the recipient was not checked"});
+      review.push_back(
+          {path, "recipient_unchecked", "no conversation sender was given, so the recipient was not checked"});
     } else if (!same_counterpart(recipient, *context.sender)) {
-      errors.push_back({path, "recipient", text::quote(recipient) + " is not this conversation's counterpart; action \"" +
-                                               action.name + "\" may only address " + text::quote(*context.sender) +
-                                               ", the customer who wrote"});
+      errors.push_back({path, "recipient",
+                        text::quote(recipient) + " is not this conversation's counterpart; action \"" + action.name +
+                            "\" may only address " + text::quote(*context.sender) + ", the customer who wrote"});
     }
   }
   for (const auto& field : catalog.fields()) {
@@ -64,8 +67,9 @@ void check_policy(const catalog::Catalog& catalog, const catalog::Action& action
     }
     const std::string grounded = grounded_text(*value);
     if (context.source->find(grounded) != std::string::npos) continue;
-    Finding finding{path, "ungrounded", text::quote(grounded) + " does not appear in the customer's message; copy \"" +
-                                            field.name + "\" exactly as it is written there"};
+    Finding finding{path, "ungrounded",
+                    text::quote(grounded) + " does not appear in the customer's message; copy \"" + field.name +
+                        "\" exactly as it is written there"};
     (field.schema.grounding == catalog::Grounding::review ? review : errors).push_back(std::move(finding));
   }
   if (action.policy.requires_approval) {

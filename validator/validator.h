@@ -53,10 +53,10 @@ struct Verdict {
                                       // string escapes as the model wrote them
   std::string action;                 // the chosen action's name, when ok
   std::vector<Repair> repairs;
-  std::vector<Finding> errors;        // at most k_max_errors; see error_count
+  std::vector<Finding> errors;  // at most k_max_errors; see error_count
   std::size_t error_count = 0;
-  std::vector<Finding> review;        // flags that route a valid reply to staff
-  std::string feedback;               // the re-ask text, when !ok
+  std::vector<Finding> review;  // flags that route a valid reply to staff
+  std::string feedback;         // the re-ask text, when !ok
 
   bool needs_review() const { return ok && !review.empty(); }
 };

@@ -28,16 +28,11 @@ seconds code_pace(const GraphError& error) {
 
 const char* to_string(ErrorClass kind) {
   switch (kind) {
-    case ErrorClass::window_closed:
-      return "window_closed";
-    case ErrorClass::retry:
-      return "retry";
-    case ErrorClass::auth:
-      return "auth";
-    case ErrorClass::unknown:
-      return "unknown";
-    case ErrorClass::permanent:
-      return "permanent";
+    case ErrorClass::window_closed: return "window_closed";
+    case ErrorClass::retry: return "retry";
+    case ErrorClass::auth: return "auth";
+    case ErrorClass::unknown: return "unknown";
+    case ErrorClass::permanent: return "permanent";
   }
   return "permanent";
 }

@@ -174,31 +174,15 @@ void normalize_message(const Value& message, InboundMessage& out) {
     case MessageKind::audio:
     case MessageKind::video:
     case MessageKind::document:
-    case MessageKind::sticker:
-      describe_media(body, out);
-      break;
-    case MessageKind::location:
-      describe_location(body, out);
-      break;
-    case MessageKind::contacts:
-      describe_contacts(body, out);
-      break;
-    case MessageKind::interactive:
-      describe_interactive(body, out);
-      break;
-    case MessageKind::reaction:
-      describe_reaction(body, out);
-      break;
-    case MessageKind::order:
-      describe_order(body, out);
-      break;
-    case MessageKind::system:
-      out.text = bracket("system", string_at(body, "body"));
-      break;
+    case MessageKind::sticker: describe_media(body, out); break;
+    case MessageKind::location: describe_location(body, out); break;
+    case MessageKind::contacts: describe_contacts(body, out); break;
+    case MessageKind::interactive: describe_interactive(body, out); break;
+    case MessageKind::reaction: describe_reaction(body, out); break;
+    case MessageKind::order: describe_order(body, out); break;
+    case MessageKind::system: out.text = bracket("system", string_at(body, "body")); break;
     case MessageKind::unsupported:
-    case MessageKind::unknown:
-      describe_unsupported(out);
-      break;
+    case MessageKind::unknown: describe_unsupported(out); break;
   }
 }
 

@@ -47,14 +47,10 @@ std::string_view trim(std::string_view s) {
 
 const char* to_string(SignatureError error) {
   switch (error) {
-    case SignatureError::no_secret:
-      return "no app secret configured";
-    case SignatureError::missing:
-      return "missing X-Hub-Signature-256 header";
-    case SignatureError::malformed:
-      return "malformed X-Hub-Signature-256 header (expected sha256=<64 hex digits>)";
-    case SignatureError::mismatch:
-      return "signature does not match the body";
+    case SignatureError::no_secret: return "no app secret configured";
+    case SignatureError::missing: return "missing X-Hub-Signature-256 header";
+    case SignatureError::malformed: return "malformed X-Hub-Signature-256 header (expected sha256=<64 hex digits>)";
+    case SignatureError::mismatch: return "signature does not match the body";
   }
   return "signature error";
 }

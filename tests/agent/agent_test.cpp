@@ -33,15 +33,9 @@ TEST_CASE("agent: a fenced reply is accepted on the first attempt and queued", "
   const auto bodies = h.bodies();
   const auto& body = bodies[0];
   switch (kind) {
-    case llm::ProviderKind::openai:
-      CHECK(body["response_format"]["json_schema"]["strict"].GetBool());
-      break;
-    case llm::ProviderKind::gemini:
-      CHECK(body["generationConfig"]["responseSchema"].IsObject());
-      break;
-    case llm::ProviderKind::anthropic:
-      CHECK(std::string(body["tool_choice"]["type"].GetString()) == "tool");
-      break;
+    case llm::ProviderKind::openai: CHECK(body["response_format"]["json_schema"]["strict"].GetBool()); break;
+    case llm::ProviderKind::gemini: CHECK(body["generationConfig"]["responseSchema"].IsObject()); break;
+    case llm::ProviderKind::anthropic: CHECK(std::string(body["tool_choice"]["type"].GetString()) == "tool"); break;
   }
   // What the store holds.
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'valid' AND message_id = " + std::to_string(id)) == 1);

@@ -55,12 +55,9 @@ inline Turns turns_of(const rapidjson::Document& body, llm::ProviderKind kind) {
 
 inline std::string system_of(const rapidjson::Document& body, llm::ProviderKind kind) {
   switch (kind) {
-    case llm::ProviderKind::openai:
-      return body["messages"][0]["content"].GetString();
-    case llm::ProviderKind::gemini:
-      return body["systemInstruction"]["parts"][0]["text"].GetString();
-    case llm::ProviderKind::anthropic:
-      break;
+    case llm::ProviderKind::openai: return body["messages"][0]["content"].GetString();
+    case llm::ProviderKind::gemini: return body["systemInstruction"]["parts"][0]["text"].GetString();
+    case llm::ProviderKind::anthropic: break;
   }
   return body["system"].GetString();
 }

@@ -53,9 +53,7 @@ TEST_CASE("the example catalogs load with the documented contract", "[catalog]")
   CHECK(en.find_field("priority")->schema.enum_values.size() == 3);
 }
 
-TEST_CASE("a minimal catalog loads", "[catalog]") {
-  CHECK(problems_of(k_minimal).empty());
-}
+TEST_CASE("a minimal catalog loads", "[catalog]") { CHECK(problems_of(k_minimal).empty()); }
 
 TEST_CASE("loading reports every problem with its JSON pointer", "[catalog]") {
   struct Row {
@@ -116,7 +114,8 @@ TEST_CASE("loading reports every problem with its JSON pointer", "[catalog]") {
 }
 
 TEST_CASE("loading collects several problems at once", "[catalog]") {
-  const auto problems = problems_of(R"({"name":"","action_field":"a","fields":{"x":{"type":"text"},"y":{"type":"string","bogus":1}},"actions":[{"name":"go","kind":"ignore"}]})");
+  const auto problems = problems_of(
+      R"({"name":"","action_field":"a","fields":{"x":{"type":"text"},"y":{"type":"string","bogus":1}},"actions":[{"name":"go","kind":"ignore"}]})");
   CHECK(problems.size() >= 4);
   CHECK(any_contains(problems, "/name: must be a non-empty string"));
   CHECK(any_contains(problems, "/fields/x/type"));

@@ -65,11 +65,14 @@ TEST_CASE("Gemini dialect: upper-case types, nullable and propertyOrdering", "[r
 
 TEST_CASE("prompt text lists every enumerated value and the examples", "[render]") {
   const std::string prompt = catalog::render_prompt(test::support_es());
-  for (const char* value : {"\"enviar_mensaje\"", "\"consultar_estado\"", "\"escalar_humano\"", "\"alta\"", "\"media\"", "\"baja\""}) {
+  for (const char* value :
+       {"\"enviar_mensaje\"", "\"consultar_estado\"", "\"escalar_humano\"", "\"alta\"", "\"media\"", "\"baja\""}) {
     CHECK(prompt.find(value) != std::string::npos);
   }
-  CHECK(prompt.find("Format: {\"accion\": \"enviar_mensaje\"|\"consultar_estado\"|\"escalar_humano\", \"destinatario\": string, "
-                    "\"contenido\": string, \"prioridad\": \"alta\"|\"media\"|\"baja\"}") != std::string::npos);
+  CHECK(
+      prompt.find(
+          "Format: {\"accion\": \"enviar_mensaje\"|\"consultar_estado\"|\"escalar_humano\", \"destinatario\": string, "
+          "\"contenido\": string, \"prioridad\": \"alta\"|\"media\"|\"baja\"}") != std::string::npos);
   CHECK(prompt.find("Incorrect") != std::string::npos);
   CHECK(prompt.find("Correct") != std::string::npos);
   CHECK(prompt.find("at most 4096 characters") != std::string::npos);

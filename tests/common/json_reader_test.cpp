@@ -104,9 +104,9 @@ TEST_CASE("read_object agrees with parse_strict on every small edit of valid obj
       R"({"action":"send","to":"1555","text":"a \"b\" \\ \n é 😀","n":[1,-2.5e3,true,null],"o":{"k":{}}})",
       "{ \"a\" : [ 1 , { \"b\" : \"\\u00e9\\ud83d\\ude00\" } ] , \"c\" : 0.5 ,\n\"d\":false }",
   };
-  const std::string tokens[] = {"{", "}", "[", "]", "\"", "\\", ",", ":", " ", "\n", "0", "1", "-", ".", "e",
-                                "true", "null", ",}", ",]", "\\u", "\\ud800", "\\udc00", "\x01", "\x1f", "é",
-                                "\"a\":1,", "\"action\":0,"};
+  const std::string tokens[] = {"{",  "}",   "[",       "]",       "\"",   "\\",   ",",    ":",        " ",
+                                "\n", "0",   "1",       "-",       ".",    "e",    "true", "null",     ",}",
+                                ",]", "\\u", "\\ud800", "\\udc00", "\x01", "\x1f", "é",    "\"a\":1,", "\"action\":0,"};
   std::size_t read = 0, total = 0;
   for (const auto& seed : seeds) {
     REQUIRE(agrees(seed));

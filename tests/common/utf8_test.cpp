@@ -13,17 +13,19 @@ TEST_CASE("utf8::first_invalid finds the first bad byte", "[utf8]") {
   const Row rows[] = {
       {"", std::nullopt},
       {"plain ascii", std::nullopt},
-      {"ma\xC3\xB1" "ana", std::nullopt},                 // ñ
-      {"\xF0\x9F\x98\x80 emoji", std::nullopt},           // U+1F600
-      {"\xE4\xB8\xAD\xE6\x96\x87", std::nullopt},         // CJK
-      {"ab\xFF", 2},                                      // never a lead byte
-      {"ab\xC3", 2},                                      // truncated sequence
-      {"\xC0\xAF", 0},                                    // overlong '/'
-      {"\xE0\x80\xAF", 0},                                // overlong, 3 bytes
-      {"x\xED\xA0\x80", 1},                               // encoded high surrogate U+D800
-      {"\xED\xBF\xBF", 0},                                // encoded low surrogate U+DFFF
-      {"\xF4\x90\x80\x80", 0},                            // above U+10FFFF
-      {"ok\x80", 2},                                      // stray continuation
+      {"ma\xC3\xB1"
+       "ana",
+       std::nullopt},                              // ñ
+      {"\xF0\x9F\x98\x80 emoji", std::nullopt},    // U+1F600
+      {"\xE4\xB8\xAD\xE6\x96\x87", std::nullopt},  // CJK
+      {"ab\xFF", 2},                               // never a lead byte
+      {"ab\xC3", 2},                               // truncated sequence
+      {"\xC0\xAF", 0},                             // overlong '/'
+      {"\xE0\x80\xAF", 0},                         // overlong, 3 bytes
+      {"x\xED\xA0\x80", 1},                        // encoded high surrogate U+D800
+      {"\xED\xBF\xBF", 0},                         // encoded low surrogate U+DFFF
+      {"\xF4\x90\x80\x80", 0},                     // above U+10FFFF
+      {"ok\x80", 2},                               // stray continuation
   };
   for (const auto& row : rows) {
     CAPTURE(row.text);

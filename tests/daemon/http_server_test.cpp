@@ -22,7 +22,8 @@ struct Server {
   explicit Server(daemon::HttpLimits limits = {})
       : server(io, limits, daemon::answer_now([this](const daemon::Request& r) {
                  seen.push_back(r);
-                 return daemon::Response{201, "echo:" + r.method + " " + r.path + "?" + r.query + " " + r.body,
+                 return daemon::Response{201,
+                                         "echo:" + r.method + " " + r.path + "?" + r.query + " " + r.body,
                                          "text/plain",
                                          {{"X-Test", "1"}}};
                })) {

@@ -54,8 +54,13 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   const auto snapshot = empty_snapshot(dir);
   daemon::ProcessGauges gauges;
   CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_webhooks_total"));
-  gauges.whatsapp = daemon::WhatsAppCounters{.webhooks = 9, .accepted = 5, .bad_signatures = 2, .malformed = 1,
-                                             .not_stored = 1, .messages_stored = 4, .duplicates = 1,
+  gauges.whatsapp = daemon::WhatsAppCounters{.webhooks = 9,
+                                             .accepted = 5,
+                                             .bad_signatures = 2,
+                                             .malformed = 1,
+                                             .not_stored = 1,
+                                             .messages_stored = 4,
+                                             .duplicates = 1,
                                              .read_receipts_dropped = 3};
   const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
   CAPTURE(text);

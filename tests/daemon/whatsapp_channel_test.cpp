@@ -82,8 +82,14 @@ struct Fixture {
   boost::asio::io_context io;
   HoldingTransport transport{io};
   int inbound = 0;
-  daemon::WhatsAppChannel channel{io, db, transport, channel_config(), {"token", k_secret, "verify"}, 1 << 20,
-                                  [] { return test::k_t0; }, [this] { ++inbound; }};
+  daemon::WhatsAppChannel channel{io,
+                                  db,
+                                  transport,
+                                  channel_config(),
+                                  {"token", k_secret, "verify"},
+                                  1 << 20,
+                                  [] { return test::k_t0; },
+                                  [this] { ++inbound; }};
   std::vector<int> statuses;
 
   void post(const daemon::Request& request) {
@@ -190,8 +196,9 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
   // (a deferred constraint is checked at COMMIT, as a full disk fails the WAL write).
   REQUIRE_FALSE(f.db.in_transaction());
   REQUIRE(f.db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
-  REQUIRE(f.db.exec("CREATE TRIGGER disk_full AFTER UPDATE OF status ON actions WHEN NEW.status = 'sent'"
-                    " BEGIN INSERT INTO doomed VALUES (-1); END"));
+  REQUIRE(
+      f.db.exec("CREATE TRIGGER disk_full AFTER UPDATE OF status ON actions WHEN NEW.status = 'sent'"
+                " BEGIN INSERT INTO doomed VALUES (-1); END"));
   f.transport.answer_all(
       R"({"messaging_product":"whatsapp","contacts":[{"input":"5215510000001","wa_id":"5215510000001"}],)"
       R"("messages":[{"id":"wamid.OUT1"}]})");
@@ -200,7 +207,8 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
 
   REQUIRE_FALSE(f.db.in_transaction());  // a failed COMMIT closes its round at once
   REQUIRE(f.db.exec("DROP TRIGGER disk_full"));
-  test::run_until(f.io, [&] { return f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sent'").value() == 1; });
+  test::run_until(f.io,
+                  [&] { return f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sent'").value() == 1; });
   CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE provider_message_id = 'wamid.OUT1'").value() == 1);
   std::size_t sends = 0;
   for (const auto& request : f.transport.requests) sends += request.body.find(R"("type":"text")") != std::string::npos;

@@ -123,22 +123,14 @@ struct ErrorNames {
 
 ErrorNames error_names(int status) {
   switch (status) {
-    case 400:
-      return {"invalid_request_error", "INVALID_ARGUMENT", "invalid_request_error"};
-    case 401:
-      return {"invalid_request_error", "UNAUTHENTICATED", "authentication_error"};
-    case 403:
-      return {"invalid_request_error", "PERMISSION_DENIED", "permission_error"};
-    case 404:
-      return {"invalid_request_error", "NOT_FOUND", "not_found_error"};
-    case 429:
-      return {"rate_limit_exceeded", "RESOURCE_EXHAUSTED", "rate_limit_error"};
-    case 503:
-      return {"server_error", "UNAVAILABLE", "api_error"};
-    case 529:
-      return {"server_error", "UNAVAILABLE", "overloaded_error"};
-    default:
-      return {"server_error", "INTERNAL", "api_error"};
+    case 400: return {"invalid_request_error", "INVALID_ARGUMENT", "invalid_request_error"};
+    case 401: return {"invalid_request_error", "UNAUTHENTICATED", "authentication_error"};
+    case 403: return {"invalid_request_error", "PERMISSION_DENIED", "permission_error"};
+    case 404: return {"invalid_request_error", "NOT_FOUND", "not_found_error"};
+    case 429: return {"rate_limit_exceeded", "RESOURCE_EXHAUSTED", "rate_limit_error"};
+    case 503: return {"server_error", "UNAVAILABLE", "api_error"};
+    case 529: return {"server_error", "UNAVAILABLE", "overloaded_error"};
+    default: return {"server_error", "INTERNAL", "api_error"};
   }
 }
 
@@ -150,8 +142,10 @@ void error_body(Writer& w, Dialect dialect, int status) {
   w.Key("error"), w.StartObject();
   if (dialect == Dialect::gemini) w.Key("code"), w.Int(status);
   w.Key("message"), str(w, message);
-  if (dialect == Dialect::gemini) w.Key("status"), w.String(names.gemini);
-  else w.Key("type"), w.String(dialect == Dialect::anthropic ? names.anthropic : names.openai);
+  if (dialect == Dialect::gemini)
+    w.Key("status"), w.String(names.gemini);
+  else
+    w.Key("type"), w.String(dialect == Dialect::anthropic ? names.anthropic : names.openai);
   w.EndObject();
   w.EndObject();
 }
@@ -169,10 +163,14 @@ std::string reply_body(Dialect dialect, const FakeReply& reply, const ReceivedRe
   if (reply.raw_body) return *reply.raw_body;
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
-  if (reply.status != 200) error_body(w, dialect, reply.status);
-  else if (dialect == Dialect::openai) openai_ok(w, reply, request, serial);
-  else if (dialect == Dialect::gemini) gemini_ok(w, reply, request);
-  else anthropic_ok(w, reply, request, serial);
+  if (reply.status != 200)
+    error_body(w, dialect, reply.status);
+  else if (dialect == Dialect::openai)
+    openai_ok(w, reply, request, serial);
+  else if (dialect == Dialect::gemini)
+    gemini_ok(w, reply, request);
+  else
+    anthropic_ok(w, reply, request, serial);
   return {buffer.GetString(), buffer.GetSize()};
 }
 

@@ -45,14 +45,10 @@ std::string lower(std::string_view s) {
 
 std::string_view to_string(Dialect dialect) {
   switch (dialect) {
-    case Dialect::openai:
-      return "openai";
-    case Dialect::gemini:
-      return "gemini";
-    case Dialect::anthropic:
-      return "anthropic";
-    case Dialect::unknown:
-      break;
+    case Dialect::openai: return "openai";
+    case Dialect::gemini: return "gemini";
+    case Dialect::anthropic: return "anthropic";
+    case Dialect::unknown: break;
   }
   return "unknown";
 }
@@ -252,8 +248,7 @@ class Session : public std::enable_shared_from_this<Session> {
     std::optional<std::chrono::milliseconds> held;
     if (m_dialect != Dialect::unknown)
       held = m_state.hold([weak = weak_from_this()] {
-        if (auto self = weak.lock())
-          asio::post(self->m_stream.get_executor(), [self] { self->m_timer.cancel(); });
+        if (auto self = weak.lock()) asio::post(self->m_stream.get_executor(), [self] { self->m_timer.cancel(); });
       });
     m_timer.expires_after(held.value_or(reply.delay));
     m_timer.async_wait([self = shared_from_this(), held = held.has_value()](beast::error_code waited) {

@@ -30,12 +30,14 @@ class FakeTransport final : public net::Transport {
 
   void send(net::HttpRequest request, net::HttpCallback done) override {
     m_requests.push_back(std::move(request));
-    net::HttpResult result = std::unexpected(net::TransportError{net::TransportErrorKind::other, "fake transport: script ran out"});
+    net::HttpResult result =
+        std::unexpected(net::TransportError{net::TransportErrorKind::other, "fake transport: script ran out"});
     if (!m_script.empty()) {
       result = std::move(m_script.front());
       m_script.pop_front();
     }
-    boost::asio::post(m_io, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+    boost::asio::post(m_io,
+                      [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
   }
 
   const std::vector<net::HttpRequest>& requests() const { return m_requests; }

@@ -24,12 +24,9 @@ inline constexpr const char* k_test_key = "sk-test-secret-123";
 
 inline fakes::Dialect fake_dialect(llm::ProviderKind kind) {
   switch (kind) {
-    case llm::ProviderKind::openai:
-      return fakes::Dialect::openai;
-    case llm::ProviderKind::gemini:
-      return fakes::Dialect::gemini;
-    case llm::ProviderKind::anthropic:
-      break;
+    case llm::ProviderKind::openai: return fakes::Dialect::openai;
+    case llm::ProviderKind::gemini: return fakes::Dialect::gemini;
+    case llm::ProviderKind::anthropic: break;
   }
   return fakes::Dialect::anthropic;
 }
@@ -54,12 +51,15 @@ struct Harness {
     policy.base_delay = std::chrono::milliseconds(100);
     // Backoff waits are recorded and then run at once: tests check the delays asked for
     // without sleeping through them.
-    llm::RetryDeps deps{[] { return 0.5; }, {}, [this](std::chrono::milliseconds delay, std::move_only_function<void()> then) {
+    llm::RetryDeps deps{[] { return 0.5; },
+                        {},
+                        [this](std::chrono::milliseconds delay, std::move_only_function<void()> then) {
                           waits.push_back(delay);
                           boost::asio::post(io, std::move(then));
                         }};
     provider = llm::make_provider(config, transport);
-    retrying = std::make_unique<llm::RetryingProvider>(llm::make_provider(config, transport), policy, io, std::move(deps));
+    retrying =
+        std::make_unique<llm::RetryingProvider>(llm::make_provider(config, transport), policy, io, std::move(deps));
   }
 
   llm::CompletionResult call(llm::Provider& p, llm::CompletionRequest request = reask_request()) {

@@ -57,7 +57,8 @@ TEST_CASE("200 calls, limit 64, 200 ms model latency: 64 in flight, never more, 
   fake.hold_until_in_flight(64);  // reaching 64 must not depend on how fast the machine is
   boost::asio::io_context io;
   net::CurlTransport transport(io);
-  llm::ProviderConfig config{.kind = llm::ProviderKind::openai, .base_url = fake.base_url(fakes::Dialect::openai), .model = "m"};
+  llm::ProviderConfig config{
+      .kind = llm::ProviderKind::openai, .base_url = fake.base_url(fakes::Dialect::openai), .model = "m"};
   llm::Limiter limiter(io, 64);
   llm::LimitedProvider provider(llm::make_provider(config, transport), limiter);
 

@@ -130,8 +130,9 @@ TEST_CASE("Anthropic provider: a text reply (tool not used) is passed on for the
 }
 
 TEST_CASE("Every provider classes a length finish reason as truncated, with the partial output") {
-  const auto [kind, finish] = GENERATE(table<ProviderKind, std::string>(
-      {{ProviderKind::openai, "length"}, {ProviderKind::gemini, "MAX_TOKENS"}, {ProviderKind::anthropic, "max_tokens"}}));
+  const auto [kind, finish] = GENERATE(table<ProviderKind, std::string>({{ProviderKind::openai, "length"},
+                                                                         {ProviderKind::gemini, "MAX_TOKENS"},
+                                                                         {ProviderKind::anthropic, "max_tokens"}}));
   CAPTURE(llm::to_string(kind));
   test::Harness h(kind);
   h.fake.push(FakeReply::truncated_text(R"({"action":"send_mes)"));
@@ -149,7 +150,8 @@ TEST_CASE("Every provider: 401 is a client error, not retried, and the key never
   const auto kind = GENERATE(ProviderKind::openai, ProviderKind::gemini, ProviderKind::anthropic);
   CAPTURE(llm::to_string(kind));
   test::Harness h(kind);
-  h.fake.push(FakeReply::raw(401, std::string(R"({"error":{"message":"Incorrect API key provided: )") + test::k_test_key + "\"}}"));
+  h.fake.push(FakeReply::raw(
+      401, std::string(R"({"error":{"message":"Incorrect API key provided: )") + test::k_test_key + "\"}}"));
   const auto result = h.call_with_retries();
   REQUIRE_FALSE(result.has_value());
   CHECK(result.error().error_class == ErrorClass::client);
@@ -172,7 +174,8 @@ TEST_CASE("Every provider: the dialect's own error body gives the message") {
 
 TEST_CASE("Every provider: a 200 body that is not the documented JSON is bad_response") {
   const auto kind = GENERATE(ProviderKind::openai, ProviderKind::gemini, ProviderKind::anthropic);
-  const std::string body = GENERATE(std::string("<html>oops</html>"), std::string(R"({"unexpected":true})"), std::string("{\"a\":"));
+  const std::string body =
+      GENERATE(std::string("<html>oops</html>"), std::string(R"({"unexpected":true})"), std::string("{\"a\":"));
   CAPTURE(llm::to_string(kind), body);
   test::Harness h(kind);
   h.fake.push(FakeReply::raw(200, body));
@@ -215,12 +218,16 @@ TEST_CASE("A provider destroyed while its call is pending still completes the ca
 TEST_CASE("Providers run over any Transport: a scripted FakeTransport, no sockets") {
   boost::asio::io_context io;
   fakes::FakeTransport transport(io);
-  transport.push_response(200, R"({"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}})");
+  transport.push_response(
+      200,
+      R"({"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}})");
   transport.push_response(429, R"({"error":{"message":"slow down"}})", {{"Retry-After", "7"}});
   transport.push_error(net::TransportErrorKind::timed_out, "timeout after 60000 ms");
-  auto provider = llm::make_provider({.kind = ProviderKind::openai, .base_url = "https://api.example.test/v1/", .model = "m"}, transport);
+  auto provider = llm::make_provider(
+      {.kind = ProviderKind::openai, .base_url = "https://api.example.test/v1/", .model = "m"}, transport);
   std::vector<llm::CompletionResult> results;
-  for (int i = 0; i < 3; ++i) provider->complete(test::reask_request(), [&](llm::CompletionResult r) { results.push_back(std::move(r)); });
+  for (int i = 0; i < 3; ++i)
+    provider->complete(test::reask_request(), [&](llm::CompletionResult r) { results.push_back(std::move(r)); });
   test::run_until(io, [&] { return results.size() == 3; });
 
   CHECK(transport.requests().at(0).url == "https://api.example.test/v1/chat/completions");

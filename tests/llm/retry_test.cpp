@@ -27,10 +27,9 @@ TEST_CASE("backoff_delay: full jitter under an exponential ceiling, or the Retry
     milliseconds expected;
   };
   const Row rows[] = {
-      {1, 0.0, {}, 0ms},        {1, 0.5, {}, 250ms},        {1, 0.999, {}, 499ms},
-      {2, 0.5, {}, 500ms},      {3, 0.5, {}, 1000ms},       {4, 1.0, {}, 4000ms},
-      {5, 1.0, {}, 4000ms},     {60, 0.5, {}, 2000ms},      {1, 0.5, 3000ms, 3000ms},
-      {3, 0.0, 10000ms, 10000ms},
+      {1, 0.0, {}, 0ms},        {1, 0.5, {}, 250ms},        {1, 0.999, {}, 499ms}, {2, 0.5, {}, 500ms},
+      {3, 0.5, {}, 1000ms},     {4, 1.0, {}, 4000ms},       {5, 1.0, {}, 4000ms},  {60, 0.5, {}, 2000ms},
+      {1, 0.5, 3000ms, 3000ms}, {3, 0.0, 10000ms, 10000ms},
   };
   for (const Row& row : rows) {
     CAPTURE(row.failures, row.random);
@@ -77,7 +76,8 @@ TEST_CASE("Retry-After is waited out on a real timer") {
   fakes::FakeModelServer fake;
   fake.push(FakeReply::error(429).with_header("Retry-After", "1"));
   fake.push(FakeReply::text(k_reply));
-  llm::ProviderConfig config{.kind = ProviderKind::openai, .base_url = fake.base_url(fakes::Dialect::openai), .model = "m"};
+  llm::ProviderConfig config{
+      .kind = ProviderKind::openai, .base_url = fake.base_url(fakes::Dialect::openai), .model = "m"};
   llm::RetryingProvider provider(llm::make_provider(config, transport), {}, io);
   std::optional<llm::CompletionResult> result;
   const auto start = std::chrono::steady_clock::now();

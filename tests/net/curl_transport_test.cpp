@@ -161,7 +161,8 @@ TEST_CASE("CurlTransport destroyed with requests in flight drops them without ca
   {
     net::CurlTransport transport(io);
     for (int i = 0; i < 5; ++i)
-      transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"), [&](net::HttpResult) { ++called; });
+      transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions", "{}"),
+                     [&](net::HttpResult) { ++called; });
     test::run_until(io, [&] { return fake.request_count() == 5; });
   }
   io.restart();

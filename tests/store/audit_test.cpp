@@ -79,7 +79,9 @@ TEST_CASE("audit: a row re-hashed by hand still breaks the next link", "[audit]"
 
 namespace {
 
-store::AuditEvent event(const std::string& name) { return {"2026-12-01T12:00:00Z", name, std::nullopt, "dispatchd", "{}"}; }
+store::AuditEvent event(const std::string& name) {
+  return {"2026-12-01T12:00:00Z", name, std::nullopt, "dispatchd", "{}"};
+}
 
 std::expected<void, std::string> append(store::Database& db, const std::string& name) {
   auto appended = store::append_audit(db, event(name));

@@ -9,8 +9,8 @@ TEST_CASE("database: an error a failed system call caused names the system's rea
   test::TempDir dir;
   auto missing = store::Database::open(dir.file("no-such-folder/d.db"), store::Database::Mode::create);
   REQUIRE_FALSE(missing);
-  CHECK_THAT(missing.error(), Catch::Contains("unable to open database file") &&
-                                  Catch::Contains("(No such file or directory)"));
+  CHECK_THAT(missing.error(),
+             Catch::Contains("unable to open database file") && Catch::Contains("(No such file or directory)"));
 
   auto db = store::Database::open(dir.file("d.db"), store::Database::Mode::create);
   REQUIRE(db);

@@ -144,7 +144,8 @@ TEST_CASE("inbox: release_lease hands back one message, only the holder's", "[in
   CHECK_FALSE(store::take_next(db, "host-1", k_t0 + 3s, 300s).value());  // b keeps its lease
   REQUIRE(store::finish(db, b, "replied", k_t0 + 4s));
   REQUIRE(store::release_lease(db, b, "host-1"));  // finished: left as it is
-  CHECK(db.query_int("SELECT count(*) FROM inbox WHERE id = " + std::to_string(b) + " AND state = 'done'").value() == 1);
+  CHECK(db.query_int("SELECT count(*) FROM inbox WHERE id = " + std::to_string(b) + " AND state = 'done'").value() ==
+        1);
 }
 
 TEST_CASE("inbox: audit details are JSON whatever the provider id holds", "[inbox][audit]") {

@@ -137,7 +137,8 @@ TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain 
   REQUIRE(store::migrate(db, before, k_now));
   CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 1);
   for (int i = 1; i <= 5; ++i) {
-    REQUIRE(store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"}));
+    REQUIRE(
+        store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"}));
   }
   auto upgraded = store::migrate(db, migrations, k_now);
   REQUIRE(upgraded);

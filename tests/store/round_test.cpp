@@ -246,8 +246,7 @@ TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[ro
   CHECK_FALSE(check->first_broken);
 }
 
-TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after every sync once it has grown",
-          "[round]") {
+TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after every sync once it has grown", "[round]") {
   // SQLite starts the WAL file over after a checkpoint without shrinking it: the file's size
   // stays above the threshold, the number of pages in it does not.
   Fixture f;

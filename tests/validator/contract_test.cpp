@@ -9,10 +9,13 @@ using validator::Verdict;
 
 namespace {
 
-Verdict en(const std::string& reply) { return validator::validate(test::support_en(), reply, {.sender = "15551234567", .source = {}}); }
+Verdict en(const std::string& reply) {
+  return validator::validate(test::support_en(), reply, {.sender = "15551234567", .source = {}});
+}
 
 Verdict ord(const std::string& reply) {
-  return validator::validate(test::orders(), reply, {.sender = "15550001111", .source = "Move ORD-1234 please, I'm Ana"});
+  return validator::validate(test::orders(), reply,
+                             {.sender = "15550001111", .source = "Move ORD-1234 please, I'm Ana"});
 }
 
 std::string first_code(const Verdict& v) { return v.errors.empty() ? "" : v.errors.front().code; }
@@ -43,20 +46,35 @@ void run(const Row& row, Verdict (*check)(const std::string&)) {
 TEST_CASE("contract: the support catalog's four fields", "[contract]") {
   const Row rows[] = {
       {"valid", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"high"})", "", ""},
-      {"field order does not matter", R"({"priority":"low","content":"Hi","recipient":"15551234567","action":"send_message"})", "", ""},
-      {"unknown action", R"({"action":"reply","recipient":"15551234567","content":"Hi","priority":"high"})", "/action", "enum"},
-      {"action in another case", R"({"action":"Send_Message","recipient":"15551234567","content":"Hi","priority":"high"})", "/action", "enum"},
-      {"action not a string", R"({"action":1,"recipient":"15551234567","content":"Hi","priority":"high"})", "/action", "type"},
+      {"field order does not matter",
+       R"({"priority":"low","content":"Hi","recipient":"15551234567","action":"send_message"})", "", ""},
+      {"unknown action", R"({"action":"reply","recipient":"15551234567","content":"Hi","priority":"high"})", "/action",
+       "enum"},
+      {"action in another case",
+       R"({"action":"Send_Message","recipient":"15551234567","content":"Hi","priority":"high"})", "/action", "enum"},
+      {"action not a string", R"({"action":1,"recipient":"15551234567","content":"Hi","priority":"high"})", "/action",
+       "type"},
       {"action missing", R"({"recipient":"15551234567","content":"Hi","priority":"high"})", "/action", "required"},
-      {"priority synonym", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"urgent"})", "/priority", "enum"},
-      {"priority upper case", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"HIGH"})", "/priority", "enum"},
-      {"priority wrong type", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":1})", "/priority", "type"},
-      {"content null", R"({"action":"send_message","recipient":"15551234567","content":null,"priority":"low"})", "/content", "type"},
-      {"content missing", R"({"action":"send_message","recipient":"15551234567","priority":"low"})", "/content", "required"},
-      {"content empty", R"({"action":"send_message","recipient":"15551234567","content":"","priority":"low"})", "/content", "min_length"},
-      {"recipient empty", R"({"action":"escalate_to_human","recipient":"","content":"x","priority":"low"})", "/recipient", "min_length"},
-      {"extra field", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"low","lang":"en"})", "/lang", "additional_property"},
-      {"nested object as a field", R"({"action":"send_message","recipient":"15551234567","content":{"text":"Hi"},"priority":"low"})", "/content", "type"},
+      {"priority synonym", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"urgent"})",
+       "/priority", "enum"},
+      {"priority upper case", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"HIGH"})",
+       "/priority", "enum"},
+      {"priority wrong type", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":1})",
+       "/priority", "type"},
+      {"content null", R"({"action":"send_message","recipient":"15551234567","content":null,"priority":"low"})",
+       "/content", "type"},
+      {"content missing", R"({"action":"send_message","recipient":"15551234567","priority":"low"})", "/content",
+       "required"},
+      {"content empty", R"({"action":"send_message","recipient":"15551234567","content":"","priority":"low"})",
+       "/content", "min_length"},
+      {"recipient empty", R"({"action":"escalate_to_human","recipient":"","content":"x","priority":"low"})",
+       "/recipient", "min_length"},
+      {"extra field",
+       R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"low","lang":"en"})", "/lang",
+       "additional_property"},
+      {"nested object as a field",
+       R"({"action":"send_message","recipient":"15551234567","content":{"text":"Hi"},"priority":"low"})", "/content",
+       "type"},
   };
   for (const auto& row : rows) run(row, en);
 }
@@ -92,12 +110,24 @@ TEST_CASE("contract: every schema keyword", "[contract]") {
       {"2000 was a leap year", "{" + base + R"(,"delivery_date":"2000-02-29"})", "", ""},
       {"pattern mismatch", R"({"action":"lookup","order_id":"order 1234"})", "/order_id", "pattern"},
       {"boolean wrong type", "{" + base + R"(,"delivery_date":"2026-12-07","express":"yes"})", "/express", "type"},
-      {"integer below minimum", R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":0})", "/quantity", "minimum"},
-      {"integer above maximum", R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":51})", "/quantity", "maximum"},
-      {"integer as 2.0 is an integer", R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":2.0})", "", ""},
-      {"integer as 2.5", R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":2.5})", "/quantity", "type"},
-      {"number below minimum", R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":-1,"channel":"whatsapp"})", "/refund", "minimum"},
-      {"const mismatch", R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":1,"channel":"email"})", "/channel", "const"},
+      {"integer below minimum",
+       R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":0})",
+       "/quantity", "minimum"},
+      {"integer above maximum",
+       R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":51})",
+       "/quantity", "maximum"},
+      {"integer as 2.0 is an integer",
+       R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":2.0})",
+       "", ""},
+      {"integer as 2.5",
+       R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":5,"channel":"whatsapp","quantity":2.5})",
+       "/quantity", "type"},
+      {"number below minimum",
+       R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":-1,"channel":"whatsapp"})",
+       "/refund", "minimum"},
+      {"const mismatch",
+       R"({"action":"refund","recipient":"15550001111","order_id":"ORD-1234","refund":1,"channel":"email"})",
+       "/channel", "const"},
       {"no fields at all", R"({"action":"ignore"})", "", ""},
   };
   for (const auto& row : rows) run(row, ord);
@@ -116,9 +146,11 @@ TEST_CASE("contract: all errors are reported, in a stable order", "[contract]") 
 TEST_CASE("contract: messages name the allowed values and suggest, never accept, a near miss", "[contract]") {
   const Verdict v = en(R"({"action":"send_mesage","recipient":"15551234567","content":"Hi","priority":"High"})");
   REQUIRE(v.errors.size() == 2);
-  CHECK(v.errors[0].message ==
-        R"(string "send_mesage" is not an action; allowed values: "send_message", "query_status" or "escalate_to_human" (did you mean "send_message"?))");
-  CHECK(v.errors[1].message == R"(string "High" is not allowed; allowed values: "high", "medium", "low" (did you mean "high"?))");
+  CHECK(
+      v.errors[0].message ==
+      R"(string "send_mesage" is not an action; allowed values: "send_message", "query_status" or "escalate_to_human" (did you mean "send_message"?))");
+  CHECK(v.errors[1].message ==
+        R"(string "High" is not allowed; allowed values: "high", "medium", "low" (did you mean "high"?))");
   const Verdict far = en(R"({"action":"teleport","recipient":"15551234567","content":"Hi","priority":"low"})");
   CHECK(far.errors[0].message.find("did you mean") == std::string::npos);
 }

@@ -81,15 +81,23 @@ Manifest read_manifest() {
     }
     Row row{number, cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], list(cells[6]), list(cells[7])};
     const bool valid = row.verdict == "ok" || row.verdict == "review";
-    if (!row.file.ends_with(".txt") || row.file.find('/') != std::string::npos) bad("file must be a .txt name in the folder");
-    else if (row.catalog != "en" && row.catalog != "es") bad("catalog must be en or es");
-    else if (!valid && row.verdict != "reject") bad("verdict must be ok, review or reject");
-    else if (valid && row.stage != "-") bad("a valid reply has no failed stage (write -)");
-    else if (!valid && row.stage != "extract" && row.stage != "parse" && row.stage != "contract" && row.stage != "policy")
+    if (!row.file.ends_with(".txt") || row.file.find('/') != std::string::npos)
+      bad("file must be a .txt name in the folder");
+    else if (row.catalog != "en" && row.catalog != "es")
+      bad("catalog must be en or es");
+    else if (!valid && row.verdict != "reject")
+      bad("verdict must be ok, review or reject");
+    else if (valid && row.stage != "-")
+      bad("a valid reply has no failed stage (write -)");
+    else if (!valid && row.stage != "extract" && row.stage != "parse" && row.stage != "contract" &&
+             row.stage != "policy")
       bad("stage must be extract, parse, contract or policy");
-    else if (row.verdict == "ok" && !row.codes.empty()) bad("an ok reply has no codes (use review for flags)");
-    else if (row.verdict != "ok" && row.codes.empty()) bad("review and reject rows must name at least one code");
-    else manifest.rows.push_back(std::move(row));
+    else if (row.verdict == "ok" && !row.codes.empty())
+      bad("an ok reply has no codes (use review for flags)");
+    else if (row.verdict != "ok" && row.codes.empty())
+      bad("review and reject rows must name at least one code");
+    else
+      manifest.rows.push_back(std::move(row));
   }
   if (manifest.rows.empty() && manifest.problems.empty()) manifest.problems.push_back("no rows in " + path);
   return manifest;

@@ -13,7 +13,7 @@ const std::string k_obj = R"({"action":"send_message","content":"hi"})";
 struct Row {
   std::string name;
   std::string reply;
-  std::string expect;               // the extracted JSON, or "!code" for an error
+  std::string expect;                // the extracted JSON, or "!code" for an error
   std::vector<std::string> repairs;  // repair codes, in order
 };
 
@@ -46,7 +46,8 @@ void run(const Row& row) {
     return;
   }
   dispatchd::json::Object expected;
-  const bool readable = dispatchd::json::read_object(row.reply.substr(found.offset, found.length), Limits{}.max_depth, expected);
+  const bool readable =
+      dispatchd::json::read_object(row.reply.substr(found.offset, found.length), Limits{}.max_depth, expected);
   CHECK(with_object.object_read == readable);
   if (readable) CHECK(object.compact() == expected.compact());
 }
@@ -73,11 +74,15 @@ TEST_CASE("extract: code fences are stripped", "[extract]") {
       {"indented fence", "   ```json\n" + k_obj + "\n   ```", k_obj, {"fence"}},
       {"longer closing fence", "````\n" + k_obj + "\n`````", k_obj, {"fence"}},
       {"inline fence", "```json " + k_obj + "```", k_obj, {"fence"}},
-      {"fence with prose around", "Sure! Here it is:\n```json\n" + k_obj + "\n```\nAnything else?", k_obj,
+      {"fence with prose around",
+       "Sure! Here it is:\n```json\n" + k_obj + "\n```\nAnything else?",
+       k_obj,
        {"fence", "prose_before", "prose_after"}},
       {"BOM then fence", "\xEF\xBB\xBF```json\n" + k_obj + "\n```", k_obj, {"bom", "fence"}},
-      {"backticks inside a string do not close", "```json\n{\"content\":\"use ``` here\"}\n```",
-       "{\"content\":\"use ``` here\"}", {"fence"}},
+      {"backticks inside a string do not close",
+       "```json\n{\"content\":\"use ``` here\"}\n```",
+       "{\"content\":\"use ``` here\"}",
+       {"fence"}},
   };
   for (const auto& row : rows) run(row);
 }
@@ -102,7 +107,9 @@ TEST_CASE("extract: refuses what it would have to guess", "[extract]") {
       {"unclosed fence", "```json\n" + k_obj + "\n", "!truncated", {}},
       {"cut off object", R"({"action":"send_message","content":"hel)", "!truncated", {}},
       {"cut off after a complete nested object",
-       R"({"action":"send_message","meta":{"action":"escalate_to_human","content":"x"})", "!truncated", {}},
+       R"({"action":"send_message","meta":{"action":"escalate_to_human","content":"x"})",
+       "!truncated",
+       {}},
       {"cut off before the last brace in a fence", "```json\n{\"a\":{\"b\":1}\n```", "!truncated", {}},
       {"two different objects", k_obj + "\n" + R"({"action":"query_status"})", "!ambiguous", {}},
       {"two identical objects", k_obj + " " + k_obj, "!ambiguous", {}},
@@ -144,7 +151,10 @@ TEST_CASE("extract: an object inside a larger structure that is not JSON is neve
   // Reported by the corpus review: the outer bracket does not look like JSON at its start,
   // but the object inside it is still a fragment of it.
   const Row rows[] = {
-      {"block comment in the wrapper", "{\n  /* draft, not final */ \"draft\": " + k_obj + ",\n  \"final\": null\n}", "!syntax", {}},
+      {"block comment in the wrapper",
+       "{\n  /* draft, not final */ \"draft\": " + k_obj + ",\n  \"final\": null\n}",
+       "!syntax",
+       {}},
       {"line comment in the wrapper", "{\n  // chosen action\n  \"response\": " + k_obj + "\n}", "!syntax", {}},
       {"array with a comment", "[ // note\n " + k_obj + " ]", "!syntax", {}},
       {"array with NaN first", "[NaN, " + k_obj + "]", "!syntax", {}},

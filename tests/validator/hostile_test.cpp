@@ -42,9 +42,9 @@ TEST_CASE("hostile: 100k-deep nesting is refused without recursion", "[hostile]"
   CHECK(code(check(arrays, roomy)) == "too_deep");
   CHECK(code(check(objects, roomy)) == "too_deep");
   CHECK(code(check(std::string(100000, '['), roomy)) == "too_deep");  // deep and unclosed
-  roomy.max_depth = 200000;                                            // even when allowed this deep,
-  CHECK(code(check(arrays, roomy)) == "not_object");                   // nothing recurses
-  CHECK(code(check(objects, roomy)) == "required");  // no action field at the top
+  roomy.max_depth = 200000;                                           // even when allowed this deep,
+  CHECK(code(check(arrays, roomy)) == "not_object");                  // nothing recurses
+  CHECK(code(check(objects, roomy)) == "required");                   // no action field at the top
 }
 
 TEST_CASE("hostile: invalid UTF-8 anywhere is refused", "[hostile]") {
@@ -59,8 +59,8 @@ TEST_CASE("hostile: invalid UTF-8 anywhere is refused", "[hostile]") {
 }
 
 TEST_CASE("hostile: NUL bytes and control characters", "[hostile]") {
-  const std::string with_nul = std::string(R"({"action":"send_message","recipient":"15551234567","content":"a)") + '\0' +
-                               R"(b","priority":"low"})";
+  const std::string with_nul = std::string(R"({"action":"send_message","recipient":"15551234567","content":"a)") +
+                               '\0' + R"(b","priority":"low"})";
   CHECK_FALSE(check(with_nul).ok);  // a raw control character is not JSON
   CHECK(check(R"({"action":"send_message","recipient":"15551234567","content":"a\u0000b","priority":"low"})").ok);
 }
@@ -73,7 +73,8 @@ TEST_CASE("hostile: a raw control character is refused wherever it sits in a lon
     for (std::size_t at = 0; at < content.size(); at += 5) {
       std::string text = content;
       text[at] = static_cast<char>(c);
-      const auto v = check(R"({"action":"send_message","recipient":"15551234567","content":")" + text + R"(","priority":"low"})");
+      const auto v =
+          check(R"({"action":"send_message","recipient":"15551234567","content":")" + text + R"(","priority":"low"})");
       CAPTURE(c, at);
       CHECK(code(v) == "syntax");
       CHECK(v.failed_stage == validator::Stage::parse);

@@ -18,7 +18,8 @@ std::vector<std::string> lint(const std::string& text) {
 
 std::string catalog_with(const std::string& examples) {
   return R"({"name":"t","action_field":"act","fields":{"x":{"type":"string","enum":["a","b"]}},
-    "actions":[{"name":"go","description":"d","kind":"ignore","required":["x"],"examples":)" + examples + "}]}";
+    "actions":[{"name":"go","description":"d","kind":"ignore","required":["x"],"examples":)" +
+         examples + "}]}";
 }
 
 }  // namespace

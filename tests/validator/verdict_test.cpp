@@ -32,7 +32,8 @@ TEST_CASE("verdict JSON on success: ok, output, repairs, review", "[verdict]") {
 
 TEST_CASE("verdict JSON on failure: errors with path, code, message, and the feedback", "[verdict]") {
   const auto v = validator::validate(
-      test::support_es(), R"({"accion":"enviar","destinatario":"5215512345678","contenido":"Hola","prioridad":"alta"})", k_ctx);
+      test::support_es(), R"({"accion":"enviar","destinatario":"5215512345678","contenido":"Hola","prioridad":"alta"})",
+      k_ctx);
   REQUIRE_FALSE(v.ok);
   const auto doc = test::parse_json(validator::to_json(v));
   CHECK(doc["ok"].IsFalse());
@@ -45,11 +46,13 @@ TEST_CASE("verdict JSON on failure: errors with path, code, message, and the fee
 }
 
 TEST_CASE("feedback: count, compact list, exact format, one instruction", "[verdict]") {
-  const auto v = validator::validate(test::support_es(), R"({"accion":"enviar","destinatario":"5215512345678","contenido":"Hola"})", k_ctx);
+  const auto v = validator::validate(test::support_es(),
+                                     R"({"accion":"enviar","destinatario":"5215512345678","contenido":"Hola"})", k_ctx);
   REQUIRE_FALSE(v.ok);
   CHECK(v.feedback ==
         "Your previous reply was rejected: 2 errors.\n"
-        "- /accion (enum): string \"enviar\" is not an action; allowed values: \"enviar_mensaje\", \"consultar_estado\" or "
+        "- /accion (enum): string \"enviar\" is not an action; allowed values: \"enviar_mensaje\", "
+        "\"consultar_estado\" or "
         "\"escalar_humano\" (did you mean \"enviar_mensaje\"?)\n"
         "- /prioridad (required): missing required field \"prioridad\"\n"
         "Reply with exactly ONE JSON object and nothing else, in this format:\n"
@@ -67,21 +70,27 @@ TEST_CASE("verdict: parse errors give the offset in the whole reply", "[verdict]
 }
 
 TEST_CASE("verdict: the validated output is the reply's object on one line, escapes as written", "[verdict]") {
-  const auto v = validator::validate(test::support_es(),
-                                     "{\r\n  \"accion\": \"escalar_humano\",\r\n  \"destinatario\": \"ana@example.com\",\r\n"
-                                     "  \"contenido\": \"Reembolso \\u00f1 \\ud83d\\ude00\",\r\n  \"prioridad\": \"baja\"\r\n}",
-                                     k_ctx);
+  const auto v =
+      validator::validate(test::support_es(),
+                          "{\r\n  \"accion\": \"escalar_humano\",\r\n  \"destinatario\": \"ana@example.com\",\r\n"
+                          "  \"contenido\": \"Reembolso \\u00f1 \\ud83d\\ude00\",\r\n  \"prioridad\": \"baja\"\r\n}",
+                          k_ctx);
   REQUIRE(v.ok);
-  CHECK(v.output == "{\"accion\":\"escalar_humano\",\"destinatario\":\"ana@example.com\",\"contenido\":\"Reembolso "
-                    "\\u00f1 \\ud83d\\ude00\",\"prioridad\":\"baja\"}");
-  const auto spaced = validator::validate(test::support_es(),
-                                          "{ \"accion\" : \"escalar_humano\" , \"destinatario\":\"a b\", \"contenido\":\"x  \\\" y\","
-                                          " \"prioridad\":\"baja\" }",
-                                          k_ctx);
+  CHECK(v.output ==
+        "{\"accion\":\"escalar_humano\",\"destinatario\":\"ana@example.com\",\"contenido\":\"Reembolso "
+        "\\u00f1 \\ud83d\\ude00\",\"prioridad\":\"baja\"}");
+  const auto spaced =
+      validator::validate(test::support_es(),
+                          "{ \"accion\" : \"escalar_humano\" , \"destinatario\":\"a b\", \"contenido\":\"x  \\\" y\","
+                          " \"prioridad\":\"baja\" }",
+                          k_ctx);
   REQUIRE(spaced.ok);
-  CHECK(spaced.output == R"({"accion":"escalar_humano","destinatario":"a b","contenido":"x  \" y","prioridad":"baja"})");
-  const auto comma = validator::validate(test::support_es(),
-                                         R"({"accion":"escalar_humano","destinatario":"a","contenido":"\u00f1","prioridad":"baja",})", k_ctx);
+  CHECK(spaced.output ==
+        R"({"accion":"escalar_humano","destinatario":"a b","contenido":"x  \" y","prioridad":"baja"})");
+  const auto comma = validator::validate(
+      test::support_es(), R"({"accion":"escalar_humano","destinatario":"a","contenido":"\u00f1","prioridad":"baja",})",
+      k_ctx);
   REQUIRE(comma.ok);
-  CHECK(comma.output == "{\"accion\":\"escalar_humano\",\"destinatario\":\"a\",\"contenido\":\"\xC3\xB1\",\"prioridad\":\"baja\"}");
+  CHECK(comma.output ==
+        "{\"accion\":\"escalar_humano\",\"destinatario\":\"a\",\"contenido\":\"\xC3\xB1\",\"prioridad\":\"baja\"}");
 }
