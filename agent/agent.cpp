@@ -105,7 +105,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   void poke();
   void take();
   void finished(const Decision& decision);
-  void not_stored(std::int64_t id, int attempts);
+  void not_stored(std::int64_t id, int attempts, const std::string& why = "the decision was not stored");
   void store_failed();
   void hand_back_lost();
   void wake_after(std::chrono::milliseconds delay);
@@ -134,6 +134,10 @@ class Run : public std::enable_shared_from_this<Run> {
   bool record(store::AttemptRecord record);
   void done(std::string outcome, std::string detail);
   void fail(const std::string& error) { done("error", error); }
+  // A store call that failed. One that may work later (busy, a full disk) hands the message
+  // back after a pause, as a lost decision does; anything else is an error, and the message
+  // waits out its lease (a deterministic error would otherwise repeat model calls).
+  void fail(const store::Error& error);
 
   store::Database& db() { return m_state->db; }
   const catalog::Catalog& catalog() const { return m_setup->catalog; }
@@ -385,6 +389,11 @@ void Run::escalate(const std::string& reason, const std::string& detail, std::op
   done("escalated", reason);
 }
 
+void Run::fail(const store::Error& error) {
+  if (!error.retryable()) return done("error", error.message);
+  m_state->not_stored(m_message.id, m_counts.total, error.message);
+}
+
 void Run::done(std::string outcome, std::string detail) {
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
   store::after_commit(db(), [self = shared_from_this(), outcome = std::move(outcome),
@@ -409,7 +418,8 @@ void Agent::State::take() {
   while (!stopping && setup && running.size() < settings.max_in_flight) {
     auto next = store::take_next(db, settings.worker, now(), settings.lease);
     if (!next) {
-      if (on_decision) on_decision({0, "error", next.error(), 0});
+      if (next.error().retryable()) store_failed();  // e.g. busy: try again after a pause
+      if (on_decision) on_decision({0, "error", next.error().message, 0});
       return;
     }
     if (!*next) return;
@@ -426,13 +436,12 @@ void Agent::State::finished(const Decision& decision) {
   poke();
 }
 
-void Agent::State::not_stored(std::int64_t id, int attempts) {
+void Agent::State::not_stored(std::int64_t id, int attempts, const std::string& why) {
   running.erase(id);
   lost.insert(id);
   store_failed();
   if (on_decision)
-    on_decision({id, "not_stored",
-                 "the decision was not stored; taken again in " + std::to_string(pause.count()) + " ms", attempts});
+    on_decision({id, "not_stored", why + "; taken again in " + std::to_string(pause.count()) + " ms", attempts});
 }
 
 void Agent::State::store_failed() {

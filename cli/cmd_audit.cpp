@@ -18,7 +18,7 @@ constexpr const char* k_usage =
 
 int verify(Target& target) {
   const auto check = store::verify_audit(target.db);
-  if (!check) return usage_error("cannot read the audit trail: " + check.error());
+  if (!check) return usage_error("cannot read the audit trail: " + check.error().message);
   if (check->first_broken) {
     std::printf("audit: BROKEN at audit id %lld after %lld events: %s\n", static_cast<long long>(*check->first_broken),
                 static_cast<long long>(check->events - 1), check->reason.c_str());
@@ -62,7 +62,7 @@ int cmd_audit(int argc, char** argv) {
   if (is_verify) return verify(*target);
 
   auto rows = store::list_audit(target->db, message, since);
-  if (!rows) return usage_error(rows.error());
+  if (!rows) return usage_error(rows.error().message);
   if (args->has("json")) {
     JsonOut out;
     out.begin_array();

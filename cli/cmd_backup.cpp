@@ -16,7 +16,7 @@ int cmd_backup(int argc, char** argv) {
   const std::string& dest = args->positional[0];
   auto result = store::backup(target->db, dest);
   if (!result) {
-    std::fprintf(stderr, "dispatchctl: backup: %s\n", result.error().c_str());
+    std::fprintf(stderr, "dispatchctl: backup: %s\n", result.error().message.c_str());
     return k_exit_rejected;
   }
   std::printf("backup: %s written, %lld pages, integrity ok, audit chain ok (%lld events)\n", dest.c_str(),

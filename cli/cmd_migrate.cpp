@@ -26,12 +26,12 @@ int cmd_migrate(int argc, char** argv) {
     return usage_error("migrate needs --db FILE or --config FILE");
   }
   const auto migrations = store::load_migrations(args->get("migrations").value_or(folder));
-  if (!migrations) return usage_error(migrations.error());
+  if (!migrations) return usage_error(migrations.error().message);
   auto db = store::Database::open(path);
-  if (!db) return usage_error(db.error());
+  if (!db) return usage_error(db.error().message);
   const auto result = store::migrate(*db, *migrations, store::format_time(now()));
   if (!result) {
-    std::fprintf(stderr, "dispatchctl: migrate: %s\n", result.error().c_str());
+    std::fprintf(stderr, "dispatchctl: migrate: %s\n", result.error().message.c_str());
     return k_exit_rejected;
   }
   for (const auto& name : result->applied) std::printf("applied %s\n", name.c_str());

@@ -51,7 +51,7 @@ int list(Target& target, const Args& args) {
     return usage_error("--status is open, claimed, resolved or dismissed");
   }
   auto rows = store::list_escalations(target.db, status);
-  if (!rows) return usage_error(rows.error());
+  if (!rows) return usage_error(rows.error().message);
   if (args.has("json")) {
     std::printf("%s\n", staff::escalations_json(*rows).c_str());
     return k_exit_ok;
@@ -70,7 +70,7 @@ int list(Target& target, const Args& args) {
 int show(Target& target, const Args& args, std::int64_t id) {
   auto item = store::show_escalation(target.db, id);
   if (!item) {
-    std::fprintf(stderr, "dispatchctl: %s\n", item.error().c_str());
+    std::fprintf(stderr, "dispatchctl: %s\n", item.error().message.c_str());
     return k_exit_rejected;
   }
   if (args.has("json")) {

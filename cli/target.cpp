@@ -27,7 +27,7 @@ std::expected<Target, std::string> open_target(const Args& args) {
     return std::unexpected("which database? give --config FILE or --db FILE");
   }
   auto db = store::Database::open(path, store::Database::Mode::existing);
-  if (!db) return std::unexpected(db.error());
+  if (!db) return std::unexpected(db.error().message);
   return Target{std::move(*db), std::move(config)};
 }
 

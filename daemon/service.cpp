@@ -135,7 +135,7 @@ Response Service::Parts::answer(const Request& r) {
   }
   if (r.path == "/metrics") {
     auto snapshot = store::read_metrics(store.db);
-    if (!snapshot) return Response{500, snapshot.error() + "\n"};
+    if (!snapshot) return Response{500, snapshot.error().message + "\n"};
     ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), whatsapp && whatsapp->paused(),
                          static_cast<std::int64_t>(http->connections()), std::nullopt};
     if (round) gauges.store_failures = {round->stats().failed_commits, round->stats().failed_syncs};
@@ -279,7 +279,8 @@ void Service::reload() {
       store::record_event(p.store.db, {store::format_time(wall_now()), "config_reload", std::nullopt, "dispatchd",
                                        JsonOut().begin_object().field("catalog", name).end_object().str()});
   if (!recorded) {
-    spdlog::error("reload refused, the running catalog and prompt stay: cannot record it: {}", recorded.error());
+    spdlog::error("reload refused, the running catalog and prompt stay: cannot record it: {}",
+                  recorded.error().message);
     return;
   }
   store::after_commit(p.store.db, [&p, setup = std::move(*setup), name](bool durable) {

@@ -32,6 +32,18 @@ bool same_token(std::string_view given, const std::string& expected) {
   return given.size() == expected.size() && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
 }
 
+// ARCHITECTURE.md's staff API: 404 no such item, 409 refused by state or by the validator.
+int status_of(staff::RefusalKind kind) {
+  switch (kind) {
+    case staff::RefusalKind::invalid:
+    case staff::RefusalKind::state: return 409;
+    case staff::RefusalKind::not_found: return 404;
+    case staff::RefusalKind::unavailable: return 503;
+    case staff::RefusalKind::internal: return 500;
+  }
+  return 500;
+}
+
 std::optional<std::int64_t> parse_id(std::string_view text) {
   std::int64_t id = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
@@ -99,7 +111,7 @@ Response StaffApi::handle(const Request& request) {
     std::optional<std::string> status;
     if (request.query.starts_with("status=")) status = request.query.substr(7);
     auto rows = store::list_escalations(m_db, status);
-    if (!rows) return refusal(500, rows.error());
+    if (!rows) return refusal(rows.error().retryable() ? 503 : 500, rows.error().message);
     return json(200, staff::escalations_json(*rows));
   }
   if (rest.front() != '/') return refusal(404, "no such endpoint");
@@ -110,7 +122,10 @@ Response StaffApi::handle(const Request& request) {
   if (slash == std::string_view::npos) {
     if (request.method != "GET") return refusal(405, "use GET");
     auto item = store::show_escalation(m_db, *id);
-    if (!item) return refusal(404, item.error());
+    if (!item) {
+      const store::Error& e = item.error();
+      return refusal(e.kind == store::ErrorKind::not_found ? 404 : e.retryable() ? 503 : 500, e.message);
+    }
     return json(200, staff::case_json(*item));
   }
   if (request.method != "POST") return refusal(405, "use POST");
@@ -125,11 +140,12 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
   const auto who = string_member(doc, "as");
   if (!who || who->empty()) return refusal(400, "\"as\" (who decides) is required");
   const store::Time now = m_now();
-  std::expected<std::int64_t, staff::Refusal> action = std::unexpected(staff::Refusal{"unknown decision " + verb, {}});
+  std::expected<std::int64_t, staff::Refusal> action =
+      std::unexpected(staff::Refusal{staff::RefusalKind::invalid, "unknown decision " + verb, {}});
   if (verb == "claim" || verb == "dismiss") {
     auto done = verb == "claim" ? staff::claim(m_db, id, *who, now)
                                 : staff::dismiss(m_db, id, *who, string_member(doc, "note").value_or(""), now);
-    if (!done) return refusal(409, done.error().message);
+    if (!done) return refusal(status_of(done.error().kind), done.error().message);
     return json(200, "{\"ok\":true}");
   }
   if (verb == "reply") {
@@ -155,7 +171,7 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
   } else {
     return refusal(404, "unknown decision " + verb);
   }
-  if (!action) return refusal(409, action.error().message, action.error().verdict);
+  if (!action) return refusal(status_of(action.error().kind), action.error().message, action.error().verdict);
   if (m_on_decision) m_on_decision();
   return json(200, "{\"ok\":true,\"action_id\":" + std::to_string(*action) + "}");
 }

@@ -22,7 +22,7 @@ std::vector<std::string> check_environment(const config::Config& c) {
     problems.push_back("system_prompt_file: cannot read " + *c.system_prompt_file);
   }
   if (auto migrations = store::load_migrations(c.migrations_dir); !migrations) {
-    problems.push_back("migrations: " + migrations.error());
+    problems.push_back("migrations: " + migrations.error().message);
   }
   std::vector<std::pair<std::string, std::string>> secrets = {{"llm.api_key_env", c.llm.api_key_env}};
   if (c.whatsapp.enabled) {
@@ -45,13 +45,13 @@ std::vector<std::string> check_environment(const config::Config& c) {
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
                                                      store::Time now) {
   auto migrations = store::load_migrations(config.migrations_dir);
-  if (!migrations) return std::unexpected(migrations.error());
+  if (!migrations) return std::unexpected(migrations.error().message);
   auto db = store::Database::open(config.database);
-  if (!db) return std::unexpected(db.error());
+  if (!db) return std::unexpected(db.error().message);
   StoreReady ready{std::move(*db), 0, {}, {}};
   if (config.migrate_on_start) {
     auto result = store::migrate(ready.db, *migrations, store::format_time(now));
-    if (!result) return std::unexpected("migrations: " + result.error());
+    if (!result) return std::unexpected("migrations: " + result.error().message);
     ready.schema_version = result->version;
     ready.applied = std::move(result->applied);
   } else {
@@ -65,10 +65,10 @@ std::expected<StoreReady, std::string> prepare_store(const config::Config& confi
     ready.schema_version = latest;
   }
   auto unknown = store::recover_sending(ready.db, now);
-  if (!unknown) return std::unexpected("recovering interrupted sends: " + unknown.error());
+  if (!unknown) return std::unexpected("recovering interrupted sends: " + unknown.error().message);
   ready.unknown_sends = std::move(*unknown);
   if (auto released = store::release_leases(ready.db, worker); !released) {
-    return std::unexpected("releasing the previous run's leases: " + released.error());
+    return std::unexpected("releasing the previous run's leases: " + released.error().message);
   }
   return ready;
 }

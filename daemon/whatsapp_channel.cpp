@@ -97,7 +97,7 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
     std::vector<std::string> new_ids;  // messages stored now (redeliveries are not)
     std::int64_t duplicates = 0;
   };
-  std::expected<Stored, std::string> store_events(const wa::Webhook& webhook);
+  store::Result<Stored> store_events(const wa::Webhook& webhook);
   void commit_webhooks();
   void schedule_pump();
   void pump();
@@ -146,15 +146,15 @@ void WhatsAppChannel::handle_post(const Request& request, Respond respond) {
   }
 }
 
-std::expected<WhatsAppChannel::State::Stored, std::string> WhatsAppChannel::State::store_events(
-    const wa::Webhook& webhook) {
+store::Result<WhatsAppChannel::State::Stored> WhatsAppChannel::State::store_events(const wa::Webhook& webhook) {
   Stored stored;
   for (const auto& m : webhook.messages) {
     // The type as the connector normalized it ("unknown" for one it does not know): the
     // agent looks up connectors.whatsapp.message_types by it.
     auto inserted =
         store::insert_inbound(db, {"whatsapp", m.id, m.from, m.from, m.text, m.raw_json, wa::to_string(m.kind)}, now());
-    if (!inserted) return std::unexpected("cannot store message " + m.id + ": " + inserted.error());
+    if (!inserted)
+      return std::unexpected(store::with_context(std::move(inserted.error()), "cannot store message " + m.id));
     if (inserted->duplicate)
       ++stored.duplicates;
     else
@@ -165,7 +165,8 @@ std::expected<WhatsAppChannel::State::Stored, std::string> WhatsAppChannel::Stat
     for (const auto& e : st.errors) error += (error.empty() ? "" : "; ") + wa::describe(e);
     auto applied = store::apply_delivery(db, {st.id, st.tracker, st.status_text, error}, now());
     if (!applied)
-      return std::unexpected("cannot record status " + st.status_text + " of " + st.id + ": " + applied.error());
+      return std::unexpected(
+          store::with_context(std::move(applied.error()), "cannot record status " + st.status_text + " of " + st.id));
   }
   return stored;
 }
@@ -179,7 +180,7 @@ void WhatsAppChannel::State::commit_webhooks() {
     if (stored)
       (*outcomes)[i] = std::move(*stored);
     else
-      spdlog::error("whatsapp: {}", stored.error());
+      spdlog::error("whatsapp: {}", stored.error().message);
   }
   store::after_commit(db, [weak = weak_from_this(), batch, outcomes](bool committed) {
     auto self = weak.lock();
@@ -251,7 +252,7 @@ void WhatsAppChannel::State::pump() {
   while (!stopping && !paused && in_flight + starting + batch.size() < k_max_parallel_sends) {
     auto item = store::begin_send(db, now(), "whatsapp");
     if (!item) {
-      spdlog::error("whatsapp: outbox: {}", item.error());
+      spdlog::error("whatsapp: outbox: {}", item.error().message);
       break;
     }
     if (!*item) break;

@@ -11,7 +11,21 @@
 namespace dispatchd::staff {
 namespace {
 
-std::unexpected<Refusal> refuse(std::string message) { return std::unexpected(Refusal{std::move(message), {}}); }
+std::unexpected<Refusal> refuse(std::string message) {
+  return std::unexpected(Refusal{RefusalKind::invalid, std::move(message), {}});
+}
+
+std::unexpected<Refusal> refuse(store::Error error) {
+  const auto kind = [&] {
+    if (error.retryable()) return RefusalKind::unavailable;
+    switch (error.kind) {
+      case store::ErrorKind::not_found: return RefusalKind::not_found;
+      case store::ErrorKind::refused: return RefusalKind::state;
+      default: return RefusalKind::internal;
+    }
+  }();
+  return std::unexpected(Refusal{kind, std::move(error.message), {}});
+}
 
 // Validates `reply` as if the model had written it for the escalated message, and turns it
 // into an outbox row.
@@ -24,11 +38,12 @@ std::expected<store::NewAction, Refusal> checked_action(store::Database& db, con
   if (!verdict.ok) {
     std::string text = "the action does not meet the catalog's contract:";
     for (const auto& error : verdict.errors) text += "\n  " + error.path + ": " + error.message;
-    return std::unexpected(Refusal{std::move(text), std::move(verdict)});
+    return std::unexpected(Refusal{RefusalKind::invalid, std::move(text), std::move(verdict)});
   }
   const auto outbound = validator::outbound_of(catalog, verdict, message.sender);
   if (!outbound) {
     return std::unexpected(Refusal{
+        RefusalKind::invalid,
         "only a reply action can be sent (\"" + verdict.action + "\" is not one); use queue reply or queue dismiss",
         std::move(verdict)});
   }
@@ -40,7 +55,7 @@ std::expected<store::NewAction, Refusal> checked_action(store::Database& db, con
 }
 
 template <typename T>
-std::expected<T, Refusal> lift(std::expected<T, std::string> result) {
+std::expected<T, Refusal> lift(store::Result<T> result) {
   if (!result) return refuse(std::move(result.error()));
   if constexpr (std::is_void_v<T>) {
     return {};
@@ -61,7 +76,8 @@ std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog:
   auto item = store::show_escalation(db, escalation);
   if (!item) return refuse(item.error());
   if (!item->escalation.proposed_action) {
-    return refuse("escalation " + std::to_string(escalation) + " has no proposed action to approve");
+    return refuse(
+        store::Error::refused("escalation " + std::to_string(escalation) + " has no proposed action to approve"));
   }
   // The catalog may have changed since the proposal was made: check it again.
   auto checked = checked_action(db, catalog, escalation, *item->escalation.proposed_action);

@@ -16,8 +16,18 @@
 
 namespace dispatchd::staff {
 
+// What kind of refusal: the staff API answers each with its own status.
+enum class RefusalKind {
+  invalid,      // the decision itself: the validator refused the action, an empty reply or note
+  not_found,    // no such escalation
+  state,        // the escalation's state does not allow it (resolved, claimed by someone else)
+  unavailable,  // the store could not do it now (busy, full disk): the same decision may work later
+  internal,     // the database or the program is wrong
+};
+
 // Why a decision was refused; `verdict` is set when the validator refused the action.
 struct Refusal {
+  RefusalKind kind = RefusalKind::invalid;
   std::string message;
   std::optional<validator::Verdict> verdict;
 };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/error.h"
 #include "store/inbox.h"
 
 namespace dispatchd::store {
@@ -21,7 +22,7 @@ struct ActionChange {
 
 // Returns the action's message id; refuses (naming the real status) when the row is not
 // in `change.from`. REQUIRES: inside a transaction.
-std::expected<std::int64_t, std::string> move_action(Database& db, std::int64_t id, const ActionChange& change,
-                                                     Time now, const std::string& actor = "dispatchd");
+Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChange& change, Time now,
+                                 const std::string& actor = "dispatchd");
 
 }  // namespace dispatchd::store

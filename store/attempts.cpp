@@ -6,8 +6,8 @@
 
 namespace dispatchd::store {
 
-std::expected<std::int64_t, std::string> record_attempt(Database& db, const AttemptRecord& a, Time now) {
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& a, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto insert = Query::prepare(
         db,
         "INSERT INTO attempts(message_id, attempt, provider, model, request_summary, raw_output, verdict, errors,"
@@ -28,7 +28,7 @@ std::expected<std::int64_t, std::string> record_attempt(Database& db, const Atte
   });
 }
 
-std::expected<AttemptCounts, std::string> count_attempts(Database& db, std::int64_t message_id) {
+Result<AttemptCounts> count_attempts(Database& db, std::int64_t message_id) {
   auto query = Query::prepare(db,
                               "SELECT count(*), coalesce(sum(verdict IN ('invalid', 'error')), 0),"
                               " (SELECT verdict FROM attempts WHERE message_id = ?1 ORDER BY attempt DESC LIMIT 1),"

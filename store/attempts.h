@@ -8,6 +8,7 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/error.h"
 #include "store/inbox.h"
 
 namespace dispatchd::store {
@@ -30,7 +31,7 @@ struct AttemptRecord {
 
 // Stores the attempt and its 'attempt' audit event in one transaction. A second record
 // with the same (message, attempt) is refused.
-std::expected<std::int64_t, std::string> record_attempt(Database& db, const AttemptRecord& attempt, Time now);
+Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& attempt, Time now);
 
 struct AttemptCounts {
   int total = 0;   // every attempt recorded (the next one is total + 1)
@@ -40,6 +41,6 @@ struct AttemptCounts {
 };
 
 // What the message has used so far; attempts recorded before a crash count.
-std::expected<AttemptCounts, std::string> count_attempts(Database& db, std::int64_t message_id);
+Result<AttemptCounts> count_attempts(Database& db, std::int64_t message_id);
 
 }  // namespace dispatchd::store

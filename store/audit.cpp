@@ -21,7 +21,7 @@ std::string canonical(std::int64_t id, const AuditEvent& e) {
 
 }  // namespace
 
-std::expected<std::string, std::string> append_audit(Database& db, const AuditEvent& event) {
+Result<std::string> append_audit(Database& db, const AuditEvent& event) {
   std::int64_t id = 1;
   std::string prev = k_audit_genesis;
   auto& tail = db.audit_tail();
@@ -51,14 +51,14 @@ std::expected<std::string, std::string> append_audit(Database& db, const AuditEv
   return hash;
 }
 
-std::expected<void, std::string> record_event(Database& db, const AuditEvent& event) {
-  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+Result<void> record_event(Database& db, const AuditEvent& event) {
+  return transaction<void>(db, [&]() -> Result<void> {
     DISPATCHD_TRY(append_audit(db, event));
     return {};
   });
 }
 
-std::expected<AuditCheck, std::string> verify_audit(Database& db) {
+Result<AuditCheck> verify_audit(Database& db) {
   auto rows =
       Query::prepare(db, "SELECT id, at, event, message_id, actor, detail, prev_hash, hash FROM audit ORDER BY id");
   if (!rows) return std::unexpected(rows.error());

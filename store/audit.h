@@ -10,6 +10,7 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/error.h"
 
 namespace dispatchd::store {
 
@@ -23,11 +24,11 @@ struct AuditEvent {
 
 // Appends `event` after the newest row. REQUIRES: called inside the transaction of the
 // change it describes, so both commit or neither does. Returns the new row's hash.
-std::expected<std::string, std::string> append_audit(Database& db, const AuditEvent& event);
+Result<std::string> append_audit(Database& db, const AuditEvent& event);
 
 // Appends one event in a transaction of its own (events that describe no other change,
 // e.g. a configuration reload).
-std::expected<void, std::string> record_event(Database& db, const AuditEvent& event);
+Result<void> record_event(Database& db, const AuditEvent& event);
 
 struct AuditCheck {
   std::int64_t events = 0;                   // rows checked
@@ -36,7 +37,7 @@ struct AuditCheck {
 };
 
 // Recomputes the whole chain in id order.
-std::expected<AuditCheck, std::string> verify_audit(Database& db);
+Result<AuditCheck> verify_audit(Database& db);
 
 // The hash before the first event.
 inline constexpr const char* k_audit_genesis = "0000000000000000000000000000000000000000000000000000000000000000";

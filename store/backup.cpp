@@ -10,18 +10,18 @@
 namespace dispatchd::store {
 namespace {
 
-std::expected<std::int64_t, std::string> copy_pages(Database& source, const std::string& path) {
+Result<std::int64_t> copy_pages(Database& source, const std::string& path) {
   sqlite3* raw = nullptr;
   if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-    std::string error = raw ? sqlite3_errmsg(raw) : "cannot open";
+    Error error{ErrorKind::io, path + ": " + (raw ? sqlite3_errmsg(raw) : "cannot open")};
     sqlite3_close_v2(raw);
-    return std::unexpected(path + ": " + error);
+    return std::unexpected(std::move(error));
   }
   sqlite3_backup* copy = sqlite3_backup_init(raw, "main", source.handle(), "main");
   if (!copy) {
-    std::string error = sqlite3_errmsg(raw);
+    Error error{ErrorKind::internal, path + ": " + sqlite3_errmsg(raw)};
     sqlite3_close_v2(raw);
-    return std::unexpected(path + ": " + error);
+    return std::unexpected(std::move(error));
   }
   // -1: every page in one step, under one read transaction of the source.
   int rc = sqlite3_backup_step(copy, -1);
@@ -31,27 +31,30 @@ std::expected<std::int64_t, std::string> copy_pages(Database& source, const std:
   }
   const std::int64_t pages = sqlite3_backup_pagecount(copy);
   sqlite3_backup_finish(copy);
-  std::string error = rc == SQLITE_DONE ? "" : sqlite3_errstr(rc);
+  const std::string error = rc == SQLITE_DONE ? "" : sqlite3_errstr(rc);
   sqlite3_close_v2(raw);
-  if (!error.empty()) return std::unexpected("backup failed: " + error);
+  if (!error.empty()) {
+    const bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+    return std::unexpected(Error{busy ? ErrorKind::busy : ErrorKind::io, "backup failed: " + error});
+  }
   return pages;
 }
 
 }  // namespace
 
-std::expected<BackupResult, std::string> backup(Database& db, const std::string& dest) {
+Result<BackupResult> backup(Database& db, const std::string& dest) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::exists(dest, ec)) return std::unexpected(dest + " exists; a backup never overwrites a file");
+  if (fs::exists(dest, ec)) return std::unexpected(Error::refused(dest + " exists; a backup never overwrites a file"));
   const std::string partial = dest + ".partial";
   fs::remove(partial, ec);
   fs::remove(partial + "-wal", ec);
   fs::remove(partial + "-shm", ec);
-  const auto fail = [&](std::string message) -> std::expected<BackupResult, std::string> {
+  const auto fail = [&](Error error) -> Result<BackupResult> {
     fs::remove(partial, ec);
     fs::remove(partial + "-wal", ec);
     fs::remove(partial + "-shm", ec);
-    return std::unexpected(std::move(message));
+    return std::unexpected(std::move(error));
   };
   auto pages = copy_pages(db, partial);
   if (!pages) return fail(pages.error());
@@ -60,12 +63,12 @@ std::expected<BackupResult, std::string> backup(Database& db, const std::string&
     auto copy = Database::open(partial, Database::Mode::existing);
     if (!copy) return fail(copy.error());
     auto integrity = copy->query_int("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'");
-    if (!integrity || *integrity != 0) return fail("the copy fails integrity_check");
+    if (!integrity || *integrity != 0) return fail({ErrorKind::corrupt, "the copy fails integrity_check"});
     auto audit = verify_audit(*copy);
-    if (!audit) return fail("cannot read the copy's audit trail: " + audit.error());
+    if (!audit) return fail(with_context(std::move(audit.error()), "cannot read the copy's audit trail"));
     if (audit->first_broken) {
-      return fail("the copy's audit chain is broken at audit id " + std::to_string(*audit->first_broken) + ": " +
-                  audit->reason);
+      return fail(Error::refused("the copy's audit chain is broken at audit id " +
+                                 std::to_string(*audit->first_broken) + ": " + audit->reason));
     }
     result.audit_events = audit->events;
     // Fold the WAL into the file so that the backup is one self-contained file.
@@ -73,7 +76,7 @@ std::expected<BackupResult, std::string> backup(Database& db, const std::string&
       return fail(ok.error());
   }
   fs::rename(partial, dest, ec);
-  if (ec) return fail("cannot rename the copy to " + dest + ": " + ec.message());
+  if (ec) return fail({ErrorKind::io, "cannot rename the copy to " + dest + ": " + ec.message()});
   return result;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/error.h"
 
 namespace dispatchd::store {
 
@@ -20,6 +21,6 @@ struct BackupResult {
 };
 
 // Refuses an existing `dest`.
-std::expected<BackupResult, std::string> backup(Database& db, const std::string& dest);
+Result<BackupResult> backup(Database& db, const std::string& dest);
 
 }  // namespace dispatchd::store

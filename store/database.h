@@ -1,6 +1,6 @@
 #pragma once
 // An open SQLite database with dispatchd's settings. The only place sqlite3 types live
-// is store/*.cpp; callers see this class and error strings.
+// is store/*.cpp; callers see this class and store::Error values.
 //
 // Settings applied on open: WAL journal, foreign keys on, busy timeout 5 s, and
 // synchronous=FULL, so that a committed transaction (an acknowledged inbound message) is
@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "store/error.h"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -37,7 +39,7 @@ class Database {
   };
 
   // Opens the database file at `path`.
-  static std::expected<Database, std::string> open(const std::string& path, Mode mode = Mode::create);
+  static Result<Database> open(const std::string& path, Mode mode = Mode::create);
 
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
@@ -61,17 +63,17 @@ class Database {
   void attach_round(Round* round);
 
   // Runs one or more statements that return no rows.
-  std::expected<void, std::string> exec(std::string_view sql);
+  Result<void> exec(std::string_view sql);
 
   // Runs a query returning one integer (0 when it returns no row).
-  std::expected<long long, std::string> query_int(std::string_view sql);
+  Result<long long> query_int(std::string_view sql);
 
   // The cached prepared statement for `sql`, compiled on first use. REQUIRES: the caller
   // resets it after use (store::Query does); one use of a given text at a time.
-  std::expected<sqlite3_stmt*, std::string> statement(std::string_view sql);
+  Result<sqlite3_stmt*> statement(std::string_view sql);
 
-  // The most recent error message of this connection.
-  std::string last_error() const;
+  // The most recent error of this connection.
+  Error last_error() const;
 
   sqlite3* handle() const;
   const std::string& path() const;

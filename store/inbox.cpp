@@ -39,8 +39,8 @@ std::optional<Time> parse_time(std::string_view text) {
   return std::chrono::sys_days{day} + std::chrono::hours{*h} + std::chrono::minutes{*mi} + std::chrono::seconds{*se};
 }
 
-std::expected<InsertResult, std::string> insert_inbound(Database& db, const InboundMessage& m, Time now) {
-  return transaction<InsertResult>(db, [&]() -> std::expected<InsertResult, std::string> {
+Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time now) {
+  return transaction<InsertResult>(db, [&]() -> Result<InsertResult> {
     auto insert = Query::prepare(
         db,
         "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
@@ -56,7 +56,8 @@ std::expected<InsertResult, std::string> insert_inbound(Database& db, const Inbo
       if (!existing) return std::unexpected(existing.error());
       existing->bind(1, m.channel).bind(2, m.provider_message_id);
       auto row = existing->step();
-      if (!row || !*row) return std::unexpected("the duplicate of " + m.provider_message_id + " vanished");
+      if (!row || !*row)
+        return std::unexpected(Error::internal("the duplicate of " + m.provider_message_id + " vanished"));
       return InsertResult{existing->integer(0), true};
     }
     const std::int64_t id = insert->last_insert_id();
@@ -69,9 +70,8 @@ std::expected<InsertResult, std::string> insert_inbound(Database& db, const Inbo
   });
 }
 
-std::expected<std::optional<Leased>, std::string> take_next(Database& db, const std::string& worker, Time now,
-                                                            std::chrono::seconds lease) {
-  return transaction<std::optional<Leased>>(db, [&]() -> std::expected<std::optional<Leased>, std::string> {
+Result<std::optional<Leased>> take_next(Database& db, const std::string& worker, Time now, std::chrono::seconds lease) {
+  return transaction<std::optional<Leased>>(db, [&]() -> Result<std::optional<Leased>> {
     // Ready: received, or processing with an expired lease; and no earlier message of the
     // same conversation still unfinished (ordering per conversation). Two queries, each
     // walking an index in id order and stopping at the first hit, rather than one with an
@@ -110,7 +110,7 @@ std::expected<std::optional<Leased>, std::string> take_next(Database& db, const 
   });
 }
 
-std::expected<void, std::string> release_leases(Database& db, const std::string& worker) {
+Result<void> release_leases(Database& db, const std::string& worker) {
   auto update = Query::prepare(
       db, "UPDATE inbox SET lease_expires_at = received_at WHERE state = 'processing' AND lease_owner = ?");
   if (!update) return std::unexpected(update.error());
@@ -118,7 +118,7 @@ std::expected<void, std::string> release_leases(Database& db, const std::string&
   return update->run();
 }
 
-std::expected<void, std::string> release_lease(Database& db, std::int64_t id, const std::string& worker) {
+Result<void> release_lease(Database& db, std::int64_t id, const std::string& worker) {
   auto update = Query::prepare(db,
                                "UPDATE inbox SET lease_expires_at = received_at"
                                " WHERE id = ? AND state = 'processing' AND lease_owner = ?");
@@ -127,8 +127,7 @@ std::expected<void, std::string> release_lease(Database& db, std::int64_t id, co
   return update->run();
 }
 
-std::expected<std::optional<Time>, std::string> last_inbound_at(Database& db, const std::string& channel,
-                                                                const std::string& sender) {
+Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel, const std::string& sender) {
   auto query = Query::prepare(db, "SELECT max(received_at) FROM inbox WHERE channel = ? AND sender = ?");
   if (!query) return std::unexpected(query.error());
   query->bind(1, channel).bind(2, sender);
@@ -139,18 +138,18 @@ std::expected<std::optional<Time>, std::string> last_inbound_at(Database& db, co
   return parse_time(*text);
 }
 
-std::expected<void, std::string> postpone(Database& db, std::int64_t id, Time until) {
+Result<void> postpone(Database& db, std::int64_t id, Time until) {
   auto update = Query::prepare(
       db, "UPDATE inbox SET lease_owner = NULL, lease_expires_at = ? WHERE id = ? AND state = 'processing'");
   if (!update) return std::unexpected(update.error());
   update->bind(1, format_time(until)).bind(2, id);
   DISPATCHD_TRY(update->run());
-  if (update->changes() != 1) return std::unexpected("message " + std::to_string(id) + " is not being processed");
+  if (update->changes() != 1)
+    return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
   return {};
 }
 
-std::expected<std::vector<HistoryEntry>, std::string> history(Database& db, std::int64_t message_id,
-                                                              std::size_t limit) {
+Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit) {
   // The conversation's earlier messages and what was sent in reply, newest `limit` of them,
   // returned oldest first.
   auto query = Query::prepare(
@@ -175,23 +174,23 @@ std::expected<std::vector<HistoryEntry>, std::string> history(Database& db, std:
   }
 }
 
-std::expected<void, std::string> decide(Database& db, std::int64_t id, Time now) {
-  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+Result<void> decide(Database& db, std::int64_t id, Time now) {
+  return transaction<void>(db, [&]() -> Result<void> {
     auto update = Query::prepare(db,
                                  "UPDATE inbox SET state = 'decided', lease_owner = NULL, lease_expires_at = NULL"
                                  " WHERE id = ? AND state = 'processing'");
     if (!update) return std::unexpected(update.error());
     update->bind(1, id);
     DISPATCHD_TRY(update->run());
-    if (update->changes() != 1) return std::unexpected("message " + std::to_string(id) + " is not being processed");
+    if (update->changes() != 1)
+      return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
     DISPATCHD_TRY(append_audit(db, {format_time(now), "decided", id, "dispatchd", "{}"}));
     return {};
   });
 }
 
-std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now,
-                                        const std::string& why) {
-  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+Result<void> finish(Database& db, std::int64_t id, const std::string& outcome, Time now, const std::string& why) {
+  return transaction<void>(db, [&]() -> Result<void> {
     auto update =
         Query::prepare(db,
                        "UPDATE inbox SET state = 'done', outcome = ?, lease_owner = NULL, lease_expires_at = NULL"
@@ -199,7 +198,8 @@ std::expected<void, std::string> finish(Database& db, std::int64_t id, const std
     if (!update) return std::unexpected(update.error());
     update->bind(1, outcome).bind(2, id);
     DISPATCHD_TRY(update->run());
-    if (update->changes() != 1) return std::unexpected("message " + std::to_string(id) + " is not being processed");
+    if (update->changes() != 1)
+      return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
     JsonObject detail;
     detail.add("outcome", outcome);
     if (!why.empty()) detail.add("why", why);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/error.h"
 
 namespace dispatchd::store {
 
@@ -43,7 +44,7 @@ struct InsertResult {
   bool duplicate = false;  // already stored: nothing was written
 };
 
-std::expected<InsertResult, std::string> insert_inbound(Database& db, const InboundMessage& message, Time now);
+Result<InsertResult> insert_inbound(Database& db, const InboundMessage& message, Time now);
 
 struct Leased {
   std::int64_t id = 0;
@@ -57,12 +58,11 @@ struct Leased {
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier
 // unfinished message of its conversation blocks; nullopt when none is ready.
-std::expected<std::optional<Leased>, std::string> take_next(Database& db, const std::string& worker, Time now,
-                                                            std::chrono::seconds lease);
+Result<std::optional<Leased>> take_next(Database& db, const std::string& worker, Time now, std::chrono::seconds lease);
 
 // Leaves a taken message in processing with no holder until `until`, when take_next hands
 // it out again (a provider outage: the message waits, nothing is dropped).
-std::expected<void, std::string> postpone(Database& db, std::int64_t id, Time until);
+Result<void> postpone(Database& db, std::int64_t id, Time until);
 
 struct HistoryEntry {
   std::string at;
@@ -72,30 +72,28 @@ struct HistoryEntry {
 
 // The conversation before `message_id`: its earlier messages and the replies sent, at most
 // `limit` entries (the newest), oldest first.
-std::expected<std::vector<HistoryEntry>, std::string> history(Database& db, std::int64_t message_id, std::size_t limit);
+Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit);
 
 // When the counterpart last wrote on `channel` (their newest message's received_at), for
 // rules such as WhatsApp's 24-hour customer-service window.
-std::expected<std::optional<Time>, std::string> last_inbound_at(Database& db, const std::string& channel,
-                                                                const std::string& sender);
+Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel, const std::string& sender);
 
 // Makes every lease `worker` holds expire now, so that its messages are taken again at once
 // (at start-up, for what the previous run of the same worker left in processing).
-std::expected<void, std::string> release_leases(Database& db, const std::string& worker);
+Result<void> release_leases(Database& db, const std::string& worker);
 
 // Makes the lease on message `id` expire now, if `worker` holds it: the message is taken
 // again at once (its decision was not stored: the round's COMMIT failed). A message in
 // another state, or leased to someone else, is left as it is.
-std::expected<void, std::string> release_lease(Database& db, std::int64_t id, const std::string& worker);
+Result<void> release_lease(Database& db, std::int64_t id, const std::string& worker);
 
 // processing -> decided: the message's action is in the outbox (or its escalation is
 // open); it is done when the send completes. The lease no longer matters once decided: a
 // decided message is never taken again. A 'decided' audit event is appended.
-std::expected<void, std::string> decide(Database& db, std::int64_t id, Time now);
+Result<void> decide(Database& db, std::int64_t id, Time now);
 
 // Marks a taken message done with its outcome ('replied', 'escalated', 'ignored'), with a
 // 'done' audit event in the same transaction; a non-empty `why` is added to its detail.
-std::expected<void, std::string> finish(Database& db, std::int64_t id, const std::string& outcome, Time now,
-                                        const std::string& why = "");
+Result<void> finish(Database& db, std::int64_t id, const std::string& outcome, Time now, const std::string& why = "");
 
 }  // namespace dispatchd::store

@@ -5,7 +5,7 @@
 namespace dispatchd::store {
 namespace {
 
-std::expected<std::vector<LabeledCount>, std::string> grouped(Database& db, std::string_view sql, int labels) {
+Result<std::vector<LabeledCount>> grouped(Database& db, std::string_view sql, int labels) {
   auto query = Query::prepare(db, sql);
   if (!query) return std::unexpected(query.error());
   std::vector<LabeledCount> out;
@@ -22,7 +22,7 @@ std::expected<std::vector<LabeledCount>, std::string> grouped(Database& db, std:
 
 }  // namespace
 
-std::expected<MetricsSnapshot, std::string> read_metrics(Database& db) {
+Result<MetricsSnapshot> read_metrics(Database& db) {
   MetricsSnapshot m;
   auto messages = grouped(db, "SELECT channel, outcome, count(*) FROM inbox GROUP BY 1, 2 ORDER BY 1, 2", 2);
   if (!messages) return std::unexpected(messages.error());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/error.h"
 
 namespace dispatchd::store {
 
@@ -42,6 +43,6 @@ struct MetricsSnapshot {
   std::optional<std::string> oldest_waiting_since;  // received_at of the oldest waiting one
 };
 
-std::expected<MetricsSnapshot, std::string> read_metrics(Database& db);
+Result<MetricsSnapshot> read_metrics(Database& db);
 
 }  // namespace dispatchd::store

@@ -31,12 +31,12 @@ struct Applied {
   std::string sha256;
 };
 
-std::expected<std::map<int, Applied>, std::string> applied_migrations(Database& db) {
+Result<std::map<int, Applied>> applied_migrations(Database& db) {
   if (auto ok = db.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
                         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL,"
                         " applied_at TEXT NOT NULL)");
       !ok) {
-    return std::unexpected("cannot create schema_migrations: " + ok.error());
+    return std::unexpected(with_context(std::move(ok.error()), "cannot create schema_migrations"));
   }
   auto rows = Query::prepare(db, "SELECT version, name, sha256 FROM schema_migrations");
   if (!rows) return std::unexpected(rows.error());
@@ -50,8 +50,8 @@ std::expected<std::map<int, Applied>, std::string> applied_migrations(Database& 
   return applied;
 }
 
-std::expected<void, std::string> apply(Database& db, const Migration& m, const std::string& now) {
-  auto applied = transaction<void>(db, [&]() -> std::expected<void, std::string> {
+Result<void> apply(Database& db, const Migration& m, const std::string& now) {
+  auto applied = transaction<void>(db, [&]() -> Result<void> {
     if (auto ok = db.exec(m.sql); !ok) return ok;
     auto insert =
         Query::prepare(db, "INSERT INTO schema_migrations(version, name, sha256, applied_at) VALUES (?,?,?,?)");
@@ -60,13 +60,13 @@ std::expected<void, std::string> apply(Database& db, const Migration& m, const s
     DISPATCHD_TRY(insert->run());
     return {};
   });
-  if (!applied) return std::unexpected(m.name + ": " + applied.error());
+  if (!applied) return std::unexpected(with_context(std::move(applied.error()), m.name));
   return {};
 }
 
 }  // namespace
 
-std::expected<int, std::string> schema_version(Database& db) {
+Result<int> schema_version(Database& db) {
   auto exists = db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
   if (!exists) return std::unexpected(exists.error());
   if (*exists == 0) return 0;
@@ -88,34 +88,35 @@ std::string sha256_hex(std::string_view bytes) {
   return out;
 }
 
-std::expected<std::vector<Migration>, std::string> load_migrations(const std::string& folder) {
+Result<std::vector<Migration>> load_migrations(const std::string& folder) {
   std::error_code ec;
   fs::directory_iterator it(folder, ec);
-  if (ec) return std::unexpected("cannot read the migrations folder " + folder + ": " + ec.message());
+  if (ec)
+    return std::unexpected(Error{ErrorKind::io, "cannot read the migrations folder " + folder + ": " + ec.message()});
   std::vector<Migration> out;
   for (const auto& entry : it) {
     const std::string file = entry.path().filename().string();
     if (!file.ends_with(".sql")) continue;
     const auto version = version_of(file);
-    if (!version) return std::unexpected(folder + "/" + file + ": migration files are named NNNN_name.sql");
+    if (!version)
+      return std::unexpected(Error::schema(folder + "/" + file + ": migration files are named NNNN_name.sql"));
     std::ifstream in(entry.path(), std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();
-    if (!in) return std::unexpected("cannot read " + entry.path().string());
+    if (!in) return std::unexpected(Error{ErrorKind::io, "cannot read " + entry.path().string()});
     out.push_back({*version, file, bytes.str(), sha256_hex(bytes.str())});
   }
   std::sort(out.begin(), out.end(), [](const Migration& a, const Migration& b) { return a.version < b.version; });
   for (std::size_t i = 1; i < out.size(); ++i) {
     if (out[i].version == out[i - 1].version) {
-      return std::unexpected("two migrations have version " + std::to_string(out[i].version) + ": " + out[i - 1].name +
-                             " and " + out[i].name);
+      return std::unexpected(Error::schema("two migrations have version " + std::to_string(out[i].version) + ": " +
+                                           out[i - 1].name + " and " + out[i].name));
     }
   }
   return out;
 }
 
-std::expected<MigrateResult, std::string> migrate(Database& db, const std::vector<Migration>& migrations,
-                                                  const std::string& now) {
+Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now) {
   auto applied = applied_migrations(db);
   if (!applied) return std::unexpected(applied.error());
   std::map<int, const Migration*> known;
@@ -124,14 +125,14 @@ std::expected<MigrateResult, std::string> migrate(Database& db, const std::vecto
   for (const auto& [version, row] : *applied) {
     const auto it = known.find(version);
     if (it == known.end()) {
-      return std::unexpected("the database has migration " + row.name +
-                             ", which this dispatchd does not know: "
-                             "the database is newer than this binary");
+      return std::unexpected(Error::schema("the database has migration " + row.name +
+                                           ", which this dispatchd does not know: "
+                                           "the database is newer than this binary"));
     }
     if (it->second->sha256 != row.sha256) {
-      return std::unexpected("migration " + row.name + " was changed after it was applied (sha256 " + row.sha256 +
-                             " in the database, " + it->second->sha256 +
-                             " on disk); applied migrations are never edited");
+      return std::unexpected(Error::schema("migration " + row.name + " was changed after it was applied (sha256 " +
+                                           row.sha256 + " in the database, " + it->second->sha256 +
+                                           " on disk); applied migrations are never edited"));
     }
   }
   MigrateResult result;

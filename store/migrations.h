@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/error.h"
 
 namespace dispatchd::store {
 
@@ -24,7 +25,7 @@ struct Migration {
 };
 
 // Reads every *.sql file of `folder`, sorted by version.
-std::expected<std::vector<Migration>, std::string> load_migrations(const std::string& folder);
+Result<std::vector<Migration>> load_migrations(const std::string& folder);
 
 struct MigrateResult {
   std::vector<std::string> applied;  // file names applied by this call, in order
@@ -32,11 +33,10 @@ struct MigrateResult {
 };
 
 // Applies the pending migrations. `now` is recorded as applied_at (ISO 8601, UTC).
-std::expected<MigrateResult, std::string> migrate(Database& db, const std::vector<Migration>& migrations,
-                                                  const std::string& now);
+Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now);
 
 // The newest applied version (0 for a database no migration has touched).
-std::expected<int, std::string> schema_version(Database& db);
+Result<int> schema_version(Database& db);
 
 // Lower-case hex SHA-256 of `bytes`.
 std::string sha256_hex(std::string_view bytes);

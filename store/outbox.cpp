@@ -8,8 +8,8 @@
 
 namespace dispatchd::store {
 
-std::expected<std::int64_t, std::string> move_action(Database& db, std::int64_t id, const ActionChange& c, Time now,
-                                                     const std::string& actor) {
+Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChange& c, Time now,
+                                 const std::string& actor) {
   auto update = Query::prepare(
       db,
       "UPDATE actions SET status = ?, error = coalesce(?, error),"
@@ -26,8 +26,9 @@ std::expected<std::int64_t, std::string> move_action(Database& db, std::int64_t 
     status->bind(1, id);
     auto found = status->step();
     if (!found) return std::unexpected(found.error());
-    if (!*found) return std::unexpected("no action " + std::to_string(id));
-    return std::unexpected("action " + std::to_string(id) + " is " + status->text(0) + ", not " + c.from);
+    if (!*found) return std::unexpected(Error::not_found("no action " + std::to_string(id)));
+    return std::unexpected(
+        Error::refused("action " + std::to_string(id) + " is " + status->text(0) + ", not " + c.from));
   }
   const std::int64_t message_id = update->integer(0);
   JsonObject detail;
@@ -41,8 +42,7 @@ std::expected<std::int64_t, std::string> move_action(Database& db, std::int64_t 
 namespace {
 
 // A message whose action was the pending step is done once the send has an outcome.
-std::expected<void, std::string> finish_if_decided(Database& db, std::int64_t message_id, const std::string& outcome,
-                                                   Time now) {
+Result<void> finish_if_decided(Database& db, std::int64_t message_id, const std::string& outcome, Time now) {
   auto update = Query::prepare(db, "UPDATE inbox SET state = 'done', outcome = ? WHERE id = ? AND state = 'decided'");
   if (!update) return std::unexpected(update.error());
   update->bind(1, outcome).bind(2, message_id);
@@ -54,10 +54,9 @@ std::expected<void, std::string> finish_if_decided(Database& db, std::int64_t me
   return {};
 }
 
-std::expected<std::int64_t, std::string> end_with_escalation(Database& db, std::int64_t id, const std::string& to,
-                                                             const std::string& reason, const std::string& error,
-                                                             Time now) {
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+Result<std::int64_t> end_with_escalation(Database& db, std::int64_t id, const std::string& to,
+                                         const std::string& reason, const std::string& error, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto message_id = move_action(db, id, {"sending", to, error, std::nullopt}, now);
     if (!message_id) return std::unexpected(message_id.error());
     const auto detail = JsonObject().add("action", id).add("error", error).str();
@@ -70,11 +69,11 @@ std::expected<std::int64_t, std::string> end_with_escalation(Database& db, std::
 
 }  // namespace
 
-std::expected<std::int64_t, std::string> add_action(Database& db, const NewAction& a, Time now) {
+Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
   if (a.status != "approved" && a.status != "proposed") {
-    return std::unexpected("a new action is approved or proposed, not " + a.status);
+    return std::unexpected(Error::internal("a new action is approved or proposed, not " + a.status));
   }
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto count = Query::prepare(db, "SELECT count(*) FROM actions WHERE message_id = ?");
     if (!count) return std::unexpected(count.error());
     count->bind(1, a.message_id);
@@ -102,8 +101,8 @@ std::expected<std::int64_t, std::string> add_action(Database& db, const NewActio
   });
 }
 
-std::expected<std::int64_t, std::string> queue_reply(Database& db, NewAction action, Time now) {
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+Result<std::int64_t> queue_reply(Database& db, NewAction action, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     action.status = "approved";
     auto id = add_action(db, action, now);
     if (!id) return std::unexpected(id.error());
@@ -112,8 +111,8 @@ std::expected<std::int64_t, std::string> queue_reply(Database& db, NewAction act
   });
 }
 
-std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now, const std::string& channel) {
-  return transaction<std::optional<OutboxItem>>(db, [&]() -> std::expected<std::optional<OutboxItem>, std::string> {
+Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel) {
+  return transaction<std::optional<OutboxItem>>(db, [&]() -> Result<std::optional<OutboxItem>> {
     auto pick = Query::prepare(
         db,
         "SELECT a.id, a.message_id, m.channel, m.conversation_id, coalesce(a.recipient, ''), coalesce(a.body, ''),"
@@ -131,33 +130,31 @@ std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, T
   });
 }
 
-std::expected<void, std::string> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id,
-                                               Time now) {
-  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id, Time now) {
+  return transaction<void>(db, [&]() -> Result<void> {
     auto message_id = move_action(db, id, {"sending", "sent", std::nullopt, provider_message_id}, now);
     if (!message_id) return std::unexpected(message_id.error());
     return finish_if_decided(db, *message_id, "replied", now);
   });
 }
 
-std::expected<void, std::string> retry_send(Database& db, std::int64_t id, const std::string& error, Time now) {
-  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+Result<void> retry_send(Database& db, std::int64_t id, const std::string& error, Time now) {
+  return transaction<void>(db, [&]() -> Result<void> {
     DISPATCHD_TRY(move_action(db, id, {"sending", "approved", error, std::nullopt}, now));
     return {};
   });
 }
 
-std::expected<std::int64_t, std::string> fail_send(Database& db, std::int64_t id, const std::string& error, Time now) {
+Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now) {
   return end_with_escalation(db, id, "failed", "send_failed", error, now);
 }
 
-std::expected<std::int64_t, std::string> unknown_send(Database& db, std::int64_t id, const std::string& error,
-                                                      Time now) {
+Result<std::int64_t> unknown_send(Database& db, std::int64_t id, const std::string& error, Time now) {
   return end_with_escalation(db, id, "unknown", "delivery_unknown", error, now);
 }
 
-std::expected<DeliveryResult, std::string> apply_delivery(Database& db, const DeliveryReport& report, Time now) {
-  return transaction<DeliveryResult>(db, [&]() -> std::expected<DeliveryResult, std::string> {
+Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report, Time now) {
+  return transaction<DeliveryResult>(db, [&]() -> Result<DeliveryResult> {
     auto find =
         Query::prepare(db,
                        "SELECT id, message_id, status FROM actions WHERE (?1 <> '' AND provider_message_id = ?1)"
@@ -194,8 +191,8 @@ std::expected<DeliveryResult, std::string> apply_delivery(Database& db, const De
   });
 }
 
-std::expected<std::vector<std::int64_t>, std::string> recover_sending(Database& db, Time now) {
-  return transaction<std::vector<std::int64_t>>(db, [&]() -> std::expected<std::vector<std::int64_t>, std::string> {
+Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now) {
+  return transaction<std::vector<std::int64_t>>(db, [&]() -> Result<std::vector<std::int64_t>> {
     std::vector<std::int64_t> ids;
     {
       auto stuck = Query::prepare(db, "SELECT id FROM actions WHERE status = 'sending' ORDER BY id");

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/error.h"
 #include "store/inbox.h"
 
 namespace dispatchd::store {
@@ -37,11 +38,11 @@ struct NewAction {
 };
 
 // Adds an action with a fresh idempotency key ("dispatchd-<message>-<n>").
-std::expected<std::int64_t, std::string> add_action(Database& db, const NewAction& action, Time now);
+Result<std::int64_t> add_action(Database& db, const NewAction& action, Time now);
 
 // The agent's auto-approved reply: the action (approved) and the message decided, in one
 // transaction. Returns the action id.
-std::expected<std::int64_t, std::string> queue_reply(Database& db, NewAction action, Time now);
+Result<std::int64_t> queue_reply(Database& db, NewAction action, Time now);
 
 struct OutboxItem {
   std::int64_t id = 0;
@@ -55,24 +56,21 @@ struct OutboxItem {
 
 // Takes the oldest approved action (of `channel`'s messages, when given) and commits it as
 // 'sending'; nullopt when none waits.
-std::expected<std::optional<OutboxItem>, std::string> begin_send(Database& db, Time now,
-                                                                 const std::string& channel = "");
+Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel = "");
 
 // sending -> sent, with the provider's id for the message.
-std::expected<void, std::string> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id,
-                                               Time now);
+Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id, Time now);
 
 // sending -> approved: the call certainly did not reach the provider; it will be sent again.
-std::expected<void, std::string> retry_send(Database& db, std::int64_t id, const std::string& error, Time now);
+Result<void> retry_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
 // sending -> failed (the provider refused it for good); opens a send_failed escalation in
 // the same transaction and returns its id.
-std::expected<std::int64_t, std::string> fail_send(Database& db, std::int64_t id, const std::string& error, Time now);
+Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
 // sending -> unknown (a timeout or crash after the request left); opens a delivery_unknown
 // escalation in the same transaction and returns its id. Never sent again automatically.
-std::expected<std::int64_t, std::string> unknown_send(Database& db, std::int64_t id, const std::string& error,
-                                                      Time now);
+Result<std::int64_t> unknown_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
 // A delivery report from the provider about one of our messages (e.g. a WhatsApp status
 // webhook), matched by the provider's message id or by our idempotency key (the tracker
@@ -91,10 +89,10 @@ struct DeliveryResult {
   std::optional<std::int64_t> escalation_id;  // opened for a failure
 };
 
-std::expected<DeliveryResult, std::string> apply_delivery(Database& db, const DeliveryReport& report, Time now);
+Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report, Time now);
 
 // At start-up: every action a previous run left in 'sending' becomes unknown (with its
 // escalation). Returns the action ids.
-std::expected<std::vector<std::int64_t>, std::string> recover_sending(Database& db, Time now);
+Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now);
 
 }  // namespace dispatchd::store

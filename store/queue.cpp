@@ -14,29 +14,29 @@ struct Item {
   std::string assignee;
 };
 
-std::expected<Item, std::string> load(Database& db, std::int64_t id) {
+Result<Item> load(Database& db, std::int64_t id) {
   auto select = Query::prepare(db, "SELECT message_id, status, coalesce(assignee, '') FROM escalations WHERE id = ?");
   if (!select) return std::unexpected(select.error());
   select->bind(1, id);
   auto row = select->step();
   if (!row) return std::unexpected(row.error());
-  if (!*row) return std::unexpected("no escalation " + std::to_string(id));
+  if (!*row) return std::unexpected(Error::not_found("no escalation " + std::to_string(id)));
   return Item{select->integer(0), select->text(1), select->text(2)};
 }
 
 // Whether `who` may act on the item: it is still open, and not held by someone else.
-std::expected<void, std::string> check_actionable(const Item& item, std::int64_t id, const std::string& who) {
+Result<void> check_actionable(const Item& item, std::int64_t id, const std::string& who) {
   if (item.status == "resolved" || item.status == "dismissed") {
-    return std::unexpected("escalation " + std::to_string(id) + " is already " + item.status);
+    return std::unexpected(Error::refused("escalation " + std::to_string(id) + " is already " + item.status));
   }
   if (item.status == "claimed" && item.assignee != who) {
-    return std::unexpected("escalation " + std::to_string(id) + " is claimed by " + item.assignee);
+    return std::unexpected(Error::refused("escalation " + std::to_string(id) + " is claimed by " + item.assignee));
   }
   return {};
 }
 
 // The escalation's outbox row still waiting for a decision, if any.
-std::expected<std::optional<std::int64_t>, std::string> pending_proposal(Database& db, std::int64_t escalation_id) {
+Result<std::optional<std::int64_t>> pending_proposal(Database& db, std::int64_t escalation_id) {
   auto select = Query::prepare(db, "SELECT id FROM actions WHERE escalation_id = ? AND status = 'proposed'");
   if (!select) return std::unexpected(select.error());
   select->bind(1, escalation_id);
@@ -46,8 +46,8 @@ std::expected<std::optional<std::int64_t>, std::string> pending_proposal(Databas
   return std::optional<std::int64_t>(select->integer(0));
 }
 
-std::expected<void, std::string> reject_proposal(Database& db, std::int64_t escalation_id, const std::string& who,
-                                                 const std::string& why, Time now) {
+Result<void> reject_proposal(Database& db, std::int64_t escalation_id, const std::string& who, const std::string& why,
+                             Time now) {
   auto proposal = pending_proposal(db, escalation_id);
   if (!proposal) return std::unexpected(proposal.error());
   if (*proposal) DISPATCHD_TRY(move_action(db, **proposal, {"proposed", "rejected", why, std::nullopt}, now, who));
@@ -55,8 +55,8 @@ std::expected<void, std::string> reject_proposal(Database& db, std::int64_t esca
 }
 
 // Marks the item resolved or dismissed after check_actionable passed.
-std::expected<void, std::string> close(Database& db, std::int64_t id, const Item& item, const std::string& who,
-                                       const std::string& status, const std::string& resolution, Time now) {
+Result<void> close(Database& db, std::int64_t id, const Item& item, const std::string& who, const std::string& status,
+                   const std::string& resolution, Time now) {
   auto update = Query::prepare(
       db, "UPDATE escalations SET status = ?, assignee = ?, resolution = ?, resolved_at = ? WHERE id = ?");
   if (!update) return std::unexpected(update.error());
@@ -69,8 +69,8 @@ std::expected<void, std::string> close(Database& db, std::int64_t id, const Item
 
 }  // namespace
 
-std::expected<std::int64_t, std::string> open_escalation(Database& db, const NewEscalation& e, Time now) {
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+Result<std::int64_t> open_escalation(Database& db, const NewEscalation& e, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto insert = Query::prepare(
         db, "INSERT INTO escalations(message_id, reason, detail, proposed_action, created_at) VALUES (?,?,?,?,?)");
     if (!insert) return std::unexpected(insert.error());
@@ -93,9 +93,9 @@ std::expected<std::int64_t, std::string> open_escalation(Database& db, const New
   });
 }
 
-std::expected<std::int64_t, std::string> escalate_message(Database& db, const NewEscalation& e,
-                                                          const std::optional<NewAction>& holding_reply, Time now) {
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+Result<std::int64_t> escalate_message(Database& db, const NewEscalation& e,
+                                      const std::optional<NewAction>& holding_reply, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto id = open_escalation(db, e, now);
     if (!id) return std::unexpected(id.error());
     if (holding_reply) {
@@ -107,8 +107,8 @@ std::expected<std::int64_t, std::string> escalate_message(Database& db, const Ne
   });
 }
 
-std::expected<void, std::string> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now) {
-  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now) {
+  return transaction<void>(db, [&]() -> Result<void> {
     auto item = load(db, id);
     if (!item) return std::unexpected(item.error());
     DISPATCHD_TRY(check_actionable(*item, id, who));
@@ -123,11 +123,11 @@ std::expected<void, std::string> claim_escalation(Database& db, std::int64_t id,
   });
 }
 
-std::expected<void, std::string> close_escalation(Database& db, std::int64_t id, const std::string& who,
-                                                  const std::string& status, const std::string& resolution, Time now) {
+Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who, const std::string& status,
+                              const std::string& resolution, Time now) {
   if (status != "resolved" && status != "dismissed")
-    return std::unexpected("an escalation closes as resolved or dismissed");
-  return transaction<void>(db, [&]() -> std::expected<void, std::string> {
+    return std::unexpected(Error::internal("an escalation closes as resolved or dismissed"));
+  return transaction<void>(db, [&]() -> Result<void> {
     auto item = load(db, id);
     if (!item) return std::unexpected(item.error());
     DISPATCHD_TRY(check_actionable(*item, id, who));
@@ -136,25 +136,24 @@ std::expected<void, std::string> close_escalation(Database& db, std::int64_t id,
   });
 }
 
-std::expected<std::int64_t, std::string> approve_escalation(Database& db, std::int64_t id, const std::string& who,
-                                                            Time now) {
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+Result<std::int64_t> approve_escalation(Database& db, std::int64_t id, const std::string& who, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto item = load(db, id);
     if (!item) return std::unexpected(item.error());
     DISPATCHD_TRY(check_actionable(*item, id, who));
     auto proposal = pending_proposal(db, id);
     if (!proposal) return std::unexpected(proposal.error());
-    if (!*proposal) return std::unexpected("escalation " + std::to_string(id) + " has no proposed action to approve");
+    if (!*proposal)
+      return std::unexpected(Error::refused("escalation " + std::to_string(id) + " has no proposed action to approve"));
     DISPATCHD_TRY(move_action(db, **proposal, {"proposed", "approved", std::nullopt, std::nullopt}, now, who));
     DISPATCHD_TRY(close(db, id, *item, who, "resolved", "approved", now));
     return **proposal;
   });
 }
 
-std::expected<std::int64_t, std::string> resolve_with_action(Database& db, std::int64_t id, const std::string& who,
-                                                             NewAction action, const std::string& resolution,
-                                                             Time now) {
-  return transaction<std::int64_t>(db, [&]() -> std::expected<std::int64_t, std::string> {
+Result<std::int64_t> resolve_with_action(Database& db, std::int64_t id, const std::string& who, NewAction action,
+                                         const std::string& resolution, Time now) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto item = load(db, id);
     if (!item) return std::unexpected(item.error());
     DISPATCHD_TRY(check_actionable(*item, id, who));

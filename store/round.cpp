@@ -160,7 +160,7 @@ struct Round::State : std::enable_shared_from_this<State> {
     ++stats.commits;
     if (!ok) {
       ++stats.failed_commits;
-      report(false, "COMMIT: " + committed_ok.error());
+      report(false, "COMMIT: " + committed_ok.error().message);
       for (auto& then : waiting) then(false);
       return;
     }
@@ -213,7 +213,7 @@ Round::~Round() {
   s.db.attach_round(nullptr);
 }
 
-std::expected<void, std::string> Round::open() {
+Result<void> Round::open() {
   auto& s = *m_state;
   if (s.open) return {};
   if (auto ok = s.db.exec("BEGIN IMMEDIATE"); !ok) return ok;

@@ -35,6 +35,8 @@
 #include <memory>
 #include <string>
 
+#include "store/error.h"
+
 namespace dispatchd::store {
 
 class Database;
@@ -52,7 +54,7 @@ class Round {
   Round& operator=(const Round&) = delete;
 
   // Opens the round's transaction when none is open (store/transaction.h calls it).
-  std::expected<void, std::string> open();
+  Result<void> open();
   // Runs `then(durable)` on the loop once what the caller wrote is committed and synced
   // (or failed to be). With no round open, one is opened: `then` never runs before the
   // caller returns.

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "store/database.h"
+#include "store/error.h"
 #include "store/transaction.h"
 
 namespace dispatchd::store {
@@ -19,7 +20,7 @@ namespace dispatchd::store {
 // and its bindings cleared when the Query ends, ready for the next use.
 class Query {
  public:
-  static std::expected<Query, std::string> prepare(Database& db, std::string_view sql) {
+  static Result<Query> prepare(Database& db, std::string_view sql) {
     auto stmt = db.statement(sql);
     if (!stmt) return std::unexpected(stmt.error());
     return Query(db, *stmt);
@@ -51,14 +52,14 @@ class Query {
   }
 
   // Steps once: true when a row is ready, false when the statement is done.
-  std::expected<bool, std::string> step() {
+  Result<bool> step() {
     const int rc = sqlite3_step(m_stmt);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
     return std::unexpected(m_db->last_error());
   }
   // Runs a statement that returns no rows.
-  std::expected<void, std::string> run() {
+  Result<void> run() {
     auto row = step();
     if (!row) return std::unexpected(row.error());
     return {};

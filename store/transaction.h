@@ -11,12 +11,13 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/error.h"
 #include "store/round.h"
 
 namespace dispatchd::store {
 
 template <typename T, typename Body>
-std::expected<T, std::string> transaction(Database& db, Body&& body) {
+Result<T> transaction(Database& db, Body&& body) {
   if (!db.in_transaction() && db.round() != nullptr) {
     if (auto ok = db.round()->open(); !ok) return std::unexpected(ok.error());
   }
@@ -24,11 +25,15 @@ std::expected<T, std::string> transaction(Database& db, Body&& body) {
   // instead of deadlocking on a read-to-write upgrade.
   const bool nested = db.in_transaction();
   if (auto ok = db.exec(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
-  std::expected<T, std::string> result = body();
+  Result<T> result = body();
   if (result) {
     if (auto ok = db.exec(nested ? "RELEASE nested" : "COMMIT"); !ok) result = std::unexpected(ok.error());
   }
-  if (!result) (void)db.exec(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
+  if (!result) {
+    // A rollback that fails too (the connection lost its file) is told with the first error.
+    if (auto undone = db.exec(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK"); !undone)
+      result.error().message += "; the rollback failed too: " + undone.error().message;
+  }
   return result;
 }
 

@@ -7,7 +7,7 @@ namespace {
 
 // Steps `query` to the end, turning each row into a T with `read`.
 template <typename T, typename Read>
-std::expected<std::vector<T>, std::string> collect(Query& query, Read read) {
+Result<std::vector<T>> collect(Query& query, Read read) {
   std::vector<T> rows;
   while (true) {
     auto row = query.step();
@@ -38,8 +38,7 @@ MessageRow read_message(const Query& q) {
 
 }  // namespace
 
-std::expected<std::vector<EscalationRow>, std::string> list_escalations(Database& db,
-                                                                        const std::optional<std::string>& status) {
+Result<std::vector<EscalationRow>> list_escalations(Database& db, const std::optional<std::string>& status) {
   auto query = Query::prepare(db, std::string(k_escalation_columns) +
                                       "WHERE ?1 IS NULL OR e.status = ?1 ORDER BY e.created_at, e.escalation_id");
   if (!query) return std::unexpected(query.error());
@@ -47,7 +46,7 @@ std::expected<std::vector<EscalationRow>, std::string> list_escalations(Database
   return collect<EscalationRow>(*query, read_escalation);
 }
 
-std::expected<EscalationCase, std::string> show_escalation(Database& db, std::int64_t id) {
+Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
   EscalationCase out;
   {
     auto query = Query::prepare(db, std::string(k_escalation_columns) + "WHERE e.escalation_id = ?");
@@ -55,7 +54,7 @@ std::expected<EscalationCase, std::string> show_escalation(Database& db, std::in
     query->bind(1, id);
     auto row = query->step();
     if (!row) return std::unexpected(row.error());
-    if (!*row) return std::unexpected("no escalation " + std::to_string(id));
+    if (!*row) return std::unexpected(Error::not_found("no escalation " + std::to_string(id)));
     out.escalation = read_escalation(*query);
   }
   {
@@ -67,7 +66,7 @@ std::expected<EscalationCase, std::string> show_escalation(Database& db, std::in
     auto rows = collect<MessageRow>(*query, read_message);
     if (!rows) return std::unexpected(rows.error());
     out.conversation = std::move(*rows);
-    if (out.conversation.empty()) return std::unexpected("the escalation's message is missing");
+    if (out.conversation.empty()) return std::unexpected(Error::internal("the escalation's message is missing"));
     out.message = out.conversation.back();
   }
   {
@@ -111,8 +110,8 @@ std::expected<EscalationCase, std::string> show_escalation(Database& db, std::in
   return out;
 }
 
-std::expected<std::vector<AuditRow>, std::string> list_audit(Database& db, std::optional<std::int64_t> message_id,
-                                                             const std::optional<std::string>& since) {
+Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_t> message_id,
+                                         const std::optional<std::string>& since) {
   auto query = Query::prepare(db,
                               "SELECT audit_id, at, event, message_id, actor, detail, prev_hash, hash FROM v_audit"
                               " WHERE (?1 IS NULL OR message_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY audit_id");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/error.h"
 
 namespace dispatchd::store {
 
@@ -72,8 +73,7 @@ struct EscalationRow {
 };
 
 // Escalations, oldest first; `status` filters ("open", "claimed", ...) when set.
-std::expected<std::vector<EscalationRow>, std::string> list_escalations(Database& db,
-                                                                        const std::optional<std::string>& status);
+Result<std::vector<EscalationRow>> list_escalations(Database& db, const std::optional<std::string>& status);
 
 struct EscalationCase {
   EscalationRow escalation;
@@ -84,7 +84,7 @@ struct EscalationCase {
 };
 
 // Everything staff need to decide one escalation.
-std::expected<EscalationCase, std::string> show_escalation(Database& db, std::int64_t id);
+Result<EscalationCase> show_escalation(Database& db, std::int64_t id);
 
 struct AuditRow {
   std::int64_t id = 0;
@@ -99,7 +99,7 @@ struct AuditRow {
 
 // Audit events in order, filtered by message and by `since` (an ISO 8601 UTC prefix
 // compared as text, e.g. "2026-11-30" or "2026-11-30T12:00:00Z").
-std::expected<std::vector<AuditRow>, std::string> list_audit(Database& db, std::optional<std::int64_t> message_id,
-                                                             const std::optional<std::string>& since);
+Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_t> message_id,
+                                         const std::optional<std::string>& since);
 
 }  // namespace dispatchd::store

@@ -83,7 +83,7 @@ store::AuditEvent event(const std::string& name) {
   return {"2026-12-01T12:00:00Z", name, std::nullopt, "dispatchd", "{}"};
 }
 
-std::expected<void, std::string> append(store::Database& db, const std::string& name) {
+store::Result<void> append(store::Database& db, const std::string& name) {
   auto appended = store::append_audit(db, event(name));
   if (!appended) return std::unexpected(appended.error());
   return {};
@@ -105,7 +105,7 @@ TEST_CASE("audit: the remembered tail never skips a row rolled back or written b
   REQUIRE(other);
 
   // Several appends in one transaction chain on each other (the tail is remembered).
-  REQUIRE(store::transaction<void>(db, [&]() -> std::expected<void, std::string> {
+  REQUIRE(store::transaction<void>(db, [&]() -> store::Result<void> {
     for (int i = 0; i < 3; ++i) {
       if (auto ok = append(db, "in one transaction"); !ok) return ok;
     }
@@ -114,12 +114,12 @@ TEST_CASE("audit: the remembered tail never skips a row rolled back or written b
   verified(db, 4);
 
   // A savepoint rolled back after an append: the next append must not chain on the undone row.
-  REQUIRE(store::transaction<void>(db, [&]() -> std::expected<void, std::string> {
-    auto undone = store::transaction<void>(db, [&]() -> std::expected<void, std::string> {
+  REQUIRE(store::transaction<void>(db, [&]() -> store::Result<void> {
+    auto undone = store::transaction<void>(db, [&]() -> store::Result<void> {
       if (auto ok = append(db, "undone"); !ok) return ok;
-      return std::unexpected("refused after writing");
+      return std::unexpected(store::Error::refused("refused after writing"));
     });
-    if (undone) return std::unexpected("the inner step should have failed");
+    if (undone) return std::unexpected(store::Error::internal("the inner step should have failed"));
     return append(db, "after the rollback");
   }));
   verified(db, 5);

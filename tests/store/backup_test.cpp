@@ -64,6 +64,7 @@ TEST_CASE("backup: an existing destination is never overwritten", "[backup]") {
   { std::ofstream(dir.file("taken.db")) << "precious"; }
   auto result = store::backup(db, dir.file("taken.db"));
   REQUIRE_FALSE(result);
-  CHECK_THAT(result.error(), Catch::Contains("exists"));
+  CHECK_THAT(result.error().message, Catch::Contains("exists"));
+  CHECK(result.error().kind == store::ErrorKind::refused);
   CHECK(test::read_file(dir.file("taken.db")) == "precious");
 }

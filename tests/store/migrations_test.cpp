@@ -77,7 +77,7 @@ TEST_CASE("migrate: a migration changed after it was applied is refused", "[stor
   write(dir.file("m/0002_b.sql"), "CREATE TABLE b (x INTEGER);");
   auto refused = store::migrate(db, load(dir.file("m")), k_now);
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().find("migration 0001_a.sql was changed after it was applied") != std::string::npos);
+  CHECK(refused.error().message.find("migration 0001_a.sql was changed after it was applied") != std::string::npos);
   CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name='b'").value() == 0);  // nothing applied
 }
 
@@ -91,7 +91,7 @@ TEST_CASE("migrate: a database newer than the binary is refused", "[store]") {
   std::filesystem::remove(dir.file("m/0002_b.sql"));
   auto refused = store::migrate(db, load(dir.file("m")), k_now);
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().find("newer than this binary") != std::string::npos);
+  CHECK(refused.error().message.find("newer than this binary") != std::string::npos);
 }
 
 TEST_CASE("migrate: a failing migration leaves nothing half-applied", "[store]") {
@@ -102,7 +102,7 @@ TEST_CASE("migrate: a failing migration leaves nothing half-applied", "[store]")
   auto db = open(dir.file("d.db"));
   auto result = store::migrate(db, load(dir.file("m")), k_now);
   REQUIRE_FALSE(result);
-  CHECK(result.error().starts_with("0002_bad.sql: "));
+  CHECK(result.error().message.starts_with("0002_bad.sql: "));
   CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name='c'").value() == 0);
   CHECK(db.query_int("SELECT max(version) FROM schema_migrations").value() == 1);
 }
@@ -115,12 +115,12 @@ TEST_CASE("load_migrations: names and versions are checked", "[store]") {
   write(dir.file("0001_b.sql"), "SELECT 1;");
   auto duplicate = store::load_migrations(dir.path().string());
   REQUIRE_FALSE(duplicate);
-  CHECK(duplicate.error().find("two migrations have version 1") != std::string::npos);
+  CHECK(duplicate.error().message.find("two migrations have version 1") != std::string::npos);
   std::filesystem::remove(dir.file("0001_b.sql"));
   write(dir.file("1_short.sql"), "SELECT 1;");
   auto badly_named = store::load_migrations(dir.path().string());
   REQUIRE_FALSE(badly_named);
-  CHECK(badly_named.error().find("NNNN_name.sql") != std::string::npos);
+  CHECK(badly_named.error().message.find("NNNN_name.sql") != std::string::npos);
   CHECK_FALSE(store::load_migrations(dir.file("missing")));
 }
 

@@ -62,7 +62,7 @@ TEST_CASE("outbox: approved -> sending is committed before the provider call", "
   CHECK(f.count("status = 'sent' AND provider_message_id = 'wamid.OUT'") == 1);
   auto twice = store::complete_send(f.db, id, "wamid.OUT", k_t0 + 4s);
   REQUIRE_FALSE(twice);
-  CHECK(twice.error() == "action " + std::to_string(id) + " is sent, not sending");
+  CHECK(twice.error().message == "action " + std::to_string(id) + " is sent, not sending");
 }
 
 TEST_CASE("outbox: idempotency keys are unique per action of a message", "[outbox]") {

@@ -58,10 +58,10 @@ TEST_CASE("queue: a claim by another names the holder", "[queue]") {
   REQUIRE(store::claim_escalation(f.db, f.escalation, "ana", k_t0 + 2s));
   auto taken = store::claim_escalation(f.db, f.escalation, "luis", k_t0 + 3s);
   REQUIRE_FALSE(taken);
-  CHECK(taken.error() == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
+  CHECK(taken.error().message == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
   auto closed_by_other = store::close_escalation(f.db, f.escalation, "luis", "dismissed", "spam", k_t0 + 4s);
   REQUIRE_FALSE(closed_by_other);
-  CHECK(closed_by_other.error().ends_with("is claimed by ana"));
+  CHECK(closed_by_other.error().message.ends_with("is claimed by ana"));
 }
 
 TEST_CASE("queue: a resolved item cannot be resolved, dismissed or claimed again", "[queue]") {
@@ -70,7 +70,7 @@ TEST_CASE("queue: a resolved item cannot be resolved, dismissed or claimed again
   for (const char* status : {"resolved", "dismissed"}) {
     auto again = store::close_escalation(f.db, f.escalation, "ana", status, "again", k_t0 + 3s);
     REQUIRE_FALSE(again);
-    CHECK(again.error().ends_with("is already dismissed"));
+    CHECK(again.error().message.ends_with("is already dismissed"));
   }
   CHECK_FALSE(store::claim_escalation(f.db, f.escalation, "luis", k_t0 + 4s));
   CHECK_FALSE(store::close_escalation(f.db, f.escalation, "ana", "approved", "x", k_t0 + 5s));
@@ -99,7 +99,7 @@ TEST_CASE("queue: approving sends the proposal as it is, once", "[queue][outbox]
             .value() == 1);
   auto again = store::approve_escalation(f.db, f.escalation, "ana", k_t0 + 3s);
   REQUIRE_FALSE(again);
-  CHECK(again.error() == "escalation " + std::to_string(f.escalation) + " is already resolved");
+  CHECK(again.error().message == "escalation " + std::to_string(f.escalation) + " is already resolved");
   auto sending = store::begin_send(f.db, k_t0 + 4s);
   REQUIRE(sending);
   REQUIRE(*sending);
@@ -116,7 +116,7 @@ TEST_CASE("queue: a staff action replaces the proposal, which ends rejected", "[
                          .body = "Done, sorry for the wait."};
   auto refused = store::resolve_with_action(f.db, f.escalation, "luis", reply, "replied", k_t0 + 3s);
   REQUIRE_FALSE(refused);
-  CHECK(refused.error() == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
+  CHECK(refused.error().message == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
   auto action = store::resolve_with_action(f.db, f.escalation, "ana", reply, "replied", k_t0 + 4s);
   REQUIRE(action);
   CHECK(
@@ -142,7 +142,7 @@ TEST_CASE("queue: approving an escalation without a proposal is refused", "[queu
   REQUIRE(plain);
   auto approved = store::approve_escalation(f.db, *plain, "ana", k_t0 + 1s);
   REQUIRE_FALSE(approved);
-  CHECK(approved.error() == "escalation " + std::to_string(*plain) + " has no proposed action to approve");
+  CHECK(approved.error().message == "escalation " + std::to_string(*plain) + " has no proposed action to approve");
   CHECK(f.db.query_int("SELECT status = 'open' FROM v_escalations WHERE escalation_id = " + std::to_string(*plain))
             .value() == 1);
 }

@@ -68,7 +68,7 @@ struct Fixture {
     return queue.size();
   }
   long long committed_events() { return observer->query_int("SELECT count(*) FROM audit").value(); }
-  std::expected<void, std::string> event(const std::string& name) {
+  store::Result<void> event(const std::string& name) {
     return store::record_event(*db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
   }
 
@@ -138,9 +138,9 @@ TEST_CASE("round: one sync may cover several commits, and every waiter is answer
 TEST_CASE("round: a failing call undoes only its own changes, the round goes on", "[round]") {
   Fixture f;
   REQUIRE(f.event("kept"));
-  auto failed = store::transaction<void>(*f.db, [&]() -> std::expected<void, std::string> {
+  auto failed = store::transaction<void>(*f.db, [&]() -> store::Result<void> {
     if (auto ok = f.event("undone"); !ok) return ok;
-    return std::unexpected("refused after writing");
+    return std::unexpected(store::Error::refused("refused after writing"));
   });
   CHECK_FALSE(failed);
   REQUIRE(f.event("kept too"));

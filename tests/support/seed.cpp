@@ -12,10 +12,13 @@ namespace {
 using namespace std::chrono_literals;
 using store::Time;
 
-#define SEED_TRY(expr)                                                         \
-  do {                                                                         \
-    if (auto seed_result = (expr); !seed_result)                               \
-      return std::unexpected(std::string(#expr) + ": " + seed_result.error()); \
+const std::string& message_of(const std::string& error) { return error; }
+const std::string& message_of(const store::Error& error) { return error.message; }
+
+#define SEED_TRY(expr)                                                                     \
+  do {                                                                                     \
+    if (auto seed_result = (expr); !seed_result)                                           \
+      return std::unexpected(std::string(#expr) + ": " + message_of(seed_result.error())); \
   } while (0)
 
 struct Attempt {
@@ -34,9 +37,9 @@ class Seeder {
   std::expected<std::int64_t, std::string> receive(const std::string& channel, const std::string& id,
                                                    const std::string& sender, const std::string& text, Time at) {
     auto inserted = store::insert_inbound(m_db, {channel, id, sender, sender, text, R"({"seed":true})"}, at);
-    if (!inserted) return std::unexpected(inserted.error());
+    if (!inserted) return std::unexpected(inserted.error().message);
     auto taken = store::take_next(m_db, "seed", at, 300s);
-    if (!taken) return std::unexpected(taken.error());
+    if (!taken) return std::unexpected(taken.error().message);
     if (!*taken || (*taken)->id != inserted->id) return std::unexpected("the seeded message was not next in line");
     return inserted->id;
   }
@@ -66,7 +69,7 @@ class Seeder {
   // Sends the next approved action; `failure` makes the provider refuse it.
   std::expected<void, std::string> deliver(Time at, const std::optional<std::string>& failure = std::nullopt) {
     auto item = store::begin_send(m_db, at);
-    if (!item) return std::unexpected(item.error());
+    if (!item) return std::unexpected(item.error().message);
     if (!*item) return std::unexpected("nothing to send");
     if (failure) {
       SEED_TRY(store::fail_send(m_db, (*item)->id, *failure, at + 1s));
@@ -159,7 +162,7 @@ std::expected<void, std::string> seed_history(store::Database& db, Time start) {
                                    {*m4, "review_flags", R"({"review":["grounding_unchecked"]})", std::nullopt,
                                     reply_action(*m4, "15551230001", "Refund approved.")},
                                    t + 3s);
-  if (!e4) return std::unexpected(e4.error());
+  if (!e4) return std::unexpected(e4.error().message);
   SEED_TRY(store::finish(db, *m4, "escalated", t + 3s));
   SEED_TRY(store::claim_escalation(db, *e4, "ana", t + 10min));
   SEED_TRY(store::resolve_with_action(

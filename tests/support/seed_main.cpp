@@ -31,11 +31,11 @@ int main(int argc, char** argv) {
   }
   const store::Time start = day + std::chrono::hours(9);
   auto db = store::Database::open(argv[1]);
-  if (!db) return std::fprintf(stderr, "dispatchd_seed: %s\n", db.error().c_str()), 1;
+  if (!db) return std::fprintf(stderr, "dispatchd_seed: %s\n", db.error().message.c_str()), 1;
   auto migrations = store::load_migrations(config::default_migrations_dir());
-  if (!migrations) return std::fprintf(stderr, "dispatchd_seed: %s\n", migrations.error().c_str()), 1;
+  if (!migrations) return std::fprintf(stderr, "dispatchd_seed: %s\n", migrations.error().message.c_str()), 1;
   if (auto ok = store::migrate(*db, *migrations, store::format_time(start)); !ok) {
-    return std::fprintf(stderr, "dispatchd_seed: %s\n", ok.error().c_str()), 1;
+    return std::fprintf(stderr, "dispatchd_seed: %s\n", ok.error().message.c_str()), 1;
   }
   if (auto ok = test::seed_history(*db, start); !ok)
     return std::fprintf(stderr, "dispatchd_seed: %s\n", ok.error().c_str()), 1;
