@@ -1,5 +1,6 @@
 #include "validator/extract.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -258,6 +259,33 @@ std::pair<std::size_t, std::size_t> prose_around(std::string_view s, const Fence
   return {before, after};
 }
 
+// Where the text after the taken value continues it as JSON, or nullopt: a closing bracket
+// that no bracket after the value opened (`{...}}`, `{...}, "b": 1}`), or a double quote
+// followed by a colon, the end of a `"name":` pair (`{...} "b": 1`). Either means the
+// model's value was longer than the part that closed first. Prose stays prose: balanced or
+// unclosed brackets (`{name}`, `[see below]`, `(see [note`) and quoted words that no colon
+// follows. The regions after the value are read as one text, fence lines left out, so a
+// continuation after the closing fence counts too. One pass: each byte is read at most
+// twice (a run of spaces after a quote).
+std::optional<std::size_t> continuation_after(std::string_view s, const FenceScan& scan, std::size_t after) {
+  std::size_t open = 0;  // brackets opened after the value and not closed yet
+  for (const auto& r : scan.regions) {
+    for (std::size_t i = std::max(r.begin, after); i < r.end; ++i) {
+      const char c = s[i];
+      if (c == '{' || c == '[') {
+        ++open;
+      } else if (c == '}' || c == ']') {
+        if (open == 0) return i;
+        --open;
+      } else if (c == '"') {
+        const std::size_t next = skip_space(s, i + 1, r.end);
+        if (next < r.end && s[next] == ':') return i;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 Extraction extract_into(std::string_view reply, const Limits& limits, json::Object* object) {
   Extraction result;
   const auto fail = [&](std::string code, std::string message) {
@@ -309,6 +337,12 @@ Extraction extract_into(std::string_view reply, const Limits& limits, json::Obje
   }
   if (scan.blocks == 1 && !seg.fenced) {
     return fail("ambiguous", "the reply has a code block and JSON outside it");
+  }
+  if (const auto at = continuation_after(reply, scan, seg.end)) {
+    return fail("ambiguous", "the JSON at byte " + std::to_string(seg.begin) + " is closed at byte " +
+                                 std::to_string(seg.end - 1) + ", then continued: byte " + std::to_string(*at) +
+                                 (reply[*at] == '"' ? " ends a \"name\": pair" : " closes a bracket never opened") +
+                                 "; close the object once, after its last field");
   }
   if (scan.blocks == 1) {
     result.repairs.push_back(

@@ -10,11 +10,17 @@
 //   no_json       no JSON-looking object or array anywhere
 //   truncated     a fence or a JSON-looking bracket is opened and never closed
 //   too_deep      brackets nested deeper than Limits::max_depth
-//   ambiguous     two JSON values, two fenced blocks, or JSON outside the fenced block
+//   ambiguous     two JSON values, two fenced blocks, JSON outside the fenced block, or
+//                 JSON that goes on after the value (below)
 //   syntax        a JSON-looking structure whose brackets do not match, or JSON inside
 //                 brackets that do not look like JSON (`{ // note  "a": {...} }`)
 // A JSON-looking structure is an opening bracket followed by what JSON would put there;
 // anything inside one that failed is never taken on its own (the nested-fragment trap).
+// After the value, only prose may follow, in the fence or after it. JSON that goes on is
+// not prose: a closing `}` or `]` that nothing after the value opened, or a `"` followed by
+// a colon (the end of a `"name":` pair), means the model's object was longer than the part
+// that closed first (`{"a":1}, "b":2}`). Brackets that balance (`{name}`, `[see below]`)
+// and quoted words that no colon follows (`Note: "quoted words"`) stay prose.
 
 #include <cstddef>
 #include <optional>

@@ -167,3 +167,56 @@ TEST_CASE("extract: an object inside a larger structure that is not JSON is neve
   };
   for (const auto& row : rows) run(row);
 }
+
+TEST_CASE("extract: JSON that continues after the object is never taken", "[extract]") {
+  // The model's object was longer than what closed first: what follows it is the rest of
+  // the object, not prose, and taking the first part would act on a fragment.
+  const std::string es = R"({"accion":"enviar_mensaje","contenido":"hola","prioridad":"alta"})";
+  const Row rows[] = {
+      {"a pair after a comma, then the real closer", es + R"(, "prioridad": "baja"})", "!ambiguous", {}},
+      {"the issue's example", R"({"key": "value"}, "key2": "value2"})", "!ambiguous", {}},
+      {"a pair without a comma", k_obj + R"( "priority": "high"})", "!ambiguous", {}},
+      {"a pair and no closer", k_obj + ",\n  \"priority\": \"high\"", "!ambiguous", {}},
+      {"a pair on the next line, space before the colon", k_obj + "\n\"priority\" : \"high\"", "!ambiguous", {}},
+      {"an escaped quote in the key", k_obj + R"(, "a\"b": 1})", "!ambiguous", {}},
+      {"a stray closing brace", k_obj + "}", "!ambiguous", {}},
+      {"a stray closing bracket", k_obj + "\n]", "!ambiguous", {}},
+      {"a stray closer after prose", k_obj + " and more }", "!ambiguous", {}},
+      {"a nested object closed early",
+       R"({"action":"send_message","meta":{"a":1}}, "content":"hi"})",
+       "!ambiguous",
+       {}},
+      {"an array closed early", R"([1, 2], 3])", "!ambiguous", {}},
+      {"inside the fence", "```json\n" + k_obj + ", \"priority\": \"high\"}\n```", "!ambiguous", {}},
+      {"after the closing fence", "```json\n" + k_obj + "\n```\n\"priority\": \"high\"}", "!ambiguous", {}},
+      {"a stray closer after the closing fence", "```json\n" + k_obj + "\n```\n}", "!ambiguous", {}},
+      {"after an inline fence", "```json " + k_obj + "```, \"priority\": \"high\"}", "!ambiguous", {}},
+      {"a prose opener before the fence, its closer after",
+       "[see below\n```json\n" + k_obj + "\n```\n]",
+       "!ambiguous",
+       {}},
+      {"a pair then a fence around the rest", k_obj + "\n```\n\"priority\": \"high\"}\n```", "!ambiguous", {}},
+  };
+  for (const auto& row : rows) run(row);
+}
+
+TEST_CASE("extract: prose after the object stays prose, quotes and brackets included", "[extract]") {
+  const Row rows[] = {
+      {"a sentence", k_obj + " Let me know if you need anything else.", k_obj, {"prose_after"}},
+      {"quoted words", k_obj + "\n\nNote: \"quoted words\" in prose", k_obj, {"prose_after"}},
+      {"quoted words then a comma", k_obj + "\nI set \"priority\" to \"high\", as asked.", k_obj, {"prose_after"}},
+      {"a colon that no quote precedes", k_obj + "\nNote: it ships at 10:30.", k_obj, {"prose_after"}},
+      {"a lone quote", k_obj + "\nHe is 5'11\" tall.", k_obj, {"prose_after"}},
+      {"balanced prose brackets", k_obj + " Use {name} or [see below] (and {this}).", k_obj, {"prose_after"}},
+      {"a markdown link", k_obj + "\nSee [our FAQ](https://example.com/faq).", k_obj, {"prose_after"}},
+      {"Spanish with quotes",
+       k_obj + "\n\nNota: el cliente escribió \"urgente\", así que la prioridad es \"alta\".",
+       k_obj,
+       {"prose_after"}},
+      {"quotes after a fence",
+       "```json\n" + k_obj + "\n```\nI chose \"medium\" because the order is late.",
+       k_obj,
+       {"fence", "prose_after"}},
+  };
+  for (const auto& row : rows) run(row);
+}

@@ -16,6 +16,8 @@ validator::Verdict check(const std::string& reply, validator::Limits limits = {}
 
 std::string code(const validator::Verdict& v) { return v.ok ? "ok" : v.errors.front().code; }
 
+const std::string k_good = R"({"action":"send_message","recipient":"15551234567","content":"X","priority":"low"})";
+
 }  // namespace
 
 TEST_CASE("hostile: a 3 MB reply is refused before any scanning", "[hostile]") {
@@ -48,13 +50,12 @@ TEST_CASE("hostile: 100k-deep nesting is refused without recursion", "[hostile]"
 }
 
 TEST_CASE("hostile: invalid UTF-8 anywhere is refused", "[hostile]") {
-  const std::string good = R"({"action":"send_message","recipient":"15551234567","content":"X","priority":"low"})";
   for (const std::string bad : {"\xFF", "\xC3", "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\x80"}) {
-    std::string reply = good;
+    std::string reply = k_good;
     reply.replace(reply.find("\"X\"") + 1, 1, bad);
     CAPTURE(reply);
     CHECK(code(check(reply)) == "invalid_utf8");
-    CHECK(code(check(bad + good)) == "invalid_utf8");
+    CHECK(code(check(bad + k_good)) == "invalid_utf8");
   }
 }
 
@@ -108,4 +109,42 @@ TEST_CASE("hostile: fence and bracket floods", "[hostile]") {
   while (prose_braces.size() < 60000) prose_braces += "{x} ";
   CHECK(code(check(prose_braces)) == "no_json");
   CHECK(code(check(std::string(60000, '"'))) == "no_json");
+}
+
+TEST_CASE("hostile: an object closed early and then continued is never accepted", "[hostile]") {
+  // The first `}` is not where the model's object ends: what follows is the rest of it, and
+  // accepting the first part would act on a fragment (here, the wrong priority).
+  const std::string unclosed = k_good.substr(0, k_good.size() - 1);
+  const std::pair<std::string, std::string> rows[] = {
+      {k_good + R"(, "priority": "high"})", "ambiguous"},
+      {k_good + R"( "priority": "high"})", "ambiguous"},
+      {k_good + ",\n\"priority\":\"high\"", "ambiguous"},
+      {k_good + "}", "ambiguous"},
+      {k_good + "]", "ambiguous"},
+      {k_good + "}\n\nDone.", "ambiguous"},
+      {R"({"action":"send_message","meta":{"priority":"low"}}, "recipient":"15551234567"})", "ambiguous"},
+      {"```json\n" + k_good + ", \"priority\": \"high\"}\n```", "ambiguous"},
+      {"```json\n" + k_good + "\n```\n\"priority\": \"high\"}", "ambiguous"},
+      {"```json\n" + k_good + "\n```\n}", "ambiguous"},
+      {"```json\n" + unclosed + "\n```\n}", "truncated"},  // the fence cuts the object: nothing to take
+  };
+  for (const auto& [reply, expected] : rows) {
+    CAPTURE(reply);
+    const auto v = check(reply);
+    CHECK(code(v) == expected);
+    CHECK(v.failed_stage == validator::Stage::extract);
+  }
+}
+
+TEST_CASE("hostile: floods after an object stay linear, and prose stays prose", "[hostile]") {
+  std::string prose = k_good;
+  while (prose.size() < 60000) prose += " {x} [y] \"z\"";
+  CHECK(code(check(prose)) == "ok");
+  CHECK(code(check(prose + "}")) == "ambiguous");
+  CHECK(code(check(prose + "\"k\":")) == "ambiguous");
+  CHECK(code(check(k_good + std::string(60000, '"'))) == "ok");
+  CHECK(code(check(k_good + std::string(60000, '}'))) == "ambiguous");
+  std::string quotes_and_spaces = k_good;
+  while (quotes_and_spaces.size() < 60000) quotes_and_spaces += "\"" + std::string(100, ' ');
+  CHECK(code(check(quotes_and_spaces)) == "ok");
 }
