@@ -23,6 +23,8 @@
 namespace dispatchd::agent {
 namespace {
 
+using Reason = store::EscalationReason;
+
 std::string errors_json(const std::vector<validator::Finding>& errors) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> writer(out);
@@ -61,6 +63,18 @@ bool has_review_code(const validator::Verdict& verdict, const std::string& code)
 }
 
 }  // namespace
+
+std::string_view to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::queued: return "queued";
+    case Outcome::escalated: return "escalated";
+    case Outcome::ignored: return "ignored";
+    case Outcome::postponed: return "postponed";
+    case Outcome::error: return "error";
+    case Outcome::not_stored: return "not_stored";
+  }
+  return "error";
+}
 
 std::shared_ptr<const Setup> make_setup(catalog::Catalog catalog, const std::string& business_prompt,
                                         std::optional<std::string> holding_reply) {
@@ -129,11 +143,11 @@ class Run : public std::enable_shared_from_this<Run> {
   void after_failure(const std::optional<Verdict>& last);
   void act(const Verdict& verdict);
   void wait_for_provider(const llm::ProviderError& error);
-  void escalate(const std::string& reason, const std::string& detail, std::optional<store::NewAction> proposal,
+  void escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
                 std::optional<std::string> proposed_json = std::nullopt);
   bool record(store::AttemptRecord record);
-  void done(std::string outcome, std::string detail);
-  void fail(const std::string& error) { done("error", error); }
+  void done(Outcome outcome, std::string detail);
+  void fail(const std::string& error) { done(Outcome::error, error); }
   // A store call that failed. One that may work later (busy, a full disk) hands the message
   // back after a pause, as a lost decision does; anything else is an error, and the message
   // waits out its lease (a deterministic error would otherwise repeat model calls).
@@ -159,9 +173,10 @@ void Run::start() {
   const int budget = 1 + m_state->settings.max_retries;
   if (m_counts.failed >= budget) {
     // Every attempt was used before a restart: decide now, as the last run would have.
-    return escalate("contract_failed", object_json({{"why", "the re-ask budget was used before a restart"}}), {});
+    return escalate(Reason::contract_failed, object_json({{"why", "the re-ask budget was used before a restart"}}), {});
   }
-  if (m_counts.last_raw_output && (m_counts.last_verdict == "invalid" || m_counts.last_verdict == "error")) {
+  if (m_counts.last_raw_output &&
+      (m_counts.last_verdict == store::Verdict::invalid || m_counts.last_verdict == store::Verdict::error)) {
     // Resume the re-ask the previous run was about to make.
     const Verdict verdict =
         validator::validate(catalog(), *m_counts.last_raw_output, {m_message.sender, m_message.text});
@@ -187,7 +202,7 @@ bool Run::apply_type_rule() {
   switch (rule.action) {
     case TypeAction::model: return false;
     case TypeAction::escalate:
-      escalate("undecodable",
+      escalate(Reason::undecodable,
                object_json({{"type", type}, {"why", "the configuration escalates " + type + " messages"}}), {});
       return true;
     case TypeAction::reply: {
@@ -197,13 +212,13 @@ bool Run::apply_type_rule() {
                              .recipient = m_message.sender,
                              .body = rule.reply_text};
       auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
-      queued ? done("queued", "fixed_reply for " + type) : fail(queued.error());
+      queued ? done(Outcome::queued, "fixed_reply for " + type) : fail(queued.error());
       return true;
     }
     case TypeAction::ignore: {
-      auto finished = store::finish(db(), m_message.id, "ignored", m_state->now(),
+      auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now(),
                                     "the configuration ignores " + type + " messages");
-      finished ? done("ignored", "type " + type) : fail(finished.error());
+      finished ? done(Outcome::ignored, "type " + type) : fail(finished.error());
       return true;
     }
   }
@@ -222,7 +237,7 @@ bool Run::record(store::AttemptRecord attempt) {
   attempt.attempt = m_counts.total + 1;
   if (!store::record_attempt(db(), attempt, m_state->now())) return false;
   ++m_counts.total;
-  if (attempt.verdict == "invalid" || attempt.verdict == "error") ++m_counts.failed;
+  if (attempt.verdict == store::Verdict::invalid || attempt.verdict == store::Verdict::error) ++m_counts.failed;
   return true;
 }
 
@@ -239,7 +254,7 @@ void Run::on_completion(llm::CompletionResult result) {
                    .model = error.info.model,
                    .request_summary = error.info.request_summary,
                    .raw_output = error.output,
-                   .verdict = "invalid",
+                   .verdict = store::Verdict::invalid,
                    .errors = errors_json({finding}),
                    .error_class = "truncated",
                    .latency_ms = error.info.latency.count(),
@@ -258,7 +273,7 @@ void Run::on_completion(llm::CompletionResult result) {
       if (!record({.provider = error.info.provider,
                    .model = error.info.model,
                    .request_summary = error.info.request_summary,
-                   .verdict = "error",
+                   .verdict = store::Verdict::error,
                    .errors = errors_json({{"", "bad_response", error.message}}),
                    .error_class = "bad_response",
                    .latency_ms = error.info.latency.count()})) {
@@ -277,12 +292,14 @@ void Run::on_verdict(const llm::Completion& completion) {
   const Verdict verdict = validator::validate(catalog(), completion.output, {m_message.sender, m_message.text});
   std::optional<std::string> error_class;
   if (!verdict.errors.empty()) error_class = verdict.errors.front().code;
-  const std::string verdict_name = !verdict.ok ? "invalid" : verdict.needs_review() ? "review" : "valid";
+  const store::Verdict verdict_kind = !verdict.ok              ? store::Verdict::invalid
+                                      : verdict.needs_review() ? store::Verdict::review
+                                                               : store::Verdict::valid;
   if (!record({.provider = completion.info.provider,
                .model = completion.info.model,
                .request_summary = completion.info.request_summary,
                .raw_output = completion.output,
-               .verdict = verdict_name,
+               .verdict = verdict_kind,
                .errors = errors_json(verdict.errors),
                .error_class = error_class,
                .latency_ms = completion.info.latency.count(),
@@ -304,7 +321,7 @@ void Run::after_failure(const std::optional<Verdict>& last) {
   // recipient, every time) is a policy violation; anything else a contract failure.
   const bool policy = last && last->failed_stage == validator::Stage::policy;
   const std::string errors = last ? errors_json(last->errors) : "[]";
-  escalate(policy ? "policy_violation" : "contract_failed",
+  escalate(policy ? Reason::policy_violation : Reason::contract_failed,
            "{\"attempts\":" + std::to_string(m_counts.total) + ",\"last_errors\":" + errors + "}", {});
 }
 
@@ -315,7 +332,7 @@ void Run::act(const Verdict& verdict) {
     case catalog::ActionKind::http: {
       if (static_cast<int>(m_tools.size()) >= m_state->settings.max_tool_steps) {
         return escalate(
-            "contract_failed",
+            Reason::contract_failed,
             object_json({{"why", "the model kept calling tools past the step limit"}, {"action", action->name}}), {},
             verdict.output);
       }
@@ -341,19 +358,19 @@ void Run::act(const Verdict& verdict) {
         std::string flags;
         for (const auto& flag : verdict.review) flags += (flags.empty() ? "" : ",") + flag.code;
         const bool approval = has_review_code(verdict, "requires_approval");
-        return escalate(approval ? "needs_approval" : "review_flags", object_json({{"review", flags}}),
+        return escalate(approval ? Reason::needs_approval : Reason::review_flags, object_json({{"review", flags}}),
                         std::move(reply));
       }
       auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
       if (!queued) return fail(queued.error());
-      return done("queued", verdict.action);
+      return done(Outcome::queued, verdict.action);
     }
     case catalog::ActionKind::escalate:
-      return escalate("model_escalated", object_json({{"action", verdict.action}}), {}, verdict.output);
+      return escalate(Reason::model_escalated, object_json({{"action", verdict.action}}), {}, verdict.output);
     case catalog::ActionKind::ignore: {
-      auto finished = store::finish(db(), m_message.id, "ignored", m_state->now());
+      auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now());
       if (!finished) return fail(finished.error());
-      return done("ignored", verdict.action);
+      return done(Outcome::ignored, verdict.action);
     }
   }
 }
@@ -362,7 +379,7 @@ void Run::wait_for_provider(const llm::ProviderError& error) {
   const store::Time now = m_state->now();
   if (now - m_message.received_at >= m_state->settings.provider_deadline) {
     return escalate(
-        "provider_unavailable",
+        Reason::provider_unavailable,
         object_json({{"error_class", std::string(llm::to_string(error.error_class))}, {"error", error.message}}), {});
   }
   auto wait = m_state->settings.provider_wait;
@@ -370,10 +387,10 @@ void Run::wait_for_provider(const llm::ProviderError& error) {
   auto postponed = store::postpone(db(), m_message.id, now + wait);
   if (!postponed) return fail(postponed.error());
   m_state->wake_after(wait);
-  done("postponed", std::string(llm::to_string(error.error_class)) + ": " + error.message);
+  done(Outcome::postponed, std::string(llm::to_string(error.error_class)) + ": " + error.message);
 }
 
-void Run::escalate(const std::string& reason, const std::string& detail, std::optional<store::NewAction> proposal,
+void Run::escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
                    std::optional<std::string> proposed_json) {
   std::optional<store::NewAction> holding;
   if (m_setup->holding_reply) {
@@ -386,15 +403,15 @@ void Run::escalate(const std::string& reason, const std::string& detail, std::op
   auto id = store::escalate_message(db(), {m_message.id, reason, detail, std::move(proposed_json), std::move(proposal)},
                                     holding, m_state->now());
   if (!id) return fail(id.error());
-  done("escalated", reason);
+  done(Outcome::escalated, std::string(store::to_sql(reason)));
 }
 
 void Run::fail(const store::Error& error) {
-  if (!error.retryable()) return done("error", error.message);
+  if (!error.retryable()) return done(Outcome::error, error.message);
   m_state->not_stored(m_message.id, m_counts.total, error.message);
 }
 
-void Run::done(std::string outcome, std::string detail) {
+void Run::done(Outcome outcome, std::string detail) {
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
   store::after_commit(db(), [self = shared_from_this(), outcome = std::move(outcome),
                              detail = std::move(detail)](bool durable) mutable {
@@ -419,7 +436,7 @@ void Agent::State::take() {
     auto next = store::take_next(db, settings.worker, now(), settings.lease);
     if (!next) {
       if (next.error().retryable()) store_failed();  // e.g. busy: try again after a pause
-      if (on_decision) on_decision({0, "error", next.error().message, 0});
+      if (on_decision) on_decision({0, Outcome::error, next.error().message, 0});
       return;
     }
     if (!*next) return;
@@ -441,7 +458,7 @@ void Agent::State::not_stored(std::int64_t id, int attempts, const std::string& 
   lost.insert(id);
   store_failed();
   if (on_decision)
-    on_decision({id, "not_stored", why + "; taken again in " + std::to_string(pause.count()) + " ms", attempts});
+    on_decision({id, Outcome::not_stored, why + "; taken again in " + std::to_string(pause.count()) + " ms", attempts});
 }
 
 void Agent::State::store_failed() {

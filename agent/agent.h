@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "catalog/catalog.h"
 #include "llm/provider.h"
@@ -88,11 +89,20 @@ std::shared_ptr<const Setup> make_setup(catalog::Catalog catalog, const std::str
                                         std::optional<std::string> holding_reply = std::nullopt);
 
 // What became of one message (for logs, metrics and tests).
+enum class Outcome {
+  queued,      // a reply is in the outbox
+  escalated,   // an escalation is open
+  ignored,     // done, nothing sent
+  postponed,   // the provider failed: the message waits and is taken again
+  error,       // a permanent failure: the message waits out its lease
+  not_stored,  // the decision was lost (a failed COMMIT, a busy or full store): the message is
+               // taken again after a pause (Settings::store_pause)
+};
+std::string_view to_string(Outcome outcome);
+
 struct Decision {
   std::int64_t message_id = 0;
-  // "queued", "escalated", "ignored", "postponed", "error"; "not_stored" when the round's
-  // COMMIT failed: the message is taken again after a pause (Settings::store_pause).
-  std::string outcome;
+  Outcome outcome = Outcome::error;
   std::string detail;  // the escalation reason, the action, or the error
   int attempts = 0;    // attempts recorded for the message so far
 };

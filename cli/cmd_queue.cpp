@@ -46,9 +46,10 @@ std::optional<std::int64_t> parse_id(const std::string& text) {
 }
 
 int list(Target& target, const Args& args) {
-  const auto status = args.get("status");
-  if (status && *status != "open" && *status != "claimed" && *status != "resolved" && *status != "dismissed") {
-    return usage_error("--status is open, claimed, resolved or dismissed");
+  std::optional<store::EscalationStatus> status;
+  if (const auto text = args.get("status")) {
+    status = store::from_sql<store::EscalationStatus>(*text);
+    if (!status) return usage_error("--status is open, claimed, resolved or dismissed");
   }
   auto rows = store::list_escalations(target.db, status);
   if (!rows) return usage_error(rows.error().message);
@@ -63,7 +64,8 @@ int list(Target& target, const Args& args) {
                 row.reason.c_str(), row.channel.c_str(), preview(row.sender, 16).c_str(),
                 preview(row.assignee.value_or("-"), 10).c_str(), row.created_at.c_str(), preview(row.text, 40).c_str());
   }
-  if (rows->empty()) std::printf("(no escalations%s)\n", status ? (" with status " + *status).c_str() : "");
+  if (rows->empty())
+    std::printf("(no escalations%s)\n", status ? (" with status " + std::string(store::to_sql(*status))).c_str() : "");
   return k_exit_ok;
 }
 

@@ -209,13 +209,15 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                                            wall_now);
   p.agent->set_setup(p.setup);
   p.agent->on_decision([&p](const agent::Decision& d) {
-    if (d.outcome == "error")
+    using agent::Outcome;
+    if (d.outcome == Outcome::error)
       spdlog::error("message {}: {}", d.message_id, d.detail);
-    else if (d.outcome == "not_stored")
+    else if (d.outcome == Outcome::not_stored)
       spdlog::warn("message {}: {}", d.message_id, d.detail);
     else
-      spdlog::info("message {}: {} ({}), {} attempt(s)", d.message_id, d.outcome, d.detail, d.attempts);
-    if (d.outcome != "postponed" && d.outcome != "error" && d.outcome != "not_stored") ++p.decided;
+      spdlog::info("message {}: {} ({}), {} attempt(s)", d.message_id, agent::to_string(d.outcome), d.detail,
+                   d.attempts);
+    if (d.outcome != Outcome::postponed && d.outcome != Outcome::error && d.outcome != Outcome::not_stored) ++p.decided;
     if (p.whatsapp) p.whatsapp->pump();
   });
   if (p.config.whatsapp.enabled) {

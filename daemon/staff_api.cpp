@@ -108,8 +108,11 @@ Response StaffApi::handle(const Request& request) {
   std::string_view rest = std::string_view(request.path).substr(prefix.size());
   if (rest.empty()) {
     if (request.method != "GET") return refusal(405, "use GET");
-    std::optional<std::string> status;
-    if (request.query.starts_with("status=")) status = request.query.substr(7);
+    std::optional<store::EscalationStatus> status;
+    if (request.query.starts_with("status=")) {
+      status = store::from_sql<store::EscalationStatus>(std::string_view(request.query).substr(7));
+      if (!status) return refusal(400, "status is open, claimed, resolved or dismissed");
+    }
     auto rows = store::list_escalations(m_db, status);
     if (!rows) return refusal(rows.error().retryable() ? 503 : 500, rows.error().message);
     return json(200, staff::escalations_json(*rows));

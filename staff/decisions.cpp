@@ -120,7 +120,7 @@ std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t esc
 std::expected<void, Refusal> dismiss(store::Database& db, std::int64_t escalation, const std::string& who,
                                      const std::string& note, store::Time now) {
   if (note.empty()) return refuse("a dismissal needs a note saying why");
-  return lift(store::close_escalation(db, escalation, who, "dismissed", note, now));
+  return lift(store::close_escalation(db, escalation, who, store::EscalationStatus::dismissed, note, now));
 }
 
 }  // namespace dispatchd::staff

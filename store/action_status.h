@@ -10,12 +10,13 @@
 #include "store/database.h"
 #include "store/error.h"
 #include "store/inbox.h"
+#include "store/states.h"
 
 namespace dispatchd::store {
 
 struct ActionChange {
-  std::string from;
-  std::string to;
+  ActionStatus from;
+  ActionStatus to;
   std::optional<std::string> error;
   std::optional<std::string> provider_message_id;
 };

@@ -38,8 +38,9 @@ Result<AttemptCounts> count_attempts(Database& db, std::int64_t message_id) {
   query->bind(1, message_id);
   auto row = query->step();
   if (!row) return std::unexpected(row.error());
+  const auto last = query->optional_text(2);
   return AttemptCounts{static_cast<int>(query->integer(0)), static_cast<int>(query->integer(1)),
-                       query->optional_text(2), query->optional_text(3)};
+                       last ? from_sql<Verdict>(*last) : std::nullopt, query->optional_text(3)};
 }
 
 }  // namespace dispatchd::store

@@ -10,6 +10,7 @@
 #include "store/database.h"
 #include "store/error.h"
 #include "store/inbox.h"
+#include "store/states.h"
 
 namespace dispatchd::store {
 
@@ -18,9 +19,9 @@ struct AttemptRecord {
   int attempt = 1;       // 1 for the first call, 2 and 3 for re-asks
   std::string provider;  // "openai" | "gemini" | "anthropic"
   std::string model;
-  std::string request_summary;             // compact JSON: turns, bytes, schema enforced
-  std::optional<std::string> raw_output;   // the model's text; none when the call failed
-  std::string verdict;                     // "valid" | "review" | "invalid" | "error"
+  std::string request_summary;            // compact JSON: turns, bytes, schema enforced
+  std::optional<std::string> raw_output;  // the model's text; none when the call failed
+  Verdict verdict = Verdict::invalid;
   std::string errors = "[]";               // the validator's errors, compact JSON array
   std::optional<std::string> error_class;  // first error code, or truncated/transport/...
   std::optional<std::int64_t> latency_ms;
@@ -36,7 +37,7 @@ Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& attempt, 
 struct AttemptCounts {
   int total = 0;   // every attempt recorded (the next one is total + 1)
   int failed = 0;  // verdict invalid or error: what the re-ask budget counts
-  std::optional<std::string> last_verdict;
+  std::optional<Verdict> last_verdict;
   std::optional<std::string> last_raw_output;
 };
 

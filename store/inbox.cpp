@@ -189,7 +189,7 @@ Result<void> decide(Database& db, std::int64_t id, Time now) {
   });
 }
 
-Result<void> finish(Database& db, std::int64_t id, const std::string& outcome, Time now, const std::string& why) {
+Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, const std::string& why) {
   return transaction<void>(db, [&]() -> Result<void> {
     auto update =
         Query::prepare(db,

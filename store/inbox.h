@@ -19,6 +19,7 @@
 
 #include "store/database.h"
 #include "store/error.h"
+#include "store/states.h"
 
 namespace dispatchd::store {
 
@@ -94,6 +95,6 @@ Result<void> decide(Database& db, std::int64_t id, Time now);
 
 // Marks a taken message done with its outcome ('replied', 'escalated', 'ignored'), with a
 // 'done' audit event in the same transaction; a non-empty `why` is added to its detail.
-Result<void> finish(Database& db, std::int64_t id, const std::string& outcome, Time now, const std::string& why = "");
+Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, const std::string& why = "");
 
 }  // namespace dispatchd::store

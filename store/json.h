@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include "store/states.h"
 
 namespace dispatchd::store {
 
@@ -22,6 +25,8 @@ class JsonObject {
   }
   JsonObject& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
   JsonObject& add(std::string_view key, const std::string& value) { return add(key, std::string_view(value)); }
+  template <typename E>
+  requires std::is_enum_v<E> JsonObject& add(std::string_view key, E value) { return add(key, to_sql(value)); }
   JsonObject& add(std::string_view key, std::int64_t value) {
     write_key(key);
     m_writer.Int64(value);

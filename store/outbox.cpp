@@ -27,8 +27,8 @@ Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChan
     auto found = status->step();
     if (!found) return std::unexpected(found.error());
     if (!*found) return std::unexpected(Error::not_found("no action " + std::to_string(id)));
-    return std::unexpected(
-        Error::refused("action " + std::to_string(id) + " is " + status->text(0) + ", not " + c.from));
+    return std::unexpected(Error::refused("action " + std::to_string(id) + " is " + status->text(0) + ", not " +
+                                          std::string(to_sql(c.from))));
   }
   const std::int64_t message_id = update->integer(0);
   JsonObject detail;
@@ -42,7 +42,7 @@ Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChan
 namespace {
 
 // A message whose action was the pending step is done once the send has an outcome.
-Result<void> finish_if_decided(Database& db, std::int64_t message_id, const std::string& outcome, Time now) {
+Result<void> finish_if_decided(Database& db, std::int64_t message_id, Outcome outcome, Time now) {
   auto update = Query::prepare(db, "UPDATE inbox SET state = 'done', outcome = ? WHERE id = ? AND state = 'decided'");
   if (!update) return std::unexpected(update.error());
   update->bind(1, outcome).bind(2, message_id);
@@ -54,15 +54,15 @@ Result<void> finish_if_decided(Database& db, std::int64_t message_id, const std:
   return {};
 }
 
-Result<std::int64_t> end_with_escalation(Database& db, std::int64_t id, const std::string& to,
-                                         const std::string& reason, const std::string& error, Time now) {
+Result<std::int64_t> end_with_escalation(Database& db, std::int64_t id, ActionStatus to, EscalationReason reason,
+                                         const std::string& error, Time now) {
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
-    auto message_id = move_action(db, id, {"sending", to, error, std::nullopt}, now);
+    auto message_id = move_action(db, id, {ActionStatus::sending, to, error, std::nullopt}, now);
     if (!message_id) return std::unexpected(message_id.error());
     const auto detail = JsonObject().add("action", id).add("error", error).str();
     auto escalation = open_escalation(db, {*message_id, reason, detail, std::nullopt, std::nullopt}, now);
     if (!escalation) return std::unexpected(escalation.error());
-    DISPATCHD_TRY(finish_if_decided(db, *message_id, "escalated", now));
+    DISPATCHD_TRY(finish_if_decided(db, *message_id, Outcome::escalated, now));
     return *escalation;
   });
 }
@@ -70,8 +70,9 @@ Result<std::int64_t> end_with_escalation(Database& db, std::int64_t id, const st
 }  // namespace
 
 Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
-  if (a.status != "approved" && a.status != "proposed") {
-    return std::unexpected(Error::internal("a new action is approved or proposed, not " + a.status));
+  if (a.status != ActionStatus::approved && a.status != ActionStatus::proposed) {
+    return std::unexpected(
+        Error::internal("a new action is approved or proposed, not " + std::string(to_sql(a.status))));
   }
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto count = Query::prepare(db, "SELECT count(*) FROM actions WHERE message_id = ?");
@@ -103,7 +104,7 @@ Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
 
 Result<std::int64_t> queue_reply(Database& db, NewAction action, Time now) {
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
-    action.status = "approved";
+    action.status = ActionStatus::approved;
     auto id = add_action(db, action, now);
     if (!id) return std::unexpected(id.error());
     DISPATCHD_TRY(decide(db, action.message_id, now));
@@ -125,32 +126,34 @@ Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::
     if (!*row) return std::optional<OutboxItem>();
     OutboxItem item{pick->integer(0), pick->integer(1), pick->text(2), pick->text(3),
                     pick->text(4),    pick->text(5),    pick->text(6)};
-    DISPATCHD_TRY(move_action(db, item.id, {"approved", "sending", std::nullopt, std::nullopt}, now));
+    DISPATCHD_TRY(
+        move_action(db, item.id, {ActionStatus::approved, ActionStatus::sending, std::nullopt, std::nullopt}, now));
     return std::optional<OutboxItem>(std::move(item));
   });
 }
 
 Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id, Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
-    auto message_id = move_action(db, id, {"sending", "sent", std::nullopt, provider_message_id}, now);
+    auto message_id =
+        move_action(db, id, {ActionStatus::sending, ActionStatus::sent, std::nullopt, provider_message_id}, now);
     if (!message_id) return std::unexpected(message_id.error());
-    return finish_if_decided(db, *message_id, "replied", now);
+    return finish_if_decided(db, *message_id, Outcome::replied, now);
   });
 }
 
 Result<void> retry_send(Database& db, std::int64_t id, const std::string& error, Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
-    DISPATCHD_TRY(move_action(db, id, {"sending", "approved", error, std::nullopt}, now));
+    DISPATCHD_TRY(move_action(db, id, {ActionStatus::sending, ActionStatus::approved, error, std::nullopt}, now));
     return {};
   });
 }
 
 Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now) {
-  return end_with_escalation(db, id, "failed", "send_failed", error, now);
+  return end_with_escalation(db, id, ActionStatus::failed, EscalationReason::send_failed, error, now);
 }
 
 Result<std::int64_t> unknown_send(Database& db, std::int64_t id, const std::string& error, Time now) {
-  return end_with_escalation(db, id, "unknown", "delivery_unknown", error, now);
+  return end_with_escalation(db, id, ActionStatus::unknown, EscalationReason::delivery_unknown, error, now);
 }
 
 Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report, Time now) {
@@ -167,25 +170,30 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
     if (!*row) return result;
     const std::int64_t id = find->integer(0);
     const std::int64_t message_id = find->integer(1);
-    const std::string status = find->text(2);
+    const auto status = from_sql<ActionStatus>(find->text(2));
+    if (!status)
+      return std::unexpected(
+          Error{ErrorKind::corrupt, "action " + std::to_string(id) + " has the unknown status " + find->text(2)});
     result.action_id = id;
     JsonObject detail;
     detail.add("action", id).add("status", report.status).add("provider_message_id", report.provider_message_id);
     if (!report.error.empty()) detail.add("error", report.error);
     DISPATCHD_TRY(append_audit(db, {format_time(now), "delivery", message_id, "dispatchd", detail.str()}));
     const bool confirmed = report.status == "sent" || report.status == "delivered" || report.status == "read";
-    if (confirmed && (status == "sending" || status == "unknown")) {
+    if (confirmed && (status == ActionStatus::sending || status == ActionStatus::unknown)) {
       const std::optional<std::string> pid =
           report.provider_message_id.empty() ? std::nullopt : std::optional<std::string>(report.provider_message_id);
-      DISPATCHD_TRY(move_action(db, id, {status, "sent", std::nullopt, pid}, now));
-      DISPATCHD_TRY(finish_if_decided(db, message_id, "replied", now));
-    } else if (report.status == "failed" && (status == "sent" || status == "sending" || status == "unknown")) {
-      DISPATCHD_TRY(move_action(db, id, {status, "failed", report.error, std::nullopt}, now));
+      DISPATCHD_TRY(move_action(db, id, {*status, ActionStatus::sent, std::nullopt, pid}, now));
+      DISPATCHD_TRY(finish_if_decided(db, message_id, Outcome::replied, now));
+    } else if (report.status == "failed" &&
+               (status == ActionStatus::sent || status == ActionStatus::sending || status == ActionStatus::unknown)) {
+      DISPATCHD_TRY(move_action(db, id, {*status, ActionStatus::failed, report.error, std::nullopt}, now));
       const auto why = JsonObject().add("action", id).add("error", report.error).str();
-      auto escalation = open_escalation(db, {message_id, "send_failed", why, std::nullopt, std::nullopt}, now);
+      auto escalation =
+          open_escalation(db, {message_id, EscalationReason::send_failed, why, std::nullopt, std::nullopt}, now);
       if (!escalation) return std::unexpected(escalation.error());
       result.escalation_id = *escalation;
-      DISPATCHD_TRY(finish_if_decided(db, message_id, "escalated", now));
+      DISPATCHD_TRY(finish_if_decided(db, message_id, Outcome::escalated, now));
     }
     return result;
   });

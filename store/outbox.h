@@ -28,12 +28,12 @@ namespace dispatchd::store {
 
 struct NewAction {
   std::int64_t message_id = 0;
-  std::string action;                    // the catalog action's name, or "staff_reply"
-  std::string arguments;                 // compact JSON object (the validated reply)
-  std::optional<std::string> recipient;  // who the message goes to
-  std::optional<std::string> body;       // the message text
-  std::string status = "approved";       // "approved" (send it) or "proposed" (staff decide)
-  std::string created_by = "dispatchd";  // or the staff member
+  std::string action;                            // the catalog action's name, or "staff_reply"
+  std::string arguments;                         // compact JSON object (the validated reply)
+  std::optional<std::string> recipient;          // who the message goes to
+  std::optional<std::string> body;               // the message text
+  ActionStatus status = ActionStatus::approved;  // approved (send it) or proposed (staff decide)
+  std::string created_by = "dispatchd";          // or the staff member
   std::optional<std::int64_t> escalation_id;
 };
 

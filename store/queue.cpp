@@ -10,7 +10,7 @@ namespace {
 
 struct Item {
   std::int64_t message_id = 0;
-  std::string status;
+  EscalationStatus status = EscalationStatus::open;
   std::string assignee;
 };
 
@@ -21,15 +21,20 @@ Result<Item> load(Database& db, std::int64_t id) {
   auto row = select->step();
   if (!row) return std::unexpected(row.error());
   if (!*row) return std::unexpected(Error::not_found("no escalation " + std::to_string(id)));
-  return Item{select->integer(0), select->text(1), select->text(2)};
+  const auto status = from_sql<EscalationStatus>(select->text(1));
+  if (!status)
+    return std::unexpected(
+        Error{ErrorKind::corrupt, "escalation " + std::to_string(id) + " has the unknown status " + select->text(1)});
+  return Item{select->integer(0), *status, select->text(2)};
 }
 
 // Whether `who` may act on the item: it is still open, and not held by someone else.
 Result<void> check_actionable(const Item& item, std::int64_t id, const std::string& who) {
-  if (item.status == "resolved" || item.status == "dismissed") {
-    return std::unexpected(Error::refused("escalation " + std::to_string(id) + " is already " + item.status));
+  if (item.status == EscalationStatus::resolved || item.status == EscalationStatus::dismissed) {
+    return std::unexpected(
+        Error::refused("escalation " + std::to_string(id) + " is already " + std::string(to_sql(item.status))));
   }
-  if (item.status == "claimed" && item.assignee != who) {
+  if (item.status == EscalationStatus::claimed && item.assignee != who) {
     return std::unexpected(Error::refused("escalation " + std::to_string(id) + " is claimed by " + item.assignee));
   }
   return {};
@@ -50,12 +55,14 @@ Result<void> reject_proposal(Database& db, std::int64_t escalation_id, const std
                              Time now) {
   auto proposal = pending_proposal(db, escalation_id);
   if (!proposal) return std::unexpected(proposal.error());
-  if (*proposal) DISPATCHD_TRY(move_action(db, **proposal, {"proposed", "rejected", why, std::nullopt}, now, who));
+  if (*proposal)
+    DISPATCHD_TRY(
+        move_action(db, **proposal, {ActionStatus::proposed, ActionStatus::rejected, why, std::nullopt}, now, who));
   return {};
 }
 
 // Marks the item resolved or dismissed after check_actionable passed.
-Result<void> close(Database& db, std::int64_t id, const Item& item, const std::string& who, const std::string& status,
+Result<void> close(Database& db, std::int64_t id, const Item& item, const std::string& who, EscalationStatus status,
                    const std::string& resolution, Time now) {
   auto update = Query::prepare(
       db, "UPDATE escalations SET status = ?, assignee = ?, resolution = ?, resolved_at = ? WHERE id = ?");
@@ -63,7 +70,8 @@ Result<void> close(Database& db, std::int64_t id, const Item& item, const std::s
   update->bind(1, status).bind(2, who).bind(3, resolution).bind(4, format_time(now)).bind(5, id);
   DISPATCHD_TRY(update->run());
   const auto detail = JsonObject().add("escalation", id).add("resolution", resolution).str();
-  DISPATCHD_TRY(append_audit(db, {format_time(now), "staff_" + status, item.message_id, who, detail}));
+  DISPATCHD_TRY(
+      append_audit(db, {format_time(now), "staff_" + std::string(to_sql(status)), item.message_id, who, detail}));
   return {};
 }
 
@@ -85,7 +93,7 @@ Result<std::int64_t> open_escalation(Database& db, const NewEscalation& e, Time 
                                     JsonObject().add("escalation", id).add("reason", e.reason).str()}));
     if (e.proposal) {
       NewAction proposal = *e.proposal;
-      proposal.status = "proposed";
+      proposal.status = ActionStatus::proposed;
       proposal.escalation_id = id;
       DISPATCHD_TRY(add_action(db, proposal, now));
     }
@@ -102,7 +110,7 @@ Result<std::int64_t> escalate_message(Database& db, const NewEscalation& e,
       auto action = add_action(db, *holding_reply, now);
       if (!action) return std::unexpected(action.error());
     }
-    DISPATCHD_TRY(finish(db, e.message_id, "escalated", now));
+    DISPATCHD_TRY(finish(db, e.message_id, Outcome::escalated, now));
     return *id;
   });
 }
@@ -123,15 +131,15 @@ Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& 
   });
 }
 
-Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who, const std::string& status,
+Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who, EscalationStatus status,
                               const std::string& resolution, Time now) {
-  if (status != "resolved" && status != "dismissed")
+  if (status != EscalationStatus::resolved && status != EscalationStatus::dismissed)
     return std::unexpected(Error::internal("an escalation closes as resolved or dismissed"));
   return transaction<void>(db, [&]() -> Result<void> {
     auto item = load(db, id);
     if (!item) return std::unexpected(item.error());
     DISPATCHD_TRY(check_actionable(*item, id, who));
-    DISPATCHD_TRY(reject_proposal(db, id, who, "escalation " + status + " by " + who, now));
+    DISPATCHD_TRY(reject_proposal(db, id, who, "escalation " + std::string(to_sql(status)) + " by " + who, now));
     return close(db, id, *item, who, status, resolution, now);
   });
 }
@@ -145,8 +153,9 @@ Result<std::int64_t> approve_escalation(Database& db, std::int64_t id, const std
     if (!proposal) return std::unexpected(proposal.error());
     if (!*proposal)
       return std::unexpected(Error::refused("escalation " + std::to_string(id) + " has no proposed action to approve"));
-    DISPATCHD_TRY(move_action(db, **proposal, {"proposed", "approved", std::nullopt, std::nullopt}, now, who));
-    DISPATCHD_TRY(close(db, id, *item, who, "resolved", "approved", now));
+    DISPATCHD_TRY(move_action(db, **proposal,
+                              {ActionStatus::proposed, ActionStatus::approved, std::nullopt, std::nullopt}, now, who));
+    DISPATCHD_TRY(close(db, id, *item, who, EscalationStatus::resolved, "approved", now));
     return **proposal;
   });
 }
@@ -160,11 +169,11 @@ Result<std::int64_t> resolve_with_action(Database& db, std::int64_t id, const st
     DISPATCHD_TRY(reject_proposal(db, id, who, "replaced by " + who + " (" + resolution + ")", now));
     action.message_id = item->message_id;
     action.escalation_id = id;
-    action.status = "approved";
+    action.status = ActionStatus::approved;
     action.created_by = who;
     auto action_id = add_action(db, action, now);
     if (!action_id) return std::unexpected(action_id.error());
-    DISPATCHD_TRY(close(db, id, *item, who, "resolved", resolution, now));
+    DISPATCHD_TRY(close(db, id, *item, who, EscalationStatus::resolved, resolution, now));
     return *action_id;
   });
 }

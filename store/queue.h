@@ -25,7 +25,7 @@ namespace dispatchd::store {
 
 struct NewEscalation {
   std::int64_t message_id = 0;
-  std::string reason;                          // a reason code of v_escalations
+  EscalationReason reason = EscalationReason::contract_failed;
   std::string detail;                          // compact JSON: attempts, errors, ...
   std::optional<std::string> proposed_action;  // compact JSON, shown to staff
   std::optional<NewAction> proposal;           // stored as a 'proposed' outbox row
@@ -41,8 +41,8 @@ Result<std::int64_t> escalate_message(Database& db, const NewEscalation& e,
 
 Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
 
-// `status` is "resolved" or "dismissed"; a pending proposal is rejected.
-Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who, const std::string& status,
+// `status` is resolved or dismissed; a pending proposal is rejected.
+Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who, EscalationStatus status,
                               const std::string& resolution, Time now);
 
 // Resolves the escalation by approving its proposal as it is; returns the action id.

@@ -7,11 +7,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <sqlite3.h>
 
 #include "store/database.h"
 #include "store/error.h"
+#include "store/states.h"
 #include "store/transaction.h"
 
 namespace dispatchd::store {
@@ -44,6 +46,8 @@ class Query {
     return *this;
   }
   Query& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  template <typename E>
+  requires std::is_enum_v<E> Query& bind(int index, E value) { return bind(index, to_sql(value)); }
   template <typename T>
   Query& bind(int index, const std::optional<T>& value) {
     if (value) return bind(index, *value);

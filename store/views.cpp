@@ -38,7 +38,7 @@ MessageRow read_message(const Query& q) {
 
 }  // namespace
 
-Result<std::vector<EscalationRow>> list_escalations(Database& db, const std::optional<std::string>& status) {
+Result<std::vector<EscalationRow>> list_escalations(Database& db, std::optional<EscalationStatus> status) {
   auto query = Query::prepare(db, std::string(k_escalation_columns) +
                                       "WHERE ?1 IS NULL OR e.status = ?1 ORDER BY e.created_at, e.escalation_id");
   if (!query) return std::unexpected(query.error());

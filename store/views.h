@@ -11,6 +11,7 @@
 
 #include "store/database.h"
 #include "store/error.h"
+#include "store/states.h"
 
 namespace dispatchd::store {
 
@@ -72,8 +73,8 @@ struct EscalationRow {
   std::string text;
 };
 
-// Escalations, oldest first; `status` filters ("open", "claimed", ...) when set.
-Result<std::vector<EscalationRow>> list_escalations(Database& db, const std::optional<std::string>& status);
+// Escalations, oldest first; `status` filters when set.
+Result<std::vector<EscalationRow>> list_escalations(Database& db, std::optional<EscalationStatus> status);
 
 struct EscalationCase {
   EscalationRow escalation;

@@ -20,7 +20,7 @@ TEST_CASE("agent: a fenced reply is accepted on the first attempt and queued", "
   const auto id = h.receive("wamid.1", "Where is my order ORD-1001?");
   h.fake.push(FakeReply::text("```json\n" + send_message(k_customer, "It ships tomorrow.") + "\n```"));
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "queued");
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
   CHECK(h.fake.request_count() == 1);
   // What the fake received: the system prompt with the business text and every enum value,
   // the message in the one user turn, the schema in the dialect's own place.
@@ -54,7 +54,7 @@ TEST_CASE("agent: a wrong enum is fixed on the second attempt, which carries the
   h.fake.push(FakeReply::text(wrong));
   h.fake.push(FakeReply::text(send_message(k_customer, "Hello")));
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "queued");
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
   REQUIRE(h.fake.request_count() == 2);
   const auto second = h.turns(1);
   REQUIRE(second.size() == 3);  // the message, the failed output, the feedback
@@ -78,7 +78,7 @@ TEST_CASE("agent: three bad replies give a contract_failed escalation with three
   h.fake.push(
       FakeReply::text(R"({"action":"send_message","recipient":"15551234567","content":"hi","priority":"urgent"})"));
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "escalated");
+  CHECK(h.decisions[0].outcome == agent::Outcome::escalated);
   CHECK(h.decisions[0].detail == "contract_failed");
   CHECK(h.fake.request_count() == 3);
   // Only the last failed pair is kept: the third request has the message and one pair.
@@ -98,7 +98,7 @@ TEST_CASE("agent: 429 with Retry-After then success uses no re-ask", "[agent]") 
   h.fake.push(FakeReply::error(429).with_header("Retry-After", "1"));
   h.fake.push(FakeReply::text(send_message(k_customer, "Hello!")));
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "queued");
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
   CHECK(h.fake.request_count() == 2);
   CHECK(h.waits == std::vector<std::chrono::milliseconds>{1000ms});
   CHECK(h.count("SELECT count(*) FROM v_attempts") == 1);  // one attempt, valid
@@ -110,7 +110,7 @@ TEST_CASE("agent: a truncated reply is classed truncated and re-asked", "[agent]
   h.fake.push(FakeReply::truncated_text(R"({"action":"send_message","recipient":"155512)"));
   h.fake.push(FakeReply::text(send_message(k_customer, "Hello!")));
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "queued");
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 1 AND error_class = 'truncated'"
                 " AND finish_reason = 'length'") == 1);
   CHECK_THAT(h.turns(1).back().second, Catch::Contains("cut off at the output limit"));
@@ -134,7 +134,7 @@ TEST_CASE("agent: a tool's answer goes back to the model and ends in a reply", "
       R"({"action":"query_status","recipient":"15551234567","content":"order status","priority":"low"})"));
   h.fake.push(FakeReply::text(send_message(k_customer, "Your order has shipped.")));
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "queued");
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
   REQUIRE(h.tools.requests().size() == 1);
   CHECK_THAT(h.tools.requests()[0].url, Catch::Contains("15551234567"));
   const auto second = h.turns(1);
@@ -182,13 +182,13 @@ TEST_CASE("agent: with the provider down the message waits, then escalates past 
   h.receive("wamid.1", "hello");
   h.fake.set_fallback(FakeReply::error(503));
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "postponed");
+  CHECK(h.decisions[0].outcome == agent::Outcome::postponed);
   CHECK(h.fake.request_count() == 3);  // the transport budget, no attempt recorded
   CHECK(h.count("SELECT count(*) FROM v_attempts") == 0);
   CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'processing'") == 1);
   h.clock += 31s;  // waited, still down
   h.decide(2);
-  CHECK(h.decisions[1].outcome == "postponed");
+  CHECK(h.decisions[1].outcome == agent::Outcome::postponed);
   h.clock += 600s;  // past the deadline
   h.decide(3);
   CHECK(h.decisions[2].detail == "provider_unavailable");
@@ -206,7 +206,7 @@ TEST_CASE("agent: attempts recorded before a restart count toward the budget", "
                                    .provider = "openai",
                                    .model = "m",
                                    .raw_output = "not json",
-                                   .verdict = "invalid",
+                                   .verdict = store::Verdict::invalid,
                                    .error_class = "no_json"},
                                   h.clock));
   }
@@ -289,7 +289,7 @@ TEST_CASE("agent: a type's escalation carries the holding reply like any other",
   h.agent->set_setup(agent::make_setup(test::support_en(), "", std::string("A person will answer you shortly.")));
   h.receive("wamid.1", "[image]", k_customer, "", "image");
   h.decide(1);
-  CHECK(h.decisions[0].outcome == "escalated");
+  CHECK(h.decisions[0].outcome == agent::Outcome::escalated);
   CHECK(h.decisions[0].detail == "undecodable");
   CHECK(h.fake.request_count() == 0);
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'holding_reply' AND status = 'approved'") == 1);
@@ -349,7 +349,7 @@ TEST_CASE("agent: decisions a failed commit took back are taken again after grow
   const auto lost = [&] {
     pauses.clear();
     for (const auto& d : h.decisions) {
-      CHECK(d.outcome == "not_stored");
+      CHECK(d.outcome == agent::Outcome::not_stored);
       const std::string pause = d.detail.substr(d.detail.rfind(" in ") + 4);
       if (pauses.empty() || pauses.back() != pause) pauses.push_back(pause);
     }
@@ -367,7 +367,7 @@ TEST_CASE("agent: decisions a failed commit took back are taken again after grow
   REQUIRE(h.db.exec("DROP TRIGGER disk_full"));
   const std::size_t before = h.decisions.size();
   test::run_until(h.io, [&] { return h.decisions.size() == before + 3; });
-  for (std::size_t i = before; i < h.decisions.size(); ++i) CHECK(h.decisions[i].outcome == "escalated");
+  for (std::size_t i = before; i < h.decisions.size(); ++i) CHECK(h.decisions[i].outcome == agent::Outcome::escalated);
   // Each message decided once, with one stored attempt: the lost ones left nothing behind.
   CHECK(h.count("SELECT count(*) FROM escalations") == 3);
   CHECK(h.count("SELECT count(*) FROM attempts") == 3);

@@ -32,7 +32,8 @@ struct Fixture {
                               .arguments = k_proposal,
                               .recipient = "15551234567",
                               .body = "Your refund is on its way."};
-    auto opened = store::open_escalation(db, {message_id, "needs_approval", "{}", std::nullopt, proposal}, k_t0);
+    auto opened = store::open_escalation(
+        db, {message_id, store::EscalationReason::needs_approval, "{}", std::nullopt, proposal}, k_t0);
     REQUIRE(opened);
     escalation = *opened;
   }

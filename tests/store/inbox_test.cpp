@@ -65,10 +65,10 @@ TEST_CASE("inbox: a lease hides a message until it expires, then it is taken aga
   REQUIRE(*retaken);
   CHECK((*retaken)->id == id);
   CHECK(db.query_int("SELECT count(*) FROM inbox WHERE lease_owner = 'worker-2'").value() == 1);
-  REQUIRE(store::finish(db, id, "replied", k_t0 + 61s));
+  REQUIRE(store::finish(db, id, store::Outcome::replied, k_t0 + 61s));
   CHECK_FALSE(*store::take_next(db, "worker-3", k_t0 + 3600s, 60s));
   CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE outcome = 'replied' AND state = 'done'").value() == 1);
-  CHECK_FALSE(store::finish(db, id, "replied", k_t0 + 62s));  // not twice
+  CHECK_FALSE(store::finish(db, id, store::Outcome::replied, k_t0 + 62s));  // not twice
 }
 
 TEST_CASE("inbox: the message type is stored, leased and shown; none is NULL", "[inbox]") {
@@ -89,7 +89,7 @@ TEST_CASE("inbox: the message type is stored, leased and shown; none is NULL", "
   CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'received' AND json_extract(detail, '$.type') = "
                      "'image'")
             .value() == 1);
-  REQUIRE(store::finish(db, id, "ignored", k_t0, "a reason"));
+  REQUIRE(store::finish(db, id, store::Outcome::ignored, k_t0, "a reason"));
   CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'done' AND json_extract(detail, '$.why') = "
                      "'a reason' AND json_extract(detail, '$.outcome') = 'ignored'")
             .value() == 1);
@@ -108,7 +108,7 @@ TEST_CASE("inbox: one conversation in order, different conversations in parallel
   CHECK((*first)->id == a1);
   CHECK((*second)->id == b1);  // a2 waits behind a1
   CHECK_FALSE(*store::take_next(db, "w3", k_t0, 60s));
-  REQUIRE(store::finish(db, a1, "replied", k_t0 + 1s));
+  REQUIRE(store::finish(db, a1, store::Outcome::replied, k_t0 + 1s));
   auto third = store::take_next(db, "w3", k_t0 + 1s, 60s);
   REQUIRE(third);
   CHECK((*third)->id == a2);
@@ -142,7 +142,7 @@ TEST_CASE("inbox: release_lease hands back one message, only the holder's", "[in
   REQUIRE(*again);
   CHECK((*again)->id == a);
   CHECK_FALSE(store::take_next(db, "host-1", k_t0 + 3s, 300s).value());  // b keeps its lease
-  REQUIRE(store::finish(db, b, "replied", k_t0 + 4s));
+  REQUIRE(store::finish(db, b, store::Outcome::replied, k_t0 + 4s));
   REQUIRE(store::release_lease(db, b, "host-1"));  // finished: left as it is
   CHECK(db.query_int("SELECT count(*) FROM inbox WHERE id = " + std::to_string(b) + " AND state = 'done'").value() ==
         1);
@@ -162,9 +162,9 @@ TEST_CASE("store: a failing step inside a transaction rolls back the steps befor
   auto db = migrated(dir);
   const auto id = insert(db, "wamid.A", "c1");
   REQUIRE(store::take_next(db, "w", k_t0, 60s).value());
-  REQUIRE(store::finish(db, id, "replied", k_t0));
+  REQUIRE(store::finish(db, id, store::Outcome::replied, k_t0));
   // The UPDATE matched nothing the second time: an error, and no second 'done' event.
-  CHECK_FALSE(store::finish(db, id, "replied", k_t0));
+  CHECK_FALSE(store::finish(db, id, store::Outcome::replied, k_t0));
   CHECK(db.query_int("SELECT count(*) FROM audit WHERE event = 'done'").value() == 1);
   CHECK(db.query_int("SELECT outcome = 'replied' FROM v_messages").value() == 1);
 }

@@ -113,7 +113,7 @@ TEST_CASE("attempts: recorded with their audit event, counted per message, never
                                .model = "gpt-4o-mini",
                                .request_summary = R"({"turns":2})",
                                .raw_output = R"({"action":"reply"})",
-                               .verdict = "invalid",
+                               .verdict = store::Verdict::invalid,
                                .errors = R"([{"path":"/action","code":"enum","message":"..."}])",
                                .error_class = "enum",
                                .latency_ms = 812,
@@ -125,13 +125,13 @@ TEST_CASE("attempts: recorded with their audit event, counted per message, never
   CHECK(store::count_attempts(f.db, f.message_id).value().failed == 1);
   CHECK_FALSE(store::record_attempt(f.db, attempt, k_t0 + 2s));  // same attempt number
   attempt.attempt = 2;
-  attempt.verdict = "valid";
+  attempt.verdict = store::Verdict::valid;
   attempt.error_class.reset();
   REQUIRE(store::record_attempt(f.db, attempt, k_t0 + 2s));
   const auto counts = store::count_attempts(f.db, f.message_id).value();
   CHECK(counts.total == 2);
   CHECK(counts.failed == 1);
-  CHECK(counts.last_verdict == "valid");
+  CHECK(counts.last_verdict == store::Verdict::valid);
   CHECK(counts.last_raw_output == R"({"action":"reply"})");
   CHECK(f.db.query_int("SELECT count(*) FROM v_attempts WHERE error_class = 'enum' AND latency_ms = 812").value() == 1);
   CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event = 'attempt'").value() == 2);

@@ -29,7 +29,8 @@ struct Fixture {
         .arguments = R"({"action":"send_message","recipient":"15551234567","content":"Refunded."})",
         .recipient = "15551234567",
         .body = "Refunded."};
-    auto opened = store::open_escalation(db, {message->id, "needs_approval", "{}", std::nullopt, proposal}, k_t0 + 1s);
+    auto opened = store::open_escalation(
+        db, {message->id, store::EscalationReason::needs_approval, "{}", std::nullopt, proposal}, k_t0 + 1s);
     REQUIRE(opened);
     escalation = *opened;
   }
@@ -45,7 +46,8 @@ TEST_CASE("queue: open -> claimed -> resolved, each step audited", "[queue]") {
   CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'claimed' AND assignee = 'ana'").value() ==
         1);
   REQUIRE(store::claim_escalation(f.db, f.escalation, "ana", k_t0 + 3s));  // claiming again is harmless
-  REQUIRE(store::close_escalation(f.db, f.escalation, "ana", "resolved", "approved as proposed", k_t0 + 4s));
+  REQUIRE(store::close_escalation(f.db, f.escalation, "ana", store::EscalationStatus::resolved, "approved as proposed",
+                                  k_t0 + 4s));
   CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolved_at IS NOT NULL")
             .value() == 1);
   CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event IN ('escalation', 'staff_claim', 'staff_resolved')")
@@ -59,21 +61,23 @@ TEST_CASE("queue: a claim by another names the holder", "[queue]") {
   auto taken = store::claim_escalation(f.db, f.escalation, "luis", k_t0 + 3s);
   REQUIRE_FALSE(taken);
   CHECK(taken.error().message == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
-  auto closed_by_other = store::close_escalation(f.db, f.escalation, "luis", "dismissed", "spam", k_t0 + 4s);
+  auto closed_by_other =
+      store::close_escalation(f.db, f.escalation, "luis", store::EscalationStatus::dismissed, "spam", k_t0 + 4s);
   REQUIRE_FALSE(closed_by_other);
   CHECK(closed_by_other.error().message.ends_with("is claimed by ana"));
 }
 
 TEST_CASE("queue: a resolved item cannot be resolved, dismissed or claimed again", "[queue]") {
   Fixture f;
-  REQUIRE(store::close_escalation(f.db, f.escalation, "ana", "dismissed", "duplicate", k_t0 + 2s));
-  for (const char* status : {"resolved", "dismissed"}) {
+  REQUIRE(
+      store::close_escalation(f.db, f.escalation, "ana", store::EscalationStatus::dismissed, "duplicate", k_t0 + 2s));
+  for (const auto status : {store::EscalationStatus::resolved, store::EscalationStatus::dismissed}) {
     auto again = store::close_escalation(f.db, f.escalation, "ana", status, "again", k_t0 + 3s);
     REQUIRE_FALSE(again);
     CHECK(again.error().message.ends_with("is already dismissed"));
   }
   CHECK_FALSE(store::claim_escalation(f.db, f.escalation, "luis", k_t0 + 4s));
-  CHECK_FALSE(store::close_escalation(f.db, f.escalation, "ana", "approved", "x", k_t0 + 5s));
+  CHECK_FALSE(store::close_escalation(f.db, f.escalation, "ana", store::EscalationStatus::claimed, "x", k_t0 + 5s));
   CHECK_FALSE(store::claim_escalation(f.db, 999, "ana", k_t0));
   CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event LIKE 'staff_%'").value() == 1);
 }
@@ -131,14 +135,16 @@ TEST_CASE("queue: a staff action replaces the proposal, which ends rejected", "[
 
 TEST_CASE("queue: dismissing rejects the proposal and sends nothing", "[queue][outbox]") {
   Fixture f;
-  REQUIRE(store::close_escalation(f.db, f.escalation, "ana", "dismissed", "customer called instead", k_t0 + 2s));
+  REQUIRE(store::close_escalation(f.db, f.escalation, "ana", store::EscalationStatus::dismissed,
+                                  "customer called instead", k_t0 + 2s));
   CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'rejected'").value() == 1);
   CHECK_FALSE(store::begin_send(f.db, k_t0 + 3s).value());
 }
 
 TEST_CASE("queue: approving an escalation without a proposal is refused", "[queue]") {
   Fixture f;
-  auto plain = store::open_escalation(f.db, {f.message_id, "contract_failed", "{}", std::nullopt, std::nullopt}, k_t0);
+  auto plain = store::open_escalation(
+      f.db, {f.message_id, store::EscalationReason::contract_failed, "{}", std::nullopt, std::nullopt}, k_t0);
   REQUIRE(plain);
   auto approved = store::approve_escalation(f.db, *plain, "ana", k_t0 + 1s);
   REQUIRE_FALSE(approved);

@@ -23,7 +23,7 @@ const std::string& message_of(const store::Error& error) { return error.message;
 
 struct Attempt {
   std::string raw;
-  std::string verdict;
+  store::Verdict verdict;
   std::string errors = "[]";
   std::optional<std::string> error_class;
   std::int64_t latency_ms;
@@ -110,11 +110,11 @@ std::expected<void, std::string> seed_history(store::Database& db, Time start) {
   Time t = start;
   auto m1 = openai.receive("whatsapp", "wamid.seed1", "15551230001", "Where is my order ORD-1001?", t);
   if (!m1) return std::unexpected(m1.error());
-  SEED_TRY(
-      openai.attempts(*m1, {{send("15551230001", "ORD-1001 ships tomorrow.", "medium"), "valid", "[]", {}, 640}}, t));
+  SEED_TRY(openai.attempts(
+      *m1, {{send("15551230001", "ORD-1001 ships tomorrow.", "medium"), store::Verdict::valid, "[]", {}, 640}}, t));
   SEED_TRY(store::add_action(db, reply_action(*m1, "15551230001", "ORD-1001 ships tomorrow."), t + 3s));
   SEED_TRY(openai.deliver(t + 4s));
-  SEED_TRY(store::finish(db, *m1, "replied", t + 6s));
+  SEED_TRY(store::finish(db, *m1, store::Outcome::replied, t + 6s));
 
   // 2. A wrong enum fixed by the re-ask; the model then escalates.
   t = start + 10min;
@@ -124,16 +124,16 @@ std::expected<void, std::string> seed_history(store::Database& db, Time start) {
       *m2,
       {{"```json\n{\"action\":\"reply\",\"recipient\":\"15551230002\",\"content\":\"Un "
         "momento\",\"priority\":\"low\"}\n```",
-        "invalid", enum_error, "enum", 910},
+        store::Verdict::invalid, enum_error, "enum", 910},
        {R"({"action":"escalate_to_human","recipient":"15551230002","content":"Customer asks for a person","priority":"medium"})",
-        "valid",
+        store::Verdict::valid,
         "[]",
         {},
         700}},
       t));
-  SEED_TRY(
-      store::open_escalation(db, {*m2, "model_escalated", R"({"attempts":2})", std::nullopt, std::nullopt}, t + 4s));
-  SEED_TRY(store::finish(db, *m2, "escalated", t + 4s));
+  SEED_TRY(store::open_escalation(
+      db, {*m2, store::EscalationReason::model_escalated, R"({"attempts":2})", std::nullopt, std::nullopt}, t + 4s));
+  SEED_TRY(store::finish(db, *m2, store::Outcome::escalated, t + 4s));
 
   // 3. Three bad replies: contract_failed.
   t = start + 25min;
@@ -143,27 +143,30 @@ std::expected<void, std::string> seed_history(store::Database& db, Time start) {
       R"([{"path":"/recipient","code":"recipient","message":"the reply must go to this conversation's counterpart"}])";
   SEED_TRY(
       openai.attempts(*m3,
-                      {{send("15559999999", "Hi", "high"), "invalid", recipient_error, "recipient", 1500},
-                       {send("15559999999", "Hi", "high"), "invalid", recipient_error, "recipient", 1320},
-                       {R"({"action":"send_message","recipient":"15559999999","content":"Hi")", "invalid",
+                      {{send("15559999999", "Hi", "high"), store::Verdict::invalid, recipient_error, "recipient", 1500},
+                       {send("15559999999", "Hi", "high"), store::Verdict::invalid, recipient_error, "recipient", 1320},
+                       {R"({"action":"send_message","recipient":"15559999999","content":"Hi")", store::Verdict::invalid,
                         R"([{"path":"","code":"truncated","message":"the reply ends before the JSON object does"}])",
                         "truncated", 2100}},
                       t));
-  SEED_TRY(store::open_escalation(
-      db, {*m3, "contract_failed", R"({"attempts":3,"last_error":"truncated"})", std::nullopt, std::nullopt}, t + 5s));
-  SEED_TRY(store::finish(db, *m3, "escalated", t + 5s));
+  SEED_TRY(store::open_escalation(db,
+                                  {*m3, store::EscalationReason::contract_failed,
+                                   R"({"attempts":3,"last_error":"truncated"})", std::nullopt, std::nullopt},
+                                  t + 5s));
+  SEED_TRY(store::finish(db, *m3, store::Outcome::escalated, t + 5s));
 
   // 4. The next day: a reply flagged for review; staff edit it, and it is sent.
   t = start + 24h;
   auto m4 = openai.receive("whatsapp", "wamid.seed4", "15551230001", "Can I get a refund for ORD-1001?", t);
   if (!m4) return std::unexpected(m4.error());
-  SEED_TRY(openai.attempts(*m4, {{send("15551230001", "Refund approved.", "high"), "review", "[]", {}, 820}}, t));
+  SEED_TRY(openai.attempts(
+      *m4, {{send("15551230001", "Refund approved.", "high"), store::Verdict::review, "[]", {}, 820}}, t));
   auto e4 = store::open_escalation(db,
-                                   {*m4, "review_flags", R"({"review":["grounding_unchecked"]})", std::nullopt,
-                                    reply_action(*m4, "15551230001", "Refund approved.")},
+                                   {*m4, store::EscalationReason::review_flags, R"({"review":["grounding_unchecked"]})",
+                                    std::nullopt, reply_action(*m4, "15551230001", "Refund approved.")},
                                    t + 3s);
   if (!e4) return std::unexpected(e4.error().message);
-  SEED_TRY(store::finish(db, *m4, "escalated", t + 3s));
+  SEED_TRY(store::finish(db, *m4, store::Outcome::escalated, t + 3s));
   SEED_TRY(store::claim_escalation(db, *e4, "ana", t + 10min));
   SEED_TRY(store::resolve_with_action(
       db, *e4, "ana", reply_action(*m4, "15551230001", "Your refund for ORD-1001 is on its way (3-5 days)."), "edited",
@@ -175,31 +178,34 @@ std::expected<void, std::string> seed_history(store::Database& db, Time start) {
   auto m5 = gemini.receive("gmail", "18c2f0a1b2c3d4e5", "maria@example.com", "Hello, has my invoice been sent?", t);
   if (!m5) return std::unexpected(m5.error());
   SEED_TRY(gemini.attempts(
-      *m5, {{send("maria@example.com", "Yes, it was sent yesterday.", "low"), "valid", "[]", {}, 1210}}, t));
+      *m5, {{send("maria@example.com", "Yes, it was sent yesterday.", "low"), store::Verdict::valid, "[]", {}, 1210}},
+      t));
   SEED_TRY(store::add_action(db, reply_action(*m5, "maria@example.com", "Yes, it was sent yesterday."), t + 3s));
   SEED_TRY(gemini.deliver(t + 4s));
-  SEED_TRY(store::finish(db, *m5, "replied", t + 6s));
+  SEED_TRY(store::finish(db, *m5, store::Outcome::replied, t + 6s));
 
   // 6. A send the provider refuses for good: send_failed, open.
   t = start + 24h + 40min;
   auto m6 = openai.receive("whatsapp", "wamid.seed6", "15551230004", "Is the shop open on Sunday?", t);
   if (!m6) return std::unexpected(m6.error());
-  SEED_TRY(openai.attempts(*m6, {{send("15551230004", "Yes, 10:00 to 14:00.", "low"), "valid", "[]", {}, 590}}, t));
+  SEED_TRY(openai.attempts(
+      *m6, {{send("15551230004", "Yes, 10:00 to 14:00.", "low"), store::Verdict::valid, "[]", {}, 590}}, t));
   SEED_TRY(store::add_action(db, reply_action(*m6, "15551230004", "Yes, 10:00 to 14:00."), t + 3s));
   SEED_TRY(openai.deliver(t + 4s, "(#131047) Re-engagement message: more than 24 hours since the customer wrote"));
-  SEED_TRY(store::finish(db, *m6, "escalated", t + 6s));
+  SEED_TRY(store::finish(db, *m6, store::Outcome::escalated, t + 6s));
 
   // 7. A proposal waiting for staff approval.
   t = start + 24h + 45min;
   auto m7 = openai.receive("whatsapp", "wamid.seed7", "15551230006", "Please cancel my subscription", t);
   if (!m7) return std::unexpected(m7.error());
   SEED_TRY(openai.attempts(
-      *m7, {{send("15551230006", "Your subscription is cancelled.", "medium"), "review", "[]", {}, 760}}, t));
+      *m7, {{send("15551230006", "Your subscription is cancelled.", "medium"), store::Verdict::review, "[]", {}, 760}},
+      t));
   SEED_TRY(store::open_escalation(db,
-                                  {*m7, "needs_approval", R"({"review":["requires_approval"]})", std::nullopt,
-                                   reply_action(*m7, "15551230006", "Your subscription is cancelled.")},
+                                  {*m7, store::EscalationReason::needs_approval, R"({"review":["requires_approval"]})",
+                                   std::nullopt, reply_action(*m7, "15551230006", "Your subscription is cancelled.")},
                                   t + 3s));
-  SEED_TRY(store::finish(db, *m7, "escalated", t + 3s));
+  SEED_TRY(store::finish(db, *m7, store::Outcome::escalated, t + 3s));
 
   // 8. A message still waiting (nobody took it).
   t = start + 24h + 50min;

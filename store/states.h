@@ -1,0 +1,119 @@
+#pragma once
+// The states and codes the store writes as text. Their SQL text is the audit contract
+// (ARCHITECTURE.md's views: v_attempts.verdict, v_messages.outcome, v_actions.status,
+// v_escalations.reason and status), so each enum has exactly one table to and from it,
+// here; code passes the enums, and a typo in a state does not compile.
+//
+//   to_sql(e)          the text stored for e
+//   from_sql<E>(text)  the enum for a stored text; nullopt for any other text
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace dispatchd::store {
+
+// The validator's verdict on one model attempt (v_attempts.verdict). invalid and error
+// count toward the re-ask budget.
+enum class Verdict { valid, review, invalid, error };
+
+// How a message ended (v_messages.outcome; 'pending' is the view's name for "not yet").
+enum class Outcome { replied, escalated, ignored };
+
+// An outbox row's state (v_actions.status); store/outbox.h draws the machine.
+enum class ActionStatus { proposed, approved, sending, sent, failed, unknown, rejected };
+
+// Why a message went to staff (v_escalations.reason).
+enum class EscalationReason {
+  contract_failed,
+  model_escalated,
+  needs_approval,
+  review_flags,
+  policy_violation,
+  provider_unavailable,
+  send_failed,
+  delivery_unknown,
+  undecodable,
+};
+
+// An escalation's state (v_escalations.status); store/queue.h draws the machine.
+enum class EscalationStatus { open, claimed, resolved, dismissed };
+
+template <typename E>
+struct SqlNames;
+
+template <>
+struct SqlNames<Verdict> {
+  static constexpr std::array<std::pair<Verdict, std::string_view>, 4> table{{
+      {Verdict::valid, "valid"},
+      {Verdict::review, "review"},
+      {Verdict::invalid, "invalid"},
+      {Verdict::error, "error"},
+  }};
+};
+
+template <>
+struct SqlNames<Outcome> {
+  static constexpr std::array<std::pair<Outcome, std::string_view>, 3> table{{
+      {Outcome::replied, "replied"},
+      {Outcome::escalated, "escalated"},
+      {Outcome::ignored, "ignored"},
+  }};
+};
+
+template <>
+struct SqlNames<ActionStatus> {
+  static constexpr std::array<std::pair<ActionStatus, std::string_view>, 7> table{{
+      {ActionStatus::proposed, "proposed"},
+      {ActionStatus::approved, "approved"},
+      {ActionStatus::sending, "sending"},
+      {ActionStatus::sent, "sent"},
+      {ActionStatus::failed, "failed"},
+      {ActionStatus::unknown, "unknown"},
+      {ActionStatus::rejected, "rejected"},
+  }};
+};
+
+template <>
+struct SqlNames<EscalationReason> {
+  static constexpr std::array<std::pair<EscalationReason, std::string_view>, 9> table{{
+      {EscalationReason::contract_failed, "contract_failed"},
+      {EscalationReason::model_escalated, "model_escalated"},
+      {EscalationReason::needs_approval, "needs_approval"},
+      {EscalationReason::review_flags, "review_flags"},
+      {EscalationReason::policy_violation, "policy_violation"},
+      {EscalationReason::provider_unavailable, "provider_unavailable"},
+      {EscalationReason::send_failed, "send_failed"},
+      {EscalationReason::delivery_unknown, "delivery_unknown"},
+      {EscalationReason::undecodable, "undecodable"},
+  }};
+};
+
+template <>
+struct SqlNames<EscalationStatus> {
+  static constexpr std::array<std::pair<EscalationStatus, std::string_view>, 4> table{{
+      {EscalationStatus::open, "open"},
+      {EscalationStatus::claimed, "claimed"},
+      {EscalationStatus::resolved, "resolved"},
+      {EscalationStatus::dismissed, "dismissed"},
+  }};
+};
+
+template <typename E>
+constexpr std::string_view to_sql(E value) {
+  for (const auto& [e, text] : SqlNames<E>::table) {
+    if (e == value) return text;
+  }
+  return {};  // unreachable: every enumerator has a row (tests/store/states_test.cpp)
+}
+
+template <typename E>
+constexpr std::optional<E> from_sql(std::string_view text) {
+  for (const auto& [e, name] : SqlNames<E>::table) {
+    if (name == text) return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace dispatchd::store
