@@ -3,44 +3,13 @@
 #include "staff/decisions.h"
 #include "store/audit.h"
 #include "store/queue.h"
-#include "tests/store/store_fixture.h"
+#include "tests/staff/escalation_fixture.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
 using test::k_t0;
 
-namespace {
-
-constexpr const char* k_proposal =
-    R"({"action":"send_message","recipient":"15551234567","content":"Your refund is on its way.","priority":"high"})";
-
-// A WhatsApp message escalated for approval with a valid proposal (support.en catalog).
-struct Fixture {
-  test::TempDir dir;
-  store::Database db = test::migrated_db(dir);
-  catalog::Catalog catalog = test::support_en();
-  std::int64_t message_id = 0;
-  std::int64_t escalation = 0;
-
-  Fixture() {
-    auto message =
-        store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "I want my refund", "{}"}, k_t0);
-    REQUIRE(message);
-    message_id = message->id;
-    store::NewAction proposal{.message_id = message_id,
-                              .action = "send_message",
-                              .arguments = k_proposal,
-                              .recipient = "15551234567",
-                              .body = "Your refund is on its way."};
-    auto opened = store::open_escalation(db, {message_id, "needs_approval", "{}", std::nullopt, proposal}, k_t0);
-    REQUIRE(opened);
-    escalation = *opened;
-  }
-
-  std::int64_t count(const std::string& sql) { return db.query_int(sql).value(); }
-};
-
-}  // namespace
+using Fixture = test::EscalationFixture;
 
 TEST_CASE("staff: approve re-validates the proposal and queues it for sending", "[staff]") {
   Fixture f;
