@@ -90,3 +90,43 @@ TEST_CASE("staff: dismiss needs a note, a dismissed item takes no more decisions
   CHECK(late.error().message == "escalation " + std::to_string(f.escalation) + " is already dismissed");
   CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
 }
+
+TEST_CASE("staff: an edit that writes the customer's number in another form is sent to the number as stored",
+          "[staff]") {
+  const auto written = GENERATE(as<std::string>{}, "+15551234567", "+1 (555) 123-4567", "15551234567 ");
+  CAPTURE(written);
+  Fixture f;
+  const std::string edited =
+      R"({"action":"send_message","recipient":")" + written + R"(","content":"Refund sent.","priority":"high"})";
+  REQUIRE(staff::edit(f.db, f.catalog, f.escalation, "ana", edited, k_t0 + 1s));
+  // The outbox row goes to the wa_id (the 24-hour window and Graph look it up); the
+  // arguments keep what staff wrote.
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND created_by = 'ana'"
+                " AND recipient = '15551234567' AND json_extract(arguments, '$.recipient') = '" +
+                written + "'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_audit WHERE event = 'action' AND actor = 'ana'"
+                " AND json_extract(detail, '$.recipient') = '15551234567'"
+                " AND json_extract(detail, '$.recipient_written') = '" +
+                written + "'") == 1);
+}
+
+TEST_CASE("staff: approving a proposal stored with the model's written recipient sends to the number as stored",
+          "[staff]") {
+  Fixture f("+1 555-123-4567");
+  REQUIRE(staff::approve(f.db, f.catalog, f.escalation, "ana", k_t0 + 1s));
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status IN ('approved', 'sending', 'sent')"
+                " AND recipient <> '15551234567'") == 0);
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND recipient = '15551234567'"
+                " AND body = 'Your refund is on its way.'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolution = 'approved'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_audit WHERE event = 'action'"
+                " AND json_extract(detail, '$.recipient_written') = '+1 555-123-4567'") == 1);
+}
+
+TEST_CASE("staff: approving a proposal already addressed to the number as stored approves that row", "[staff]") {
+  Fixture f;
+  auto action = staff::approve(f.db, f.catalog, f.escalation, "ana", k_t0 + 1s);
+  REQUIRE(action);
+  CHECK(f.count("SELECT count(*) FROM v_actions") == 1);
+  CHECK(f.count("SELECT action_id FROM v_actions WHERE status = 'approved' AND created_by = 'dispatchd'") == *action);
+}
