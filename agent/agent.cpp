@@ -353,7 +353,8 @@ void Run::act(const Verdict& verdict) {
                              .action = verdict.action,
                              .arguments = verdict.output,
                              .recipient = outbound->recipient,
-                             .body = outbound->body};
+                             .body = outbound->body,
+                             .recipient_written = outbound->recipient_written};
       if (verdict.needs_review()) {
         std::string flags;
         for (const auto& flag : verdict.review) flags += (flags.empty() ? "" : ",") + flag.code;

@@ -1,13 +1,11 @@
 #include "daemon/staff_api.h"
 
 #include <openssl/crypto.h>
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <charconv>
 
 #include "common/json_out.h"
+#include "common/strict_json.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
 #include "store/views.h"
@@ -17,6 +15,11 @@ namespace dispatchd::daemon {
 namespace {
 
 constexpr const char* k_json = "application/json";
+
+// A request body is untrusted input: parsed strictly (iterative, no duplicate keys), and
+// one level deeper than the validator reads an edited action, so that an edit nested too
+// deep gets the validator's own verdict. The listener already bounds its size.
+constexpr json::ParseLimits k_body_limits{.max_depth = validator::Limits{}.max_depth + 1};
 
 Response json(int status, std::string body) { return Response{status, std::move(body), k_json, {}}; }
 
@@ -136,10 +139,10 @@ Response StaffApi::handle(const Request& request) {
 }
 
 Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::string& body) {
-  rapidjson::Document doc;
-  if (doc.Parse(body.data(), body.size()).HasParseError() || !doc.IsObject()) {
-    return refusal(400, "the body must be a JSON object");
-  }
+  auto parsed = json::parse_strict(body, k_body_limits);
+  if (!parsed) return refusal(400, "the body is not valid JSON: " + parsed.error().message);
+  const rapidjson::Document& doc = parsed->document;
+  if (!doc.IsObject()) return refusal(400, "the body must be a JSON object");
   const auto who = string_member(doc, "as");
   if (!who || who->empty()) return refusal(400, "\"as\" (who decides) is required");
   const store::Time now = m_now();
@@ -160,15 +163,8 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
     } else {
       const auto it = doc.FindMember("action");
       if (it == doc.MemberEnd()) return refusal(400, "\"action\" is required");
-      std::string text;
-      if (it->value.IsString()) {
-        text.assign(it->value.GetString(), it->value.GetStringLength());
-      } else {
-        rapidjson::StringBuffer buffer;
-        rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-        it->value.Accept(writer);
-        text.assign(buffer.GetString(), buffer.GetSize());
-      }
+      const std::string text = it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
+                                                    : json::to_string(it->value);
       action = staff::edit(m_db, *catalog, id, *who, text, now);
     }
   } else {

@@ -5,7 +5,9 @@
 //   POST /api/escalations/{id}/claim|approve|edit|reply|dismiss
 //        body {"as": NAME, "action": {...}, "text": "...", "note": "..."}: the same decisions
 //        as dispatchctl (staff/decisions.h), 200 {"ok":true,...} or 409 with the refusal and,
-//        for a refused edit, the validator's verdict
+//        for a refused edit, the validator's verdict. The body is parsed strictly
+//        (common/strict_json.h: no duplicate keys, at most 33 levels, no recursion);
+//        anything but one such object is 400 {"ok":false,"error":...} and decides nothing
 //   GET  /staff/                               a small page over the API
 // Without a configured token the API answers 404: it is off.
 

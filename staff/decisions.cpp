@@ -1,5 +1,7 @@
 #include "staff/decisions.h"
 
+#include <algorithm>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -51,7 +53,8 @@ std::expected<store::NewAction, Refusal> checked_action(store::Database& db, con
                           .action = verdict.action,
                           .arguments = verdict.output,
                           .recipient = outbound->recipient,
-                          .body = outbound->body};
+                          .body = outbound->body,
+                          .recipient_written = outbound->recipient_written};
 }
 
 template <typename T>
@@ -82,6 +85,13 @@ std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog:
   // The catalog may have changed since the proposal was made: check it again.
   auto checked = checked_action(db, catalog, escalation, *item->escalation.proposed_action);
   if (!checked) return std::unexpected(std::move(checked.error()));
+  // A proposal stored before recipients were made canonical may be addressed as the model
+  // wrote it ("+1 555-123-4567"), which the channel cannot match to the customer: the checked
+  // action, addressed to the counterpart as stored, is approved in its place.
+  const auto proposal = std::ranges::find(item->actions, "proposed", &store::ActionRow::status);
+  if (proposal != item->actions.end() && proposal->recipient != checked->recipient) {
+    return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), "approved", now));
+  }
   return lift(store::approve_escalation(db, escalation, who, now));
 }
 

@@ -91,13 +91,12 @@ Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
     insert->bind(10, at).bind(11, at);
     DISPATCHD_TRY(insert->run());
     const std::int64_t id = insert->last_insert_id();
-    const auto detail = JsonObject()
-                            .add("action", id)
-                            .add("name", a.action)
-                            .add("to", a.status)
-                            .add_raw("arguments", a.arguments)
-                            .str();
-    DISPATCHD_TRY(append_audit(db, {at, "action", a.message_id, a.created_by, detail}));
+    JsonObject detail;
+    detail.add("action", id).add("name", a.action).add("to", a.status);
+    if (a.recipient) detail.add("recipient", *a.recipient);
+    if (a.recipient_written) detail.add("recipient_written", *a.recipient_written);
+    detail.add_raw("arguments", a.arguments);
+    DISPATCHD_TRY(append_audit(db, {at, "action", a.message_id, a.created_by, detail.str()}));
     return id;
   });
 }

@@ -35,9 +35,13 @@ struct NewAction {
   ActionStatus status = ActionStatus::approved;  // approved (send it) or proposed (staff decide)
   std::string created_by = "dispatchd";          // or the staff member
   std::optional<std::int64_t> escalation_id;
+  // The recipient as the reply wrote it, when that differs from `recipient` (the policy
+  // accepts "+1 555-123-4567" for 15551234567): recorded in the audit event only.
+  std::optional<std::string> recipient_written;
 };
 
-// Adds an action with a fresh idempotency key ("dispatchd-<message>-<n>").
+// Adds an action with a fresh idempotency key ("dispatchd-<message>-<n>"). Its audit event
+// is {action, name, to, recipient, recipient_written, arguments}, the recipients when set.
 Result<std::int64_t> add_action(Database& db, const NewAction& action, Time now);
 
 // The agent's auto-approved reply: the action (approved) and the message decided, in one

@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include "validator/checks.h"
+
 namespace dispatchd::validator {
 namespace {
 
@@ -23,10 +25,15 @@ std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdi
   if (doc.Parse(verdict.output.data(), verdict.output.size()).HasParseError() || !doc.IsObject()) return std::nullopt;
   auto body = string_member(doc, *action->text_field);
   if (!body) return std::nullopt;
-  std::optional<std::string> recipient =
-      action->policy.recipient_field ? string_member(doc, *action->policy.recipient_field) : counterpart;
-  if (!recipient) return std::nullopt;
-  return Outbound{std::move(*recipient), std::move(*body)};
+  Outbound out{counterpart, std::move(*body), std::nullopt};
+  if (!action->policy.recipient_field) return out;
+  auto written = string_member(doc, *action->policy.recipient_field);
+  // The policy let the reply through because it names the counterpart, in whatever form; the
+  // message goes to the counterpart as stored, which is what the channel and the 24-hour
+  // window know. A verdict checked against no sender or another one sends nothing.
+  if (!written || !same_counterpart(*written, counterpart)) return std::nullopt;
+  if (*written != counterpart) out.recipient_written = std::move(*written);
+  return out;
 }
 
 }  // namespace dispatchd::validator

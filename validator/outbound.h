@@ -1,7 +1,12 @@
 #pragma once
-// What a valid reply sends: for an action of kind reply, the recipient (its policy's
-// recipient_field) and the message text (its text_field), decoded from the verdict's output.
-// Shared by the agent loop and the staff commands so both fill the outbox the same way.
+// What a valid reply sends: for an action of kind reply, the recipient and the message text
+// (its text_field), decoded from the verdict's output. Shared by the agent loop and the
+// staff commands so both fill the outbox the same way.
+//
+// The recipient is always the conversation's counterpart exactly as the inbox stores it
+// (the WhatsApp wa_id, the email address): the policy accepts other forms of it
+// ("+52 1 55 1234 5678" for 5215512345678, "Ana@Example.com" for ana@example.com), but
+// the channel, the 24-hour window and the audit queries know it only as stored.
 
 #include <optional>
 #include <string>
@@ -12,12 +17,17 @@
 namespace dispatchd::validator {
 
 struct Outbound {
-  std::string recipient;
+  std::string recipient;  // the counterpart as stored
   std::string body;
+  // The policy's recipient_field as the reply wrote it, when that differs from `recipient`
+  // (kept for the audit trail).
+  std::optional<std::string> recipient_written;
 };
 
-// nullopt unless `verdict` is ok and its action is a reply with a text field. Without a
-// recipient_field the message goes to `counterpart`.
+// nullopt unless `verdict` is ok, its action is a reply with a text field and, when the
+// action has a recipient_field, that field names `counterpart` (validator::validate checked
+// it when given `counterpart` as Context::sender; a verdict checked against no sender or
+// another one sends nothing).
 std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdict& verdict,
                                     const std::string& counterpart);
 

@@ -126,6 +126,24 @@ TEST_CASE("agent: a reply to another number is refused, and escalated when it pe
   CHECK(h.count("SELECT count(*) FROM v_actions") == 0);  // nothing was ever queued
 }
 
+TEST_CASE("agent: a reply written to \"+<sender>\" is queued for the sender as stored, the audit keeps both",
+          "[agent]") {
+  AgentHarness h;
+  h.receive("wamid.1", "Where is my order?");
+  const std::string written = "+" + std::string(k_customer);
+  h.fake.push(FakeReply::text(send_message(written, "It ships tomorrow.")));
+  h.decide(1);
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
+  // The outbox row goes to the wa_id, which the 24-hour window and Graph look up; the
+  // arguments keep the model's reply as it was validated.
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND recipient = '15551234567'"
+                " AND json_extract(arguments, '$.recipient') = '+15551234567'") == 1);
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE recipient <> '15551234567'") == 0);
+  CHECK(h.count("SELECT count(*) FROM v_audit WHERE event = 'action' AND json_extract(detail, '$.to') = 'approved'"
+                " AND json_extract(detail, '$.recipient') = '15551234567'"
+                " AND json_extract(detail, '$.recipient_written') = '+15551234567'") == 1);
+}
+
 TEST_CASE("agent: a tool's answer goes back to the model and ends in a reply", "[agent]") {
   AgentHarness h;
   h.receive("wamid.1", "Status of my order?");
@@ -157,7 +175,10 @@ TEST_CASE("agent: the model's escalation opens one, with a holding reply when co
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'holding_reply' AND status = 'approved'") == 1);
 }
 
-TEST_CASE("agent: an action that requires approval becomes a proposal for staff", "[agent]") {
+namespace {
+
+// support.en with send_message requiring approval.
+catalog::Catalog approval_catalog() {
   std::string text = test::read_file(test::source_path("catalog/examples/support.en.json"));
   const std::string policy = R"("policy": { "recipient_field": "recipient" })";
   REQUIRE(text.find(policy) != std::string::npos);
@@ -165,13 +186,33 @@ TEST_CASE("agent: an action that requires approval becomes a proposal for staff"
                R"("policy": { "recipient_field": "recipient", "requires_approval": true })");
   auto catalog = catalog::Catalog::parse(text, "approval.json");
   REQUIRE(catalog);
-  AgentHarness h({}, llm::ProviderKind::openai, *catalog);
+  return std::move(*catalog);
+}
+
+}  // namespace
+
+TEST_CASE("agent: an action that requires approval becomes a proposal for staff", "[agent]") {
+  const auto catalog = approval_catalog();
+  AgentHarness h({}, llm::ProviderKind::openai, catalog);
   h.receive("wamid.1", "Refund please");
   h.fake.push(FakeReply::text(send_message(k_customer, "Refund approved.")));
   h.decide(1);
   CHECK(h.decisions[0].detail == "needs_approval");
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE status = 'proposed' AND escalation_id IS NOT NULL") == 1);
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'review'") == 1);
+}
+
+TEST_CASE("agent: a proposal written to another form of the sender's number is addressed to the sender as stored",
+          "[agent]") {
+  const auto catalog = approval_catalog();
+  AgentHarness h({}, llm::ProviderKind::openai, catalog);
+  h.receive("wamid.1", "Refund please");
+  h.fake.push(FakeReply::text(send_message("+1 (555) 123-4567", "Refund approved.")));
+  h.decide(1);
+  CHECK(h.decisions[0].detail == "needs_approval");
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE status = 'proposed' AND recipient = '15551234567'") == 1);
+  CHECK(h.count("SELECT count(*) FROM v_audit WHERE event = 'action'"
+                " AND json_extract(detail, '$.recipient_written') = '+1 (555) 123-4567'") == 1);
 }
 
 TEST_CASE("agent: with the provider down the message waits, then escalates past the deadline", "[agent]") {

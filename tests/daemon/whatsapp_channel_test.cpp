@@ -13,6 +13,7 @@
 #include "store/round.h"
 #include "tests/io_run.h"
 #include "tests/store/store_fixture.h"
+#include "validator/outbound.h"
 
 using namespace dispatchd;
 
@@ -213,4 +214,47 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
   std::size_t sends = 0;
   for (const auto& request : f.transport.requests) sends += request.body.find(R"("type":"text")") != std::string::npos;
   CHECK(sends == 1);
+}
+
+TEST_CASE("whatsapp channel: a reply the model addressed to \"+<wa_id>\" goes out within the 24-hour window",
+          "[whatsapp]") {
+  Fixture f;
+  const auto count = [&f](const std::string& sql) { return f.db.query_int(sql).value(); };
+  f.post(signed_post(text_webhook(1)));  // from 5215510000001, a moment ago
+  test::run_until(f.io, [&] { return f.statuses.size() == 1 && f.transport.held.size() == 1; });
+  REQUIRE(f.statuses == std::vector<int>{200});
+  f.transport.answer_all();  // the read receipt
+  const std::string wa_id = "5215510000001";
+  const std::int64_t message_id = count("SELECT id FROM inbox WHERE sender = '" + wa_id + "'");
+
+  // What the agent does with a valid reply (agent/agent.cpp, Run::act).
+  const std::string reply =
+      R"({"action":"send_message","recipient":"+5215510000001","content":"Ya va en camino.","priority":"low"})";
+  const auto verdict = validator::validate(test::support_en(), reply, {.sender = wa_id, .source = {}});
+  REQUIRE(verdict.ok);
+  const auto outbound = validator::outbound_of(test::support_en(), verdict, wa_id);
+  REQUIRE(outbound);
+  REQUIRE(store::add_action(f.db,
+                            {.message_id = message_id,
+                             .action = verdict.action,
+                             .arguments = verdict.output,
+                             .recipient = outbound->recipient,
+                             .body = outbound->body},
+                            test::k_t0));
+
+  // The window finds the customer's message, so the send leaves instead of failing.
+  f.channel.pump();
+  const std::string failed = "SELECT count(*) FROM actions WHERE status = 'failed'";
+  test::run_until(f.io, [&] { return !f.transport.held.empty() || count(failed) > 0; });
+  CHECK(count(failed) == 0);
+  CHECK(count("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'") == 0);
+  REQUIRE(f.transport.requests.size() == 2);
+  CHECK_THAT(f.transport.requests.back().body, Catch::Contains(R"("to":"5215510000001")"));
+  CHECK_THAT(f.transport.requests.back().body, Catch::Contains("Ya va en camino."));
+  f.transport.answer_all(
+      R"({"messaging_product":"whatsapp","contacts":[{"input":"5215510000001","wa_id":"5215510000001"}],)"
+      R"("messages":[{"id":"wamid.OUT1"}]})");
+  test::run_until(f.io, [&] { return count("SELECT count(*) FROM actions WHERE status = 'sent'") == 1; });
+  CHECK(count("SELECT count(*) FROM v_actions WHERE provider_message_id = 'wamid.OUT1'"
+              " AND recipient = '5215510000001'") == 1);
 }

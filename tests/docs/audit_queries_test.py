@@ -72,8 +72,13 @@ def staff_activity(rows):
     assert got.get(("ana", "staff_claim")) == 1 and got.get(("ana", "staff_resolved")) == 1, rows
 
 
+def written_recipients(rows):
+    (row,) = rows
+    assert (row["written"], row["sent_to"], row["actor"]) == ("Maria@Example.com", "maria@example.com", "dispatchd"), row
+
+
 CHECKS = [why_escalated, re_ask_rate, error_classes, staff_changes, latency, waiting, sent_to_contact,
-          staff_activity]
+          staff_activity, written_recipients]
 
 
 def main():

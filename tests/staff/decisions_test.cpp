@@ -3,45 +3,13 @@
 #include "staff/decisions.h"
 #include "store/audit.h"
 #include "store/queue.h"
-#include "tests/store/store_fixture.h"
+#include "tests/staff/escalation_fixture.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
 using test::k_t0;
 
-namespace {
-
-constexpr const char* k_proposal =
-    R"({"action":"send_message","recipient":"15551234567","content":"Your refund is on its way.","priority":"high"})";
-
-// A WhatsApp message escalated for approval with a valid proposal (support.en catalog).
-struct Fixture {
-  test::TempDir dir;
-  store::Database db = test::migrated_db(dir);
-  catalog::Catalog catalog = test::support_en();
-  std::int64_t message_id = 0;
-  std::int64_t escalation = 0;
-
-  Fixture() {
-    auto message =
-        store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "I want my refund", "{}"}, k_t0);
-    REQUIRE(message);
-    message_id = message->id;
-    store::NewAction proposal{.message_id = message_id,
-                              .action = "send_message",
-                              .arguments = k_proposal,
-                              .recipient = "15551234567",
-                              .body = "Your refund is on its way."};
-    auto opened = store::open_escalation(
-        db, {message_id, store::EscalationReason::needs_approval, "{}", std::nullopt, proposal}, k_t0);
-    REQUIRE(opened);
-    escalation = *opened;
-  }
-
-  std::int64_t count(const std::string& sql) { return db.query_int(sql).value(); }
-};
-
-}  // namespace
+using Fixture = test::EscalationFixture;
 
 TEST_CASE("staff: approve re-validates the proposal and queues it for sending", "[staff]") {
   Fixture f;
@@ -121,4 +89,44 @@ TEST_CASE("staff: dismiss needs a note, a dismissed item takes no more decisions
   REQUIRE_FALSE(late);
   CHECK(late.error().message == "escalation " + std::to_string(f.escalation) + " is already dismissed");
   CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
+}
+
+TEST_CASE("staff: an edit that writes the customer's number in another form is sent to the number as stored",
+          "[staff]") {
+  const auto written = GENERATE(as<std::string>{}, "+15551234567", "+1 (555) 123-4567", "15551234567 ");
+  CAPTURE(written);
+  Fixture f;
+  const std::string edited =
+      R"({"action":"send_message","recipient":")" + written + R"(","content":"Refund sent.","priority":"high"})";
+  REQUIRE(staff::edit(f.db, f.catalog, f.escalation, "ana", edited, k_t0 + 1s));
+  // The outbox row goes to the wa_id (the 24-hour window and Graph look it up); the
+  // arguments keep what staff wrote.
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND created_by = 'ana'"
+                " AND recipient = '15551234567' AND json_extract(arguments, '$.recipient') = '" +
+                written + "'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_audit WHERE event = 'action' AND actor = 'ana'"
+                " AND json_extract(detail, '$.recipient') = '15551234567'"
+                " AND json_extract(detail, '$.recipient_written') = '" +
+                written + "'") == 1);
+}
+
+TEST_CASE("staff: approving a proposal stored with the model's written recipient sends to the number as stored",
+          "[staff]") {
+  Fixture f("+1 555-123-4567");
+  REQUIRE(staff::approve(f.db, f.catalog, f.escalation, "ana", k_t0 + 1s));
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status IN ('approved', 'sending', 'sent')"
+                " AND recipient <> '15551234567'") == 0);
+  CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND recipient = '15551234567'"
+                " AND body = 'Your refund is on its way.'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolution = 'approved'") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_audit WHERE event = 'action'"
+                " AND json_extract(detail, '$.recipient_written') = '+1 555-123-4567'") == 1);
+}
+
+TEST_CASE("staff: approving a proposal already addressed to the number as stored approves that row", "[staff]") {
+  Fixture f;
+  auto action = staff::approve(f.db, f.catalog, f.escalation, "ana", k_t0 + 1s);
+  REQUIRE(action);
+  CHECK(f.count("SELECT count(*) FROM v_actions") == 1);
+  CHECK(f.count("SELECT action_id FROM v_actions WHERE status = 'approved' AND created_by = 'dispatchd'") == *action);
 }

@@ -1,6 +1,7 @@
 #include "tests/support/seed.h"
 
 #include <chrono>
+#include <optional>
 
 #include "store/attempts.h"
 #include "store/outbox.h"
@@ -90,12 +91,15 @@ std::string send(const std::string& to, const std::string& content, const std::s
          priority + "\"}";
 }
 
-store::NewAction reply_action(std::int64_t message, const std::string& to, const std::string& content) {
+// `written`: the recipient as the model wrote it, when it is another form of `to`.
+store::NewAction reply_action(std::int64_t message, const std::string& to, const std::string& content,
+                              const std::optional<std::string>& written = std::nullopt) {
   return {.message_id = message,
           .action = "send_message",
-          .arguments = send(to, content, "medium"),
+          .arguments = send(written.value_or(to), content, "medium"),
           .recipient = to,
-          .body = content};
+          .body = content,
+          .recipient_written = written};
 }
 
 }  // namespace
@@ -177,10 +181,12 @@ std::expected<void, std::string> seed_history(store::Database& db, Time start) {
   t = start + 24h + 30min;
   auto m5 = gemini.receive("gmail", "18c2f0a1b2c3d4e5", "maria@example.com", "Hello, has my invoice been sent?", t);
   if (!m5) return std::unexpected(m5.error());
+  // The model writes the address in another case: the reply goes to it as stored.
   SEED_TRY(gemini.attempts(
-      *m5, {{send("maria@example.com", "Yes, it was sent yesterday.", "low"), store::Verdict::valid, "[]", {}, 1210}},
+      *m5, {{send("Maria@Example.com", "Yes, it was sent yesterday.", "low"), store::Verdict::valid, "[]", {}, 1210}},
       t));
-  SEED_TRY(store::add_action(db, reply_action(*m5, "maria@example.com", "Yes, it was sent yesterday."), t + 3s));
+  SEED_TRY(store::add_action(
+      db, reply_action(*m5, "maria@example.com", "Yes, it was sent yesterday.", "Maria@Example.com"), t + 3s));
   SEED_TRY(gemini.deliver(t + 4s));
   SEED_TRY(store::finish(db, *m5, store::Outcome::replied, t + 6s));
 
