@@ -250,6 +250,9 @@ void Run::on_completion(llm::CompletionResult result) {
                                 catalog().contract_line()};
       return after_failure(std::nullopt);
     }
+    case llm::ErrorClass::blocked:
+    case llm::ErrorClass::refused:
+    case llm::ErrorClass::no_text:
     case llm::ErrorClass::bad_response:
       if (!record({.provider = error.info.provider,
                    .model = error.info.model,
