@@ -94,9 +94,10 @@ struct ProviderError {
   std::string message;                                   // one line; the API key is never in it
   int http_status = 0;                                   // 0 when no HTTP response arrived
   std::optional<std::chrono::milliseconds> retry_after;  // from Retry-After / retry-after-ms
-  std::string output;                                    // truncated: the partial text that came back
-  std::string finish_reason;                             // truncated: as the provider wrote it
-  Usage usage;
+  // truncated, blocked, refused, no_text (a documented answer with no text to validate):
+  std::string output;         // what came back: the partial text, the refusal or block text; may be empty
+  std::string finish_reason;  // as the provider wrote it (a blocked Gemini prompt: its blockReason)
+  Usage usage;                // the tokens billed for it
   CallInfo info;
 };
 
