@@ -140,7 +140,9 @@ class Run : public std::enable_shared_from_this<Run> {
   void ask();
   void on_completion(llm::CompletionResult result);
   void on_verdict(const llm::Completion& completion);
-  void after_failure(const std::optional<Verdict>& last);
+  void on_unusable(const llm::ProviderError& error);
+  // `policy`: the last reply met the contract but not the policy.
+  void after_failure(const std::vector<validator::Finding>& last_errors, bool policy);
   void act(const Verdict& verdict);
   void wait_for_provider(const llm::ProviderError& error);
   void escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
@@ -245,47 +247,62 @@ void Run::on_completion(llm::CompletionResult result) {
   if (result) return on_verdict(*result);
   const llm::ProviderError& error = result.error();
   switch (error.error_class) {
-    case llm::ErrorClass::truncated: {
-      // Cut off at the output limit: its own class, never repaired; the re-ask says why.
-      const validator::Finding finding{
-          "", "truncated",
-          "the reply was cut off at the model's output limit (finish reason " + error.finish_reason + ")"};
-      if (!record({.provider = error.info.provider,
-                   .model = error.info.model,
-                   .request_summary = error.info.request_summary,
-                   .raw_output = error.output,
-                   .verdict = store::Verdict::invalid,
-                   .errors = errors_json({finding}),
-                   .error_class = "truncated",
-                   .latency_ms = error.info.latency.count(),
-                   .input_tokens = error.usage.input_tokens,
-                   .output_tokens = error.usage.output_tokens,
-                   .finish_reason = error.finish_reason})) {
-        return fail("cannot record the attempt");
-      }
-      m_failed = FailedPair{error.output,
-                            "Your previous reply was cut off at the output limit before the JSON object "
-                            "ended. Reply with exactly ONE complete, shorter JSON object, in this format:\n" +
-                                catalog().contract_line()};
-      return after_failure(std::nullopt);
-    }
-    case llm::ErrorClass::bad_response:
+    case llm::ErrorClass::truncated:
+    case llm::ErrorClass::blocked:
+    case llm::ErrorClass::refused:
+    case llm::ErrorClass::no_text: return on_unusable(error);
+    case llm::ErrorClass::bad_response: {
+      const validator::Finding finding{"", "bad_response", error.message};
       if (!record({.provider = error.info.provider,
                    .model = error.info.model,
                    .request_summary = error.info.request_summary,
                    .verdict = store::Verdict::error,
-                   .errors = errors_json({{"", "bad_response", error.message}}),
+                   .errors = errors_json({finding}),
                    .error_class = "bad_response",
                    .latency_ms = error.info.latency.count()})) {
         return fail("cannot record the attempt");
       }
       m_failed.reset();
-      return after_failure(std::nullopt);
+      return after_failure({finding}, false);
+    }
     case llm::ErrorClass::transport:
     case llm::ErrorClass::rate_limited:
     case llm::ErrorClass::server:
     case llm::ErrorClass::client: return wait_for_provider(error);
   }
+}
+
+// A documented answer the validator cannot take: cut off at the output limit (never
+// repaired), blocked by a content filter, refused, or without text. Recorded as an invalid
+// attempt with what came back, the finish reason and the tokens; the re-ask says why.
+void Run::on_unusable(const llm::ProviderError& error) {
+  const bool truncated = error.error_class == llm::ErrorClass::truncated;
+  const std::string code(llm::to_string(error.error_class));
+  const validator::Finding finding{
+      "", code,
+      truncated ? "the reply was cut off at the model's output limit (finish reason " + error.finish_reason + ")"
+                : error.message};
+  const auto given = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
+  if (!record({.provider = error.info.provider,
+               .model = error.info.model,
+               .request_summary = error.info.request_summary,
+               .raw_output = given(error.output),
+               .verdict = store::Verdict::invalid,
+               .errors = errors_json({finding}),
+               .error_class = code,
+               .latency_ms = error.info.latency.count(),
+               .input_tokens = error.usage.input_tokens,
+               .output_tokens = error.usage.output_tokens,
+               .finish_reason = given(error.finish_reason)})) {
+    return fail("cannot record the attempt");
+  }
+  const std::string feedback =
+      truncated ? "Your previous reply was cut off at the output limit before the JSON object ended. Reply with "
+                  "exactly ONE complete, shorter JSON object, in this format:\n"
+                : "Your previous reply could not be used: " + error.message +
+                      ".\nReply with exactly ONE JSON object, in this format:\n";
+  m_failed = FailedPair{error.output, feedback + catalog().contract_line()};
+  after_failure({finding}, false);
 }
 
 void Run::on_verdict(const llm::Completion& completion) {
@@ -310,19 +327,19 @@ void Run::on_verdict(const llm::Completion& completion) {
   }
   if (!verdict.ok) {
     m_failed = FailedPair{completion.output, verdict.feedback};
-    return after_failure(verdict);
+    return after_failure(verdict.errors, verdict.failed_stage == validator::Stage::policy);
   }
   act(verdict);
 }
 
-void Run::after_failure(const std::optional<Verdict>& last) {
+void Run::after_failure(const std::vector<validator::Finding>& last_errors, bool policy) {
   if (m_counts.failed < 1 + m_state->settings.max_retries) return ask();
   // Out of attempts. A reply that met the contract but not the policy (e.g. another
-  // recipient, every time) is a policy violation; anything else a contract failure.
-  const bool policy = last && last->failed_stage == validator::Stage::policy;
-  const std::string errors = last ? errors_json(last->errors) : "[]";
+  // recipient, every time) is a policy violation; anything else a contract failure. The
+  // last attempt's errors go with it, whatever failed: the validator, a safety block, ...
   escalate(policy ? Reason::policy_violation : Reason::contract_failed,
-           "{\"attempts\":" + std::to_string(m_counts.total) + ",\"last_errors\":" + errors + "}", {});
+           "{\"attempts\":" + std::to_string(m_counts.total) + ",\"last_errors\":" + errors_json(last_errors) + "}",
+           {});
 }
 
 void Run::act(const Verdict& verdict) {

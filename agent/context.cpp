@@ -28,7 +28,11 @@ llm::CompletionRequest build_request(const std::string& system, const std::strin
     request.turns.push_back({llm::Role::user, "The tool answered:\n" + tool.result +
                                                   "\n\nNow choose the next action and reply with ONE JSON object."});
   }
-  if (failed) {
+  if (failed && failed->output.empty()) {
+    // Nothing came back to show (e.g. a reply a safety filter withheld): providers refuse
+    // an empty assistant turn, so the feedback joins the last user turn.
+    request.turns.back().text += "\n\n" + failed->feedback;
+  } else if (failed) {
     request.turns.push_back({llm::Role::assistant, failed->output});
     request.turns.push_back({llm::Role::user, failed->feedback});
   }

@@ -2,8 +2,9 @@
 // The model's context for one message, built from values (pure): the system text, then one
 // user turn with the conversation so far and the inbound message, then the tool exchanges
 // of this message, then at most one failed pair (the previous raw output and the
-// validator's feedback). The context does not grow with each re-ask: only the last failed
-// pair is kept, and the original message always stays in.
+// validator's feedback; with no output, the feedback is added to the last user turn). The
+// context does not grow with each re-ask: only the last failed pair is kept, and the
+// original message always stays in.
 
 #include <optional>
 #include <string>
@@ -27,8 +28,8 @@ struct ToolExchange {
 };
 
 struct FailedPair {
-  std::string output;    // the rejected raw output, as the model wrote it
-  std::string feedback;  // the validator's feedback text
+  std::string output;    // the rejected raw output, as the model wrote it; empty when none came back
+  std::string feedback;  // the validator's feedback text, or why the provider's answer was not used
 };
 
 // The first user turn: history, then the message to act on.

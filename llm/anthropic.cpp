@@ -59,18 +59,38 @@ net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& re
 }
 
 // The first tool_use block's input as JSON text; else the text blocks joined (a model that
-// ignored the forced tool: the validator will say what is wrong with its text).
-std::string output_of(const rapidjson::Value& content) {
-  std::string text;
+// ignored the forced tool: the validator will say what is wrong with its text); nullopt
+// when the content has neither.
+std::optional<std::string> output_of(const rapidjson::Value& content) {
+  std::optional<std::string> text;
   for (const auto& block : content.GetArray()) {
     const auto type = string_member(block, "type");
     if (type == "tool_use") {
       if (const rapidjson::Value* input = member(block, "input")) return json::to_string(*input);
     } else if (type == "text") {
-      text += string_member(block, "text").value_or("");
+      text = text.value_or("") + string_member(block, "text").value_or("");
     }
   }
   return text;
+}
+
+// stop_reason refusal: a classifier stopped the model. stop_details may name a category and
+// give an explanation (both may be null); the explanation, when there is one, is kept as
+// the output instead of the text written so far.
+void refused(const rapidjson::Value& doc, Reply& reply) {
+  reply.ending = Ending::refused;
+  reply.why = "the model refused (stop_reason refusal";
+  const rapidjson::Value* details = object_member(doc, "stop_details");
+  if (!details) {
+    reply.why += ")";
+    return;
+  }
+  if (auto category = string_member(*details, "category")) reply.why += "; category " + *category;
+  reply.why += ")";
+  if (auto explanation = string_member(*details, "explanation")) {
+    reply.why += ": " + quoted(*explanation);
+    reply.output = std::move(*explanation);
+  }
 }
 
 std::expected<Reply, std::string> parse(std::string_view body) {
@@ -80,10 +100,18 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   if (!content) return std::unexpected("no content array");
   Reply reply;
   reply.finish_reason = string_member(*doc, "stop_reason").value_or("");
-  reply.truncated = reply.finish_reason == "max_tokens";
-  reply.output = output_of(*content);
   const rapidjson::Value* usage = object_member(*doc, "usage");
   reply.usage = {count_member(usage, "input_tokens"), count_member(usage, "output_tokens")};
+  auto output = output_of(*content);
+  reply.output = output.value_or("");
+  if (reply.finish_reason == "max_tokens") {
+    reply.ending = Ending::truncated;
+  } else if (reply.finish_reason == "refusal") {
+    refused(*doc, reply);
+  } else if (!output) {
+    reply.ending = Ending::no_text;
+    reply.why = "the reply has neither the tool call nor text (stop_reason " + reply.finish_reason + ")";
+  }
   return reply;
 }
 

@@ -1,6 +1,7 @@
 #include "llm/dialect.h"
 
 #include "common/strict_json.h"
+#include "common/text.h"
 
 namespace dispatchd::llm::detail {
 
@@ -83,5 +84,7 @@ std::int64_t count_member(const rapidjson::Value* object, const char* name) {
   const rapidjson::Value* value = member(*object, name);
   return value && value->IsInt64() ? value->GetInt64() : 0;
 }
+
+std::string quoted(std::string_view value) { return text::quote(value, 200); }
 
 }  // namespace dispatchd::llm::detail

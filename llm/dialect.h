@@ -19,18 +19,32 @@
 
 namespace dispatchd::llm::detail {
 
+// How a documented 2xx answer ended. Only `text` goes on to the validator; each other
+// ending is the error class of the same name (http_provider.cpp maps them).
+enum class Ending {
+  text,       // `output` is the answer
+  truncated,  // the output limit was hit: `output` is the partial text
+  blocked,    // a content filter withheld the prompt or the reply
+  refused,    // the model declined
+  no_text,    // nothing to validate: only tool calls, an empty turn, another finish reason
+};
+
 // A 2xx body, read.
 struct Reply {
+  // text: the answer. Otherwise what came back, if anything: the provider's or the model's
+  // own words for a refusal or a block first, else the partial text.
   std::string output;
-  std::string finish_reason;
-  bool truncated = false;
+  std::string finish_reason;  // as written; a blocked Gemini prompt: its blockReason
+  Ending ending = Ending::text;
+  std::string why;  // blocked, refused, no_text: one line naming the cause in the provider's terms
   Usage usage;
 };
 
 struct Dialect {
   std::string_view name;
   net::HttpRequest (*build)(const ProviderConfig& config, const CompletionRequest& request);
-  // The message says what was missing or malformed (bad_response).
+  // A documented answer, whatever its ending; an error message saying what was missing or
+  // malformed when the body is not the documented JSON (bad_response).
   std::expected<Reply, std::string> (*parse)(std::string_view body);
 };
 
@@ -63,5 +77,8 @@ const rapidjson::Value* object_member(const rapidjson::Value& object, const char
 const rapidjson::Value* array_member(const rapidjson::Value& object, const char* name);
 std::optional<std::string> string_member(const rapidjson::Value& object, const char* name);
 std::int64_t count_member(const rapidjson::Value* object, const char* name);
+
+// A value from the body quoted for a message (JSON-escaped, at most 200 code points).
+std::string quoted(std::string_view value);
 
 }  // namespace dispatchd::llm::detail

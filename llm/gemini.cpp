@@ -1,5 +1,8 @@
 // Gemini: POST {base_url}/v1beta/models/{model}:generateContent with systemInstruction and
 // generationConfig.responseMimeType application/json + responseSchema.
+#include <algorithm>
+#include <array>
+
 #include "llm/dialect.h"
 
 namespace dispatchd::llm::detail {
@@ -51,32 +54,82 @@ net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& re
   return http;
 }
 
+// The finish reasons of a candidate a content filter stopped (its content is then unset).
+bool is_block(std::string_view finish_reason) {
+  static constexpr std::array<std::string_view, 6> k_blocks = {"SAFETY", "RECITATION",         "BLOCKLIST",
+                                                               "SPII",   "PROHIBITED_CONTENT", "IMAGE_SAFETY"};
+  return std::ranges::find(k_blocks, finish_reason) != k_blocks.end();
+}
+
+// "; HARM_CATEGORY_HARASSMENT (MEDIUM)": the safety ratings that blocked, or else the ones
+// rated MEDIUM or HIGH, from a candidate or the promptFeedback.
+std::string flagged_ratings(const rapidjson::Value& holder) {
+  const rapidjson::Value* ratings = array_member(holder, "safetyRatings");
+  if (!ratings) return "";
+  std::string blocked;
+  std::string likely;
+  for (const auto& rating : ratings->GetArray()) {
+    const std::string probability = string_member(rating, "probability").value_or("");
+    const std::string named = string_member(rating, "category").value_or("?") + " (" + probability + ")";
+    const rapidjson::Value* flag = member(rating, "blocked");
+    if (flag && flag->IsBool() && flag->GetBool()) blocked += (blocked.empty() ? "; " : ", ") + named;
+    if (probability == "MEDIUM" || probability == "HIGH") likely += (likely.empty() ? "; " : ", ") + named;
+  }
+  return blocked.empty() ? likely : blocked;
+}
+
+// ": the provider's words", when it gave some (finishMessage, blockReasonMessage).
+std::string provider_message(const rapidjson::Value& holder, const char* name) {
+  auto message = string_member(holder, name);
+  return message ? ": " + quoted(*message) : "";
+}
+
+// No candidate: the prompt was blocked (promptFeedback.blockReason), else not the documented JSON.
+std::expected<Reply, std::string> prompt_blocked(const rapidjson::Value& doc, Reply reply) {
+  const rapidjson::Value* feedback = object_member(doc, "promptFeedback");
+  auto reason = feedback ? string_member(*feedback, "blockReason") : std::nullopt;
+  if (!reason) return std::unexpected("no candidates[0]");
+  reply.ending = Ending::blocked;
+  reply.finish_reason = *reason;
+  reply.why = "the provider blocked the prompt before the model answered (promptFeedback.blockReason " + *reason +
+              flagged_ratings(*feedback) + ")" + provider_message(*feedback, "blockReasonMessage");
+  return reply;
+}
+
 std::expected<Reply, std::string> parse(std::string_view body) {
   auto doc = parse_body(body);
   if (!doc) return std::unexpected(doc.error());
-  const rapidjson::Value* candidates = array_member(*doc, "candidates");
-  if (!candidates || candidates->Empty() || !(*candidates)[0].IsObject()) {
-    const rapidjson::Value* feedback = object_member(*doc, "promptFeedback");
-    const auto reason = feedback ? string_member(*feedback, "blockReason") : std::nullopt;
-    return std::unexpected(reason ? "no candidates (prompt blocked: " + *reason + ")" : "no candidates[0]");
-  }
-  const rapidjson::Value& candidate = (*candidates)[0];
   Reply reply;
+  const rapidjson::Value* usage = object_member(*doc, "usageMetadata");
+  reply.usage = {count_member(usage, "promptTokenCount"), count_member(usage, "candidatesTokenCount")};
+  const rapidjson::Value* candidates = array_member(*doc, "candidates");
+  if (!candidates || candidates->Empty()) return prompt_blocked(*doc, std::move(reply));
+  const rapidjson::Value& candidate = (*candidates)[0];
+  if (!candidate.IsObject()) return std::unexpected("no candidates[0]");
   reply.finish_reason = string_member(candidate, "finishReason").value_or("");
-  reply.truncated = reply.finish_reason == "MAX_TOKENS";
-  const rapidjson::Value* content = object_member(candidate, "content");
-  const rapidjson::Value* parts = content ? array_member(*content, "parts") : nullptr;
-  if (!parts && !reply.truncated) return std::unexpected("no candidates[0].content.parts");
   // The text is the concatenation of the text parts; thought summaries are not the answer.
-  if (parts) {
+  // A blocked candidate has no content at all.
+  std::optional<std::string> text;
+  const rapidjson::Value* content = object_member(candidate, "content");
+  if (const rapidjson::Value* parts = content ? array_member(*content, "parts") : nullptr) {
     for (const auto& part : parts->GetArray()) {
       const rapidjson::Value* thought = member(part, "thought");
       if (thought && thought->IsBool() && thought->GetBool()) continue;
-      reply.output += string_member(part, "text").value_or("");
+      if (auto piece = string_member(part, "text")) text = text.value_or("") + *piece;
     }
   }
-  const rapidjson::Value* usage = object_member(*doc, "usageMetadata");
-  reply.usage = {count_member(usage, "promptTokenCount"), count_member(usage, "candidatesTokenCount")};
+  reply.output = text.value_or("");
+  const std::string finish = " (finishReason " + reply.finish_reason;
+  if (reply.finish_reason == "MAX_TOKENS") {
+    reply.ending = Ending::truncated;
+  } else if (is_block(reply.finish_reason)) {
+    reply.ending = Ending::blocked;
+    reply.why = "the provider blocked the reply" + finish + flagged_ratings(candidate) + ")" +
+                provider_message(candidate, "finishMessage");
+  } else if (!text) {
+    reply.ending = Ending::no_text;
+    reply.why = "the reply has no text" + finish + ")" + provider_message(candidate, "finishMessage");
+  }
   return reply;
 }
 

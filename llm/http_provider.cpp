@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "common/strict_json.h"
-#include "common/text.h"
 #include "llm/dialect.h"
 #include "llm/providers.h"
 #include "llm/retry.h"
@@ -13,8 +12,6 @@ namespace dispatchd::llm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr std::size_t k_message_points = 200;
 
 std::string redact(std::string message, const std::string& secret) {
   if (secret.empty()) return message;
@@ -28,9 +25,9 @@ std::string redact(std::string message, const std::string& secret) {
 std::string error_detail(std::string_view body) {
   if (auto doc = detail::parse_body(body)) {
     if (const rapidjson::Value* error = detail::object_member(*doc, "error"))
-      if (auto message = detail::string_member(*error, "message")) return text::quote(*message, k_message_points);
+      if (auto message = detail::string_member(*error, "message")) return detail::quoted(*message);
   }
-  return body.empty() ? std::string("empty body") : text::quote(body, k_message_points);
+  return body.empty() ? std::string("empty body") : detail::quoted(body);
 }
 
 ErrorClass status_class(int status) {
@@ -46,6 +43,17 @@ std::string summarize(const net::HttpRequest& http, const ProviderConfig& config
   const std::string path = path_start == std::string::npos ? "/" : http.url.substr(path_start);
   return http.method + " " + path + " model=" + config.model + " turns=" + std::to_string(request.turns.size()) +
          " system=" + std::to_string(request.system.size()) + "B body=" + std::to_string(http.body.size()) + "B";
+}
+
+ErrorClass ending_class(detail::Ending ending) {
+  switch (ending) {
+    case detail::Ending::truncated: return ErrorClass::truncated;
+    case detail::Ending::blocked: return ErrorClass::blocked;
+    case detail::Ending::refused: return ErrorClass::refused;
+    case detail::Ending::text:  // classify() never asks
+    case detail::Ending::no_text: break;
+  }
+  return ErrorClass::no_text;
 }
 
 // Everything a pending call needs, shared so that the provider may go away first.
@@ -74,10 +82,13 @@ CompletionResult classify(const Settings& s, net::HttpResult result, CallInfo in
     error.error_class = ErrorClass::bad_response;
     error.http_status = result->status;
     error.message = reply.error();
-  } else if (reply->truncated) {
-    error.error_class = ErrorClass::truncated;
+  } else if (reply->ending != detail::Ending::text) {
+    // A documented answer without text to validate: named, with what came back and the tokens.
+    error.error_class = ending_class(reply->ending);
     error.http_status = result->status;
-    error.message = "the model hit its output limit (finish reason " + reply->finish_reason + ")";
+    error.message = reply->ending == detail::Ending::truncated
+                        ? "the model hit its output limit (finish reason " + reply->finish_reason + ")"
+                        : std::move(reply->why);
     error.output = std::move(reply->output);
     error.finish_reason = std::move(reply->finish_reason);
     error.usage = reply->usage;

@@ -26,6 +26,47 @@ net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& re
   return http;
 }
 
+// The message's text: `content` as a string, or the text parts of `content` as an array
+// (Mistral and other servers; thinking parts are not the answer). nullopt when there is
+// none (null, absent, or an array without text parts); an error when it has another type.
+std::expected<std::optional<std::string>, std::string> content_text(const rapidjson::Value& message) {
+  const rapidjson::Value* content = member(message, "content");
+  if (!content || content->IsNull()) return std::nullopt;
+  if (content->IsString()) return std::string(content->GetString(), content->GetStringLength());
+  if (!content->IsArray()) return std::unexpected("choices[0].message.content is neither text nor parts");
+  std::optional<std::string> text;
+  for (const auto& part : content->GetArray()) {
+    if (string_member(part, "type") == "text") text = text.value_or("") + string_member(part, "text").value_or("");
+  }
+  return text;
+}
+
+// "; filtered: violence (medium)": the categories Azure's content filter stopped.
+std::string filtered_categories(const rapidjson::Value& choice) {
+  const rapidjson::Value* results = object_member(choice, "content_filter_results");
+  if (!results) return "";
+  std::string out;
+  for (const auto& category : results->GetObject()) {
+    const rapidjson::Value* filtered = member(category.value, "filtered");
+    if (!filtered || !filtered->IsBool() || !filtered->GetBool()) continue;
+    out += (out.empty() ? "; filtered: " : ", ") + std::string(category.name.GetString());
+    if (auto severity = string_member(category.value, "severity")) out += " (" + *severity + ")";
+  }
+  return out;
+}
+
+// ", only tool calls: lookup_order \"{...}\"": what the model did instead of answering.
+std::string tool_calls(const rapidjson::Value& message) {
+  const rapidjson::Value* calls = array_member(message, "tool_calls");
+  if (!calls || calls->Empty()) return "";
+  const rapidjson::Value* function = object_member((*calls)[0], "function");
+  if (!function) return ", only tool calls";
+  std::string out = ", only tool calls: " + string_member(*function, "name").value_or("?") + " " +
+                    quoted(string_member(*function, "arguments").value_or(""));
+  if (calls->Size() > 1) out += " and " + std::to_string(calls->Size() - 1) + " more";
+  return out;
+}
+
 std::expected<Reply, std::string> parse(std::string_view body) {
   auto doc = parse_body(body);
   if (!doc) return std::unexpected(doc.error());
@@ -34,16 +75,28 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   const rapidjson::Value& choice = (*choices)[0];
   const rapidjson::Value* message = object_member(choice, "message");
   if (!message) return std::unexpected("no choices[0].message");
+  auto text = content_text(*message);
+  if (!text) return std::unexpected(text.error());
   Reply reply;
   reply.finish_reason = string_member(choice, "finish_reason").value_or("");
-  reply.truncated = reply.finish_reason == "length";
-  // A strict-mode refusal comes instead of content; the validator then rejects its text.
-  auto content = string_member(*message, "content");
-  if (!content) content = string_member(*message, "refusal");
-  if (!content) return std::unexpected("choices[0].message has neither content nor refusal");
-  reply.output = std::move(*content);
+  reply.output = text->value_or("");
   const rapidjson::Value* usage = object_member(*doc, "usage");
   reply.usage = {count_member(usage, "prompt_tokens"), count_member(usage, "completion_tokens")};
+  const std::string finish = " (finish_reason " + reply.finish_reason;
+  if (reply.finish_reason == "length") {
+    reply.ending = Ending::truncated;
+  } else if (auto refusal = string_member(*message, "refusal")) {
+    // Structured outputs: the model declined in its own words instead of the object.
+    reply.ending = Ending::refused;
+    reply.why = "the model refused: " + quoted(*refusal);
+    reply.output = std::move(*refusal);
+  } else if (reply.finish_reason == "content_filter") {
+    reply.ending = Ending::blocked;
+    reply.why = "the provider's content filter withheld the reply" + finish + filtered_categories(choice) + ")";
+  } else if (!*text) {
+    reply.ending = Ending::no_text;
+    reply.why = "the reply has no text" + tool_calls(*message) + finish + ")";
+  }
   return reply;
 }
 

@@ -23,6 +23,9 @@ std::string_view to_string(ErrorClass error_class) {
     case ErrorClass::server: return "server";
     case ErrorClass::truncated: return "truncated";
     case ErrorClass::bad_response: return "bad_response";
+    case ErrorClass::blocked: return "blocked";
+    case ErrorClass::refused: return "refused";
+    case ErrorClass::no_text: return "no_text";
     case ErrorClass::client: break;
   }
   return "client";

@@ -77,6 +77,11 @@ enum class ErrorClass {
   truncated,     // the model hit its output limit: length / MAX_TOKENS / max_tokens (never repaired)
   bad_response,  // a 2xx body that is not the provider's documented JSON, or too large
   client,        // any other 4xx, e.g. 401 bad key, 400 bad request (not retried)
+  // A documented 2xx answer with no text for the validator (not retried, never repaired):
+  blocked,  // a content filter withheld the prompt or the reply: Gemini finishReason SAFETY
+            // (and kin) or promptFeedback.blockReason, OpenAI/Azure finish_reason content_filter
+  refused,  // the model declined: OpenAI message.refusal, Anthropic stop_reason refusal
+  no_text,  // nothing else to validate: only tool calls, an empty turn, Gemini OTHER and kin
 };
 
 std::string_view to_string(ErrorClass error_class);
@@ -89,9 +94,10 @@ struct ProviderError {
   std::string message;                                   // one line; the API key is never in it
   int http_status = 0;                                   // 0 when no HTTP response arrived
   std::optional<std::chrono::milliseconds> retry_after;  // from Retry-After / retry-after-ms
-  std::string output;                                    // truncated: the partial text that came back
-  std::string finish_reason;                             // truncated: as the provider wrote it
-  Usage usage;
+  // truncated, blocked, refused, no_text (a documented answer with no text to validate):
+  std::string output;         // what came back: the partial text, the refusal or block text; may be empty
+  std::string finish_reason;  // as the provider wrote it (a blocked Gemini prompt: its blockReason)
+  Usage usage;                // the tokens billed for it
   CallInfo info;
 };
 

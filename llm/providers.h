@@ -2,13 +2,17 @@
 // The three HTTP providers. Each builds its documented request and parses its documented
 // response; one shared path classifies HTTP statuses and transport failures:
 //   openai     POST {base_url}/chat/completions              Authorization: Bearer KEY
-//              response_format json_schema (strict); choices[0].message.content
+//              response_format json_schema (strict); choices[0].message.content (a string, or
+//              an array whose text parts are joined)
 //   gemini     POST {base_url}/v1beta/models/{model}:generateContent   x-goog-api-key: KEY
 //              systemInstruction, contents (user/model), generationConfig.responseSchema;
 //              candidates[0].content.parts[].text
 //   anthropic  POST {base_url}/v1/messages    x-api-key: KEY, anthropic-version: 2023-06-01
 //              the contract as one forced tool (tool_choice); the tool_use block's input,
 //              serialized as JSON, is the output
+// A documented answer without text to validate is an error naming why (ErrorClass blocked,
+// refused, no_text), with the finish reason, the tokens and the provider's words; a body
+// that is not the documented JSON is bad_response.
 // A provider makes one HTTP request per call (wrap it in RetryingProvider for retries).
 
 #include <chrono>

@@ -5,6 +5,7 @@
 #include "store/attempts.h"
 #include "store/round.h"
 #include "tests/agent/harness.h"
+#include "tests/llm/no_text_bodies.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -114,6 +115,64 @@ TEST_CASE("agent: a truncated reply is classed truncated and re-asked", "[agent]
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 1 AND error_class = 'truncated'"
                 " AND finish_reason = 'length'") == 1);
   CHECK_THAT(h.turns(1).back().second, Catch::Contains("cut off at the output limit"));
+}
+
+TEST_CASE("agent: a safety block every time escalates contract_failed naming the block, tokens recorded", "[agent]") {
+  AgentHarness h({}, llm::ProviderKind::gemini);
+  const auto id = h.receive("wamid.1", "hello");
+  h.fake.set_fallback(FakeReply::raw(200, test::bodies::k_gemini_safety));
+  h.decide(1);
+  CHECK(h.decisions[0].outcome == agent::Outcome::escalated);
+  CHECK(h.decisions[0].detail == "contract_failed");
+  CHECK(h.fake.request_count() == 3);  // the re-ask budget, not the transport's
+  // Each attempt: what the provider said, its finish reason and the tokens it billed.
+  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'invalid' AND error_class = 'blocked'"
+                " AND finish_reason = 'SAFETY' AND input_tokens = 845 AND output_tokens = 9"
+                " AND raw_output IS NULL AND json_extract(errors, '$[0].code') = 'blocked'"
+                " AND json_extract(errors, '$[0].message') LIKE '%HARM_CATEGORY_HARASSMENT%'"
+                " AND message_id = " +
+                std::to_string(id)) == 3);
+  // The escalation tells staff it was a safety block.
+  CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'contract_failed'"
+                " AND json_extract(detail, '$.attempts') = 3"
+                " AND json_array_length(json_extract(detail, '$.last_errors')) = 1"
+                " AND json_extract(detail, '$.last_errors[0].code') = 'blocked'"
+                " AND json_extract(detail, '$.last_errors[0].message') LIKE '%SAFETY%'") == 1);
+  // The re-ask says why; with no text to send back, the turns stay user-only and alternating.
+  const auto second = h.turns(1);
+  REQUIRE(second.size() == 1);
+  CHECK_THAT(second[0].second, Catch::Contains("hello"));
+  CHECK_THAT(second[0].second, Catch::Contains("SAFETY"));
+  CHECK_THAT(second[0].second, Catch::Contains("\"send_message\""));
+}
+
+TEST_CASE("agent: a refusal is recorded with the model's words and re-asked; the next answer is used", "[agent]") {
+  AgentHarness h;
+  h.receive("wamid.1", "hello");
+  h.fake.push(FakeReply::raw(200, test::bodies::k_openai_refusal));
+  h.fake.push(FakeReply::text(send_message(k_customer, "Hello!")));
+  h.decide(1);
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
+  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 1 AND verdict = 'invalid'"
+                " AND error_class = 'refused' AND finish_reason = 'stop' AND input_tokens = 812"
+                " AND output_tokens = 11 AND raw_output = 'I''m sorry, I can''t help with that request.'") == 1);
+  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE attempt = 2 AND verdict = 'valid'") == 1);
+  const auto second = h.turns(1);
+  REQUIRE(second.size() == 3);  // the message, the refusal, why it was not used
+  CHECK(second[1].first == "assistant");
+  CHECK(second[1].second == "I'm sorry, I can't help with that request.");
+  CHECK_THAT(second[2].second, Catch::Contains("refused"));
+}
+
+TEST_CASE("agent: bodies that are not the documented JSON escalate with the last error named", "[agent]") {
+  AgentHarness h;
+  h.receive("wamid.1", "hello");
+  h.fake.set_fallback(FakeReply::raw(200, "<html>gateway</html>"));
+  h.decide(1);
+  CHECK(h.decisions[0].detail == "contract_failed");
+  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'error' AND error_class = 'bad_response'") == 3);
+  CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'contract_failed'"
+                " AND json_extract(detail, '$.last_errors[0].code') = 'bad_response'") == 1);
 }
 
 TEST_CASE("agent: a reply to another number is refused, and escalated when it persists", "[agent]") {

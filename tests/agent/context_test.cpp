@@ -27,6 +27,19 @@ TEST_CASE("context: history, then the message; tool exchanges; one failed pair",
   CHECK(full.turns[4].role == llm::Role::user);
 }
 
+TEST_CASE("context: a failed attempt with no text adds its feedback to the last user turn", "[agent][context]") {
+  const auto schema = llm::output_schema(test::support_en());
+  const auto alone = agent::build_request("SYS", "the message", {}, agent::FailedPair{"", "it was blocked"}, schema);
+  REQUIRE(alone.turns.size() == 1);  // no empty assistant turn: providers refuse one
+  CHECK(alone.turns[0].text == "the message\n\nit was blocked");
+  const auto after_tool = agent::build_request("SYS", "the message", {{"{\"action\":\"query_status\"}", "shipped"}},
+                                               agent::FailedPair{"", "it was blocked"}, schema);
+  REQUIRE(after_tool.turns.size() == 3);
+  CHECK(after_tool.turns[2].role == llm::Role::user);
+  CHECK_THAT(after_tool.turns[2].text, Catch::Contains("shipped"));
+  CHECK_THAT(after_tool.turns[2].text, Catch::EndsWith("\n\nit was blocked"));
+}
+
 TEST_CASE("tools: URL placeholders are filled with percent-encoded values", "[agent][tools]") {
   CHECK(agent::percent_encode("a b&c=d/é~") == "a%20b%26c%3Dd%2F%C3%A9~");
   const catalog::Action* tool = test::support_en().find_action("query_status");

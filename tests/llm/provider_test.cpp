@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/llm/harness.h"
+#include "tests/llm/no_text_bodies.h"
 
 using namespace dispatchd;
 using fakes::FakeReply;
@@ -183,6 +184,83 @@ TEST_CASE("Every provider: a 200 body that is not the documented JSON is bad_res
   REQUIRE_FALSE(result.has_value());
   CHECK(result.error().error_class == ErrorClass::bad_response);
   CHECK(h.fake.request_count() == 1);
+}
+
+namespace {
+
+// One documented 2xx body and what the provider makes of it.
+struct Shape {
+  const char* name;
+  ProviderKind kind;
+  const char* body;
+  std::optional<ErrorClass> error;  // nullopt: a Completion for the validator
+  std::string finish_reason;
+  std::int64_t input_tokens;
+  std::int64_t output_tokens;
+  std::string output;              // the Completion's text, or the error's (the provider's words)
+  std::vector<std::string> named;  // what the error message names
+};
+
+// One row per shape, kept as the table it is.
+// clang-format off
+const std::vector<Shape> k_shapes = {
+    {"OpenAI refusal", ProviderKind::openai, test::bodies::k_openai_refusal, ErrorClass::refused, "stop", 812, 11,
+     "I'm sorry, I can't help with that request.", {"refused", "I'm sorry, I can't help with that request."}},
+    {"OpenAI tool calls only", ProviderKind::openai, test::bodies::k_openai_tool_calls, ErrorClass::no_text,
+     "tool_calls", 640, 18, "", {"lookup_order", "ORD-1001"}},
+    {"Azure content filter", ProviderKind::openai, test::bodies::k_azure_content_filter, ErrorClass::blocked,
+     "content_filter", 530, 24, "", {"content_filter", "violence (medium)"}},
+    {"Mistral content chunks", ProviderKind::openai, test::bodies::k_mistral_chunks, std::nullopt,
+     "stop", 700, 90, k_reply, {}},
+    {"Gemini reply blocked", ProviderKind::gemini, test::bodies::k_gemini_safety, ErrorClass::blocked,
+     "SAFETY", 845, 9, "", {"SAFETY", "HARM_CATEGORY_HARASSMENT (MEDIUM)"}},
+    {"Gemini prompt blocked", ProviderKind::gemini, test::bodies::k_gemini_prompt_blocked, ErrorClass::blocked,
+     "SAFETY", 731, 0, "", {"prompt", "SAFETY", "HARM_CATEGORY_HATE_SPEECH (HIGH)"}},
+    {"Gemini prompt prohibited", ProviderKind::gemini, test::bodies::k_gemini_prohibited, ErrorClass::blocked,
+     "PROHIBITED_CONTENT", 12559, 0, "", {"prompt", "PROHIBITED_CONTENT"}},
+    {"Gemini other, no text", ProviderKind::gemini, test::bodies::k_gemini_other, ErrorClass::no_text,
+     "OTHER", 845, 0, "", {"OTHER", "The model stopped for an unspecified reason."}},
+    {"Anthropic refusal", ProviderKind::anthropic, test::bodies::k_anthropic_refusal, ErrorClass::refused,
+     "refusal", 920, 4, "This request was declined because it could enable cyber harm.",
+     {"refusal", "cyber", "This request was declined because it could enable cyber harm."}},
+    {"Anthropic refusal without details", ProviderKind::anthropic, test::bodies::k_anthropic_bare_refusal,
+     ErrorClass::refused, "refusal", 920, 0, "", {"refusal"}},
+    {"Anthropic text without the tool", ProviderKind::anthropic, test::bodies::k_anthropic_text_only, std::nullopt,
+     "end_turn", 900, 13, "Sure, I can help. What is your order number?", {}},
+    {"Anthropic empty turn", ProviderKind::anthropic, test::bodies::k_anthropic_empty, ErrorClass::no_text,
+     "end_turn", 900, 3, "", {"end_turn"}},
+};
+// clang-format on
+
+}  // namespace
+
+TEST_CASE("Every provider: a documented answer without text says why, with its finish reason and tokens") {
+  const Shape shape = GENERATE(from_range(k_shapes));
+  CAPTURE(shape.name);
+  test::Harness h(shape.kind);
+  h.fake.push(FakeReply::raw(200, shape.body));
+  const auto result = h.call_with_retries();
+  CHECK(h.fake.request_count() == 1);  // never retried
+  if (!shape.error) {
+    REQUIRE(result.has_value());
+    CHECK(result->output == shape.output);
+    CHECK(result->finish_reason == shape.finish_reason);
+    CHECK(result->usage.input_tokens == shape.input_tokens);
+    CHECK(result->usage.output_tokens == shape.output_tokens);
+    return;
+  }
+  REQUIRE_FALSE(result.has_value());
+  const llm::ProviderError& error = result.error();
+  CHECK(error.error_class == *shape.error);
+  CHECK_FALSE(llm::is_retryable(error.error_class));
+  CHECK(error.http_status == 200);
+  CHECK(error.finish_reason == shape.finish_reason);
+  CHECK(error.usage.input_tokens == shape.input_tokens);
+  CHECK(error.usage.output_tokens == shape.output_tokens);
+  CHECK(error.output == shape.output);
+  CHECK(error.info.provider == llm::to_string(shape.kind));
+  CHECK(error.info.http_attempts == 1);
+  for (const auto& name : shape.named) CHECK_THAT(error.message, Catch::Contains(name));
 }
 
 TEST_CASE("Connection refused is a transport error") {
