@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "catalog/reader.h"
+#include "catalog/internal/reader.h"
 #include "common/strict_json.h"
 
 namespace dispatchd::catalog {

@@ -1,4 +1,4 @@
-#include "catalog/reader.h"
+#include "catalog/internal/reader.h"
 
 #include "catalog/render.h"
 

@@ -12,8 +12,13 @@ if(DISPATCHD_WERROR)
 endif()
 
 # Adds a static library for one module folder with the project's settings and warnings.
+# The module's own files (only they) may include its `internal/` headers: each of those
+# refuses to compile without DISPATCHD_INTERNAL_<FOLDER>, defined PRIVATE here.
 function(dispatchd_module name)
   add_library(${name} STATIC ${ARGN})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE dispatchd_warnings PUBLIC dispatchd_settings)
+  get_filename_component(folder ${CMAKE_CURRENT_SOURCE_DIR} NAME)
+  string(TOUPPER ${folder} folder)
+  target_compile_definitions(${name} PRIVATE DISPATCHD_INTERNAL_${folder})
 endfunction()

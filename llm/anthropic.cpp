@@ -2,7 +2,7 @@
 // model is forced to call (tool_choice {type: tool}). The tool_use block's `input` is the
 // reply object; it is serialized back to JSON text so the validator checks it like any
 // other provider's output.
-#include "llm/dialect.h"
+#include "llm/internal/dialect.h"
 
 #include "common/strict_json.h"
 

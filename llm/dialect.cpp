@@ -1,4 +1,4 @@
-#include "llm/dialect.h"
+#include "llm/internal/dialect.h"
 
 #include "common/strict_json.h"
 #include "common/text.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "llm/dialect.h"
+#include "llm/internal/dialect.h"
 
 namespace dispatchd::llm::detail {
 namespace {

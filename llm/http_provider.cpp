@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "common/strict_json.h"
-#include "llm/dialect.h"
+#include "llm/internal/dialect.h"
 #include "llm/providers.h"
 #include "llm/retry.h"
 

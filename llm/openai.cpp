@@ -1,6 +1,6 @@
 // OpenAI-compatible chat completions (also Ollama, vLLM, llama.cpp server, LM Studio,
 // OpenRouter): POST {base_url}/chat/completions with response_format json_schema strict.
-#include "llm/dialect.h"
+#include "llm/internal/dialect.h"
 
 namespace dispatchd::llm::detail {
 namespace {

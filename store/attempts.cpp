@@ -1,8 +1,8 @@
 #include "store/attempts.h"
 
 #include "store/audit.h"
-#include "store/json.h"
-#include "store/sql.h"
+#include "store/internal/json.h"
+#include "store/internal/sql.h"
 
 namespace dispatchd::store {
 

@@ -1,7 +1,7 @@
 #include "store/audit.h"
 
+#include "store/internal/sql.h"
 #include "store/migrations.h"
-#include "store/sql.h"
 
 namespace dispatchd::store {
 namespace {

@@ -5,6 +5,8 @@
 
 #include <sqlite3.h>
 
+#include "store/internal/access.h"
+
 #include "store/audit.h"
 
 namespace dispatchd::store {
@@ -17,7 +19,7 @@ Result<std::int64_t> copy_pages(Database& source, const std::string& path) {
     sqlite3_close_v2(raw);
     return std::unexpected(std::move(error));
   }
-  sqlite3_backup* copy = sqlite3_backup_init(raw, "main", source.handle(), "main");
+  sqlite3_backup* copy = sqlite3_backup_init(raw, "main", internal::Access::handle(source), "main");
   if (!copy) {
     Error error{ErrorKind::internal, path + ": " + sqlite3_errmsg(raw)};
     sqlite3_close_v2(raw);

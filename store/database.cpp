@@ -1,5 +1,7 @@
 #include "store/database.h"
 
+#include "store/internal/access.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -126,7 +128,7 @@ Result<Database> Database::open(const std::string& path, Mode mode) {
   return db;
 }
 
-sqlite3* Database::handle() const { return m_impl->db; }
+sqlite3* internal::Access::handle(const Database& db) { return db.m_impl->db; }
 const std::string& Database::path() const { return m_impl->path; }
 bool Database::in_transaction() const { return sqlite3_get_autocommit(m_impl->db) == 0; }
 Round* Database::round() const { return m_impl->round; }
@@ -153,13 +155,13 @@ Result<void> Database::exec(std::string_view sql) {
   return {};
 }
 
-Result<sqlite3_stmt*> Database::statement(std::string_view sql) {
-  auto& cache = m_impl->statements;
+Result<sqlite3_stmt*> internal::Access::statement(Database& db, std::string_view sql) {
+  auto& cache = db.m_impl->statements;
   if (const auto it = cache.find(sql); it != cache.end()) return it->second;
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v3(m_impl->db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
+  if (sqlite3_prepare_v3(db.m_impl->db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
                          nullptr) != SQLITE_OK) {
-    Error error = last_error();
+    Error error = db.last_error();
     error.message += " (in: " + std::string(sql.substr(0, 80)) + ")";
     return std::unexpected(std::move(error));
   }
@@ -168,7 +170,7 @@ Result<sqlite3_stmt*> Database::statement(std::string_view sql) {
 }
 
 Result<long long> Database::query_int(std::string_view sql) {
-  auto stmt = statement(sql);
+  auto stmt = internal::Access::statement(*this, sql);
   if (!stmt) return std::unexpected(stmt.error());
   const int rc = sqlite3_step(*stmt);
   const long long value = rc == SQLITE_ROW ? sqlite3_column_int64(*stmt, 0) : 0;

@@ -1,6 +1,6 @@
 #pragma once
-// An open SQLite database with dispatchd's settings. The only place sqlite3 types live
-// is store/*.cpp; callers see this class and store::Error values.
+// An open SQLite database with dispatchd's settings. sqlite3 types live only in store/'s
+// .cpp files and store/internal/; callers see this class and store::Error values.
 //
 // Settings applied on open: WAL journal, foreign keys on, busy timeout 5 s, and
 // synchronous=FULL, so that a committed transaction (an acknowledged inbound message) is
@@ -24,12 +24,12 @@
 
 #include "store/error.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace dispatchd::store {
 
 class Round;
+namespace internal {
+struct Access;  // store/internal/access.h: the SQLite handle, for the store's own files
+}
 
 class Database {
  public:
@@ -68,17 +68,13 @@ class Database {
   // Runs a query returning one integer (0 when it returns no row).
   Result<long long> query_int(std::string_view sql);
 
-  // The cached prepared statement for `sql`, compiled on first use. REQUIRES: the caller
-  // resets it after use (store::Query does); one use of a given text at a time.
-  Result<sqlite3_stmt*> statement(std::string_view sql);
-
   // The most recent error of this connection.
   Error last_error() const;
 
-  sqlite3* handle() const;
   const std::string& path() const;
 
  private:
+  friend struct internal::Access;
   struct Impl;
   explicit Database(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> m_impl;

@@ -3,8 +3,8 @@
 #include <ctime>
 
 #include "store/audit.h"
-#include "store/json.h"
-#include "store/sql.h"
+#include "store/internal/json.h"
+#include "store/internal/sql.h"
 
 namespace dispatchd::store {
 std::string format_time(Time t) {

@@ -1,6 +1,6 @@
 #include "store/migrations.h"
 
-#include "store/sql.h"
+#include "store/internal/sql.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,10 +1,10 @@
 #include "store/outbox.h"
 
-#include "store/action_status.h"
 #include "store/audit.h"
-#include "store/json.h"
+#include "store/internal/action_status.h"
+#include "store/internal/json.h"
+#include "store/internal/sql.h"
 #include "store/queue.h"
-#include "store/sql.h"
 
 namespace dispatchd::store {
 

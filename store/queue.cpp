@@ -1,9 +1,9 @@
 #include "store/queue.h"
 
-#include "store/action_status.h"
 #include "store/audit.h"
-#include "store/json.h"
-#include "store/sql.h"
+#include "store/internal/action_status.h"
+#include "store/internal/json.h"
+#include "store/internal/sql.h"
 
 namespace dispatchd::store {
 namespace {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/internal/access.h"
 
 namespace dispatchd::store {
 namespace {
@@ -164,7 +165,7 @@ struct Round::State : std::enable_shared_from_this<State> {
       for (auto& then : waiting) then(false);
       return;
     }
-    if (sqlite3_total_changes64(db.handle()) != changes_at_open) report(true, "");
+    if (sqlite3_total_changes64(internal::Access::handle(db)) != changes_at_open) report(true, "");
     unsynced.emplace_back(++committed, std::move(waiting));
     request_sync(committed);
   }
@@ -182,7 +183,8 @@ Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std:
   if (auto other = Database::open(db.path(), Database::Mode::existing);
       other && db.exec("PRAGMA wal_autocheckpoint=0")) {
     m_state->checkpointer.emplace(std::move(*other));
-    sqlite3_wal_hook(db.handle(), &State::on_wal_commit, m_state.get());  // replaces the autocheckpoint hook
+    sqlite3_wal_hook(internal::Access::handle(db), &State::on_wal_commit,
+                     m_state.get());  // replaces the autocheckpoint hook
   }
   db.attach_round(this);
   m_state->syncer = std::thread([state = m_state.get()] { state->run_syncer(); });
@@ -202,7 +204,7 @@ Round::~Round() {
   (void)s.db.exec("PRAGMA synchronous=FULL");
   (void)s.db.exec("PRAGMA cache_spill=ON");
   if (s.checkpointer) {
-    sqlite3_wal_hook(s.db.handle(), nullptr, nullptr);
+    sqlite3_wal_hook(internal::Access::handle(s.db), nullptr, nullptr);
     (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");  // SQLite's own checkpoints again
   }
   const int fd = open_wal(s.db);
@@ -218,7 +220,7 @@ Result<void> Round::open() {
   if (s.open) return {};
   if (auto ok = s.db.exec("BEGIN IMMEDIATE"); !ok) return ok;
   s.open = true;
-  s.changes_at_open = sqlite3_total_changes64(s.db.handle());
+  s.changes_at_open = sqlite3_total_changes64(internal::Access::handle(s.db));
   s.post([weak = std::weak_ptr<State>(m_state)] {
     if (auto state = weak.lock()) state->commit();
   });

@@ -1,6 +1,6 @@
 #include "store/views.h"
 
-#include "store/sql.h"
+#include "store/internal/sql.h"
 
 namespace dispatchd::store {
 namespace {

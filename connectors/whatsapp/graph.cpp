@@ -6,7 +6,7 @@
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
-#include "connectors/whatsapp/json_util.h"
+#include "connectors/whatsapp/internal/json_util.h"
 
 namespace dispatchd::whatsapp {
 namespace {

@@ -1,6 +1,6 @@
 #include "connectors/whatsapp/handshake.h"
 
-#include "connectors/whatsapp/detail.h"
+#include "connectors/whatsapp/internal/detail.h"
 
 namespace dispatchd::whatsapp {
 namespace {

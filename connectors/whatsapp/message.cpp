@@ -1,9 +1,9 @@
-#include "connectors/whatsapp/message.h"
+#include "connectors/whatsapp/internal/message.h"
 
 #include <cstdio>
 #include <string_view>
 
-#include "connectors/whatsapp/json_util.h"
+#include "connectors/whatsapp/internal/json_util.h"
 
 namespace dispatchd::whatsapp::detail {
 namespace {

@@ -8,7 +8,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "connectors/whatsapp/detail.h"
+#include "connectors/whatsapp/internal/detail.h"
 
 namespace dispatchd::whatsapp {
 namespace {

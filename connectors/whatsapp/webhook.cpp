@@ -6,8 +6,8 @@
 
 #include "common/strict_json.h"
 #include "common/text.h"
-#include "connectors/whatsapp/json_util.h"
-#include "connectors/whatsapp/message.h"
+#include "connectors/whatsapp/internal/json_util.h"
+#include "connectors/whatsapp/internal/message.h"
 
 namespace dispatchd::whatsapp {
 namespace {

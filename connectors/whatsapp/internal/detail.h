@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_CONNECTORS
+#error "connectors/whatsapp/internal/ is private to connectors/: include the module's public headers instead"
+#endif
 // Small helpers shared by the WhatsApp connector's .cpp files; not part of its interface.
 
 #include <string_view>

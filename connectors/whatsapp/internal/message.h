@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_CONNECTORS
+#error "connectors/whatsapp/internal/ is private to connectors/: include the module's public headers instead"
+#endif
 // Normalizing one inbound message object by its type (internal to the connector).
 
 #include <rapidjson/document.h>

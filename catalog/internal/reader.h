@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_CATALOG
+#error "catalog/internal/ is private to catalog/: include the module's public headers instead"
+#endif
 // Internal: turns a catalog file's JSON into a Catalog, collecting every problem.
 
 #include <expected>

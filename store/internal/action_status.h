@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_STORE
+#error "store/internal/ is private to store/: include the module's public headers instead"
+#endif
 // Internal to store/: moves an outbox row from one status to the next with its 'action'
 // audit event; shared by the outbox (delivery) and the queue (staff decisions).
 

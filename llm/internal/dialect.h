@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_LLM
+#error "llm/internal/ is private to llm/: include the module's public headers instead"
+#endif
 // Internal to llm/: what differs between providers. A dialect builds its request and reads
 // a 2xx body; everything else (statuses, transport errors, timing) is shared in
 // http_provider.cpp. Also the JSON helpers the three dialects share (RapidJSON stays here).

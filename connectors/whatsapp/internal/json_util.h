@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_CONNECTORS
+#error "connectors/whatsapp/internal/ is private to connectors/: include the module's public headers instead"
+#endif
 // Reading RapidJSON values defensively, for the WhatsApp connector's .cpp files (an
 // internal header: it exposes RapidJSON). Every accessor tolerates a missing member or a
 // value of the wrong type and says so by its result, never by an assertion.

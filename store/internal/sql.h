@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_STORE
+#error "store/internal/ is private to store/: include the module's public headers instead"
+#endif
 // Internal to store/: the cached-statement handle and the transaction helper shared by the
 // store's .cpp files.
 
@@ -13,6 +16,7 @@
 
 #include "store/database.h"
 #include "store/error.h"
+#include "store/internal/access.h"
 #include "store/states.h"
 #include "store/transaction.h"
 
@@ -23,7 +27,7 @@ namespace dispatchd::store {
 class Query {
  public:
   static Result<Query> prepare(Database& db, std::string_view sql) {
-    auto stmt = db.statement(sql);
+    auto stmt = internal::Access::statement(db, sql);
     if (!stmt) return std::unexpected(stmt.error());
     return Query(db, *stmt);
   }
@@ -85,8 +89,8 @@ class Query {
   bool is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
 
   // Rows changed by the last run() on this connection, and the newest rowid.
-  int changes() const { return sqlite3_changes(m_db->handle()); }
-  std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(m_db->handle()); }
+  int changes() const { return sqlite3_changes(internal::Access::handle(*m_db)); }
+  std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(internal::Access::handle(*m_db)); }
 
  private:
   Query(Database& db, sqlite3_stmt* stmt) : m_db(&db), m_stmt(stmt) {}

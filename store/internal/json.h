@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_STORE
+#error "store/internal/ is private to store/: include the module's public headers instead"
+#endif
 // Internal to store/: builds the compact JSON of audit details and stored documents, so
 // that no value is ever pasted into JSON text unescaped.
 
