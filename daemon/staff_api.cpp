@@ -106,9 +106,9 @@ Response StaffApi::handle(const Request& request) {
     return Response{
         401, "{\"ok\":false,\"error\":\"bad or missing staff token\"}", k_json, {{"WWW-Authenticate", "Bearer"}}};
   }
-  constexpr std::string_view prefix = "/api/escalations";
-  if (!request.path.starts_with(prefix)) return refusal(404, "no such endpoint");
-  std::string_view rest = std::string_view(request.path).substr(prefix.size());
+  constexpr std::string_view k_prefix = "/api/escalations";
+  if (!request.path.starts_with(k_prefix)) return refusal(404, "no such endpoint");
+  std::string_view rest = std::string_view(request.path).substr(k_prefix.size());
   if (rest.empty()) {
     if (request.method != "GET") return refusal(405, "use GET");
     std::optional<store::EscalationStatus> status;
