@@ -36,12 +36,10 @@ Response text(int status, std::string body) {
   return Response{status, std::move(body) + "\n", "text/plain; charset=utf-8", {}};
 }
 
-// A Graph API call as the transport takes it.
-net::HttpRequest to_http(wa::GraphRequest request) {
-  net::HttpRequest http{std::move(request.method), std::move(request.url), {}, std::move(request.body)};
-  for (auto& [name, value] : request.headers) http.headers.add(std::move(name), std::move(value));
-  http.timeout = k_send_timeout;
-  return http;
+// A Graph API call with the channel's deadline.
+net::HttpRequest to_http(net::HttpRequest request) {
+  request.timeout = k_send_timeout;
+  return request;
 }
 
 }  // namespace
