@@ -5,8 +5,8 @@
 // idle deadline between keep-alive requests, and a connection cap (503 past it).
 //
 // Handlers run on the io_context's thread and answer through `respond`, exactly once, at
-// once or later: the webhook handler answers after the group commit that stores its
-// events (daemon/whatsapp_channel.h). The connection waits for the answer.
+// once or later: a channel's webhook endpoint answers after the group commit that stores
+// its events (connectors/channel.h). The connection waits for the answer.
 
 #include <chrono>
 #include <cstddef>

@@ -1,5 +1,6 @@
 #include "daemon/metrics.h"
 
+#include <algorithm>
 #include <map>
 
 namespace dispatchd::daemon {
@@ -52,6 +53,41 @@ std::string seconds(std::int64_t ms) {
   std::string frac = std::to_string(ms % 1000);
   frac.insert(0, 3 - frac.size(), '0');
   return whole + "." + frac;
+}
+
+// The outbox pump's sends and the webhooks, by channel.
+void render_channels(Writer& w, const std::vector<ChannelGauges>& channels) {
+  if (channels.empty()) return;
+  w.family("dispatchd_sends_in_flight", "gauge",
+           "Sends handed to a channel whose outcome is not back yet, by channel.");
+  for (const auto& c : channels) w.sample("dispatchd_sends_in_flight", {{"channel", c.name}}, c.sends_in_flight);
+  w.family("dispatchd_send_result_write_failures_total", "counter",
+           "Send outcomes whose outbox write failed since start, by channel: retried (written again) or permanent.");
+  for (const auto& c : channels) {
+    w.sample("dispatchd_send_result_write_failures_total", {{"channel", c.name}, {"kind", "retried"}},
+             c.writes_retried);
+    w.sample("dispatchd_send_result_write_failures_total", {{"channel", c.name}, {"kind", "permanent"}},
+             c.writes_failed);
+  }
+  if (std::ranges::none_of(channels, [](const ChannelGauges& c) { return c.webhooks.has_value(); })) return;
+  w.family("dispatchd_webhooks_total", "counter", "Webhook POSTs since start, by channel and answer.");
+  for (const auto& c : channels) {
+    if (!c.webhooks) continue;
+    for (const auto& [result, count] :
+         {std::pair{"accepted", c.webhooks->accepted}, std::pair{"bad_signature", c.webhooks->bad_signatures},
+          std::pair{"malformed", c.webhooks->malformed}, std::pair{"not_stored", c.webhooks->not_stored}})
+      w.sample("dispatchd_webhooks_total", {{"channel", c.name}, {"result", result}}, count);
+  }
+  w.family("dispatchd_redeliveries_total", "counter", "Inbound messages delivered again since start, stored once.");
+  std::int64_t dropped = 0;
+  for (const auto& c : channels) {
+    if (!c.webhooks) continue;
+    w.sample("dispatchd_redeliveries_total", {{"channel", c.name}}, c.webhooks->duplicates);
+    dropped += c.webhooks->read_receipts_dropped;
+  }
+  w.family("dispatchd_read_receipts_dropped_total", "counter",
+           "WhatsApp read receipts dropped since start (a backlog of more than 10,000).");
+  w.sample("dispatchd_read_receipts_dropped_total", {}, dropped);
 }
 
 }  // namespace
@@ -130,18 +166,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
     w.sample("dispatchd_store_failures_total", {{"step", "commit"}}, failed->commits);
     w.sample("dispatchd_store_failures_total", {{"step", "sync"}}, failed->syncs);
   }
-  if (const auto& wa = gauges.whatsapp) {
-    w.family("dispatchd_webhooks_total", "counter", "Webhook POSTs since start, by channel and answer.");
-    for (const auto& [result, count] :
-         {std::pair{"accepted", wa->accepted}, std::pair{"bad_signature", wa->bad_signatures},
-          std::pair{"malformed", wa->malformed}, std::pair{"not_stored", wa->not_stored}})
-      w.sample("dispatchd_webhooks_total", {{"channel", "whatsapp"}, {"result", result}}, count);
-    w.family("dispatchd_redeliveries_total", "counter", "Inbound messages delivered again since start, stored once.");
-    w.sample("dispatchd_redeliveries_total", {{"channel", "whatsapp"}}, wa->duplicates);
-    w.family("dispatchd_read_receipts_dropped_total", "counter",
-             "WhatsApp read receipts dropped since start (a backlog of more than 10,000).");
-    w.sample("dispatchd_read_receipts_dropped_total", {}, wa->read_receipts_dropped);
-  }
+  render_channels(w, gauges.channels);
   return w.take();
 }
 

@@ -8,29 +8,26 @@
 #include <utility>
 #include <vector>
 
+#include "connectors/channel.h"
 #include "store/inbox.h"
 #include "store/metrics.h"
 
 namespace dispatchd::daemon {
 
-// What the WhatsApp channel counted since this process started (not stored: Prometheus
-// takes a restart's reset of a counter in its stride).
-struct WhatsAppCounters {
-  std::int64_t webhooks = 0;        // POSTs received, whatever became of them
-  std::int64_t accepted = 0;        // answered 200 after the commit
-  std::int64_t bad_signatures = 0;  // 401
-  std::int64_t malformed = 0;       // 400/413: signed, but not a webhook we can read
-  std::int64_t not_stored = 0;      // 500: the commit failed; Meta delivers again
-  std::int64_t messages_stored = 0;
-  std::int64_t duplicates = 0;             // redelivered messages, stored once
-  std::int64_t read_receipts_dropped = 0;  // beyond the backlog of read receipts not yet sent
+// One channel as the running process sees it.
+struct ChannelGauges {
+  std::string name;  // "whatsapp", …
+  std::int64_t sends_in_flight = 0;
+  std::int64_t writes_retried = 0;                      // send outcomes written again (a lost round, a busy store)
+  std::int64_t writes_failed = 0;                       // send outcomes that could not be written (logged)
+  std::optional<connectors::WebhookCounters> webhooks;  // when the provider pushes webhooks
 };
 
 struct ProcessGauges {
   std::int64_t in_flight = 0;   // messages the agent is working on
-  bool sending_paused = false;  // e.g. the WhatsApp token was refused
+  bool sending_paused = false;  // some channel's sending is paused (e.g. the WhatsApp token was refused)
   std::int64_t http_connections = 0;
-  std::optional<WhatsAppCounters> whatsapp;  // when the channel is enabled
+  std::vector<ChannelGauges> channels;  // the enabled ones
   struct StoreFailures {
     std::int64_t commits = 0;  // group commits that failed (e.g. a full disk)
     std::int64_t syncs = 0;    // WAL syncs that failed

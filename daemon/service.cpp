@@ -15,12 +15,13 @@
 #include "agent/agent.h"
 #include "common/json_out.h"
 #include "config/secrets.h"
+#include "connectors/whatsapp/channel.h"
 #include "daemon/http_server.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
+#include "daemon/outbox_pump.h"
 #include "daemon/staff_api.h"
 #include "daemon/startup.h"
-#include "daemon/whatsapp_channel.h"
 #include "daemon/wiring.h"
 #include "llm/limiter.h"
 #include "net/threaded_transport.h"
@@ -69,7 +70,8 @@ struct Service::Parts {
   std::unique_ptr<llm::Provider> provider;
   std::unique_ptr<agent::Agent> agent;
   std::shared_ptr<const agent::Setup> setup;
-  std::unique_ptr<WhatsAppChannel> whatsapp;
+  std::vector<std::unique_ptr<connectors::Channel>> channels;
+  std::unique_ptr<OutboxPump> pump;  // after `channels`: gone before them
   std::unique_ptr<StaffApi> staff;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<store::Round> round;  // after `store`: commits before the database closes
@@ -92,6 +94,9 @@ struct Service::Parts {
 
   void route(const Request& request, Respond respond);
   Response answer(const Request& request);
+  connectors::WebhookEndpoint* webhook(std::string_view path) const;
+  std::optional<Response> paused_channel() const;
+  std::vector<ChannelGauges> channel_gauges() const;
   void on_tick();
   void on_watchdog();
   void on_store_health(bool ok, const std::string& why);
@@ -112,9 +117,39 @@ void Service::Parts::on_store_health(bool ok, const std::string& why) {
                   store_failures_in_a_row);
 }
 
+connectors::WebhookEndpoint* Service::Parts::webhook(std::string_view path) const {
+  for (const auto& channel : channels) {
+    if (auto* endpoint = channel->webhook(); endpoint && endpoint->path() == path) return endpoint;
+  }
+  return nullptr;
+}
+
+// 503 naming the first channel whose sending is paused, for /readyz.
+std::optional<Response> Service::Parts::paused_channel() const {
+  for (const auto& channel : channels) {
+    if (auto health = channel->health(); health.paused)
+      return Response{503, std::string(channel->name()) + " sending paused: " + health.reason + "\n"};
+  }
+  return std::nullopt;
+}
+
+std::vector<ChannelGauges> Service::Parts::channel_gauges() const {
+  std::vector<ChannelGauges> out;
+  for (const auto& lane : pump->stats()) {
+    ChannelGauges gauges{lane.channel, static_cast<std::int64_t>(lane.in_flight), lane.writes_retried,
+                         lane.writes_failed, std::nullopt};
+    for (const auto& channel : channels) {
+      if (channel->name() == lane.channel && channel->webhook()) gauges.webhooks = channel->webhook()->counters();
+    }
+    out.push_back(std::move(gauges));
+  }
+  return out;
+}
+
 void Service::Parts::route(const Request& r, Respond respond) {
-  // The webhook answers after its group commit; everything else at once.
-  if (r.path == "/webhooks/whatsapp" && r.method == "POST" && whatsapp) return whatsapp->handle_post(r, respond);
+  // A webhook answers when its channel says (a POST after its group commit); everything
+  // else at once.
+  if (auto* endpoint = webhook(r.path)) return serve_webhook(*endpoint, r, std::move(respond));
   if (StaffApi::owns(r) && r.method != "GET") {
     // A staff decision is on disk before the page hears it was taken.
     return store::after_commit(store.db, [respond, answered = staff->handle(r)](bool committed) {
@@ -130,38 +165,36 @@ Response Service::Parts::answer(const Request& r) {
     if (stopping) return Response{503, "stopping\n"};
     if (!store.db.query_int("SELECT 1")) return Response{503, "database unavailable\n"};
     if (store_failure) return Response{503, "the database refuses writes: " + *store_failure + "\n"};
-    if (whatsapp && whatsapp->paused()) return Response{503, "whatsapp sending paused: the access token was refused\n"};
+    if (auto paused = paused_channel()) return std::move(*paused);
     return Response{200, "ready\n"};
   }
   if (r.path == "/metrics") {
     auto snapshot = store::read_metrics(store.db);
     if (!snapshot) return Response{500, snapshot.error().message + "\n"};
-    ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), whatsapp && whatsapp->paused(),
-                         static_cast<std::int64_t>(http->connections()), std::nullopt};
+    ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), paused_channel().has_value(),
+                         static_cast<std::int64_t>(http->connections()), channel_gauges(), std::nullopt};
     if (round) gauges.store_failures = {round->stats().failed_commits, round->stats().failed_syncs};
-    if (whatsapp) gauges.whatsapp = whatsapp->counters();
     return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
   }
-  if (r.path == "/webhooks/whatsapp") {
-    if (!whatsapp) return Response{404, "whatsapp is not enabled\n"};
-    if (r.method == "GET") return whatsapp->handle_get(r);
-    return Response{405, "use GET or POST\n", "text/plain; charset=utf-8", {{"Allow", "GET, POST"}}};
-  }
+  if (r.path == whatsapp::k_webhook_path) return Response{404, "whatsapp is not enabled\n"};
   if (StaffApi::owns(r)) return staff->handle(r);
   return Response{404, "not found\n"};
 }
 
 std::string Service::Parts::status() const {
-  return "serving; " + std::to_string(agent->in_flight()) + " in progress, " + std::to_string(decided) + " decided" +
-         (whatsapp && whatsapp->paused() ? "; whatsapp sending PAUSED" : "") +
-         (store_failure ? "; NOT STORING: " + *store_failure : "");
+  std::string text =
+      "serving; " + std::to_string(agent->in_flight()) + " in progress, " + std::to_string(decided) + " decided";
+  for (const auto& channel : channels) {
+    if (channel->health().paused) text += "; " + std::string(channel->name()) + " sending PAUSED";
+  }
+  return text + (store_failure ? "; NOT STORING: " + *store_failure : "");
 }
 
 void Service::Parts::on_tick() {
   if (stopping) return;
   // Postponed messages come back by time; approved actions may wait for a retry.
   agent->poke();
-  if (whatsapp) whatsapp->pump();
+  pump->pump();
   notify_status(status());
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {
@@ -218,20 +251,16 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       spdlog::info("message {}: {} ({}), {} attempt(s)", d.message_id, agent::to_string(d.outcome), d.detail,
                    d.attempts);
     if (d.outcome != Outcome::postponed && d.outcome != Outcome::error && d.outcome != Outcome::not_stored) ++p.decided;
-    if (p.whatsapp) p.whatsapp->pump();
+    p.pump->pump();
   });
-  if (p.config.whatsapp.enabled) {
-    WhatsAppSecrets secrets;
-    for (auto [name, target] : {std::pair{p.config.whatsapp.access_token_env, &secrets.access_token},
-                                std::pair{p.config.whatsapp.app_secret_env, &secrets.app_secret},
-                                std::pair{p.config.whatsapp.verify_token_env, &secrets.verify_token}}) {
-      auto value = config::read_secret(name);
-      if (!value) return std::unexpected("connectors.whatsapp: " + value.error());
-      *target = std::move(*value);
-    }
-    p.whatsapp = std::make_unique<WhatsAppChannel>(io, p.store.db, p.transport, p.config.whatsapp, std::move(secrets),
-                                                   p.config.http.max_body_bytes, wall_now, [&p] { p.agent->poke(); });
-  }
+  // The channels, and the pump that sends their outbox rows.
+  auto channels =
+      build_channels(p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
+                                p.store.db, p.transport, wall_now, [&p] { p.agent->poke(); }});
+  if (!channels) return std::unexpected(channels.error());
+  p.channels = std::move(*channels);
+  p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now});
+  for (const auto& channel : p.channels) p.pump->add(*channel);
   std::string staff_token;
   if (!p.config.staff_token_env.empty()) {
     auto token = config::read_secret(p.config.staff_token_env);
@@ -241,9 +270,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.staff = std::make_unique<StaffApi>(
       p.store.db, std::move(staff_token),
       [&p] { return std::shared_ptr<const catalog::Catalog>(p.setup, &p.setup->catalog); }, wall_now,
-      [&p] {
-        if (p.whatsapp) p.whatsapp->pump();
-      });
+      [&p] { p.pump->pump(); });
   HttpLimits limits;
   limits.max_body_bytes = p.config.http.max_body_bytes;
   p.http = std::make_unique<HttpServer>(io, limits,
@@ -260,7 +287,7 @@ std::expected<void, std::string> Service::start() {
   spdlog::info("listening on {}:{}; database {} (schema {}); catalog {}", p.config.http.host, p.http->port(),
                p.config.database, p.store.schema_version, p.config.catalog);
   p.agent->poke();
-  if (p.whatsapp) p.whatsapp->pump();
+  p.pump->pump();
   p.on_tick();
   if (p.watchdog_interval) p.on_watchdog();
   notify_ready(p.status());
@@ -301,11 +328,11 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
   if (p.stopping) return;
   p.stopping = true;
   notify_stopping();
-  spdlog::info("stopping: {} message(s) in progress, {} send(s) in flight", p.agent->in_flight(),
-               p.whatsapp ? p.whatsapp->sending() : 0);
+  spdlog::info("stopping: {} message(s) in progress, {} send(s) in flight", p.agent->in_flight(), p.pump->in_flight());
   p.http->stop();
   p.agent->stop();
-  if (p.whatsapp) p.whatsapp->stop();
+  p.pump->stop();
+  for (const auto& channel : p.channels) channel->stop();
   p.tick.cancel();
   p.watchdog.cancel();
   const auto stop_at = std::chrono::steady_clock::now();
@@ -319,11 +346,13 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
     // answer written (a webhook waits for its commit; the loop keeps committing), and no
     // connection left that may still bring one.
     const auto now = std::chrono::steady_clock::now();
-    const bool idle = p.agent->in_flight() == 0 && (!p.whatsapp || p.whatsapp->sending() == 0) &&
-                      p.http->answering() == 0 && (p.http->connections() == 0 || now >= grace);
+    const bool idle = p.agent->in_flight() == 0 && p.pump->in_flight() == 0 && p.http->answering() == 0 &&
+                      (p.http->connections() == 0 || now >= grace);
     if (idle || now >= deadline) {
       // What is left is handed back: the next start takes it again at once.
-      (void)store::release_leases(p.store.db, p.worker);
+      if (auto released = store::release_leases(p.store.db, p.worker); !released)
+        spdlog::error("cannot hand back the unfinished messages ({}); their leases expire by themselves",
+                      released.error().message);
       p.round->commit();
       spdlog::info("stopped ({})", idle ? "drained" : "drain deadline passed; unfinished messages handed back");
       done();

@@ -1,7 +1,8 @@
 #pragma once
 // The running daemon: one Asio event loop on one thread holding the store, the agent, the
-// WhatsApp channel, the HTTP listener and the timers. main() creates it, runs the loop and
-// forwards signals.
+// channels (connectors/channel.h, built from the configuration by wiring.h), the outbox
+// pump that sends for all of them, the HTTP listener (which hands each channel's webhook
+// path to it) and the timers. main() creates it, runs the loop and forwards signals.
 //
 // Start-up order: configuration, store (migrations, interrupted sends, leases), catalog and
 // prompt, listener bound, channels started, then READY=1. SIGHUP reloads the catalog and

@@ -1,6 +1,7 @@
 #include "daemon/wiring.h"
 
 #include "config/secrets.h"
+#include "connectors/whatsapp/channel.h"
 #include "llm/providers.h"
 #include "llm/retry.h"
 
@@ -59,6 +60,30 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
     whatsapp[type] = {type_action(handling.action), handling.reply_text};
   }
   return settings;
+}
+
+std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
+    const config::Config& config, const connectors::ChannelDeps& deps) {
+  std::vector<std::unique_ptr<connectors::Channel>> channels;
+  if (const auto& wa = config.whatsapp; wa.enabled) {
+    whatsapp::ChannelSettings settings{{wa.graph_base_url, wa.phone_number_id, {}}, {}, {}, config.http.max_body_bytes};
+    for (auto [name, target] :
+         {std::pair{wa.access_token_env, &settings.account.access_token},
+          std::pair{wa.app_secret_env, &settings.app_secret}, std::pair{wa.verify_token_env, &settings.verify_token}}) {
+      auto value = config::read_secret(name);
+      if (!value) return std::unexpected("connectors.whatsapp: " + value.error());
+      *target = std::move(*value);
+    }
+    channels.push_back(std::make_unique<whatsapp::WhatsAppChannel>(deps, std::move(settings)));
+  }
+  return channels;
+}
+
+void serve_webhook(connectors::WebhookEndpoint& endpoint, const Request& request, Respond respond) {
+  auto reply = [respond = std::move(respond)](connectors::WebhookResponse answer) {
+    respond(Response{answer.status, std::move(answer.body), "text/plain; charset=utf-8", std::move(answer.headers)});
+  };
+  endpoint.handle({request.method, request.query, request.headers, request.body}, std::move(reply));
 }
 
 }  // namespace dispatchd::daemon

@@ -1,13 +1,18 @@
 #pragma once
 // From the configuration to the running parts: the provider stack with its key read from
-// the environment or systemd credentials, and the agent's settings.
+// the environment or systemd credentials, the agent's settings, and the channels
+// (connectors/channel.h) with their secrets, and the listener's hand-over to a channel's
+// webhook endpoint.
 
 #include <expected>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/agent.h"
 #include "config/config.h"
+#include "connectors/channel.h"
+#include "daemon/http_server.h"
 #include "llm/limiter.h"
 #include "llm/provider.h"
 #include "net/http.h"
@@ -27,5 +32,13 @@ std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const 
                                                                           llm::Limiter& limiter);
 
 agent::Settings agent_settings(const config::Config& config, const std::string& worker);
+
+// The enabled channels (connectors.whatsapp; Gmail is not built yet), their secrets read
+// from the variables the configuration names (or the credentials of those names).
+std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
+    const config::Config& config, const connectors::ChannelDeps& deps);
+
+// Hands a listener request to a channel's webhook endpoint and its answer back.
+void serve_webhook(connectors::WebhookEndpoint& endpoint, const Request& request, Respond respond);
 
 }  // namespace dispatchd::daemon

@@ -37,7 +37,7 @@ bool plain_token(std::string_view s, std::size_t max) {
   return true;
 }
 
-std::expected<GraphRequest, std::string> base_request(const GraphAccount& account) {
+std::expected<net::HttpRequest, std::string> base_request(const GraphAccount& account) {
   std::string_view base = account.graph_base_url;
   if (!base.starts_with("https://") && !base.starts_with("http://")) {
     return std::unexpected("graph_base_url is not an http(s) URL");
@@ -47,7 +47,8 @@ std::expected<GraphRequest, std::string> base_request(const GraphAccount& accoun
   if (!plain_token(account.access_token, 4096)) {
     return std::unexpected("access token is empty or has spaces or control characters");
   }
-  GraphRequest request;
+  net::HttpRequest request;
+  request.method = "POST";
   request.url = std::string(base) + "/" + account.phone_number_id + "/messages";
   request.headers = {{"Authorization", "Bearer " + account.access_token}, {"Content-Type", "application/json"}};
   return request;
@@ -97,8 +98,8 @@ bool success(int status) { return status >= 200 && status <= 299; }
 
 }  // namespace
 
-std::expected<GraphRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
-                                                            std::string_view body, std::string_view tracker) {
+std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
+                                                                std::string_view body, std::string_view tracker) {
   auto request = base_request(account);
   if (!request) return request;
   if (!all_digits(to, k_max_recipient)) return std::unexpected("recipient is not a wa_id (1..32 digits)");
@@ -123,7 +124,7 @@ std::expected<GraphRequest, std::string> build_text_message(const GraphAccount& 
   return request;
 }
 
-std::expected<GraphRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id) {
+std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id) {
   auto request = base_request(account);
   if (!request) return request;
   if (!plain_token(message_id, k_max_message_id)) return std::unexpected("message id is empty or not printable");

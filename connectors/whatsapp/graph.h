@@ -1,7 +1,7 @@
 #pragma once
-// The send side of the Cloud API, without the HTTP: building the Graph requests (what the
-// net/ transport sends) and reading the responses (what it gives back). Pure functions;
-// the access token is an argument, never stored.
+// The send side of the Cloud API, without the I/O: building the Graph requests (as the
+// net/ transport sends them) and reading the responses (what it gives back). Pure
+// functions; the access token is an argument, never stored.
 //
 //   POST {graph_base_url}/{phone_number_id}/messages
 //   Authorization: Bearer <access token>
@@ -22,10 +22,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "connectors/whatsapp/errors.h"
+#include "net/http.h"
 
 namespace dispatchd::whatsapp {
 
@@ -36,17 +35,12 @@ struct GraphAccount {
   std::string access_token;
 };
 
-// The fields of one HTTP request for the transport (timeouts are the transport's).
-struct GraphRequest {
-  std::string method = "POST";
-  std::string url;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-};
-
 constexpr std::size_t k_max_text_points = 4096;  // Cloud API limit of a text body
 constexpr std::size_t k_max_tracker_bytes = 512;
 
+// The builders return a POST for the transport with the request's default timeouts: the
+// caller sets its own.
+//
 // The request that sends `body` as a free-form text to `to` (a wa_id: 1..32 digits).
 // `tracker` (optional, at most 512 bytes) travels as biz_opaque_callback_data and comes
 // back in every status webhook of the message: pass the outbox idempotency key so that a
@@ -55,11 +49,11 @@ constexpr std::size_t k_max_tracker_bytes = 512;
 // http(s), a phone_number_id that is not digits, an empty token or one with control
 // characters or spaces, a bad recipient, an empty body, a body that is not UTF-8 or has
 // more than 4096 code points, a tracker that is too long.
-std::expected<GraphRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
-                                                            std::string_view body, std::string_view tracker = {});
+std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
+                                                                std::string_view body, std::string_view tracker = {});
 
 // The request that marks an inbound message read (blue ticks): best effort, never retried.
-std::expected<GraphRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id);
+std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id);
 
 struct Sent {
   std::string message_id;      // messages[0].id: the wamid later status webhooks refer to

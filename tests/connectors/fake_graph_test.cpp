@@ -33,7 +33,7 @@ struct Answer {
 
 // A plain blocking Beast client: sends `request` (whose URL must be the fake's) and reads
 // the answer. Only for this test; the daemon uses the net/ transport.
-Answer send(std::uint16_t port, const GraphRequest& request) {
+Answer send(std::uint16_t port, const dispatchd::net::HttpRequest& request) {
   const std::string prefix = "http://127.0.0.1:" + std::to_string(port);
   REQUIRE(request.url.starts_with(prefix));
   asio::io_context ioc;
@@ -41,7 +41,7 @@ Answer send(std::uint16_t port, const GraphRequest& request) {
   stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
   http::request<http::string_body> req{http::string_to_verb(request.method), request.url.substr(prefix.size()), 11};
   req.set(http::field::host, "127.0.0.1");
-  for (const auto& [name, value] : request.headers) req.set(name, value);
+  for (const auto& [name, value] : request.headers.fields()) req.set(name, value);
   req.body() = request.body;
   req.prepare_payload();
   http::write(stream, req);
@@ -171,7 +171,7 @@ TEST_CASE("fake graph: a scripted delay holds the answer back") {
 
 TEST_CASE("fake graph: wrong path, wrong phone number and bad bodies are refused") {
   FakeGraph fake;
-  GraphRequest request = *build_text_message(account_for(fake), "1", "x");
+  dispatchd::net::HttpRequest request = *build_text_message(account_for(fake), "1", "x");
   SECTION("another phone number id: 400, code 100") {
     request.url = fake.base_url() + "/999/messages";
     const Answer answer = send(fake.port(), request);

@@ -21,8 +21,8 @@ SendFailure failure_of(int status, const std::string& body, std::string_view ret
   return result.error();
 }
 
-std::string header(const GraphRequest& request, const std::string& name) {
-  for (const auto& [key, value] : request.headers) {
+std::string header(const dispatchd::net::HttpRequest& request, const std::string& name) {
+  for (const auto& [key, value] : request.headers.fields()) {
     if (key == name) return value;
   }
   return {};

@@ -54,14 +54,18 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   const auto snapshot = empty_snapshot(dir);
   daemon::ProcessGauges gauges;
   CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_webhooks_total"));
-  gauges.whatsapp = daemon::WhatsAppCounters{.webhooks = 9,
-                                             .accepted = 5,
-                                             .bad_signatures = 2,
-                                             .malformed = 1,
-                                             .not_stored = 1,
-                                             .messages_stored = 4,
-                                             .duplicates = 1,
-                                             .read_receipts_dropped = 3};
+  gauges.channels.push_back({.name = "whatsapp",
+                             .sends_in_flight = 0,
+                             .writes_retried = 0,
+                             .writes_failed = 0,
+                             .webhooks = connectors::WebhookCounters{.webhooks = 9,
+                                                                     .accepted = 5,
+                                                                     .bad_signatures = 2,
+                                                                     .malformed = 1,
+                                                                     .not_stored = 1,
+                                                                     .messages_stored = 4,
+                                                                     .duplicates = 1,
+                                                                     .read_receipts_dropped = 3}});
   const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
   CAPTURE(text);
   CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_webhooks_total counter\n"));
@@ -71,6 +75,25 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"not_stored\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_redeliveries_total{channel=\"whatsapp\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_read_receipts_dropped_total 3\n"));
+}
+
+TEST_CASE("metrics: the outbox pump's sends by channel", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_sends_in_flight"));
+  gauges.channels.push_back(
+      {.name = "whatsapp", .sends_in_flight = 7, .writes_retried = 2, .writes_failed = 1, .webhooks = std::nullopt});
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_sends_in_flight gauge\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_sends_in_flight{channel=\"whatsapp\"} 7\n"));
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_send_result_write_failures_total counter\n"));
+  CHECK_THAT(text,
+             Catch::Contains("dispatchd_send_result_write_failures_total{channel=\"whatsapp\",kind=\"retried\"} 2\n"));
+  CHECK_THAT(
+      text, Catch::Contains("dispatchd_send_result_write_failures_total{channel=\"whatsapp\",kind=\"permanent\"} 1\n"));
+  CHECK_THAT(text, !Catch::Contains("dispatchd_webhooks_total"));  // a channel without webhooks
 }
 
 TEST_CASE("metrics: failed group commits and WAL syncs, when group commit runs", "[metrics]") {

@@ -1,0 +1,211 @@
+#pragma once
+// The seam between the daemon and a messaging channel: what every channel does, each in
+// its provider's way, and what the daemon then does for all of them alike.
+//
+//   inbound   The channel turns its provider's events into InboundEvents: messages, each
+//             with its dedupe key (channel, provider_message_id: a redelivered or
+//             re-polled message is stored once) and the channel's message type, and
+//             delivery reports about what we sent. store_inbound() writes them in one
+//             transaction; once they are durable (store::after_commit) the channel calls
+//             ChannelDeps::on_inbound, the agent's poke.
+//   outbound  send(item, done) -> SendOutcome. The daemon's outbox pump
+//             (daemon/outbox_pump.h) takes the channel's approved rows (store::begin_send
+//             with name()), makes their 'sending' mark durable, calls send(), and writes
+//             the outcome it gets:
+//               Sent{provider id}       complete_send  'sent'
+//               RetryAfter{after, why}  retry_send     'approved' again; the channel's
+//                                                      rows wait `after` before the next send
+//               Failed{why}             fail_send      'failed', a send_failed escalation
+//               Unknown{why}            unknown_send   'unknown', a delivery_unknown
+//                                                      escalation; never sent again
+//             RetryAfter only when the request certainly did not reach the provider or
+//             the provider said to come back (a rate limit, a refused credential). What
+//             may have been delivered (a timeout after the request left, an unreadable
+//             2xx) is Unknown: resending it could send twice.
+//   unknown   resolve_unknown(item, done): a channel that can look up whether a send
+//             arrived answers Sent, RetryAfter (it certainly did not) or Unknown (still
+//             cannot tell, escalated); one that cannot returns false and the pump
+//             escalates at once.
+//   health    health(): whether sending is paused and why (the provider refused our
+//             credentials), for /readyz, the status line and /metrics.
+//   webhook   webhook(): the channel's HTTP endpoint when its provider pushes events
+//             (null when it polls). The daemon's listener hands it the raw request and
+//             writes back the answer, through the small structs below: no Beast type
+//             here.
+//
+// Threading: everything runs on the daemon's event loop thread, like the store. `done`
+// (SendDone) is called exactly once per send() and per accepted resolve_unknown(), on the
+// loop, and never from inside the call that received it (a channel that refuses before
+// any I/O posts its answer through ChannelDeps::post), so the pump may re-enter send()
+// from it. When a channel is destroyed with a send in flight, `done` may be destroyed
+// uncalled; the row stays 'sending' and becomes 'unknown' at the next start.
+//
+// The two channels:
+//   WhatsApp (connectors/whatsapp/channel.h): Meta pushes webhooks to the listener
+//     (webhook(): GET verification handshake, POST signed events, stored by a group
+//     commit and answered 200 once durable); sends go to the Graph API over
+//     net::Transport, after the 24-hour window check (a closed window is Failed); a
+//     refused access token is RetryAfter(60 s) with health paused, so the next send
+//     after the pause probes it; Graph cannot be asked whether a message left, so
+//     resolve_unknown() returns false and an unknown send is a delivery_unknown
+//     escalation, that message's final outcome.
+//   Gmail (ARCHITECTURE.md; not built yet): no webhook (webhook() is null): the channel
+//     polls users.history.list on its own timer (connectors.gmail.poll_interval_s) and
+//     stores each poll's messages with store_inbound() in one transaction; sends are
+//     users.messages.send with our own Message-ID (from the idempotency key), and
+//     resolve_unknown() looks that Message-ID up in the sent mail: found is Sent,
+//     absent is RetryAfter, so only a lookup that itself fails is escalated. A row a
+//     crash left in 'sending' is today made 'unknown' at start-up for every channel
+//     (store::recover_sending); for Gmail it is to go through resolve_unknown() instead.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "net/http.h"
+#include "store/database.h"
+#include "store/error.h"
+#include "store/inbox.h"
+#include "store/outbox.h"
+
+namespace dispatchd::connectors {
+
+// ---- outbound ---------------------------------------------------------------------------
+
+// The provider accepted the message; its id is what delivery reports refer to.
+struct Sent {
+  std::string provider_message_id;
+};
+// It did not reach the provider, or the provider asked us to come back: send it again
+// after `after` (the channel's backoff, the provider's Retry-After).
+struct RetryAfter {
+  std::chrono::milliseconds after{0};
+  std::string why;
+};
+// Refused for good (a closed window, an invalid recipient): staff take it over.
+struct Failed {
+  std::string why;
+};
+// It may or may not have been delivered: never sent again by itself.
+struct Unknown {
+  std::string why;
+};
+
+using SendOutcome = std::variant<Sent, RetryAfter, Failed, Unknown>;
+using SendDone = std::move_only_function<void(SendOutcome)>;
+
+struct Health {
+  bool paused = false;  // sending is paused: the pump's next send after the pause probes
+  std::string reason;   // why, for /readyz and the log (e.g. "the access token was refused")
+};
+
+// ---- inbound ----------------------------------------------------------------------------
+
+// A channel's events, ready for the store: messages (channel and provider_message_id are
+// the dedupe key; type is the channel's own, "" for none) and delivery reports.
+struct InboundEvents {
+  std::vector<store::InboundMessage> messages;
+  std::vector<store::DeliveryReport> reports;
+};
+
+struct StoredEvents {
+  std::vector<std::string> new_ids;  // provider ids of the messages stored now (not the redelivered), in order
+  std::int64_t duplicates = 0;       // messages already stored
+};
+
+// Writes `events` in one transaction (a savepoint when one is open, e.g. the daemon's
+// round): every message and report, or none. The error names what could not be stored.
+store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEvents& events, store::Time now);
+
+// ---- webhooks ---------------------------------------------------------------------------
+
+// A request to a channel's webhook as the daemon's listener read it. Views into the
+// listener's request: valid during handle() only.
+struct WebhookRequest {
+  std::string_view method;
+  std::string_view query;                                        // after '?', undecoded
+  std::span<const std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string_view body;                                         // the raw bytes as received
+
+  std::optional<std::string_view> header(std::string_view lower_name) const;
+};
+
+struct WebhookResponse {
+  int status = 200;
+  std::string body;  // text/plain; charset=utf-8
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+using WebhookReply = std::move_only_function<void(WebhookResponse)>;
+
+// What a webhook endpoint counted since the process started (not stored: Prometheus takes
+// a restart's reset of a counter in its stride).
+struct WebhookCounters {
+  std::int64_t webhooks = 0;        // POSTs received, whatever became of them
+  std::int64_t accepted = 0;        // answered 200 after the commit
+  std::int64_t bad_signatures = 0;  // 401
+  std::int64_t malformed = 0;       // 400/413: signed, but not a webhook the channel can read
+  std::int64_t not_stored = 0;      // 500: the commit failed; the provider delivers again
+  std::int64_t messages_stored = 0;
+  std::int64_t duplicates = 0;             // redelivered messages, stored once
+  std::int64_t read_receipts_dropped = 0;  // beyond the backlog of read receipts not yet sent (0 without receipts)
+};
+
+class WebhookEndpoint {
+ public:
+  virtual ~WebhookEndpoint() = default;
+  // The path the listener routes here, e.g. "/webhooks/whatsapp" (any method).
+  virtual std::string_view path() const = 0;
+  // Answers through `reply` exactly once, on the loop: at once (a refusal, a handshake;
+  // then from inside this call) or once the events are durable.
+  virtual void handle(const WebhookRequest& request, WebhookReply reply) = 0;
+  virtual const WebhookCounters& counters() const = 0;
+};
+
+// ---- the channel ------------------------------------------------------------------------
+
+// Runs `f` later on the loop's thread, after what is already queued.
+using Post = std::function<void(std::move_only_function<void()>)>;
+
+// What a channel implementation gets from the daemon.
+struct ChannelDeps {
+  Post post;
+  store::Database& db;
+  net::Transport& transport;
+  std::function<store::Time()> now;
+  std::function<void()> on_inbound;  // new inbox rows are durable (the agent's poke)
+};
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+
+  // The channel as the store names it (inbox.channel): "whatsapp", "gmail".
+  virtual std::string_view name() const = 0;
+
+  // Sends one outbox row already committed 'sending'; `done` gets the outcome (contract
+  // above). `item` is read during the call only.
+  virtual void send(const store::OutboxItem& item, SendDone done) = 0;
+
+  // For an item whose send came back Unknown: true when the channel took `done` and will
+  // look up whether the message arrived (answering through it as send() does); false,
+  // leaving `done` alone, when the channel cannot tell (the pump then escalates).
+  virtual bool resolve_unknown(const store::OutboxItem& item, SendDone& done) = 0;
+
+  virtual Health health() const = 0;
+
+  // The HTTP endpoint the provider pushes events to; null for a polling channel.
+  virtual WebhookEndpoint* webhook() = 0;
+
+  // Starts nothing new (sends in flight still answer); for shutdown.
+  virtual void stop() = 0;
+};
+
+}  // namespace dispatchd::connectors

@@ -1,0 +1,272 @@
+#include "connectors/whatsapp/channel.h"
+
+#include <spdlog/spdlog.h>
+#include <deque>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "connectors/whatsapp/errors.h"
+#include "connectors/whatsapp/handshake.h"
+#include "connectors/whatsapp/signature.h"
+#include "connectors/whatsapp/webhook.h"
+#include "connectors/whatsapp/window.h"
+#include "store/round.h"
+
+namespace dispatchd::whatsapp {
+namespace {
+
+using connectors::SendOutcome;
+using connectors::WebhookResponse;
+
+// Read receipts are a courtesy: a few at a time, so that a burst of webhooks does not open
+// a connection to the Graph API per message; beyond the backlog the oldest are dropped.
+constexpr std::size_t k_max_parallel_reads = 8;
+constexpr std::size_t k_max_queued_reads = 10'000;
+constexpr std::chrono::seconds k_auth_probe{60};
+constexpr std::chrono::seconds k_unreachable_retry{5};
+constexpr std::chrono::milliseconds k_send_timeout{15'000};
+// Time the send itself may take, kept from the end of the 24-hour window.
+constexpr std::chrono::seconds k_window_margin{60};
+
+WebhookResponse text(int status, std::string body) { return WebhookResponse{status, std::move(body) + "\n", {}}; }
+
+// The webhook's events as the store takes them, moved out of the parse.
+connectors::InboundEvents events_of(Webhook webhook) {
+  connectors::InboundEvents events;
+  events.messages.reserve(webhook.messages.size());
+  for (auto& m : webhook.messages) {
+    // The type as the connector normalized it ("unknown" for one it does not know): the
+    // agent looks up connectors.whatsapp.message_types by it. The sender is the
+    // conversation.
+    events.messages.push_back({std::string(k_channel_name), std::move(m.id), m.from, std::move(m.from),
+                               std::move(m.text), std::move(m.raw_json), to_string(m.kind)});
+  }
+  events.reports.reserve(webhook.statuses.size());
+  for (auto& st : webhook.statuses) {
+    std::string error;
+    for (const auto& e : st.errors) error += (error.empty() ? "" : "; ") + describe(e);
+    events.reports.push_back({std::move(st.id), std::move(st.tracker), std::move(st.status_text), std::move(error)});
+  }
+  return events;
+}
+
+}  // namespace
+
+struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
+  connectors::ChannelDeps deps;
+  ChannelSettings settings;
+  connectors::WebhookCounters counters;
+  bool stopping = false;
+  int consecutive_retries = 0;
+  std::optional<store::Time> paused_until;  // the access token was refused: sending paused until then
+  // Webhooks verified and parsed, waiting for the group commit (commit_webhooks).
+  struct PendingWebhook {
+    connectors::InboundEvents events;
+    connectors::WebhookReply reply;
+  };
+  std::vector<PendingWebhook> pending;
+  std::deque<std::string> reads;  // message ids whose read receipt has not left yet
+  std::size_t reads_in_flight = 0;
+
+  State(connectors::ChannelDeps d, ChannelSettings s) : deps(std::move(d)), settings(std::move(s)) {}
+
+  bool paused() const { return paused_until && deps.now() < *paused_until; }
+  WebhookResponse handshake(const connectors::WebhookRequest& request) const;
+  void receive(const connectors::WebhookRequest& request, connectors::WebhookReply reply);
+  void commit_webhooks();
+  void mark_read(std::string message_id);
+  void send_reads();
+  void send(const store::OutboxItem& item, connectors::SendDone done);
+  SendOutcome outcome_of(net::HttpResult result);
+  SendOutcome refused_token(std::string why);
+};
+
+WebhookResponse WhatsAppChannel::State::handshake(const connectors::WebhookRequest& request) const {
+  auto answer = answer_handshake(request.query, settings.verify_token);
+  if (!answer) {
+    spdlog::warn("whatsapp: verification handshake refused: {}", answer.error().reason);
+    return text(answer.error().status, "forbidden");
+  }
+  return WebhookResponse{200, std::move(*answer), {}};
+}
+
+void WhatsAppChannel::State::receive(const connectors::WebhookRequest& request, connectors::WebhookReply reply) {
+  ++counters.webhooks;
+  const auto signature = request.header("x-hub-signature-256").value_or("");
+  if (auto ok = verify_signature(request.body, signature, settings.app_secret); !ok) {
+    ++counters.bad_signatures;
+    spdlog::warn("whatsapp: webhook refused: signature {}", to_string(ok.error()));
+    return reply(text(401, "bad signature"));
+  }
+  auto webhook = parse_webhook(request.body, settings.account.phone_number_id, {.max_bytes = settings.max_body_bytes});
+  if (!webhook) {
+    ++counters.malformed;
+    spdlog::warn("whatsapp: webhook refused: {}", webhook.error().message);
+    return reply(text(webhook.error().http_status(), webhook.error().message));
+  }
+  for (const auto& skipped : webhook->skipped)
+    spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
+  pending.push_back({events_of(std::move(*webhook)), std::move(reply)});
+  // Group commit: every webhook that arrives in this round of the event loop is stored by
+  // one durable commit, then all of them are answered.
+  if (pending.size() == 1) {
+    deps.post([weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->commit_webhooks();
+    });
+  }
+}
+
+void WhatsAppChannel::State::commit_webhooks() {
+  auto batch = std::make_shared<std::vector<PendingWebhook>>(std::exchange(pending, {}));
+  auto outcomes = std::make_shared<std::vector<std::optional<connectors::StoredEvents>>>(batch->size());
+  const store::Time at = deps.now();
+  for (std::size_t i = 0; i < batch->size(); ++i) {
+    // A savepoint per webhook: one that cannot be stored is refused alone.
+    auto stored = connectors::store_inbound(deps.db, (*batch)[i].events, at);
+    if (stored)
+      (*outcomes)[i] = std::move(*stored);
+    else
+      spdlog::error("whatsapp: {}", stored.error().message);
+  }
+  store::after_commit(deps.db, [weak = weak_from_this(), batch, outcomes](bool committed) {
+    auto self = weak.lock();
+    if (!committed) {
+      spdlog::error("whatsapp: the commit of {} webhook(s) failed; answered 500", batch->size());
+      outcomes->assign(batch->size(), std::nullopt);
+    }
+    bool fresh = false;
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      auto& stored = (*outcomes)[i];
+      // Not durable: 500 makes Meta deliver the event again later.
+      if (!stored) {
+        if (self) ++self->counters.not_stored;
+        (*batch)[i].reply(text(500, "cannot store the events"));
+        continue;
+      }
+      (*batch)[i].reply(text(200, "ok"));
+      if (!self) continue;
+      ++self->counters.accepted;
+      self->counters.duplicates += stored->duplicates;
+      self->counters.messages_stored += static_cast<std::int64_t>(stored->new_ids.size());
+      for (auto& id : stored->new_ids) self->mark_read(std::move(id));
+      fresh = fresh || !stored->new_ids.empty();
+    }
+    if (self && fresh && self->deps.on_inbound) self->deps.on_inbound();
+  });
+}
+
+void WhatsAppChannel::State::mark_read(std::string message_id) {
+  if (reads.size() >= k_max_queued_reads) {
+    reads.pop_front();
+    ++counters.read_receipts_dropped;
+  }
+  reads.push_back(std::move(message_id));
+  send_reads();
+}
+
+void WhatsAppChannel::State::send_reads() {
+  while (reads_in_flight < k_max_parallel_reads && !reads.empty() && !stopping) {
+    auto request = build_mark_read(settings.account, reads.front());
+    reads.pop_front();
+    if (!request) continue;
+    request->timeout = k_send_timeout;
+    ++reads_in_flight;
+    // Best effort: never retried.
+    deps.transport.send(std::move(*request), [weak = weak_from_this()](net::HttpResult) {
+      if (auto self = weak.lock()) {
+        --self->reads_in_flight;
+        self->send_reads();
+      }
+    });
+  }
+}
+
+void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::SendDone done) {
+  const auto refuse = [this, &done](std::string why) {
+    deps.post([done = std::move(done), why = std::move(why)]() mutable { done(connectors::Failed{std::move(why)}); });
+  };
+  // Policy, checked before sending: Meta would refuse it (131047) anyway.
+  const store::Time now = deps.now();
+  if (const auto last = store::last_inbound_at(deps.db, std::string(k_channel_name), item.recipient); !last) {
+    spdlog::warn("whatsapp: cannot read when {} last wrote ({}); sending without the window check", item.recipient,
+                 last.error().message);
+  } else if (!may_send_free_form(*last, now, k_window_margin)) {
+    return refuse("outside WhatsApp's 24-hour customer-service window: only a template can reach this customer now");
+  }
+  auto request = build_text_message(settings.account, item.recipient, item.body, item.idempotency_key);
+  if (!request) return refuse("cannot build the Graph request: " + request.error());
+  request->timeout = k_send_timeout;
+  deps.transport.send(std::move(*request),
+                      [self = shared_from_this(), done = std::move(done)](net::HttpResult result) mutable {
+                        done(self->outcome_of(std::move(result)));
+                      });
+}
+
+SendOutcome WhatsAppChannel::State::outcome_of(net::HttpResult result) {
+  if (!result) {
+    const auto& e = result.error();
+    // Never reached Graph: safe to send again.
+    if (e.kind == net::TransportErrorKind::connect_failed)
+      return connectors::RetryAfter{k_unreachable_retry, "graph unreachable: " + e.message};
+    return connectors::Unknown{"no answer from graph (" + std::string(net::to_string(e.kind)) +
+                               "): it may have been delivered"};
+  }
+  const auto retry_after = result->headers.get("Retry-After").value_or("");
+  auto sent = read_send_response(result->status, result->body, retry_after);
+  if (sent) {
+    consecutive_retries = 0;
+    paused_until.reset();
+    return connectors::Sent{std::move(sent->message_id)};
+  }
+  const auto& failure = sent.error();
+  std::string why = describe(failure.error);
+  switch (failure.kind) {
+    case ErrorClass::retry:
+      return connectors::RetryAfter{retry_delay(failure.error, ++consecutive_retries, failure.retry_after),
+                                    std::move(why)};
+    case ErrorClass::auth: return refused_token(std::move(why));
+    case ErrorClass::unknown: return connectors::Unknown{std::move(why)};
+    case ErrorClass::window_closed:
+    case ErrorClass::permanent: return connectors::Failed{std::move(why)};
+  }
+  return connectors::Failed{std::move(why)};
+}
+
+SendOutcome WhatsAppChannel::State::refused_token(std::string why) {
+  if (!paused()) spdlog::error("whatsapp: the access token was refused ({}); sending paused", why);
+  // The pause ends with a probe: the pump's first send after it tells.
+  paused_until = deps.now() + k_auth_probe;
+  return connectors::RetryAfter{k_auth_probe, std::move(why)};
+}
+
+WhatsAppChannel::WhatsAppChannel(connectors::ChannelDeps deps, ChannelSettings settings)
+    : m_state(std::make_shared<State>(std::move(deps), std::move(settings))) {}
+
+WhatsAppChannel::~WhatsAppChannel() { stop(); }
+
+void WhatsAppChannel::send(const store::OutboxItem& item, connectors::SendDone done) {
+  m_state->send(item, std::move(done));
+}
+
+bool WhatsAppChannel::resolve_unknown(const store::OutboxItem&, connectors::SendDone&) {
+  // The Cloud API has no lookup by our key: staff decide (delivery_unknown).
+  return false;
+}
+
+connectors::Health WhatsAppChannel::health() const {
+  if (!m_state->paused()) return {};
+  return {true, "the access token was refused"};
+}
+
+void WhatsAppChannel::stop() { m_state->stopping = true; }
+
+void WhatsAppChannel::handle(const connectors::WebhookRequest& request, connectors::WebhookReply reply) {
+  if (request.method == "POST") return m_state->receive(request, std::move(reply));
+  if (request.method == "GET") return reply(m_state->handshake(request));
+  reply(WebhookResponse{405, "use GET or POST\n", {{"Allow", "GET, POST"}}});
+}
+
+const connectors::WebhookCounters& WhatsAppChannel::counters() const { return m_state->counters; }
+
+}  // namespace dispatchd::whatsapp

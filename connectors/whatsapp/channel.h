@@ -1,0 +1,79 @@
+#pragma once
+// WhatsApp behind the channel seam (connectors/channel.h): the pure pieces of this folder
+// (signature, handshake, webhook parsing, Graph requests and errors, the 24-hour window)
+// with the store, the net/ transport and the clock.
+//
+// Webhook (path "/webhooks/whatsapp"):
+//   GET   Meta's verification handshake: the challenge (200) or 403/400.
+//   POST  signature over the raw body first (401), then the bounded parse (400/413), then
+//         the group commit: the webhooks handled in one round of the event loop are stored
+//         by one commit (a savepoint each, so one that fails is refused alone with 500),
+//         and each is answered 200 only once durable; a failed commit answers them all 500
+//         (Meta delivers them again). Redelivered events are stored once (the inbox's
+//         unique key). Statuses of our messages become delivery reports. Each new message
+//         gets a read receipt: at most 8 in flight, never retried, and beyond a backlog
+//         of 10,000 the oldest are dropped.
+//   other 405 (Allow: GET, POST).
+// Send: the 24-hour window first (closed: Failed, no request), then the Graph call with
+// the outbox idempotency key as the tracker (biz_opaque_callback_data), 15 s deadline.
+//   Graph's answer (errors.h's classes)       outcome
+//   messages[0].id                            Sent{wamid}
+//   retry (rate limits, 5xx)                  RetryAfter{retry_delay(): backoff over the
+//                                             consecutive retries, Retry-After honoured}
+//   connection refused / unreachable          RetryAfter{5 s}: it never reached Graph
+//   auth (token refused)                      RetryAfter{60 s}; health() paused for 60 s,
+//                                             so the pump's next send probes the token
+//   window_closed, permanent, bad request     Failed{describe()}
+//   unknown, timeout or reset after sending   Unknown: may have been delivered
+// resolve_unknown() is false: Graph cannot be asked whether a message left, so an unknown
+// send is a delivery_unknown escalation (a later status webhook carrying our tracker
+// still marks it sent).
+//
+// Threading: the loop's thread only (connectors/channel.h).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "connectors/channel.h"
+#include "connectors/whatsapp/graph.h"
+
+namespace dispatchd::whatsapp {
+
+inline constexpr std::string_view k_channel_name = "whatsapp";
+inline constexpr std::string_view k_webhook_path = "/webhooks/whatsapp";
+
+struct ChannelSettings {
+  GraphAccount account;      // connectors.whatsapp.graph_base_url, .phone_number_id and the access token
+  std::string app_secret;    // the webhooks' HMAC key
+  std::string verify_token;  // the verification handshake's
+  std::size_t max_body_bytes = 1024 * 1024;  // http.max_body_bytes: the webhook parser's bound
+};
+
+class WhatsAppChannel final : public connectors::Channel, public connectors::WebhookEndpoint {
+ public:
+  WhatsAppChannel(connectors::ChannelDeps deps, ChannelSettings settings);
+  ~WhatsAppChannel() override;
+  WhatsAppChannel(const WhatsAppChannel&) = delete;
+  WhatsAppChannel& operator=(const WhatsAppChannel&) = delete;
+
+  std::string_view name() const override { return k_channel_name; }
+  void send(const store::OutboxItem& item, connectors::SendDone done) override;
+  bool resolve_unknown(const store::OutboxItem& item, connectors::SendDone& done) override;
+  connectors::Health health() const override;
+  connectors::WebhookEndpoint* webhook() override { return this; }
+  void stop() override;
+
+  std::string_view path() const override { return k_webhook_path; }
+  void handle(const connectors::WebhookRequest& request, connectors::WebhookReply reply) override;
+  const connectors::WebhookCounters& counters() const override;
+
+  struct State;  // opaque; public only for the .cpp's callbacks
+
+ private:
+  std::shared_ptr<State> m_state;
+};
+
+}  // namespace dispatchd::whatsapp

@@ -1,0 +1,263 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include "daemon/outbox_pump.h"
+
+#include <spdlog/spdlog.h>
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <variant>
+
+#include "store/outbox.h"
+#include "store/round.h"
+
+namespace dispatchd::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+
+// Result<T> as Result<void>: the escalation id of a failed send is in the store.
+template <typename T>
+store::Result<void> without_value(store::Result<T> result) {
+  if (!result) return std::unexpected(std::move(result.error()));
+  return {};
+}
+
+}  // namespace
+
+store::Result<void> write_outcome(store::Database& db, std::int64_t id, const connectors::SendOutcome& outcome,
+                                  store::Time now) {
+  return std::visit(
+      Overloaded{
+          [&](const connectors::Sent& s) { return store::complete_send(db, id, s.provider_message_id, now); },
+          [&](const connectors::RetryAfter& r) { return store::retry_send(db, id, r.why, now); },
+          [&](const connectors::Failed& f) { return without_value(store::fail_send(db, id, f.why, now)); },
+          [&](const connectors::Unknown& u) { return without_value(store::unknown_send(db, id, u.why, now)); },
+      },
+      outcome);
+}
+
+struct OutboxPump::State : std::enable_shared_from_this<State> {
+  // One channel's sends.
+  struct Lane {
+    Lane(connectors::Channel& c, boost::asio::io_context& io, std::size_t max_in_flight)
+        : channel(&c), name(c.name()), hold_timer(io) {
+      in_flight.reserve(max_in_flight);
+    }
+    connectors::Channel* channel;
+    std::string name;  // begin_send's filter
+    std::vector<store::OutboxItem>
+        in_flight;                   // handed to the channel; capacity reserved: send() reads one by reference
+    std::size_t starting = 0;        // begun, waiting for the commit before their requests leave
+    Clock::time_point held_until{};  // RetryAfter: no new send before
+    boost::asio::steady_timer hold_timer;
+    std::int64_t writes_retried = 0;
+    std::int64_t writes_failed = 0;
+  };
+  // A send's outcome on its way to the outbox.
+  struct Transition {
+    std::size_t lane;
+    std::int64_t action_id;
+    connectors::SendOutcome outcome;
+    store::Time at;
+  };
+
+  PumpDeps deps;
+  PumpSettings settings;
+  std::vector<std::unique_ptr<Lane>> lanes;
+  bool stopping = false;
+  bool pump_posted = false;
+  // Outcomes whose write failed (retryable) or was lost with its round: written again by the
+  // next pump, which store_timer brings. Their rows stay 'sending' meanwhile.
+  std::vector<Transition> unrecorded;
+  boost::asio::steady_timer store_timer;
+
+  State(PumpDeps d, PumpSettings s) : deps(std::move(d)), settings(s), store_timer(deps.io) {}
+
+  void schedule_pump();
+  void pump();
+  void fill(std::size_t lane);
+  void start(std::size_t lane, store::OutboxItem item);
+  connectors::SendDone on_outcome(std::size_t lane, std::int64_t id, bool resolving);
+  void finish(std::size_t lane, std::int64_t id, connectors::SendOutcome outcome, bool resolving);
+  void hold(Lane& lane, std::chrono::milliseconds after);
+  void record_until_durable(Transition t);
+  void write_again_later(Transition t);
+  void retry_after_store_failure();
+};
+
+void OutboxPump::State::schedule_pump() {
+  // Coalesced: what is decided in this round of the event loop starts with one durable
+  // commit of the `sending` marks.
+  if (pump_posted) return;
+  pump_posted = true;
+  boost::asio::post(deps.io, [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->pump_posted = false;
+    self->pump();
+  });
+}
+
+void OutboxPump::State::pump() {
+  // What was not stored is written again once store_timer's pause is over.
+  if (!unrecorded.empty() && store_timer.expiry() <= Clock::now())
+    for (auto& t : std::exchange(unrecorded, {})) record_until_durable(std::move(t));
+  for (std::size_t i = 0; i < lanes.size(); ++i) fill(i);
+}
+
+void OutboxPump::State::fill(std::size_t index) {
+  Lane& lane = *lanes[index];
+  if (stopping || Clock::now() < lane.held_until) return;
+  std::vector<store::OutboxItem> batch;
+  while (lane.in_flight.size() + lane.starting + batch.size() < settings.max_in_flight) {
+    auto item = store::begin_send(deps.db, deps.now(), lane.name);
+    if (!item) {
+      spdlog::error("{}: outbox: {}", lane.name, item.error().message);
+      if (item.error().retryable()) retry_after_store_failure();
+      break;
+    }
+    if (!*item) break;
+    batch.push_back(std::move(**item));
+  }
+  if (batch.empty()) return;
+  // `sending` is on disk before any of these requests leaves: after a crash the action is
+  // `unknown`, never sent twice.
+  lane.starting += batch.size();
+  store::after_commit(deps.db, [weak = weak_from_this(), index, batch = std::move(batch)](bool committed) mutable {
+    auto self = weak.lock();
+    if (!self) return;
+    Lane& began = *self->lanes[index];
+    began.starting -= batch.size();
+    if (!committed) {
+      spdlog::error("{}: the commit before {} send(s) failed; they stay in the outbox", began.name, batch.size());
+      return self->retry_after_store_failure();
+    }
+    for (auto& item : batch) self->start(index, std::move(item));
+    self->schedule_pump();
+  });
+}
+
+void OutboxPump::State::start(std::size_t index, store::OutboxItem item) {
+  Lane& lane = *lanes[index];
+  const std::int64_t id = item.id;
+  // No reallocation (capacity is max_in_flight), so the reference stays good during send().
+  lane.in_flight.push_back(std::move(item));
+  lane.channel->send(lane.in_flight.back(), on_outcome(index, id, false));
+}
+
+connectors::SendDone OutboxPump::State::on_outcome(std::size_t index, std::int64_t id, bool resolving) {
+  return [weak = weak_from_this(), index, id, resolving](connectors::SendOutcome outcome) mutable {
+    if (auto self = weak.lock()) self->finish(index, id, std::move(outcome), resolving);
+  };
+}
+
+void OutboxPump::State::finish(std::size_t index, std::int64_t id, connectors::SendOutcome outcome, bool resolving) {
+  Lane& lane = *lanes[index];
+  const auto item = std::ranges::find(lane.in_flight, id, &store::OutboxItem::id);
+  if (item == lane.in_flight.end()) {
+    spdlog::error("{}: an outcome for action {}, which is not in flight: ignored", lane.name, id);
+    return;
+  }
+  if (!resolving && std::holds_alternative<connectors::Unknown>(outcome)) {
+    // A channel that can look the message up answers again; that answer is final.
+    auto again = on_outcome(index, id, true);
+    if (lane.channel->resolve_unknown(*item, again)) return;
+  }
+  // Order does not matter: swap with the last, then drop it.
+  std::iter_swap(item, lane.in_flight.end() - 1);
+  lane.in_flight.pop_back();
+  if (const auto* retry = std::get_if<connectors::RetryAfter>(&outcome)) hold(lane, retry->after);
+  record_until_durable({index, id, std::move(outcome), deps.now()});
+  schedule_pump();
+}
+
+void OutboxPump::State::hold(Lane& lane, std::chrono::milliseconds after) {
+  const auto until = Clock::now() + after;
+  if (until <= lane.held_until) return;  // a longer hold already runs (e.g. a refused token's)
+  lane.held_until = until;
+  lane.hold_timer.expires_at(until);
+  lane.hold_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    self->schedule_pump();
+  });
+}
+
+// The lost-write retry, all in this function (it becomes the store's unit of work, with
+// its on-durable and on-lost paths, once that exists): `t` is written now; a retryable
+// refusal, or a round that does not become durable, has it written again later.
+void OutboxPump::State::record_until_durable(Transition t) {
+  auto written = deps.write(deps.db, t.action_id, t.outcome, t.at);
+  if (!written) {
+    if (written.error().retryable()) {
+      spdlog::warn("{}: cannot record the outcome of action {} yet ({}); trying again", lanes[t.lane]->name,
+                   t.action_id, written.error().message);
+      return write_again_later(std::move(t));
+    }
+    ++lanes[t.lane]->writes_failed;
+    spdlog::error("{}: cannot record the outcome of action {}: {}; it stays 'sending' until the next start",
+                  lanes[t.lane]->name, t.action_id, written.error().message);
+    return;
+  }
+  store::after_commit(deps.db, [weak = weak_from_this(), t = std::move(t)](bool durable) mutable {
+    auto self = weak.lock();
+    if (!self || durable) return;
+    self->write_again_later(std::move(t));
+  });
+}
+
+void OutboxPump::State::write_again_later(Transition t) {
+  ++lanes[t.lane]->writes_retried;
+  unrecorded.push_back(std::move(t));
+  retry_after_store_failure();
+}
+
+void OutboxPump::State::retry_after_store_failure() {
+  // Its own timer: a channel's hold must not be cut short by it. Outcomes are written again
+  // even while stopping: their requests have left.
+  if (store_timer.expiry() > Clock::now()) return;
+  store_timer.expires_after(settings.store_retry);
+  store_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    self->schedule_pump();
+  });
+}
+
+OutboxPump::OutboxPump(PumpDeps deps, PumpSettings settings)
+    : m_state(std::make_shared<State>(std::move(deps), settings)) {}
+
+OutboxPump::~OutboxPump() { stop(); }
+
+void OutboxPump::add(connectors::Channel& channel) {
+  m_state->lanes.push_back(std::make_unique<State::Lane>(channel, m_state->deps.io, m_state->settings.max_in_flight));
+}
+
+void OutboxPump::pump() { m_state->schedule_pump(); }
+
+void OutboxPump::stop() {
+  m_state->stopping = true;
+  for (auto& lane : m_state->lanes) lane->hold_timer.cancel();
+}
+
+std::size_t OutboxPump::in_flight() const {
+  std::size_t n = 0;
+  for (const auto& lane : m_state->lanes) n += lane->in_flight.size();
+  return n;
+}
+
+std::vector<LaneStats> OutboxPump::stats() const {
+  std::vector<LaneStats> out;
+  for (const auto& lane : m_state->lanes)
+    out.push_back({lane->name, lane->in_flight.size(), lane->writes_retried, lane->writes_failed});
+  return out;
+}
+
+}  // namespace dispatchd::daemon
