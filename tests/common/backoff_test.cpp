@@ -10,10 +10,10 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 TEST_CASE("exponential_backoff: first, doubled per failure in a row, at most max") {
-  const Backoff agent{1000ms, 30'000ms};     // the agent's pause after lost rounds
-  const Backoff channel{1000ms, 1000ms};     // a fixed 1 s: first == max
-  const Backoff llm{500ms, 4000ms};          // llm::RetryPolicy's ceiling (before jitter)
-  const Backoff graph{2000ms, 300'000ms};    // Graph's retries: 2 s doubling to 5 min
+  const Backoff agent{1000ms, 30'000ms};   // the agent's pause after lost rounds
+  const Backoff channel{1000ms, 1000ms};   // a fixed 1 s: first == max
+  const Backoff llm{500ms, 4000ms};        // llm::RetryPolicy's ceiling (before jitter)
+  const Backoff graph{2000ms, 300'000ms};  // Graph's retries: 2 s doubling to 5 min
   const Backoff huge{1ms, milliseconds::max()};
   struct Row {
     const char* what;
