@@ -16,7 +16,7 @@
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
-#include "store/round.h"
+#include "store/unit_of_work.h"
 #include "validator/outbound.h"
 #include "validator/validator.h"
 
@@ -24,6 +24,9 @@ namespace dispatchd::agent {
 namespace {
 
 using Reason = store::EscalationReason;
+
+// The longest pause after lost decisions (Settings::store_pause is the first).
+constexpr std::chrono::milliseconds k_max_store_pause{30'000};
 
 std::string errors_json(const std::vector<validator::Finding>& errors) {
   rapidjson::StringBuffer out;
@@ -95,33 +98,34 @@ struct Agent::State : std::enable_shared_from_this<State> {
   std::function<store::Time()> now;
   std::shared_ptr<const Setup> setup;
   std::set<std::int64_t> running;
-  // Messages whose decision a failed COMMIT took back; their leases are released when
-  // taking resumes. Taking pauses until `paused_until`, for `pause` (doubling while rounds
-  // keep failing), so a full disk does not turn into a stream of model calls.
-  std::set<std::int64_t> lost;
-  std::chrono::milliseconds pause{0};
-  std::chrono::steady_clock::time_point paused_until{};
+  // Decisions a failed COMMIT took back: their messages are handed back (leases released)
+  // when the pause ends, and nothing is taken meanwhile, so a full disk does not turn into
+  // a stream of model calls. The pause (on the injected monotonic clock) doubles while
+  // decisions keep being lost and starts over once one is stored.
+  store::Redo redo;
   bool stopping = false;
   bool poke_posted = false;
   std::function<void(const Decision&)> on_decision;
-  boost::asio::steady_timer wake;
+  boost::asio::steady_timer wake;  // waits in real time
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
-        Settings settings_, std::function<store::Time()> now_)
+        Settings settings_, std::function<store::Time()> now_,
+        std::function<std::chrono::steady_clock::time_point()> monotonic)
       : io(io_),
         db(db_),
         provider(provider_),
         tools(tools_),
         settings(std::move(settings_)),
         now(std::move(now_)),
+        redo(db_, {settings.store_pause, k_max_store_pause},
+             {std::move(monotonic), [this](std::chrono::milliseconds pause) { wake_after(pause); }}),
         wake(io_) {}
 
   void poke();
   void take();
   void finished(const Decision& decision);
   void not_stored(std::int64_t id, int attempts, const std::string& why = "the decision was not stored");
-  void store_failed();
-  void hand_back_lost();
+  store::Redo::Write hand_back(std::int64_t id);
   void wake_after(std::chrono::milliseconds delay);
 };
 
@@ -431,11 +435,11 @@ void Run::fail(const store::Error& error) {
 
 void Run::done(Outcome outcome, std::string detail) {
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
-  store::after_commit(db(), [self = shared_from_this(), outcome = std::move(outcome),
-                             detail = std::move(detail)](bool durable) mutable {
-    if (!durable) return self->m_state->not_stored(self->m_message.id, self->m_counts.total);
-    self->m_state->finished({self->m_message.id, std::move(outcome), std::move(detail), self->m_counts.total});
-  });
+  m_state->redo.commit_then(
+      [self = shared_from_this(), outcome, detail = std::move(detail)] {
+        self->m_state->finished({self->m_message.id, outcome, detail, self->m_counts.total});
+      },
+      [self = shared_from_this()] { self->m_state->not_stored(self->m_message.id, self->m_counts.total); });
 }
 
 void Agent::State::poke() {
@@ -448,12 +452,12 @@ void Agent::State::poke() {
 }
 
 void Agent::State::take() {
-  if (std::chrono::steady_clock::now() < paused_until) return;  // the wake timer pokes again
-  hand_back_lost();
+  if (redo.paused()) return;  // the wake timer pokes again
+  redo.resume();              // hands back what was lost
   while (!stopping && setup && running.size() < settings.max_in_flight) {
     auto next = store::take_next(db, settings.worker, now(), settings.lease);
     if (!next) {
-      if (next.error().retryable()) store_failed();  // e.g. busy: try again after a pause
+      if (next.error().retryable()) redo.failed();  // e.g. busy: try again after a pause
       if (on_decision) on_decision({0, Outcome::error, next.error().message, 0});
       return;
     }
@@ -466,45 +470,31 @@ void Agent::State::take() {
 
 void Agent::State::finished(const Decision& decision) {
   running.erase(decision.message_id);
-  pause = std::chrono::milliseconds(0);  // rounds are stored again
   if (on_decision) on_decision(decision);
   poke();
 }
 
 void Agent::State::not_stored(std::int64_t id, int attempts, const std::string& why) {
   running.erase(id);
-  lost.insert(id);
-  store_failed();
-  if (on_decision)
-    on_decision({id, Outcome::not_stored, why + "; taken again in " + std::to_string(pause.count()) + " ms", attempts});
-}
-
-void Agent::State::store_failed() {
   // One pause per failing round, not per decision in it: they all come back at once.
-  if (std::chrono::steady_clock::now() < paused_until) return;
-  constexpr std::chrono::milliseconds k_max_pause{30'000};
-  pause = pause.count() == 0 ? settings.store_pause : std::min(2 * pause, k_max_pause);
-  paused_until = std::chrono::steady_clock::now() + pause;
-  wake_after(pause);
+  redo.later(hand_back(id));
+  if (on_decision)
+    on_decision(
+        {id, Outcome::not_stored, why + "; taken again in " + std::to_string(redo.pause().count()) + " ms", attempts});
 }
 
-void Agent::State::hand_back_lost() {
-  std::vector<std::int64_t> ids;
-  for (const auto id : std::exchange(lost, {})) {
+// Releases the lease of a message whose decision was lost, so that it is taken again at once
+// when taking resumes; done again until stored (store::Redo).
+store::Redo::Write Agent::State::hand_back(std::int64_t id) {
+  return [this, id](store::Database& d) -> store::Result<void> {
     // A lost take leaves the message received, and it may be running again already.
-    if (running.contains(id)) continue;
-    if (store::release_lease(db, id, settings.worker))
-      ids.push_back(id);
-    else
-      lost.insert(id);
-  }
-  if (ids.empty()) return;
-  store::after_commit(db, [weak = weak_from_this(), ids = std::move(ids)](bool durable) {
-    auto self = weak.lock();
-    if (!self || durable) return;
-    self->lost.insert(ids.begin(), ids.end());
-    self->store_failed();
-  });
+    if (running.contains(id)) return {};
+    auto released = store::release_lease(d, id, settings.worker);
+    // Never released (e.g. a corrupt database): the message waits out its lease.
+    if (!released && !released.error().retryable() && on_decision)
+      on_decision({id, Outcome::error, "cannot hand the message back: " + released.error().message, 0});
+    return released;
+  };
 }
 
 void Agent::State::wake_after(std::chrono::milliseconds delay) {
@@ -518,8 +508,10 @@ void Agent::State::wake_after(std::chrono::milliseconds delay) {
 }
 
 Agent::Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
-             Settings settings, std::function<store::Time()> now)
-    : m_state(std::make_shared<State>(io, db, provider, tools, std::move(settings), std::move(now))) {}
+             Settings settings, std::function<store::Time()> now,
+             std::function<std::chrono::steady_clock::time_point()> monotonic)
+    : m_state(std::make_shared<State>(io, db, provider, tools, std::move(settings), std::move(now),
+                                      std::move(monotonic))) {}
 
 Agent::~Agent() {
   m_state->stopping = true;

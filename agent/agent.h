@@ -18,6 +18,7 @@
 //                              provider_deadline after it arrived: provider_unavailable
 //   decision not stored     -> (a failed COMMIT, e.g. a full disk) the message is handed
 //                              back and taken again after a pause, not when its lease ends
+//                              (store::Redo: Settings::store_pause doubling to 30 s)
 //
 // Transport failures are retried inside the provider stack (llm::RetryingProvider) and
 // never count as attempts. Every attempt is recorded before the next step, so a restart
@@ -65,7 +66,8 @@ struct Settings {
   std::chrono::seconds provider_deadline{900};  // after arrival, then provider_unavailable
   std::chrono::seconds provider_wait{30};       // a message waits this long after a provider failure
   // After a decision the store lost (its round's COMMIT failed, e.g. a full disk), the
-  // agent takes nothing for this long, doubled while it keeps happening, at most 30 s.
+  // agent takes nothing for this long, doubled while it keeps happening, at most 30 s
+  // (exponential_backoff, common/backoff.h), on the agent's monotonic clock.
   std::chrono::milliseconds store_pause{1000};
   std::size_t max_tool_bytes = 8 * 1024;
   std::chrono::milliseconds tool_timeout{10'000};
@@ -112,8 +114,13 @@ class Run;
 class Agent {
  public:
   // REQUIRES: every reference outlives the agent and its runs.
+  // `now`: the wall clock, for what the store records (received, leases, postponements).
+  // `monotonic`: the clock of the pause after lost decisions (Settings::store_pause); empty
+  // means std::chrono::steady_clock::now. The agent reads no other clock: its one timer
+  // (the wake-up after a pause or a provider wait) waits in real time on the io_context.
   Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
-        Settings settings, std::function<store::Time()> now);
+        Settings settings, std::function<store::Time()> now,
+        std::function<std::chrono::steady_clock::time_point()> monotonic = {});
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
