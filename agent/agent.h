@@ -20,9 +20,11 @@
 //                              back and taken again after a pause, not when its lease ends
 //                              (store::Redo: Settings::store_pause doubling to 30 s)
 //
+// What to do at each step is decide() (agent/decide.h), a pure function tested as a table;
+// the Run carries its Step out against the store, the provider and the tools.
 // Transport failures are retried inside the provider stack (llm::RetryingProvider) and
 // never count as attempts. Every attempt is recorded before the next step, so a restart
-// resumes the budget. A decision is reported once it is durable (store::after_commit).
+// resumes the budget. A decision is reported once it is durable (store::Redo::commit_then).
 // Messages of one conversation go in inbox order (store::take_next);
 // different conversations run concurrently, at most `max_in_flight` at once.
 //
@@ -38,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "agent/decide.h"
 #include "catalog/catalog.h"
 #include "llm/provider.h"
 #include "net/http.h"
@@ -49,13 +52,6 @@ class io_context;
 }
 
 namespace dispatchd::agent {
-
-// What to do with a message of one type before any model call.
-enum class TypeAction { model, escalate, reply, ignore };
-struct TypeRule {
-  TypeAction action = TypeAction::model;
-  std::string reply_text;  // TypeAction::reply: sent to the sender as it is
-};
 
 struct Settings {
   int max_retries = 2;     // re-asks after the first attempt
