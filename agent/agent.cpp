@@ -8,22 +8,26 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <set>
+#include <variant>
 #include <vector>
 
 #include "agent/context.h"
+#include "agent/decide.h"
 #include "agent/tools.h"
 #include "catalog/render.h"
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
-#include "store/round.h"
-#include "validator/outbound.h"
+#include "store/unit_of_work.h"
 #include "validator/validator.h"
 
 namespace dispatchd::agent {
 namespace {
 
 using Reason = store::EscalationReason;
+
+// The longest pause after lost decisions (Settings::store_pause is the first).
+constexpr std::chrono::milliseconds k_max_store_pause{30'000};
 
 std::string errors_json(const std::vector<validator::Finding>& errors) {
   rapidjson::StringBuffer out;
@@ -55,12 +59,25 @@ std::string object_json(std::initializer_list<std::pair<const char*, std::string
   return std::string(out.GetString(), out.GetSize());
 }
 
-bool has_review_code(const validator::Verdict& verdict, const std::string& code) {
-  for (const auto& flag : verdict.review) {
-    if (flag.code == code) return true;
+// An escalation's detail as the JSON of v_escalations.detail.
+struct DetailJson {
+  std::string operator()(const OutOfAttempts& d) const {
+    return "{\"attempts\":" + std::to_string(d.attempts) + ",\"last_errors\":" + errors_json(d.last_errors) + "}";
   }
-  return false;
-}
+  std::string operator()(const BudgetUsed&) const {
+    return object_json({{"why", "the re-ask budget was used before a restart"}});
+  }
+  std::string operator()(const PastToolLimit& d) const {
+    return object_json({{"why", "the model kept calling tools past the step limit"}, {"action", d.action}});
+  }
+  std::string operator()(const ModelEscalated& d) const { return object_json({{"action", d.action}}); }
+  std::string operator()(const ProviderDown& d) const {
+    return object_json({{"error_class", std::string(llm::to_string(d.error_class))}, {"error", d.error}});
+  }
+  std::string operator()(const TypeEscalated& d) const {
+    return object_json({{"type", d.type}, {"why", "the configuration escalates " + d.type + " messages"}});
+  }
+};
 
 }  // namespace
 
@@ -95,37 +112,39 @@ struct Agent::State : std::enable_shared_from_this<State> {
   std::function<store::Time()> now;
   std::shared_ptr<const Setup> setup;
   std::set<std::int64_t> running;
-  // Messages whose decision a failed COMMIT took back; their leases are released when
-  // taking resumes. Taking pauses until `paused_until`, for `pause` (doubling while rounds
-  // keep failing), so a full disk does not turn into a stream of model calls.
-  std::set<std::int64_t> lost;
-  std::chrono::milliseconds pause{0};
-  std::chrono::steady_clock::time_point paused_until{};
+  // Decisions a failed COMMIT took back: their messages are handed back (leases released)
+  // when the pause ends, and nothing is taken meanwhile, so a full disk does not turn into
+  // a stream of model calls. The pause (on the injected monotonic clock) doubles while
+  // decisions keep being lost and starts over once one is stored.
+  store::Redo redo;
   bool stopping = false;
   bool poke_posted = false;
   std::function<void(const Decision&)> on_decision;
-  boost::asio::steady_timer wake;
+  boost::asio::steady_timer wake;  // waits in real time
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
-        Settings settings_, std::function<store::Time()> now_)
+        Settings settings_, std::function<store::Time()> now_,
+        std::function<std::chrono::steady_clock::time_point()> monotonic)
       : io(io_),
         db(db_),
         provider(provider_),
         tools(tools_),
         settings(std::move(settings_)),
         now(std::move(now_)),
+        redo(db_, {settings.store_pause, k_max_store_pause},
+             {std::move(monotonic), [this](std::chrono::milliseconds pause) { wake_after(pause); }}),
         wake(io_) {}
 
   void poke();
   void take();
   void finished(const Decision& decision);
   void not_stored(std::int64_t id, int attempts, const std::string& why = "the decision was not stored");
-  void store_failed();
-  void hand_back_lost();
+  store::Redo::Write hand_back(std::int64_t id);
   void wake_after(std::chrono::milliseconds delay);
 };
 
 // One message from its lease to its decision. Owned by the callbacks it has pending.
+// decide() says what to do after each step; the Run records attempts and carries Steps out.
 class Run : public std::enable_shared_from_this<Run> {
  public:
   Run(std::shared_ptr<Agent::State> state, store::Leased message)
@@ -134,20 +153,27 @@ class Run : public std::enable_shared_from_this<Run> {
   void start();
 
  private:
-  using Verdict = validator::Verdict;
-
-  bool apply_type_rule();
+  const TypeRule* type_rule() const;
+  std::optional<FailedPair> resumed_pair() const;
   void ask();
   void on_completion(llm::CompletionResult result);
-  void on_verdict(const llm::Completion& completion);
-  void on_unusable(const llm::ProviderError& error);
-  // `policy`: the last reply met the contract but not the policy.
-  void after_failure(const std::vector<validator::Finding>& last_errors, bool policy);
-  void act(const Verdict& verdict);
-  void wait_for_provider(const llm::ProviderError& error);
+  bool record(store::AttemptRecord record);
+  bool record_answer(const llm::Completion& completion, const validator::Verdict& verdict);
+  bool record_error(const llm::ProviderError& error);
+  void carry_out(const Latest& latest);
+  void perform(Ask step);
+  void perform(RunTool step);
+  void perform(Queue step);
+  void perform(QueueFixed step);
+  void perform(Propose step);
+  void perform(Escalate step);
+  void perform(Ignore step);
+  void perform(IgnoreType step);
+  void perform(Postpone step);
+  void perform(Fail step) { fail(step.error); }
   void escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
                 std::optional<std::string> proposed_json = std::nullopt);
-  bool record(store::AttemptRecord record);
+  store::NewAction new_action(Reply reply) const;
   void done(Outcome outcome, std::string detail);
   void fail(const std::string& error) { done(Outcome::error, error); }
   // A store call that failed. One that may work later (busy, a full disk) hands the message
@@ -162,76 +188,72 @@ class Run : public std::enable_shared_from_this<Run> {
   std::shared_ptr<const Setup> m_setup;
   store::Leased m_message;
   store::AttemptCounts m_counts;
-  std::string m_first_turn;
+  std::optional<std::string> m_first_turn;  // read with the history at the first ask
   std::vector<ToolExchange> m_tools;
   std::optional<FailedPair> m_failed;
 };
 
 void Run::start() {
-  if (apply_type_rule()) return;
+  // A message whose type the configuration decides is decided without the model: each
+  // branch is one store transaction, as the model's decisions are.
+  if (const TypeRule* rule = type_rule()) return carry_out(Typed{*rule, m_message.type});
   auto counts = store::count_attempts(db(), m_message.id);
   if (!counts) return fail(counts.error());
   m_counts = *counts;
-  const int budget = 1 + m_state->settings.max_retries;
-  if (m_counts.failed >= budget) {
-    // Every attempt was used before a restart: decide now, as the last run would have.
-    return escalate(Reason::contract_failed, object_json({{"why", "the re-ask budget was used before a restart"}}), {});
-  }
-  if (m_counts.last_raw_output &&
-      (m_counts.last_verdict == store::Verdict::invalid || m_counts.last_verdict == store::Verdict::error)) {
-    // Resume the re-ask the previous run was about to make.
-    const Verdict verdict =
-        validator::validate(catalog(), *m_counts.last_raw_output, {m_message.sender, m_message.text});
-    if (!verdict.ok) m_failed = FailedPair{*m_counts.last_raw_output, verdict.feedback};
-  }
-  auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
-  if (!history) return fail(history.error());
-  m_first_turn = first_turn(*history, {m_message.channel, m_message.sender, m_message.text});
-  ask();
+  carry_out(Started{resumed_pair()});
 }
 
-// A message whose type the configuration decides (not `model`) is decided here, without the
-// model: each branch is one store transaction, as the model's decisions are. Returns false
-// when the model is to be asked.
-bool Run::apply_type_rule() {
+// The rule for the message's type, unless there is none or it leaves the message to the model.
+const TypeRule* Run::type_rule() const {
   const auto& rules = m_state->settings.type_rules;
   const auto channel = rules.find(m_message.channel);
-  if (channel == rules.end()) return false;
+  if (channel == rules.end()) return nullptr;
   const auto found = channel->second.find(m_message.type);
-  if (found == channel->second.end()) return false;
-  const TypeRule& rule = found->second;
-  const std::string& type = m_message.type;
-  switch (rule.action) {
-    case TypeAction::model: return false;
-    case TypeAction::escalate:
-      escalate(Reason::undecodable,
-               object_json({{"type", type}, {"why", "the configuration escalates " + type + " messages"}}), {});
-      return true;
-    case TypeAction::reply: {
-      store::NewAction reply{.message_id = m_message.id,
-                             .action = "fixed_reply",
-                             .arguments = object_json({{"type", type}, {"text", rule.reply_text}}),
-                             .recipient = m_message.sender,
-                             .body = rule.reply_text};
-      auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
-      queued ? done(Outcome::queued, "fixed_reply for " + type) : fail(queued.error());
-      return true;
-    }
-    case TypeAction::ignore: {
-      auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now(),
-                                    "the configuration ignores " + type + " messages");
-      finished ? done(Outcome::ignored, "type " + type) : fail(finished.error());
-      return true;
-    }
-  }
-  return false;
+  if (found == channel->second.end() || found->second.action == TypeAction::model) return nullptr;
+  return &found->second;
+}
+
+// The failed pair of the last attempt a previous run recorded, to resume its re-ask with.
+std::optional<FailedPair> Run::resumed_pair() const {
+  const auto& last = m_counts.last_raw_output;
+  if (!last || (m_counts.last_verdict != store::Verdict::invalid && m_counts.last_verdict != store::Verdict::error))
+    return std::nullopt;
+  const auto verdict = validator::validate(catalog(), *last, {m_message.sender, m_message.text});
+  if (verdict.ok) return std::nullopt;
+  return FailedPair{*last, verdict.feedback};
+}
+
+void Run::carry_out(const Latest& latest) {
+  const Limits limits{m_state->settings.max_retries, m_state->settings.max_tool_steps,
+                      m_state->settings.provider_deadline, m_state->settings.provider_wait};
+  const Progress progress{m_counts.total, m_counts.failed, static_cast<int>(m_tools.size()), m_message.received_at,
+                          m_state->now()};
+  std::visit([this](auto step) { perform(std::move(step)); },
+             decide(latest, progress, limits, catalog(), m_message.sender));
 }
 
 void Run::ask() {
-  auto request = build_request(m_setup->system, m_first_turn, m_tools, m_failed, m_setup->schema);
+  if (!m_first_turn) {
+    auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
+    if (!history) return fail(history.error());
+    m_first_turn = first_turn(*history, {m_message.channel, m_message.sender, m_message.text});
+  }
+  auto request = build_request(m_setup->system, *m_first_turn, m_tools, m_failed, m_setup->schema);
   m_state->provider.complete(std::move(request), [self = shared_from_this()](llm::CompletionResult result) {
     self->on_completion(std::move(result));
   });
+}
+
+// Every attempt is recorded before the next step: a restart resumes the budget.
+void Run::on_completion(llm::CompletionResult result) {
+  if (result) {
+    Answered answered{result->output,
+                      validator::validate(catalog(), result->output, {m_message.sender, m_message.text})};
+    if (!record_answer(*result, answered.verdict)) return fail("cannot record the attempt");
+    return carry_out(std::move(answered));
+  }
+  if (!record_error(result.error())) return fail("cannot record the attempt");
+  carry_out(std::move(result.error()));
 }
 
 bool Run::record(store::AttemptRecord attempt) {
@@ -243,169 +265,117 @@ bool Run::record(store::AttemptRecord attempt) {
   return true;
 }
 
-void Run::on_completion(llm::CompletionResult result) {
-  if (result) return on_verdict(*result);
-  const llm::ProviderError& error = result.error();
-  switch (error.error_class) {
-    case llm::ErrorClass::truncated:
-    case llm::ErrorClass::blocked:
-    case llm::ErrorClass::refused:
-    case llm::ErrorClass::no_text: return on_unusable(error);
-    case llm::ErrorClass::bad_response: {
-      const validator::Finding finding{"", "bad_response", error.message};
-      if (!record({.provider = error.info.provider,
-                   .model = error.info.model,
-                   .request_summary = error.info.request_summary,
-                   .verdict = store::Verdict::error,
-                   .errors = errors_json({finding}),
-                   .error_class = "bad_response",
-                   .latency_ms = error.info.latency.count()})) {
-        return fail("cannot record the attempt");
-      }
-      m_failed.reset();
-      return after_failure({finding}, false);
-    }
-    case llm::ErrorClass::transport:
-    case llm::ErrorClass::rate_limited:
-    case llm::ErrorClass::server:
-    case llm::ErrorClass::client: return wait_for_provider(error);
-  }
-}
-
-// A documented answer the validator cannot take: cut off at the output limit (never
-// repaired), blocked by a content filter, refused, or without text. Recorded as an invalid
-// attempt with what came back, the finish reason and the tokens; the re-ask says why.
-void Run::on_unusable(const llm::ProviderError& error) {
-  const bool truncated = error.error_class == llm::ErrorClass::truncated;
-  const std::string code(llm::to_string(error.error_class));
-  const validator::Finding finding{
-      "", code,
-      truncated ? "the reply was cut off at the model's output limit (finish reason " + error.finish_reason + ")"
-                : error.message};
-  const auto given = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
-  if (!record({.provider = error.info.provider,
-               .model = error.info.model,
-               .request_summary = error.info.request_summary,
-               .raw_output = given(error.output),
-               .verdict = store::Verdict::invalid,
-               .errors = errors_json({finding}),
-               .error_class = code,
-               .latency_ms = error.info.latency.count(),
-               .input_tokens = error.usage.input_tokens,
-               .output_tokens = error.usage.output_tokens,
-               .finish_reason = given(error.finish_reason)})) {
-    return fail("cannot record the attempt");
-  }
-  const std::string feedback =
-      truncated ? "Your previous reply was cut off at the output limit before the JSON object ended. Reply with "
-                  "exactly ONE complete, shorter JSON object, in this format:\n"
-                : "Your previous reply could not be used: " + error.message +
-                      ".\nReply with exactly ONE JSON object, in this format:\n";
-  m_failed = FailedPair{error.output, feedback + catalog().contract_line()};
-  after_failure({finding}, false);
-}
-
-void Run::on_verdict(const llm::Completion& completion) {
-  const Verdict verdict = validator::validate(catalog(), completion.output, {m_message.sender, m_message.text});
+bool Run::record_answer(const llm::Completion& completion, const validator::Verdict& verdict) {
   std::optional<std::string> error_class;
   if (!verdict.errors.empty()) error_class = verdict.errors.front().code;
   const store::Verdict verdict_kind = !verdict.ok              ? store::Verdict::invalid
                                       : verdict.needs_review() ? store::Verdict::review
                                                                : store::Verdict::valid;
-  if (!record({.provider = completion.info.provider,
-               .model = completion.info.model,
-               .request_summary = completion.info.request_summary,
-               .raw_output = completion.output,
-               .verdict = verdict_kind,
-               .errors = errors_json(verdict.errors),
-               .error_class = error_class,
-               .latency_ms = completion.info.latency.count(),
-               .input_tokens = completion.usage.input_tokens,
-               .output_tokens = completion.usage.output_tokens,
-               .finish_reason = completion.finish_reason})) {
-    return fail("cannot record the attempt");
-  }
-  if (!verdict.ok) {
-    m_failed = FailedPair{completion.output, verdict.feedback};
-    return after_failure(verdict.errors, verdict.failed_stage == validator::Stage::policy);
-  }
-  act(verdict);
+  return record({.provider = completion.info.provider,
+                 .model = completion.info.model,
+                 .request_summary = completion.info.request_summary,
+                 .raw_output = completion.output,
+                 .verdict = verdict_kind,
+                 .errors = errors_json(verdict.errors),
+                 .error_class = error_class,
+                 .latency_ms = completion.info.latency.count(),
+                 .input_tokens = completion.usage.input_tokens,
+                 .output_tokens = completion.usage.output_tokens,
+                 .finish_reason = completion.finish_reason});
 }
 
-void Run::after_failure(const std::vector<validator::Finding>& last_errors, bool policy) {
-  if (m_counts.failed < 1 + m_state->settings.max_retries) return ask();
-  // Out of attempts. A reply that met the contract but not the policy (e.g. another
-  // recipient, every time) is a policy violation; anything else a contract failure. The
-  // last attempt's errors go with it, whatever failed: the validator, a safety block, ...
-  escalate(policy ? Reason::policy_violation : Reason::contract_failed,
-           "{\"attempts\":" + std::to_string(m_counts.total) + ",\"last_errors\":" + errors_json(last_errors) + "}",
-           {});
+// An error that is an attempt: a documented answer the validator cannot take (cut off at the
+// output limit, never repaired; blocked by a content filter; refused; without text), with
+// what came back, the finish reason and the tokens; or a body that is not the documented
+// JSON. No answer at all (the provider is down) records nothing.
+bool Run::record_error(const llm::ProviderError& error) {
+  const auto verdict = attempt_verdict(error.error_class);
+  if (!verdict) return true;
+  const validator::Finding finding = finding_of(error);
+  store::AttemptRecord attempt{.provider = error.info.provider,
+                               .model = error.info.model,
+                               .request_summary = error.info.request_summary,
+                               .verdict = *verdict,
+                               .errors = errors_json({finding}),
+                               .error_class = finding.code,
+                               .latency_ms = error.info.latency.count()};
+  if (*verdict == store::Verdict::invalid) {
+    const auto given = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
+    attempt.raw_output = given(error.output);
+    attempt.input_tokens = error.usage.input_tokens;
+    attempt.output_tokens = error.usage.output_tokens;
+    attempt.finish_reason = given(error.finish_reason);
+  }
+  return record(std::move(attempt));
 }
 
-void Run::act(const Verdict& verdict) {
-  const catalog::Action* action = catalog().find_action(verdict.action);
-  if (!action) return fail("the verdict names an unknown action " + verdict.action);
-  switch (action->kind) {
-    case catalog::ActionKind::http: {
-      if (static_cast<int>(m_tools.size()) >= m_state->settings.max_tool_steps) {
-        return escalate(
-            Reason::contract_failed,
-            object_json({{"why", "the model kept calling tools past the step limit"}, {"action", action->name}}), {},
-            verdict.output);
-      }
-      auto url = tool_url(*action, verdict.output);
-      if (!url) return fail(url.error());
-      m_failed.reset();
-      run_tool(m_state->tools, *url, {m_state->settings.max_tool_bytes, m_state->settings.tool_timeout},
-               [self = shared_from_this(), call = verdict.output](std::string answer) {
-                 self->m_tools.push_back({call, std::move(answer)});
-                 self->ask();
-               });
-      return;
-    }
-    case catalog::ActionKind::reply: {
-      const auto outbound = validator::outbound_of(catalog(), verdict, m_message.sender);
-      if (!outbound) return fail("the reply action " + action->name + " has no text to send");
-      store::NewAction reply{.message_id = m_message.id,
-                             .action = verdict.action,
-                             .arguments = verdict.output,
-                             .recipient = outbound->recipient,
-                             .body = outbound->body,
-                             .recipient_written = outbound->recipient_written};
-      if (verdict.needs_review()) {
-        std::string flags;
-        for (const auto& flag : verdict.review) flags += (flags.empty() ? "" : ",") + flag.code;
-        const bool approval = has_review_code(verdict, "requires_approval");
-        return escalate(approval ? Reason::needs_approval : Reason::review_flags, object_json({{"review", flags}}),
-                        std::move(reply));
-      }
-      auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
-      if (!queued) return fail(queued.error());
-      return done(Outcome::queued, verdict.action);
-    }
-    case catalog::ActionKind::escalate:
-      return escalate(Reason::model_escalated, object_json({{"action", verdict.action}}), {}, verdict.output);
-    case catalog::ActionKind::ignore: {
-      auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now());
-      if (!finished) return fail(finished.error());
-      return done(Outcome::ignored, verdict.action);
-    }
-  }
+void Run::perform(Ask step) {
+  m_failed = std::move(step.failed);
+  ask();
 }
 
-void Run::wait_for_provider(const llm::ProviderError& error) {
-  const store::Time now = m_state->now();
-  if (now - m_message.received_at >= m_state->settings.provider_deadline) {
-    return escalate(
-        Reason::provider_unavailable,
-        object_json({{"error_class", std::string(llm::to_string(error.error_class))}, {"error", error.message}}), {});
-  }
-  auto wait = m_state->settings.provider_wait;
-  if (error.retry_after) wait = std::max(wait, std::chrono::ceil<std::chrono::seconds>(*error.retry_after));
-  auto postponed = store::postpone(db(), m_message.id, now + wait);
+void Run::perform(RunTool step) {
+  m_failed.reset();
+  run_tool(m_state->tools, step.url, {m_state->settings.max_tool_bytes, m_state->settings.tool_timeout},
+           [self = shared_from_this(), call = std::move(step.call)](std::string answer) {
+             self->m_tools.push_back({call, std::move(answer)});
+             self->ask();
+           });
+}
+
+store::NewAction Run::new_action(Reply reply) const {
+  return {.message_id = m_message.id,
+          .action = std::move(reply.action),
+          .arguments = std::move(reply.arguments),
+          .recipient = std::move(reply.outbound.recipient),
+          .body = std::move(reply.outbound.body),
+          .recipient_written = std::move(reply.outbound.recipient_written)};
+}
+
+void Run::perform(Queue step) {
+  const std::string action = step.reply.action;
+  auto queued = store::queue_reply(db(), new_action(std::move(step.reply)), m_state->now());
+  if (!queued) return fail(queued.error());
+  done(Outcome::queued, action);
+}
+
+void Run::perform(QueueFixed step) {
+  store::NewAction reply{.message_id = m_message.id,
+                         .action = "fixed_reply",
+                         .arguments = object_json({{"type", step.type}, {"text", step.text}}),
+                         .recipient = m_message.sender,
+                         .body = step.text};
+  auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
+  queued ? done(Outcome::queued, "fixed_reply for " + step.type) : fail(queued.error());
+}
+
+void Run::perform(Propose step) {
+  std::string flags;
+  for (const auto& flag : step.flags) flags += (flags.empty() ? "" : ",") + flag;
+  escalate(step.reason, object_json({{"review", flags}}), new_action(std::move(step.reply)));
+}
+
+void Run::perform(Escalate step) {
+  escalate(step.reason, std::visit(DetailJson{}, step.detail), std::nullopt, std::move(step.proposed));
+}
+
+void Run::perform(Ignore step) {
+  auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now());
+  if (!finished) return fail(finished.error());
+  done(Outcome::ignored, step.action);
+}
+
+void Run::perform(IgnoreType step) {
+  auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now(),
+                                "the configuration ignores " + step.type + " messages");
+  finished ? done(Outcome::ignored, "type " + step.type) : fail(finished.error());
+}
+
+void Run::perform(Postpone step) {
+  auto postponed = store::postpone(db(), m_message.id, step.until);
   if (!postponed) return fail(postponed.error());
-  m_state->wake_after(wait);
-  done(Outcome::postponed, std::string(llm::to_string(error.error_class)) + ": " + error.message);
+  m_state->wake_after(step.wait);
+  done(Outcome::postponed, std::string(llm::to_string(step.error_class)) + ": " + step.error);
 }
 
 void Run::escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
@@ -431,11 +401,11 @@ void Run::fail(const store::Error& error) {
 
 void Run::done(Outcome outcome, std::string detail) {
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
-  store::after_commit(db(), [self = shared_from_this(), outcome = std::move(outcome),
-                             detail = std::move(detail)](bool durable) mutable {
-    if (!durable) return self->m_state->not_stored(self->m_message.id, self->m_counts.total);
-    self->m_state->finished({self->m_message.id, std::move(outcome), std::move(detail), self->m_counts.total});
-  });
+  m_state->redo.commit_then(
+      [self = shared_from_this(), outcome, detail = std::move(detail)] {
+        self->m_state->finished({self->m_message.id, outcome, detail, self->m_counts.total});
+      },
+      [self = shared_from_this()] { self->m_state->not_stored(self->m_message.id, self->m_counts.total); });
 }
 
 void Agent::State::poke() {
@@ -448,12 +418,12 @@ void Agent::State::poke() {
 }
 
 void Agent::State::take() {
-  if (std::chrono::steady_clock::now() < paused_until) return;  // the wake timer pokes again
-  hand_back_lost();
+  if (redo.paused()) return;  // the wake timer pokes again
+  redo.resume();              // hands back what was lost
   while (!stopping && setup && running.size() < settings.max_in_flight) {
     auto next = store::take_next(db, settings.worker, now(), settings.lease);
     if (!next) {
-      if (next.error().retryable()) store_failed();  // e.g. busy: try again after a pause
+      if (next.error().retryable()) redo.failed();  // e.g. busy: try again after a pause
       if (on_decision) on_decision({0, Outcome::error, next.error().message, 0});
       return;
     }
@@ -466,45 +436,31 @@ void Agent::State::take() {
 
 void Agent::State::finished(const Decision& decision) {
   running.erase(decision.message_id);
-  pause = std::chrono::milliseconds(0);  // rounds are stored again
   if (on_decision) on_decision(decision);
   poke();
 }
 
 void Agent::State::not_stored(std::int64_t id, int attempts, const std::string& why) {
   running.erase(id);
-  lost.insert(id);
-  store_failed();
-  if (on_decision)
-    on_decision({id, Outcome::not_stored, why + "; taken again in " + std::to_string(pause.count()) + " ms", attempts});
-}
-
-void Agent::State::store_failed() {
   // One pause per failing round, not per decision in it: they all come back at once.
-  if (std::chrono::steady_clock::now() < paused_until) return;
-  constexpr std::chrono::milliseconds k_max_pause{30'000};
-  pause = pause.count() == 0 ? settings.store_pause : std::min(2 * pause, k_max_pause);
-  paused_until = std::chrono::steady_clock::now() + pause;
-  wake_after(pause);
+  redo.later(hand_back(id));
+  if (on_decision)
+    on_decision(
+        {id, Outcome::not_stored, why + "; taken again in " + std::to_string(redo.pause().count()) + " ms", attempts});
 }
 
-void Agent::State::hand_back_lost() {
-  std::vector<std::int64_t> ids;
-  for (const auto id : std::exchange(lost, {})) {
+// Releases the lease of a message whose decision was lost, so that it is taken again at once
+// when taking resumes; done again until stored (store::Redo).
+store::Redo::Write Agent::State::hand_back(std::int64_t id) {
+  return [this, id](store::Database& d) -> store::Result<void> {
     // A lost take leaves the message received, and it may be running again already.
-    if (running.contains(id)) continue;
-    if (store::release_lease(db, id, settings.worker))
-      ids.push_back(id);
-    else
-      lost.insert(id);
-  }
-  if (ids.empty()) return;
-  store::after_commit(db, [weak = weak_from_this(), ids = std::move(ids)](bool durable) {
-    auto self = weak.lock();
-    if (!self || durable) return;
-    self->lost.insert(ids.begin(), ids.end());
-    self->store_failed();
-  });
+    if (running.contains(id)) return {};
+    auto released = store::release_lease(d, id, settings.worker);
+    // Never released (e.g. a corrupt database): the message waits out its lease.
+    if (!released && !released.error().retryable() && on_decision)
+      on_decision({id, Outcome::error, "cannot hand the message back: " + released.error().message, 0});
+    return released;
+  };
 }
 
 void Agent::State::wake_after(std::chrono::milliseconds delay) {
@@ -518,8 +474,10 @@ void Agent::State::wake_after(std::chrono::milliseconds delay) {
 }
 
 Agent::Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
-             Settings settings, std::function<store::Time()> now)
-    : m_state(std::make_shared<State>(io, db, provider, tools, std::move(settings), std::move(now))) {}
+             Settings settings, std::function<store::Time()> now,
+             std::function<std::chrono::steady_clock::time_point()> monotonic)
+    : m_state(std::make_shared<State>(io, db, provider, tools, std::move(settings), std::move(now),
+                                      std::move(monotonic))) {}
 
 Agent::~Agent() {
   m_state->stopping = true;

@@ -18,10 +18,13 @@
 //                              provider_deadline after it arrived: provider_unavailable
 //   decision not stored     -> (a failed COMMIT, e.g. a full disk) the message is handed
 //                              back and taken again after a pause, not when its lease ends
+//                              (store::Redo: Settings::store_pause doubling to 30 s)
 //
+// What to do at each step is decide() (agent/decide.h), a pure function tested as a table;
+// the Run carries its Step out against the store, the provider and the tools.
 // Transport failures are retried inside the provider stack (llm::RetryingProvider) and
 // never count as attempts. Every attempt is recorded before the next step, so a restart
-// resumes the budget. A decision is reported once it is durable (store::after_commit).
+// resumes the budget. A decision is reported once it is durable (store::Redo::commit_then).
 // Messages of one conversation go in inbox order (store::take_next);
 // different conversations run concurrently, at most `max_in_flight` at once.
 //
@@ -37,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "agent/decide.h"
 #include "catalog/catalog.h"
 #include "llm/provider.h"
 #include "net/http.h"
@@ -49,13 +53,6 @@ class io_context;
 
 namespace dispatchd::agent {
 
-// What to do with a message of one type before any model call.
-enum class TypeAction { model, escalate, reply, ignore };
-struct TypeRule {
-  TypeAction action = TypeAction::model;
-  std::string reply_text;  // TypeAction::reply: sent to the sender as it is
-};
-
 struct Settings {
   int max_retries = 2;     // re-asks after the first attempt
   int max_tool_steps = 4;  // tool calls per message
@@ -65,7 +62,8 @@ struct Settings {
   std::chrono::seconds provider_deadline{900};  // after arrival, then provider_unavailable
   std::chrono::seconds provider_wait{30};       // a message waits this long after a provider failure
   // After a decision the store lost (its round's COMMIT failed, e.g. a full disk), the
-  // agent takes nothing for this long, doubled while it keeps happening, at most 30 s.
+  // agent takes nothing for this long, doubled while it keeps happening, at most 30 s
+  // (exponential_backoff, common/backoff.h), on the agent's monotonic clock.
   std::chrono::milliseconds store_pause{1000};
   std::size_t max_tool_bytes = 8 * 1024;
   std::chrono::milliseconds tool_timeout{10'000};
@@ -112,8 +110,13 @@ class Run;
 class Agent {
  public:
   // REQUIRES: every reference outlives the agent and its runs.
+  // `now`: the wall clock, for what the store records (received, leases, postponements).
+  // `monotonic`: the clock of the pause after lost decisions (Settings::store_pause); empty
+  // means std::chrono::steady_clock::now. The agent reads no other clock: its one timer
+  // (the wake-up after a pause or a provider wait) waits in real time on the io_context.
   Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
-        Settings settings, std::function<store::Time()> now);
+        Settings settings, std::function<store::Time()> now,
+        std::function<std::chrono::steady_clock::time_point()> monotonic = {});
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;

@@ -28,6 +28,7 @@
 #include "store/audit.h"
 #include "store/metrics.h"
 #include "store/round.h"
+#include "store/unit_of_work.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -312,15 +313,16 @@ void Service::reload() {
                   recorded.error().message);
     return;
   }
-  store::after_commit(p.store.db, [&p, setup = std::move(*setup), name](bool durable) {
-    if (!durable) {
-      spdlog::error("reload refused, the running catalog and prompt stay: its audit event was not stored");
-      return;
-    }
-    p.setup = setup;
-    p.agent->set_setup(p.setup);
-    spdlog::info("reloaded the catalog ({}) and the system prompt", name);
-  });
+  // A lost event is not written again: the operator sees the refusal and sends SIGHUP once
+  // the disk has room (a reload applied later, unasked, would surprise more than help).
+  store::commit_then(
+      p.store.db,
+      [&p, setup = std::move(*setup), name] {
+        p.setup = setup;
+        p.agent->set_setup(p.setup);
+        spdlog::info("reloaded the catalog ({}) and the system prompt", name);
+      },
+      [] { spdlog::error("reload refused, the running catalog and prompt stay: its audit event was not stored"); });
 }
 
 void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {

@@ -8,9 +8,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <charconv>
-#include <cmath>
 #include <mutex>
 #include <random>
+
+#include "common/backoff.h"
 
 namespace dispatchd::llm {
 namespace {
@@ -52,10 +53,9 @@ RetryDeps with_defaults(RetryDeps deps, boost::asio::io_context& io) {
 milliseconds backoff_delay(const RetryPolicy& policy, int failures, double random01,
                            std::optional<milliseconds> retry_after) {
   if (retry_after) return std::max(*retry_after, milliseconds(0));
-  const int doublings = std::clamp(failures - 1, 0, 30);
-  const double ceiling = std::min(static_cast<double>(policy.max_delay.count()),
-                                  static_cast<double>(policy.base_delay.count()) * std::ldexp(1.0, doublings));
-  return milliseconds(static_cast<std::int64_t>(std::clamp(random01, 0.0, 1.0) * ceiling));
+  // The first attempt's failure waits under base_delay too (failures < 1 counts as 1).
+  const milliseconds ceiling = exponential_backoff({policy.base_delay, policy.max_delay}, std::max(failures, 1));
+  return milliseconds(static_cast<std::int64_t>(std::clamp(random01, 0.0, 1.0) * static_cast<double>(ceiling.count())));
 }
 
 std::optional<milliseconds> parse_retry_after(const net::Headers& headers) {

@@ -32,8 +32,8 @@ struct RetryPolicy {
 
 // How long to wait after the `failures`-th failed attempt (failures >= 1). Without a
 // Retry-After: full jitter, `random01` (in [0, 1)) times min(max_delay, base_delay *
-// 2^(failures-1)). With one: exactly the server's delay (capping it is the caller's
-// decision, see max_retry_after). Pure: a table tests it.
+// 2^(failures-1)) (exponential_backoff, common/backoff.h). With one: exactly the server's
+// delay (capping it is the caller's decision, see max_retry_after). Pure: a table tests it.
 std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int failures, double random01,
                                         std::optional<std::chrono::milliseconds> retry_after);
 

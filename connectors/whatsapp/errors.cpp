@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/backoff.h"
+
 namespace dispatchd::whatsapp {
 namespace {
 
@@ -69,9 +71,9 @@ std::string describe(const GraphError& error) {
 }
 
 seconds retry_delay(const GraphError& error, int failures, std::optional<seconds> retry_after) {
-  seconds backoff = k_first_delay;
-  for (int i = 1; i < failures && backoff < k_max_backoff; ++i) backoff *= 2;
-  backoff = std::min(backoff, k_max_backoff);
+  // Whole seconds: first and max are, and so is every doubling of them.
+  const auto backoff =
+      std::chrono::duration_cast<seconds>(exponential_backoff({k_first_delay, k_max_backoff}, std::max(failures, 1)));
   const seconds server = std::clamp(retry_after.value_or(seconds{0}), seconds{0}, k_max_retry_after);
   return std::max({backoff, code_pace(error), server});
 }

@@ -53,9 +53,10 @@ ErrorClass classify(const GraphError& error);
 std::string describe(const GraphError& error);
 
 // How long to wait before the next attempt after `failures` consecutive retryable
-// failures (1 for the first): 2 s doubling per failure up to 5 min, but never less than
-// the code's own pace (131056: 6 s, one message per user every 6 s; 4 and 80007: 60 s)
-// nor than the server's Retry-After (`retry_after`, honoured up to 24 h).
+// failures (1 for the first): 2 s doubling per failure up to 5 min (exponential_backoff,
+// common/backoff.h), but never less than the code's own pace (131056: 6 s, one message
+// per user every 6 s; 4 and 80007: 60 s) nor than the server's Retry-After
+// (`retry_after`, honoured up to 24 h).
 std::chrono::seconds retry_delay(const GraphError& error, int failures,
                                  std::optional<std::chrono::seconds> retry_after = std::nullopt);
 

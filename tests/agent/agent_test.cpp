@@ -429,6 +429,23 @@ TEST_CASE("agent: 200 conversations at max_concurrency 64 keep exactly 64 calls 
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'model_escalated'") == 200);
 }
 
+namespace {
+
+// From now on every round that records an attempt fails at its COMMIT, as a full disk fails
+// the WAL write (a deferred constraint is checked at COMMIT too).
+void fill_the_disk(store::Database& db) {
+  REQUIRE(db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(db.exec("CREATE TRIGGER disk_full AFTER INSERT ON attempts BEGIN INSERT INTO doomed VALUES (-1); END"));
+}
+
+// A valid answer for every conversation: escalate_to_human carries no recipient policy.
+FakeReply needs_a_person() {
+  return FakeReply::text(
+      R"({"action":"escalate_to_human","recipient":"x","content":"needs a person","priority":"low"})");
+}
+
+}  // namespace
+
 TEST_CASE("agent: decisions a failed commit took back are taken again after growing pauses, and stored once",
           "[agent][store]") {
   agent::Settings settings;
@@ -438,13 +455,8 @@ TEST_CASE("agent: decisions a failed commit took back are taken again after grow
   for (int i = 0; i < 3; ++i) h.receive("wamid.full" + std::to_string(i), "hello", std::to_string(15550000100 + i));
   h.io.run();  // their round commits
   h.io.restart();
-  h.fake.set_fallback(
-      FakeReply::text(R"({"action":"escalate_to_human","recipient":"x","content":"needs a person","priority":"low"})"));
-
-  // The disk fills: every round that records an attempt fails at its COMMIT, as a full
-  // disk fails the WAL write (a deferred constraint is checked at COMMIT too).
-  REQUIRE(h.db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
-  REQUIRE(h.db.exec("CREATE TRIGGER disk_full AFTER INSERT ON attempts BEGIN INSERT INTO doomed VALUES (-1); END"));
+  h.fake.set_fallback(needs_a_person());
+  fill_the_disk(h.db);              // the disk fills
   std::vector<std::string> pauses;  // as each not_stored decision tells, distinct, in order
   const auto lost = [&] {
     pauses.clear();
@@ -474,4 +486,43 @@ TEST_CASE("agent: decisions a failed commit took back are taken again after grow
   CHECK(h.count("SELECT count(DISTINCT message_id) FROM attempts") == 3);
   CHECK(h.count("SELECT count(*) FROM inbox WHERE state = 'processing'") == 0);
   CHECK(h.fake.request_count() > 3);  // the model was asked again for what was lost
+}
+
+TEST_CASE("agent: a message whose decision was lost waits out the pause on the agent's clock, then is decided",
+          "[agent][store]") {
+  agent::Settings settings;
+  settings.store_pause = 30s;  // the longest: the real timer never fires here, the injected clock decides
+  AgentHarness h(settings);
+  h.monotonic = std::chrono::steady_clock::time_point{};
+  store::Round round(h.db, [&h](std::function<void()> f) { boost::asio::post(h.io, std::move(f)); });
+  h.receive("wamid.lost", "hello");
+  h.io.run();  // its round commits
+  h.io.restart();
+  h.fake.set_fallback(needs_a_person());
+  fill_the_disk(h.db);
+  h.decide(1);
+  REQUIRE(h.decisions[0].outcome == agent::Outcome::not_stored);
+  CHECK_THAT(h.decisions[0].detail, Catch::EndsWith("taken again in 30000 ms"));
+  REQUIRE_FALSE(h.db.in_transaction());
+  REQUIRE(h.db.exec("DROP TRIGGER disk_full"));  // space again at once
+
+  // Poked just before the pause ends: nothing is taken, the model is not asked again.
+  *h.monotonic += 29'999ms;
+  h.agent->poke();
+  h.io.restart();
+  h.io.poll();
+  CHECK(h.decisions.size() == 1);
+  CHECK(h.fake.request_count() == 1);
+  CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'processing'") == 1);  // not handed back yet
+
+  // Once it ends: handed back, taken, decided, stored; long before the real timer would
+  // have woken the agent.
+  *h.monotonic += 1ms;
+  h.agent->poke();
+  test::run_until(
+      h.io, [&] { return h.decisions.size() == 2; }, 15s);
+  CHECK(h.decisions[1].outcome == agent::Outcome::escalated);
+  CHECK(h.fake.request_count() == 2);
+  CHECK(h.count("SELECT count(*) FROM attempts") == 1);
+  CHECK(h.count("SELECT count(*) FROM escalations WHERE reason = 'model_escalated'") == 1);
 }

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,7 +88,9 @@ struct AgentHarness {
         std::make_unique<llm::LimitedProvider>(llm::make_provider(config, transport), limiter), policy, io,
         std::move(deps));
     settings.worker = "test-worker";
-    agent = std::make_unique<agent::Agent>(io, db, *provider, tools, settings, [this] { return clock; });
+    agent = std::make_unique<agent::Agent>(
+        io, db, *provider, tools, settings, [this] { return clock; },
+        [this] { return monotonic.value_or(std::chrono::steady_clock::now()); });
     agent->set_setup(agent::make_setup(catalog, "You work for ACME."));
     agent->on_decision([this](const agent::Decision& d) { decisions.push_back(d); });
   }
@@ -122,6 +125,8 @@ struct AgentHarness {
   TempDir dir;
   store::Database db = migrated_db(dir);
   store::Time clock = k_t0;
+  // The agent's monotonic clock: the real one unless a test sets it (and then moves it).
+  std::optional<std::chrono::steady_clock::time_point> monotonic;
   fakes::FakeModelServer fake;
   boost::asio::io_context io;
   net::CurlTransport transport{io};

@@ -1,87 +1,18 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <optional>
 
 #include "store/audit.h"
-#include "store/migrations.h"
 #include "store/round.h"
 #include "store/transaction.h"
-#include "tests/store/temp_dir.h"
-#include "tests/test_util.h"
+#include "tests/store/round_fixture.h"
 
 using namespace dispatchd;
 
-namespace {
-
-// A migrated database, a second connection to watch what is committed, and a Round whose
-// posted handlers run when the test says (the event loop's queue, by hand; the syncer
-// thread posts into it too).
-struct Fixture {
-  Fixture() {
-    auto opened = store::Database::open(dir.file("d.db"));
-    REQUIRE(opened);
-    db.emplace(std::move(*opened));
-    auto migrations = store::load_migrations(test::source_path("migrations"));
-    REQUIRE(migrations);
-    REQUIRE(store::migrate(*db, *migrations, "2026-12-01T12:00:00Z"));
-    auto other = store::Database::open(dir.file("d.db"));
-    REQUIRE(other);
-    observer.emplace(std::move(*other));
-    round.emplace(*db, [this](std::function<void()> f) {
-      {
-        const std::lock_guard lock(mutex);
-        queue.push_back(std::move(f));
-      }
-      posted.notify_all();
-    });
-  }
-  // Runs what is queued now (the end of a loop round).
-  void run_queue() {
-    while (auto f = next(std::chrono::milliseconds(0))) (*f)();
-  }
-  // Runs handlers, waiting for more, until `done` (or fails after five seconds).
-  template <typename Done>
-  void run_until(Done done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!done()) {
-      auto f = next(std::chrono::milliseconds(50));
-      if (f) (*f)();
-      REQUIRE(std::chrono::steady_clock::now() < deadline);
-    }
-  }
-  std::optional<std::function<void()>> next(std::chrono::milliseconds wait) {
-    std::unique_lock lock(mutex);
-    posted.wait_for(lock, wait, [&] { return !queue.empty(); });
-    if (queue.empty()) return std::nullopt;
-    auto f = std::move(queue.front());
-    queue.pop_front();
-    return f;
-  }
-  std::size_t queued() {
-    const std::lock_guard lock(mutex);
-    return queue.size();
-  }
-  long long committed_events() { return observer->query_int("SELECT count(*) FROM audit").value(); }
-  store::Result<void> event(const std::string& name) {
-    return store::record_event(*db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
-  }
-
-  test::TempDir dir;
-  std::optional<store::Database> db;
-  std::optional<store::Database> observer;
-  std::mutex mutex;
-  std::condition_variable posted;
-  std::deque<std::function<void()>> queue;
-  std::optional<store::Round> round;
-};
-
-}  // namespace
+using Fixture = test::RoundFixture;
 
 TEST_CASE("round: the store calls of one round share one commit, made when the round ends", "[round]") {
   Fixture f;
