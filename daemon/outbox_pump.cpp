@@ -11,6 +11,7 @@
 
 #include "store/outbox.h"
 #include "store/round.h"
+#include "store/unit_of_work.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -73,12 +74,18 @@ struct OutboxPump::State : std::enable_shared_from_this<State> {
   std::vector<std::unique_ptr<Lane>> lanes;
   bool stopping = false;
   bool pump_posted = false;
-  // Outcomes whose write failed (retryable) or was lost with its round: written again by the
-  // next pump, which store_timer brings. Their rows stay 'sending' meanwhile.
-  std::vector<Transition> unrecorded;
+  // Brings the pump back when a store pause ends (Redo's wake_after).
   boost::asio::steady_timer store_timer;
+  // Outcomes whose write failed (retryable) or was lost with its round: written again after
+  // store_retry, until stored (the store's unit of work). Their rows stay 'sending' meanwhile.
+  store::Redo redo;
 
-  State(PumpDeps d, PumpSettings s) : deps(std::move(d)), settings(s), store_timer(deps.io) {}
+  State(PumpDeps d, PumpSettings s)
+      : deps(std::move(d)),
+        settings(s),
+        store_timer(deps.io),
+        redo(deps.db, {settings.store_retry, settings.store_retry},
+             {.wake_after = [this](std::chrono::milliseconds delay) { wake_after(delay); }}) {}
 
   void schedule_pump();
   void pump();
@@ -88,8 +95,7 @@ struct OutboxPump::State : std::enable_shared_from_this<State> {
   void finish(std::size_t lane, std::int64_t id, connectors::SendOutcome outcome, bool resolving);
   void hold(Lane& lane, std::chrono::milliseconds after);
   void record_until_durable(Transition t);
-  void write_again_later(Transition t);
-  void retry_after_store_failure();
+  void wake_after(std::chrono::milliseconds delay);
 };
 
 void OutboxPump::State::schedule_pump() {
@@ -106,9 +112,8 @@ void OutboxPump::State::schedule_pump() {
 }
 
 void OutboxPump::State::pump() {
-  // What was not stored is written again once store_timer's pause is over.
-  if (!unrecorded.empty() && store_timer.expiry() <= Clock::now())
-    for (auto& t : std::exchange(unrecorded, {})) record_until_durable(std::move(t));
+  // What was not stored is written again once the store's pause is over.
+  redo.resume();
   for (std::size_t i = 0; i < lanes.size(); ++i) fill(i);
 }
 
@@ -120,7 +125,7 @@ void OutboxPump::State::fill(std::size_t index) {
     auto item = store::begin_send(deps.db, deps.now(), lane.name);
     if (!item) {
       spdlog::error("{}: outbox: {}", lane.name, item.error().message);
-      if (item.error().retryable()) retry_after_store_failure();
+      if (item.error().retryable()) redo.failed();
       break;
     }
     if (!*item) break;
@@ -137,7 +142,7 @@ void OutboxPump::State::fill(std::size_t index) {
     began.starting -= batch.size();
     if (!committed) {
       spdlog::error("{}: the commit before {} send(s) failed; they stay in the outbox", began.name, batch.size());
-      return self->retry_after_store_failure();
+      return self->redo.failed();
     }
     for (auto& item : batch) self->start(index, std::move(item));
     self->schedule_pump();
@@ -190,40 +195,30 @@ void OutboxPump::State::hold(Lane& lane, std::chrono::milliseconds after) {
   });
 }
 
-// The lost-write retry, all in this function (it becomes the store's unit of work, with
-// its on-durable and on-lost paths, once that exists): `t` is written now; a retryable
-// refusal, or a round that does not become durable, has it written again later.
+// `t` is written as a unit of work of the store's: a retryable refusal, or a round that does
+// not become durable, has it written again after store_retry (store::Redo). A Write runs on
+// the loop while the State (which owns the Redo) lives, so it may use `this`.
 void OutboxPump::State::record_until_durable(Transition t) {
-  auto written = deps.write(deps.db, t.action_id, t.outcome, t.at);
-  if (!written) {
-    if (written.error().retryable()) {
-      spdlog::warn("{}: cannot record the outcome of action {} yet ({}); trying again", lanes[t.lane]->name,
-                   t.action_id, written.error().message);
-      return write_again_later(std::move(t));
+  redo.run([this, t = std::move(t), runs = 0](store::Database& db) mutable -> store::Result<void> {
+    Lane& lane = *lanes[t.lane];
+    if (runs++ > 0) ++lane.writes_retried;
+    auto written = deps.write(db, t.action_id, t.outcome, t.at);
+    if (!written && written.error().retryable()) {
+      spdlog::warn("{}: cannot record the outcome of action {} yet ({}); trying again", lane.name, t.action_id,
+                   written.error().message);
+    } else if (!written) {
+      ++lane.writes_failed;
+      spdlog::error("{}: cannot record the outcome of action {}: {}; it stays 'sending' until the next start",
+                    lane.name, t.action_id, written.error().message);
     }
-    ++lanes[t.lane]->writes_failed;
-    spdlog::error("{}: cannot record the outcome of action {}: {}; it stays 'sending' until the next start",
-                  lanes[t.lane]->name, t.action_id, written.error().message);
-    return;
-  }
-  store::after_commit(deps.db, [weak = weak_from_this(), t = std::move(t)](bool durable) mutable {
-    auto self = weak.lock();
-    if (!self || durable) return;
-    self->write_again_later(std::move(t));
+    return written;
   });
 }
 
-void OutboxPump::State::write_again_later(Transition t) {
-  ++lanes[t.lane]->writes_retried;
-  unrecorded.push_back(std::move(t));
-  retry_after_store_failure();
-}
-
-void OutboxPump::State::retry_after_store_failure() {
+void OutboxPump::State::wake_after(std::chrono::milliseconds delay) {
   // Its own timer: a channel's hold must not be cut short by it. Outcomes are written again
   // even while stopping: their requests have left.
-  if (store_timer.expiry() > Clock::now()) return;
-  store_timer.expires_after(settings.store_retry);
+  store_timer.expires_after(delay);
   store_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     auto self = weak.lock();
     if (ec || !self) return;

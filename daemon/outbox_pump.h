@@ -19,7 +19,7 @@
 //        Unknown     first Channel::resolve_unknown (a channel that can look it up answers
 //                    again, that answer being final), else unknown_send (delivery_unknown)
 //
-// A written outcome is never dropped (record_until_durable in the .cpp): a write refused
+// A written outcome is never dropped (a store::Redo unit of work, store/unit_of_work.h): a write refused
 // with a retryable store::Error (busy, io, full), or lost with its round (the COMMIT or
 // the WAL sync failed, so the round was rolled back), is written again after store_retry
 // (the row stays 'sending' meanwhile and is not sent again); a write refused with a

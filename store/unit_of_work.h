@@ -15,9 +15,8 @@
 //       the pause grows with each loss in a row (exponential_backoff, common/backoff.h) so a
 //       full disk does not become a stream of retries. Used by the agent (a lost decision:
 //       its message is handed back after the pause and decided again; 1 s doubling to 30 s).
-//       For the outbox sender: a send result is a Write given to run(); with
-//       Backoff{1 s, 1 s} it is written again every second until stored, which is what the
-//       WhatsApp channel's `unrecorded` writes do today:
+//       The outbox pump (daemon/outbox_pump.cpp): a send result is a Write given to run();
+//       with Backoff{1 s, 1 s} it is written again every second until stored:
 //
 //           store::Redo redo(db, {1s, 1s}, {.wake_after = [&](auto delay) { timer_in(delay); }});
 //           redo.run([id, wamid, at](store::Database& d) { return store::complete_send(d, id, wamid, at); });
