@@ -1,15 +1,21 @@
 #include "daemon/notify.h"
 
+#include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
 #include <cstdint>
+#include <cstring>
+#include <utility>
 
 namespace dispatchd::daemon {
 namespace {
 
 void send(const std::string& state) {
-  // 0: keep NOTIFY_SOCKET, so later calls still reach systemd.
-  (void)sd_notify(0, state.c_str());
+  // 0: keep NOTIFY_SOCKET, so later calls still reach systemd. Without systemd it returns 0;
+  // a failure to reach it is logged once (the service still runs; systemd may time it out).
+  static bool told = false;
+  if (const int rc = sd_notify(0, state.c_str()); rc < 0 && !std::exchange(told, true))
+    spdlog::warn("sd_notify failed: {}", std::strerror(-rc));
 }
 
 }  // namespace

@@ -235,6 +235,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.round = std::make_unique<store::Round>(p.store.db,
                                            [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
   p.round->watch([&p](bool ok, const std::string& why) { p.on_store_health(ok, why); });
+  for (const auto& why : p.round->setting_failures())
+    spdlog::warn("store: a group-commit setting failed, running without it: {}", why);
   p.setup = *setup;
   auto provider = build_provider(p.config.llm, p.transport, io, p.limiter);
   if (!provider) return std::unexpected(provider.error());

@@ -19,10 +19,7 @@ namespace {
 // Process-wide SQLite settings, before the library initializes itself on the first open:
 // no memory statistics (with them every allocation SQLite makes takes a global mutex, and
 // nothing here reads them). Fails harmlessly when SQLite was initialized already.
-void configure_sqlite() {
-  static const int once = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-  (void)once;
-}
+void configure_sqlite() { [[maybe_unused]] static const int once = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 
 // The statement cache is looked up by the SQL text as given, without copying it into a key.
 struct SqlHash {

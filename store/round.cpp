@@ -42,6 +42,13 @@ struct Round::State : std::enable_shared_from_this<State> {
   Stats stats;
   Watcher watcher;
   bool failing = false;  // the last COMMIT or sync failed
+  // Settings the round can do without (each call says why) that failed, for the owner to
+  // log (Round::setting_failures).
+  std::vector<std::string> setting_failures;
+
+  void try_setting(const char* sql) {
+    if (auto ok = db.exec(sql); !ok) setting_failures.push_back(std::string(sql) + ": " + ok.error().message);
+  }
   // sqlite3_total_changes64 when the round began: a round that changed no row commits even
   // on a full disk, and says nothing about whether rounds are stored again.
   sqlite3_int64 changes_at_open = 0;
@@ -157,11 +164,12 @@ struct Round::State : std::enable_shared_from_this<State> {
     auto waiting = std::exchange(waiters, {});
     const auto committed_ok = db.exec("COMMIT");
     const bool ok = committed_ok.has_value();
-    if (!ok) (void)db.exec("ROLLBACK");
     ++stats.commits;
     if (!ok) {
       ++stats.failed_commits;
-      report(false, "COMMIT: " + committed_ok.error().message);
+      std::string why = "COMMIT: " + committed_ok.error().message;
+      if (auto undone = db.exec("ROLLBACK"); !undone) why += "; ROLLBACK: " + undone.error().message;
+      report(false, why);
       for (auto& then : waiting) then(false);
       return;
     }
@@ -174,12 +182,12 @@ struct Round::State : std::enable_shared_from_this<State> {
 Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std::move(post))) {
   // The syncer thread syncs instead. Should this fail, every COMMIT syncs by itself:
   // slower, never less durable.
-  (void)db.exec("PRAGMA synchronous=NORMAL");
+  m_state->try_setting("PRAGMA synchronous=NORMAL");
   // No spilling of a round's pages into the WAL before its COMMIT: a full disk then fails
   // the COMMIT, which every writer recovers from (see the header), never a statement in the
   // middle of a round, which would leave that step failed. The cost is memory: a round's
   // changed pages stay in the cache until it commits.
-  (void)db.exec("PRAGMA cache_spill=OFF");
+  m_state->try_setting("PRAGMA cache_spill=OFF");
   if (auto other = Database::open(db.path(), Database::Mode::existing);
       other && db.exec("PRAGMA wal_autocheckpoint=0")) {
     m_state->checkpointer.emplace(std::move(*other));
@@ -201,11 +209,13 @@ Round::~Round() {
   s.syncer.join();
   // The syncer's last results may still be queued on the loop: settle them here, with a
   // final sync of our own, so no waiter is left behind.
-  (void)s.db.exec("PRAGMA synchronous=FULL");
-  (void)s.db.exec("PRAGMA cache_spill=ON");
+  // The connection's own settings again. A failure here is kept with the others, where no
+  // one reads it any more: the owner closes the connection next (shutdown).
+  s.try_setting("PRAGMA synchronous=FULL");
+  s.try_setting("PRAGMA cache_spill=ON");
   if (s.checkpointer) {
     sqlite3_wal_hook(internal::Access::handle(s.db), nullptr, nullptr);
-    (void)s.db.exec("PRAGMA wal_autocheckpoint=1000");  // SQLite's own checkpoints again
+    s.try_setting("PRAGMA wal_autocheckpoint=1000");  // SQLite's own checkpoints again
   }
   const int fd = open_wal(s.db);
   std::string why;  // no WAL file: nothing was written
@@ -239,6 +249,8 @@ void Round::after_commit(std::function<void(bool)> then) {
 void Round::commit() { m_state->commit(); }
 
 void Round::watch(Watcher watcher) { m_state->watcher = std::move(watcher); }
+
+const std::vector<std::string>& Round::setting_failures() const { return m_state->setting_failures; }
 
 Round::Stats Round::stats() const {
   Stats out = m_state->stats;

@@ -34,6 +34,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/error.h"
 
@@ -52,6 +53,11 @@ class Round {
   ~Round();
   Round(const Round&) = delete;
   Round& operator=(const Round&) = delete;
+
+  // The connection settings the round applies at start that failed ("PRAGMA ...: reason"):
+  // it works without them (every COMMIT then syncs by itself, or a round's pages may spill
+  // before its COMMIT); the owner logs them.
+  const std::vector<std::string>& setting_failures() const;
 
   // Opens the round's transaction when none is open (store/transaction.h calls it).
   Result<void> open();
