@@ -2,8 +2,6 @@
 
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +11,7 @@
 #include "agent/context.h"
 #include "agent/tools.h"
 #include "catalog/render.h"
+#include "common/json_out.h"
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
@@ -26,33 +25,19 @@ namespace {
 using Reason = store::EscalationReason;
 
 std::string errors_json(const std::vector<validator::Finding>& errors) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
-  writer.StartArray();
+  JsonOut out;
+  out.begin_array();
   for (const auto& e : errors) {
-    writer.StartObject();
-    writer.Key("path");
-    writer.String(e.path.c_str(), static_cast<rapidjson::SizeType>(e.path.size()));
-    writer.Key("code");
-    writer.String(e.code.c_str(), static_cast<rapidjson::SizeType>(e.code.size()));
-    writer.Key("message");
-    writer.String(e.message.c_str(), static_cast<rapidjson::SizeType>(e.message.size()));
-    writer.EndObject();
+    out.begin_object().field("path", e.path).field("code", e.code).field("message", e.message).end_object();
   }
-  writer.EndArray();
-  return std::string(out.GetString(), out.GetSize());
+  return out.end_array().str();
 }
 
 std::string object_json(std::initializer_list<std::pair<const char*, std::string>> fields) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
-  writer.StartObject();
-  for (const auto& [key, value] : fields) {
-    writer.Key(key);
-    writer.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-  }
-  writer.EndObject();
-  return std::string(out.GetString(), out.GetSize());
+  JsonOut out;
+  out.begin_object();
+  for (const auto& [key, value] : fields) out.field(key, value);
+  return out.end_object().str();
 }
 
 bool has_review_code(const validator::Verdict& verdict, const std::string& code) {
@@ -337,9 +322,9 @@ void Run::after_failure(const std::vector<validator::Finding>& last_errors, bool
   // Out of attempts. A reply that met the contract but not the policy (e.g. another
   // recipient, every time) is a policy violation; anything else a contract failure. The
   // last attempt's errors go with it, whatever failed: the validator, a safety block, ...
-  escalate(policy ? Reason::policy_violation : Reason::contract_failed,
-           "{\"attempts\":" + std::to_string(m_counts.total) + ",\"last_errors\":" + errors_json(last_errors) + "}",
-           {});
+  JsonOut detail;
+  detail.begin_object().field("attempts", m_counts.total).raw("last_errors", errors_json(last_errors)).end_object();
+  escalate(policy ? Reason::policy_violation : Reason::contract_failed, detail.str(), {});
 }
 
 void Run::act(const Verdict& verdict) {
