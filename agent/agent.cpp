@@ -2,8 +2,6 @@
 
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -15,6 +13,7 @@
 #include "agent/decide.h"
 #include "agent/tools.h"
 #include "catalog/render.h"
+#include "common/json_out.h"
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
@@ -30,39 +29,27 @@ using Reason = store::EscalationReason;
 constexpr std::chrono::milliseconds k_max_store_pause{30'000};
 
 std::string errors_json(const std::vector<validator::Finding>& errors) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
-  writer.StartArray();
+  JsonOut out;
+  out.begin_array();
   for (const auto& e : errors) {
-    writer.StartObject();
-    writer.Key("path");
-    writer.String(e.path.c_str(), static_cast<rapidjson::SizeType>(e.path.size()));
-    writer.Key("code");
-    writer.String(e.code.c_str(), static_cast<rapidjson::SizeType>(e.code.size()));
-    writer.Key("message");
-    writer.String(e.message.c_str(), static_cast<rapidjson::SizeType>(e.message.size()));
-    writer.EndObject();
+    out.begin_object().field("path", e.path).field("code", e.code).field("message", e.message).end_object();
   }
-  writer.EndArray();
-  return std::string(out.GetString(), out.GetSize());
+  return out.end_array().str();
 }
 
 std::string object_json(std::initializer_list<std::pair<const char*, std::string>> fields) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
-  writer.StartObject();
-  for (const auto& [key, value] : fields) {
-    writer.Key(key);
-    writer.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
-  }
-  writer.EndObject();
-  return std::string(out.GetString(), out.GetSize());
+  JsonOut out;
+  out.begin_object();
+  for (const auto& [key, value] : fields) out.field(key, value);
+  return out.end_object().str();
 }
 
 // An escalation's detail as the JSON of v_escalations.detail.
 struct DetailJson {
   std::string operator()(const OutOfAttempts& d) const {
-    return "{\"attempts\":" + std::to_string(d.attempts) + ",\"last_errors\":" + errors_json(d.last_errors) + "}";
+    JsonOut out;
+    out.begin_object().field("attempts", d.attempts).raw("last_errors", errors_json(d.last_errors));
+    return out.end_object().str();
   }
   std::string operator()(const BudgetUsed&) const {
     return object_json({{"why", "the re-ask budget was used before a restart"}});

@@ -1,9 +1,7 @@
 #include "agent/tools.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "common/json_access.h"
+#include "common/strict_json.h"
 #include "common/utf8.h"
 
 namespace dispatchd::agent {
@@ -28,10 +26,9 @@ std::string percent_encode(std::string_view value) {
 
 std::expected<std::string, std::string> tool_url(const catalog::Action& action, const std::string& output) {
   if (!action.http) return std::unexpected("action " + action.name + " is not an http tool");
-  rapidjson::Document doc;
-  if (doc.Parse(output.data(), output.size()).HasParseError() || !doc.IsObject()) {
-    return std::unexpected("the tool call is not a JSON object");
-  }
+  auto parsed = json::parse_strict(output, json::k_checked_json_limits);
+  if (!parsed || !parsed->document.IsObject()) return std::unexpected("the tool call is not a JSON object");
+  const rapidjson::Value& doc = parsed->document;
   const std::string& url = action.http->url;
   std::string out;
   std::size_t i = 0;
@@ -45,16 +42,9 @@ std::expected<std::string, std::string> tool_url(const catalog::Action& action, 
     if (close == std::string::npos) return std::unexpected("unclosed placeholder in " + url);
     out.append(url, i, open - i);
     const std::string name = url.substr(open + 1, close - open - 1);
-    const auto it = doc.FindMember(rapidjson::StringRef(name.data(), name.size()));
-    if (it == doc.MemberEnd() || it->value.IsNull()) return std::unexpected("no value for {" + name + "}");
-    if (it->value.IsString()) {
-      out += percent_encode(std::string_view(it->value.GetString(), it->value.GetStringLength()));
-    } else {
-      rapidjson::StringBuffer text;
-      rapidjson::Writer<rapidjson::StringBuffer> writer(text);
-      it->value.Accept(writer);
-      out += percent_encode(std::string_view(text.GetString(), text.GetSize()));
-    }
+    const rapidjson::Value* value = json::member(doc, name);
+    if (value == nullptr || value->IsNull()) return std::unexpected("no value for {" + name + "}");
+    out += value->IsString() ? percent_encode(json::string_of(value)) : percent_encode(json::to_string(*value));
     i = close + 1;
   }
   return out;

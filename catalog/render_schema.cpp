@@ -1,25 +1,19 @@
 #include <string>
 #include <vector>
 
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-
 #include "catalog/render.h"
+#include "common/json_out.h"
 
 namespace dispatchd::catalog {
 namespace {
 
-using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+// Schemas are shown to people (dispatchctl catalog schema) and minified for providers.
+using Out = PrettyJsonOut;
 
-void write_string(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-
-// Enum and const values are stored as canonical JSON text; they go out verbatim.
-void write_raw(Writer& w, const std::string& json) { w.RawValue(json.c_str(), json.size(), rapidjson::kStringType); }
-
-void write_names(Writer& w, const std::vector<std::string>& names) {
-  w.StartArray();
-  for (const auto& name : names) write_string(w, name);
-  w.EndArray();
+void write_names(Out& out, std::string_view key, const std::vector<std::string>& names) {
+  out.begin_array(key);
+  for (const auto& name : names) out.value(name);
+  out.end_array();
 }
 
 // Constraints a dialect cannot express, as a sentence appended to the description.
@@ -37,63 +31,33 @@ std::string described(const FieldSchema& s, bool lengths, bool pattern, bool bou
 
 enum class Flavor { standard, openai };
 
-void write_field(Writer& w, const Catalog& catalog, const Field& field, Flavor flavor) {
+// Enum and const values are stored as canonical JSON text (catalog.h): they go out verbatim.
+void write_field(Out& out, const Catalog& catalog, const Field& field, Flavor flavor) {
   const FieldSchema& s = field.schema;
   const bool nullable = !catalog.required_by_all(field.name);
-  w.StartObject();
-  w.Key("type");
+  out.begin_object(field.name);
   if (nullable) {
-    w.StartArray();
-    w.String(to_string(s.type));
-    w.String("null");
-    w.EndArray();
+    out.begin_array("type").value(to_string(s.type)).value("null").end_array();
   } else {
-    w.String(to_string(s.type));
+    out.field("type", to_string(s.type));
   }
   const bool openai = flavor == Flavor::openai;
   const std::string description = described(s, openai, false, false, false);
-  if (!description.empty()) {
-    w.Key("description");
-    write_string(w, description);
-  }
+  if (!description.empty()) out.field("description", description);
   std::vector<std::string> allowed = s.enum_values;
   if (s.const_value && openai) allowed = {*s.const_value};
   if (!allowed.empty()) {
-    w.Key("enum");
-    w.StartArray();
-    for (const auto& value : allowed) write_raw(w, value);
-    if (nullable) w.Null();
-    w.EndArray();
+    out.begin_array("enum");
+    for (const auto& value : allowed) out.raw(value);
+    if (nullable) out.value(nullptr);
+    out.end_array();
   }
-  if (s.const_value && !openai) {
-    w.Key("const");
-    write_raw(w, *s.const_value);
-  }
-  if (!openai && s.min_length) {
-    w.Key("minLength");
-    w.Uint64(*s.min_length);
-  }
-  if (!openai && s.max_length) {
-    w.Key("maxLength");
-    w.Uint64(*s.max_length);
-  }
-  if (s.pattern) {
-    w.Key("pattern");
-    write_string(w, *s.pattern);
-  }
-  if (s.date) {
-    w.Key("format");
-    w.String("date");
-  }
-  if (s.minimum) {
-    w.Key("minimum");
-    w.Double(*s.minimum);
-  }
-  if (s.maximum) {
-    w.Key("maximum");
-    w.Double(*s.maximum);
-  }
-  w.EndObject();
+  if (s.const_value && !openai) out.raw("const", *s.const_value);
+  if (!openai) out.field_if_set("minLength", s.min_length).field_if_set("maxLength", s.max_length);
+  out.field_if_set("pattern", s.pattern);
+  if (s.date) out.field("format", "date");
+  out.field_if_set("minimum", s.minimum).field_if_set("maximum", s.maximum);
+  out.end_object();
 }
 
 std::vector<std::string> action_names(const Catalog& catalog) {
@@ -109,59 +73,38 @@ std::vector<std::string> property_names(const Catalog& catalog) {
 }
 
 // The action field: a string enum of the action names, in catalog order.
-void write_action_property(Writer& w, const Catalog& catalog, const char* type) {
-  write_string(w, catalog.action_field());
-  w.StartObject();
-  w.Key("type");
-  w.String(type);
-  w.Key("description");
-  w.String("The one action to take.");
-  w.Key("enum");
-  write_names(w, action_names(catalog));
-  w.EndObject();
+void write_action_property(Out& out, const Catalog& catalog, const char* type) {
+  out.begin_object(catalog.action_field()).field("type", type).field("description", "The one action to take.");
+  write_names(out, "enum", action_names(catalog));
+  out.end_object();
 }
 
-void write_object_schema(Writer& w, const Catalog& catalog, Flavor flavor) {
-  w.StartObject();
-  w.Key("type");
-  w.String("object");
-  w.Key("properties");
-  w.StartObject();
-  write_action_property(w, catalog, "string");
-  for (const auto& field : catalog.fields()) {
-    write_string(w, field.name);
-    write_field(w, catalog, field, flavor);
-  }
-  w.EndObject();
-  w.Key("required");
-  write_names(w, property_names(catalog));
-  w.Key("additionalProperties");
-  w.Bool(false);
-  w.EndObject();
+void write_object_schema(Out& out, const Catalog& catalog, Flavor flavor) {
+  out.field("type", "object").begin_object("properties");
+  write_action_property(out, catalog, "string");
+  for (const auto& field : catalog.fields()) write_field(out, catalog, field, flavor);
+  out.end_object();
+  write_names(out, "required", property_names(catalog));
+  out.field("additionalProperties", false);
 }
 
-// Runs `body` on a pretty writer and returns the document with a final newline.
+// Runs `body` inside the document's outermost object and returns the document with a
+// final newline.
 template <typename Body>
-std::string pretty(Body&& body) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.SetIndent(' ', 2);
-  body(w);
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+std::string pretty_object(Body&& body) {
+  Out out;
+  out.begin_object();
+  body(out);
+  return out.end_object().str() + "\n";
 }
 
-void write_gemini_field(Writer& w, const Catalog& catalog, const Field& field) {
+void write_gemini_field(Out& out, const Catalog& catalog, const Field& field) {
   const FieldSchema& s = field.schema;
   const bool numeric = s.type == FieldType::integer || s.type == FieldType::number;
   const bool string_enum = s.type == FieldType::string && (!s.enum_values.empty() || s.const_value);
-  w.StartObject();
-  w.Key("type");
   const char* types[] = {"STRING", "INTEGER", "NUMBER", "BOOLEAN"};
-  w.String(types[static_cast<int>(s.type)]);
-  if (!catalog.required_by_all(field.name)) {
-    w.Key("nullable");
-    w.Bool(true);
-  }
+  out.begin_object(field.name).field("type", types[static_cast<int>(s.type)]);
+  if (!catalog.required_by_all(field.name)) out.field("nullable", true);
   std::string description = described(s, true, true, false, true);
   if (!string_enum && !s.enum_values.empty()) {
     std::string list;
@@ -170,26 +113,15 @@ void write_gemini_field(Writer& w, const Catalog& catalog, const Field& field) {
   }
   if (!string_enum && s.const_value)
     description += (description.empty() ? "" : " ") + ("Always " + *s.const_value + ".");
-  if (!description.empty()) {
-    w.Key("description");
-    write_string(w, description);
-  }
+  if (!description.empty()) out.field("description", description);
   if (string_enum) {
-    w.Key("enum");
-    w.StartArray();
-    if (s.const_value) write_raw(w, *s.const_value);
-    for (const auto& v : s.enum_values) write_raw(w, v);
-    w.EndArray();
+    out.begin_array("enum");
+    if (s.const_value) out.raw(*s.const_value);
+    for (const auto& v : s.enum_values) out.raw(v);
+    out.end_array();
   }
-  if (numeric && s.minimum) {
-    w.Key("minimum");
-    w.Double(*s.minimum);
-  }
-  if (numeric && s.maximum) {
-    w.Key("maximum");
-    w.Double(*s.maximum);
-  }
-  w.EndObject();
+  if (numeric) out.field_if_set("minimum", s.minimum).field_if_set("maximum", s.maximum);
+  out.end_object();
 }
 
 }  // namespace
@@ -203,45 +135,26 @@ std::optional<Dialect> parse_dialect(std::string_view name) {
 }
 
 std::string render_json_schema(const Catalog& catalog) {
-  return pretty([&](Writer& w) { write_object_schema(w, catalog, Flavor::standard); });
+  return pretty_object([&](Out& out) { write_object_schema(out, catalog, Flavor::standard); });
 }
 
 std::string render_openai_response_format(const Catalog& catalog) {
-  return pretty([&](Writer& w) {
-    w.StartObject();
-    w.Key("type");
-    w.String("json_schema");
-    w.Key("json_schema");
-    w.StartObject();
-    w.Key("name");
-    w.String("dispatchd_action");
-    w.Key("strict");
-    w.Bool(true);
-    w.Key("schema");
-    write_object_schema(w, catalog, Flavor::openai);
-    w.EndObject();
-    w.EndObject();
+  return pretty_object([&](Out& out) {
+    out.field("type", "json_schema").begin_object("json_schema");
+    out.field("name", "dispatchd_action").field("strict", true).begin_object("schema");
+    write_object_schema(out, catalog, Flavor::openai);
+    out.end_object().end_object();
   });
 }
 
 std::string render_gemini_schema(const Catalog& catalog) {
-  return pretty([&](Writer& w) {
-    w.StartObject();
-    w.Key("type");
-    w.String("OBJECT");
-    w.Key("properties");
-    w.StartObject();
-    write_action_property(w, catalog, "STRING");
-    for (const auto& field : catalog.fields()) {
-      write_string(w, field.name);
-      write_gemini_field(w, catalog, field);
-    }
-    w.EndObject();
-    w.Key("required");
-    write_names(w, property_names(catalog));
-    w.Key("propertyOrdering");
-    write_names(w, property_names(catalog));
-    w.EndObject();
+  return pretty_object([&](Out& out) {
+    out.field("type", "OBJECT").begin_object("properties");
+    write_action_property(out, catalog, "STRING");
+    for (const auto& field : catalog.fields()) write_gemini_field(out, catalog, field);
+    out.end_object();
+    write_names(out, "required", property_names(catalog));
+    write_names(out, "propertyOrdering", property_names(catalog));
   });
 }
 

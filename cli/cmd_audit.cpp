@@ -68,7 +68,7 @@ int cmd_audit(int argc, char** argv) {
     out.begin_array();
     for (const auto& r : *rows) {
       out.begin_object().field("audit_id", r.id).field("at", r.at).field("event", r.event);
-      out.field("message_id", r.message_id).field("actor", r.actor).raw("detail", r.detail);
+      out.field("message_id", r.message_id).field("actor", r.actor).raw_or_null("detail", r.detail);
       out.field("prev_hash", r.prev_hash).field("hash", r.hash).end_object();
     }
     out.end_array();

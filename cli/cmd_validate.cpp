@@ -2,12 +2,10 @@
 #include <cstdio>
 #include <string>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "catalog/catalog.h"
 #include "cli/args.h"
 #include "cli/io.h"
+#include "common/json_out.h"
 #include "validator/extract.h"
 #include "validator/validator.h"
 
@@ -79,38 +77,17 @@ int cmd_extract(int argc, char** argv) {
   const std::string reply = read_reply(*limits);
   const validator::Extraction found = validator::extract(reply, *limits);
 
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  w.StartObject();
-  w.Key("ok");
-  w.Bool(found.ok());
+  JsonOut out;
+  out.begin_object().field("ok", found.ok());
   if (found.ok()) {
-    w.Key("json");
-    w.String(reply.data() + found.offset, static_cast<rapidjson::SizeType>(found.length));
-    w.Key("offset");
-    w.Uint64(found.offset);
+    out.field("json", std::string_view(reply).substr(found.offset, found.length)).field("offset", found.offset);
   } else {
-    w.Key("error");
-    w.StartObject();
-    w.Key("code");
-    w.String(found.error->code.c_str());
-    w.Key("message");
-    w.String(found.error->message.c_str());
-    w.EndObject();
+    out.begin_object("error").field("code", found.error->code).field("message", found.error->message).end_object();
   }
-  w.Key("repairs");
-  w.StartArray();
-  for (const auto& r : found.repairs) {
-    w.StartObject();
-    w.Key("code");
-    w.String(r.code.c_str());
-    w.Key("message");
-    w.String(r.message.c_str());
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  std::printf("%s\n", buffer.GetString());
+  out.begin_array("repairs");
+  for (const auto& r : found.repairs) out.begin_object().field("code", r.code).field("message", r.message).end_object();
+  out.end_array().end_object();
+  std::printf("%s\n", out.str().c_str());
   return found.ok() ? k_exit_ok : k_exit_rejected;
 }
 

@@ -460,7 +460,7 @@ std::string to_string(const Value& value) {
     case Type::array: break;
   }
   // Nested values keep only their text: parse it again (it was read once, so it parses).
-  auto parsed = parse_strict(value.raw, {.max_depth = static_cast<std::size_t>(-1), .input_utf8_checked = true}, true);
+  auto parsed = parse_strict(value.raw, k_checked_json_limits, true);
   return parsed ? to_string(parsed->document) : std::string(value.raw);
 }
 

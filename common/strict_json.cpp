@@ -155,6 +155,20 @@ std::expected<rapidjson::Document, ParseError> parse_with(std::string_view text,
   return std::unexpected(handler_failure);
 }
 
+// Strictly first; when that fails on syntax and trailing commas are allowed, once more
+// accepting them.
+template <unsigned Flags>
+std::expected<Parsed, ParseError> parse_text(std::string_view text, const ParseLimits& limits,
+                                             bool allow_trailing_commas, ParseArena* arena) {
+  auto strict = parse_with<Flags>(text, limits, arena);
+  if (strict) return Parsed{std::move(*strict), false};
+  if (allow_trailing_commas && strict.error().code == "syntax") {
+    auto lenient = parse_with<Flags | rapidjson::kParseTrailingCommasFlag>(text, limits, arena);
+    if (lenient) return Parsed{std::move(*lenient), true};
+  }
+  return std::unexpected(strict.error());
+}
+
 }  // namespace
 
 std::expected<Parsed, ParseError> parse_strict(std::string_view raw, const ParseLimits& limits,
@@ -178,13 +192,10 @@ std::expected<Parsed, ParseError> parse_strict(std::string_view raw, const Parse
     heap_text.assign(raw);
     text = heap_text;
   }
-  auto strict = parse_with<k_strict_flags>(text, limits, arena);
-  if (strict) return Parsed{std::move(*strict), false};
-  if (allow_trailing_commas && strict.error().code == "syntax") {
-    auto lenient = parse_with<k_strict_flags | rapidjson::kParseTrailingCommasFlag>(text, limits, arena);
-    if (lenient) return Parsed{std::move(*lenient), true};
+  if (limits.allow_comments) {
+    return parse_text<k_strict_flags | rapidjson::kParseCommentsFlag>(text, limits, allow_trailing_commas, arena);
   }
-  return std::unexpected(strict.error());
+  return parse_text<k_strict_flags>(text, limits, allow_trailing_commas, arena);
 }
 
 std::size_t string_end(std::string_view text, std::size_t open, std::size_t end) {

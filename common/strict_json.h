@@ -5,6 +5,20 @@
 // Strict means: RapidJSON's iterative parser (no recursion, whatever the nesting), valid
 // UTF-8 with no encoded surrogates, no NaN/Infinity, numbers that fit a double, a nesting
 // depth limit, and duplicate object keys rejected (RapidJSON keeps both by default).
+//
+// Every JSON text from outside the process is read strictly, by one of two readers:
+//  - parse_strict (here), a DOM walked with json_access.h: webhooks (connectors/whatsapp,
+//    size and depth from WebhookLimits), Graph API answers (64 KiB, depth 32), provider
+//    answers (llm/, providers' max_response_bytes, depth 64), staff API bodies (the
+//    listener's body limit, the validator's depth + 1), and the operator's files: the
+//    catalog (1 MiB, depth 16) and the configuration (1 MiB, depth 32, comments allowed);
+//  - json_reader.h's read_object, for the model's replies in the validator: the hot path
+//    (bench/validator_bench), one pass and no DOM. It accepts exactly what parse_strict
+//    accepts with trailing commas allowed (the same duplicate-key, depth and surrogate
+//    rules, never recursing; tests/common/json_reader_test.cpp holds the two to the same
+//    verdicts), and parse_strict says why when it refuses. The validator's Limits bound
+//    the reply's size and depth.
+// Text dispatchd wrote itself (a verdict's output) is read with parse_strict too.
 
 #include <cstddef>
 #include <expected>
@@ -17,10 +31,21 @@ namespace dispatchd::json {
 
 struct ParseLimits {
   std::size_t max_depth = 32;  // objects and arrays nested inside each other
-  // The caller already checked that the text is valid UTF-8 (the validator checks the
-  // whole reply once); otherwise parse_strict checks it first.
+  // The caller checks UTF-8 itself: already, over the whole text (the validator checks the
+  // reply once), or in the strings where it matters (the configuration checks the text it
+  // sends and names the value that is not UTF-8). Otherwise parse_strict checks the whole
+  // text first.
   bool input_utf8_checked = false;
+  // `// line` and `/* block */` comments count as whitespace: for the configuration file,
+  // which people annotate. Never for text from outside the process.
+  bool allow_comments = false;
 };
+
+// The limits for JSON that a strict reader already accepted and dispatchd wrote back (a
+// verdict's output): its size, depth and encoding were checked when it was first read, and
+// the parser never recurses, so no second depth limit can refuse it.
+inline constexpr ParseLimits k_checked_json_limits{.max_depth = static_cast<std::size_t>(-1),
+                                                   .input_utf8_checked = true};
 
 struct ParseError {
   std::string code;     // syntax, truncated, duplicate_key, too_deep, invalid_string,

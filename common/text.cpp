@@ -69,4 +69,17 @@ std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t ca
   return std::min(row[b.size()], cap + 1);
 }
 
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  // The differences are OR-ed into a volatile byte: each store is a side effect the compiler
+  // must perform, in order and with its exact value, so it can neither stop at the first
+  // difference nor turn the loop into memcmp (which does). Plain C++ rather than OpenSSL's
+  // CRYPTO_memcmp, so that common/ (and the pure validator above it) links no crypto library.
+  volatile unsigned char difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    difference = difference | static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return difference == 0;
+}
+
 }  // namespace dispatchd::text

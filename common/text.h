@@ -1,5 +1,6 @@
 #pragma once
-// Small text helpers for messages about untrusted values.
+// Small text helpers: quoting untrusted values in messages, JSON pointer tokens, "did you
+// mean" distances, and comparing secrets.
 
 #include <cstddef>
 #include <string>
@@ -18,5 +19,11 @@ std::string pointer_token(std::string_view token);
 // Levenshtein distance, capped: returns `cap + 1` as soon as the distance exceeds `cap`.
 // Used for "did you mean" hints on short enum values.
 std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t cap);
+
+// Whether `a` and `b` hold the same bytes, in a time that depends on their length only: every
+// byte is compared, whatever the first difference. For secrets a request presents (a bearer
+// token, a webhook verify token, an HMAC digest), so that the time to refuse a guess says
+// nothing about how much of it was right. The length itself is not secret here.
+bool constant_time_equal(std::string_view a, std::string_view b);
 
 }  // namespace dispatchd::text

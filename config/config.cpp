@@ -7,9 +7,7 @@
 #include <initializer_list>
 #include <sstream>
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-
+#include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
 
@@ -226,13 +224,16 @@ std::string default_migrations_dir() {
 
 std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path) {
   Reader r(path);
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseCommentsFlag | rapidjson::kParseTrailingCommasFlag | rapidjson::kParseIterativeFlag>(
-      text.data(), text.size());
-  if (doc.HasParseError()) {
-    r.problem("offset " + std::to_string(doc.GetErrorOffset()), rapidjson::GetParseError_En(doc.GetParseError()));
+  // Written by the operator, but read as strictly as anything else (a duplicate key is a
+  // problem, not a silent choice of one value), with comments and trailing commas allowed.
+  // UTF-8 is checked where it matters, in the text dispatchd sends (a fixed reply), so that
+  // the problem names that value.
+  auto parsed = json::parse_strict(text, {.input_utf8_checked = true, .allow_comments = true}, true);
+  if (!parsed) {
+    r.problem("offset " + std::to_string(parsed.error().offset), parsed.error().message);
     return std::unexpected(std::move(r.problems()));
   }
+  const rapidjson::Document& doc = parsed->document;
   Config c;
   c.path = path;
   auto& llm = c.llm;

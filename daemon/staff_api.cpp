@@ -1,11 +1,11 @@
 #include "daemon/staff_api.h"
 
-#include <openssl/crypto.h>
-
 #include <charconv>
 
+#include "common/json_access.h"
 #include "common/json_out.h"
 #include "common/strict_json.h"
+#include "common/text.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
 #include "store/views.h"
@@ -26,13 +26,9 @@ Response json(int status, std::string body) { return Response{status, std::move(
 Response refusal(int status, const std::string& message, const std::optional<validator::Verdict>& verdict = {}) {
   JsonOut out;
   out.begin_object().field("ok", false).field("error", message);
-  out.raw("verdict", verdict ? std::optional<std::string>(validator::to_json(*verdict)) : std::nullopt);
+  out.raw_or_null("verdict", verdict ? std::optional<std::string>(validator::to_json(*verdict)) : std::nullopt);
   out.end_object();
   return json(status, out.str());
-}
-
-bool same_token(std::string_view given, const std::string& expected) {
-  return given.size() == expected.size() && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
 }
 
 // ARCHITECTURE.md's staff API: 404 no such item, 409 refused by state or by the validator.
@@ -52,12 +48,6 @@ std::optional<std::int64_t> parse_id(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
   return id;
-}
-
-std::optional<std::string> string_member(const rapidjson::Document& doc, const char* name) {
-  const auto it = doc.FindMember(name);
-  if (it == doc.MemberEnd() || !it->value.IsString()) return std::nullopt;
-  return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
 constexpr const char* k_page = R"HTML(<!doctype html>
@@ -102,9 +92,11 @@ Response StaffApi::handle(const Request& request) {
   if (request.path == "/staff" || request.path == "/staff/")
     return Response{200, k_page, "text/html; charset=utf-8", {}};
   const auto authorization = request.header("authorization").value_or("");
-  if (!authorization.starts_with("Bearer ") || !same_token(authorization.substr(7), m_token)) {
-    return Response{
-        401, "{\"ok\":false,\"error\":\"bad or missing staff token\"}", k_json, {{"WWW-Authenticate", "Bearer"}}};
+  if (!authorization.starts_with("Bearer ") ||
+      !text::constant_time_equal(std::string_view(authorization).substr(7), m_token)) {
+    const std::string body =
+        JsonOut().begin_object().field("ok", false).field("error", "bad or missing staff token").end_object().str();
+    return Response{401, body, k_json, {{"WWW-Authenticate", "Bearer"}}};
   }
   constexpr std::string_view k_prefix = "/api/escalations";
   if (!request.path.starts_with(k_prefix)) return refusal(404, "no such endpoint");
@@ -143,28 +135,28 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
   if (!parsed) return refusal(400, "the body is not valid JSON: " + parsed.error().message);
   const rapidjson::Document& doc = parsed->document;
   if (!doc.IsObject()) return refusal(400, "the body must be a JSON object");
-  const auto who = string_member(doc, "as");
+  const auto who = json::string_member(doc, "as");
   if (!who || who->empty()) return refusal(400, "\"as\" (who decides) is required");
   const store::Time now = m_now();
   std::expected<std::int64_t, staff::Refusal> action =
       std::unexpected(staff::Refusal{staff::RefusalKind::invalid, "unknown decision " + verb, {}});
   if (verb == "claim" || verb == "dismiss") {
     auto done = verb == "claim" ? staff::claim(m_db, id, *who, now)
-                                : staff::dismiss(m_db, id, *who, string_member(doc, "note").value_or(""), now);
+                                : staff::dismiss(m_db, id, *who, json::string_member(doc, "note").value_or(""), now);
     if (!done) return refusal(status_of(done.error().kind), done.error().message);
-    return json(200, "{\"ok\":true}");
+    return json(200, JsonOut().begin_object().field("ok", true).end_object().str());
   }
   if (verb == "reply") {
-    action = staff::reply(m_db, id, *who, string_member(doc, "text").value_or(""), now);
+    action = staff::reply(m_db, id, *who, json::string_member(doc, "text").value_or(""), now);
   } else if (verb == "approve" || verb == "edit") {
     const auto catalog = m_catalog();
     if (verb == "approve") {
       action = staff::approve(m_db, *catalog, id, *who, now);
     } else {
-      const auto it = doc.FindMember("action");
-      if (it == doc.MemberEnd()) return refusal(400, "\"action\" is required");
-      const std::string text = it->value.IsString() ? std::string(it->value.GetString(), it->value.GetStringLength())
-                                                    : json::to_string(it->value);
+      const rapidjson::Value* edited = json::member(doc, "action");
+      if (edited == nullptr) return refusal(400, "\"action\" is required");
+      // The edited action as a string of JSON, or as the JSON object itself.
+      const std::string text = edited->IsString() ? std::string(json::string_of(edited)) : json::to_string(*edited);
       action = staff::edit(m_db, *catalog, id, *who, text, now);
     }
   } else {
@@ -172,7 +164,7 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
   }
   if (!action) return refusal(status_of(action.error().kind), action.error().message, action.error().verdict);
   if (m_on_decision) m_on_decision();
-  return json(200, "{\"ok\":true,\"action_id\":" + std::to_string(*action) + "}");
+  return json(200, JsonOut().begin_object().field("ok", true).field("action_id", *action).end_object().str());
 }
 
 }  // namespace dispatchd::daemon

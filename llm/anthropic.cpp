@@ -4,55 +4,37 @@
 // other provider's output.
 #include "llm/internal/dialect.h"
 
+#include "common/json_access.h"
 #include "common/strict_json.h"
 
 namespace dispatchd::llm::detail {
 namespace {
 
+using json::array_member;
+using json::member;
+using json::object_member;
+using json::string_member;
+
 constexpr int k_default_max_tokens = 1024;  // the API requires max_tokens
 constexpr const char* k_api_version = "2023-06-01";
 
-void write_tool(Writer& w, const OutputSchema& schema) {
-  w.Key("tools");
-  w.StartArray();
-  w.StartObject();
-  w.Key("name");
-  write_string(w, schema.name);
-  w.Key("description");
-  write_string(w, schema.description);
-  w.Key("input_schema");
-  write_raw(w, schema.json_schema);
-  w.EndObject();
-  w.EndArray();
-  w.Key("tool_choice");
-  w.StartObject();
-  w.Key("type");
-  w.String("tool");
-  w.Key("name");
-  write_string(w, schema.name);
-  w.EndObject();
+void write_tool(JsonOut& out, const OutputSchema& schema) {
+  out.begin_array("tools").begin_object().field("name", schema.name).field("description", schema.description);
+  out.raw("input_schema", schema.json_schema).end_object().end_array();
+  out.begin_object("tool_choice").field("type", "tool").field("name", schema.name).end_object();
 }
 
 net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& request) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("model");
-  write_string(w, config.model);
-  w.Key("max_tokens");
-  w.Int(config.max_output_tokens.value_or(k_default_max_tokens));
-  if (!request.system.empty()) {
-    w.Key("system");
-    write_string(w, request.system);
-  }
-  w.Key("messages");
-  w.StartArray();
-  write_chat_turns(w, request.turns);
-  w.EndArray();
-  write_tool(w, *request.schema);
-  write_optional_double(w, "temperature", config.temperature);
-  w.EndObject();
-  net::HttpRequest http = json_post(config, "/v1/messages", {buffer.GetString(), buffer.GetSize()});
+  JsonOut out;
+  out.begin_object().field("model", config.model);
+  out.field("max_tokens", config.max_output_tokens.value_or(k_default_max_tokens));
+  if (!request.system.empty()) out.field("system", request.system);
+  out.begin_array("messages");
+  write_chat_turns(out, request.turns);
+  out.end_array();
+  write_tool(out, *request.schema);
+  out.field_if_set("temperature", config.temperature).end_object();
+  net::HttpRequest http = json_post(config, "/v1/messages", out.str());
   if (!config.api_key.empty()) http.headers.add("x-api-key", config.api_key);
   http.headers.add("anthropic-version", k_api_version);
   return http;
@@ -101,7 +83,8 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   Reply reply;
   reply.finish_reason = string_member(*doc, "stop_reason").value_or("");
   const rapidjson::Value* usage = object_member(*doc, "usage");
-  reply.usage = {count_member(usage, "input_tokens"), count_member(usage, "output_tokens")};
+  reply.usage = {json::int_member(usage, "input_tokens").value_or(0),
+                 json::int_member(usage, "output_tokens").value_or(0)};
   auto output = output_of(*content);
   reply.output = output.value_or("");
   if (reply.finish_reason == "max_tokens") {

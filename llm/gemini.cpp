@@ -3,53 +3,40 @@
 #include <algorithm>
 #include <array>
 
+#include "common/json_access.h"
 #include "llm/internal/dialect.h"
 
 namespace dispatchd::llm::detail {
 namespace {
 
-void write_text_parts(Writer& w, std::string_view text) {
-  w.Key("parts");
-  w.StartArray();
-  w.StartObject();
-  w.Key("text");
-  write_string(w, text);
-  w.EndObject();
-  w.EndArray();
+using json::array_member;
+using json::member;
+using json::object_member;
+using json::string_member;
+
+// "parts": [{"text": text}]
+void write_text_parts(JsonOut& out, std::string_view text) {
+  out.begin_array("parts").begin_object().field("text", text).end_object().end_array();
 }
 
 net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& request) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
+  JsonOut out;
+  out.begin_object();
   if (!request.system.empty()) {
-    w.Key("systemInstruction");
-    w.StartObject();
-    write_text_parts(w, request.system);
-    w.EndObject();
+    out.begin_object("systemInstruction");
+    write_text_parts(out, request.system);
+    out.end_object();
   }
-  w.Key("contents");
-  w.StartArray();
+  out.begin_array("contents");
   for (const Turn& turn : request.turns) {
-    w.StartObject();
-    w.Key("role");
-    w.String(turn.role == Role::user ? "user" : "model");
-    write_text_parts(w, turn.text);
-    w.EndObject();
+    out.begin_object().field("role", turn.role == Role::user ? "user" : "model");
+    write_text_parts(out, turn.text);
+    out.end_object();
   }
-  w.EndArray();
-  w.Key("generationConfig");
-  w.StartObject();
-  w.Key("responseMimeType");
-  w.String("application/json");
-  w.Key("responseSchema");
-  write_raw(w, request.schema->gemini_schema);
-  write_optional_int(w, "maxOutputTokens", config.max_output_tokens);
-  write_optional_double(w, "temperature", config.temperature);
-  w.EndObject();
-  w.EndObject();
-  net::HttpRequest http =
-      json_post(config, "/v1beta/models/" + config.model + ":generateContent", {buffer.GetString(), buffer.GetSize()});
+  out.end_array().begin_object("generationConfig").field("responseMimeType", "application/json");
+  out.raw("responseSchema", request.schema->gemini_schema).field_if_set("maxOutputTokens", config.max_output_tokens);
+  out.field_if_set("temperature", config.temperature).end_object().end_object();
+  net::HttpRequest http = json_post(config, "/v1beta/models/" + config.model + ":generateContent", out.str());
   if (!config.api_key.empty()) http.headers.add("x-goog-api-key", config.api_key);
   return http;
 }
@@ -71,8 +58,7 @@ std::string flagged_ratings(const rapidjson::Value& holder) {
   for (const auto& rating : ratings->GetArray()) {
     const std::string probability = string_member(rating, "probability").value_or("");
     const std::string named = string_member(rating, "category").value_or("?") + " (" + probability + ")";
-    const rapidjson::Value* flag = member(rating, "blocked");
-    if (flag && flag->IsBool() && flag->GetBool()) blocked += (blocked.empty() ? "; " : ", ") + named;
+    if (json::bool_member(rating, "blocked").value_or(false)) blocked += (blocked.empty() ? "; " : ", ") + named;
     if (probability == "MEDIUM" || probability == "HIGH") likely += (likely.empty() ? "; " : ", ") + named;
   }
   return blocked.empty() ? likely : blocked;
@@ -101,7 +87,8 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   if (!doc) return std::unexpected(doc.error());
   Reply reply;
   const rapidjson::Value* usage = object_member(*doc, "usageMetadata");
-  reply.usage = {count_member(usage, "promptTokenCount"), count_member(usage, "candidatesTokenCount")};
+  reply.usage = {json::int_member(usage, "promptTokenCount").value_or(0),
+                 json::int_member(usage, "candidatesTokenCount").value_or(0)};
   const rapidjson::Value* candidates = array_member(*doc, "candidates");
   if (!candidates || candidates->Empty()) return prompt_blocked(*doc, std::move(reply));
   const rapidjson::Value& candidate = (*candidates)[0];
@@ -113,8 +100,7 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   const rapidjson::Value* content = object_member(candidate, "content");
   if (const rapidjson::Value* parts = content ? array_member(*content, "parts") : nullptr) {
     for (const auto& part : parts->GetArray()) {
-      const rapidjson::Value* thought = member(part, "thought");
-      if (thought && thought->IsBool() && thought->GetBool()) continue;
+      if (json::bool_member(part, "thought").value_or(false)) continue;
       if (auto piece = string_member(part, "text")) text = text.value_or("") + *piece;
     }
   }

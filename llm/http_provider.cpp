@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/json_access.h"
 #include "common/strict_json.h"
 #include "llm/internal/dialect.h"
 #include "llm/providers.h"
@@ -24,8 +25,8 @@ std::string redact(std::string message, const std::string& secret) {
 // dialects), or the start of the body when it is not that shape.
 std::string error_detail(std::string_view body) {
   if (auto doc = detail::parse_body(body)) {
-    if (const rapidjson::Value* error = detail::object_member(*doc, "error"))
-      if (auto message = detail::string_member(*error, "message")) return detail::quoted(*message);
+    if (auto message = json::string_member(json::object_member(*doc, "error"), "message"))
+      return detail::quoted(*message);
   }
   return body.empty() ? std::string("empty body") : detail::quoted(body);
 }

@@ -1,27 +1,24 @@
 // OpenAI-compatible chat completions (also Ollama, vLLM, llama.cpp server, LM Studio,
 // OpenRouter): POST {base_url}/chat/completions with response_format json_schema strict.
+#include "common/json_access.h"
 #include "llm/internal/dialect.h"
 
 namespace dispatchd::llm::detail {
 namespace {
 
+using json::array_member;
+using json::member;
+using json::object_member;
+using json::string_member;
+
 net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& request) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("model");
-  write_string(w, config.model);
-  w.Key("messages");
-  w.StartArray();
-  if (!request.system.empty()) write_message(w, "system", request.system);
-  write_chat_turns(w, request.turns);
-  w.EndArray();
-  w.Key("response_format");
-  write_raw(w, request.schema->openai_response_format);
-  write_optional_int(w, "max_completion_tokens", config.max_output_tokens);
-  write_optional_double(w, "temperature", config.temperature);
-  w.EndObject();
-  net::HttpRequest http = json_post(config, "/chat/completions", {buffer.GetString(), buffer.GetSize()});
+  JsonOut out;
+  out.begin_object().field("model", config.model).begin_array("messages");
+  if (!request.system.empty()) write_message(out, "system", request.system);
+  write_chat_turns(out, request.turns);
+  out.end_array().raw("response_format", request.schema->openai_response_format);
+  out.field_if_set("max_completion_tokens", config.max_output_tokens).field_if_set("temperature", config.temperature);
+  net::HttpRequest http = json_post(config, "/chat/completions", out.end_object().str());
   if (!config.api_key.empty()) http.headers.add("Authorization", "Bearer " + config.api_key);
   return http;
 }
@@ -32,7 +29,7 @@ net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& re
 std::expected<std::optional<std::string>, std::string> content_text(const rapidjson::Value& message) {
   const rapidjson::Value* content = member(message, "content");
   if (!content || content->IsNull()) return std::nullopt;
-  if (content->IsString()) return std::string(content->GetString(), content->GetStringLength());
+  if (content->IsString()) return std::string(json::string_of(content));
   if (!content->IsArray()) return std::unexpected("choices[0].message.content is neither text nor parts");
   std::optional<std::string> text;
   for (const auto& part : content->GetArray()) {
@@ -47,8 +44,7 @@ std::string filtered_categories(const rapidjson::Value& choice) {
   if (!results) return "";
   std::string out;
   for (const auto& category : results->GetObject()) {
-    const rapidjson::Value* filtered = member(category.value, "filtered");
-    if (!filtered || !filtered->IsBool() || !filtered->GetBool()) continue;
+    if (!json::bool_member(category.value, "filtered").value_or(false)) continue;
     out += (out.empty() ? "; filtered: " : ", ") + std::string(category.name.GetString());
     if (auto severity = string_member(category.value, "severity")) out += " (" + *severity + ")";
   }
@@ -81,7 +77,8 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   reply.finish_reason = string_member(choice, "finish_reason").value_or("");
   reply.output = text->value_or("");
   const rapidjson::Value* usage = object_member(*doc, "usage");
-  reply.usage = {count_member(usage, "prompt_tokens"), count_member(usage, "completion_tokens")};
+  reply.usage = {json::int_member(usage, "prompt_tokens").value_or(0),
+                 json::int_member(usage, "completion_tokens").value_or(0)};
   const std::string finish = " (finish_reason " + reply.finish_reason;
   if (reply.finish_reason == "length") {
     reply.ending = Ending::truncated;

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "common/json_out.h"
 #include "common/utf8.h"
 #include "store/queue.h"
 #include "store/views.h"
@@ -113,15 +111,9 @@ std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t esc
   }
   auto item = store::show_escalation(db, escalation);
   if (!item) return refuse(item.error());
-  rapidjson::StringBuffer arguments;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(arguments);
-  writer.StartObject();
-  writer.Key("text");
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-  writer.EndObject();
   store::NewAction action{.message_id = item->message.id,
                           .action = "staff_reply",
-                          .arguments = arguments.GetString(),
+                          .arguments = JsonOut().begin_object().field("text", text).end_object().str(),
                           .recipient = item->message.sender,
                           .body = text};
   return lift(store::resolve_with_action(db, escalation, who, std::move(action), "replied", now));

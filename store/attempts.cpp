@@ -1,7 +1,7 @@
 #include "store/attempts.h"
 
+#include "common/json_out.h"
 #include "store/audit.h"
-#include "store/internal/json.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
@@ -19,10 +19,9 @@ Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& a, Time n
     insert->bind(11, a.input_tokens).bind(12, a.output_tokens).bind(13, a.finish_reason).bind(14, format_time(now));
     DISPATCHD_TRY(insert->run());
     const std::int64_t id = insert->last_insert_id();
-    JsonObject detail;
-    detail.add("attempt", static_cast<std::int64_t>(a.attempt)).add("provider", a.provider).add("model", a.model);
-    detail.add("verdict", a.verdict);
-    if (a.error_class) detail.add("error_class", *a.error_class);
+    JsonOut detail;
+    detail.begin_object().field("attempt", a.attempt).field("provider", a.provider).field("model", a.model);
+    detail.field("verdict", to_sql(a.verdict)).field_if_set("error_class", a.error_class).end_object();
     DISPATCHD_TRY(append_audit(db, {format_time(now), "attempt", a.message_id, "dispatchd", detail.str()}));
     return id;
   });

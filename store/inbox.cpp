@@ -2,8 +2,8 @@
 
 #include <ctime>
 
+#include "common/json_out.h"
 #include "store/audit.h"
-#include "store/internal/json.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
@@ -61,10 +61,10 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time 
       return InsertResult{existing->integer(0), true};
     }
     const std::int64_t id = insert->last_insert_id();
-    JsonObject detail;
-    detail.add("channel", m.channel).add("provider_message_id", m.provider_message_id);
-    if (!m.type.empty()) detail.add("type", m.type);
-    detail.add("bytes", static_cast<std::int64_t>(m.text.size()));
+    JsonOut detail;
+    detail.begin_object().field("channel", m.channel).field("provider_message_id", m.provider_message_id);
+    if (!m.type.empty()) detail.field("type", m.type);
+    detail.field("bytes", m.text.size()).end_object();
     DISPATCHD_TRY(append_audit(db, {at, "received", id, "dispatchd", detail.str()}));
     return InsertResult{id, false};
   });
@@ -200,9 +200,10 @@ Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, co
     DISPATCHD_TRY(update->run());
     if (update->changes() != 1)
       return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
-    JsonObject detail;
-    detail.add("outcome", outcome);
-    if (!why.empty()) detail.add("why", why);
+    JsonOut detail;
+    detail.begin_object().field("outcome", to_sql(outcome));
+    if (!why.empty()) detail.field("why", why);
+    detail.end_object();
     DISPATCHD_TRY(append_audit(db, {format_time(now), "done", id, "dispatchd", detail.str()}));
     return {};
   });

@@ -1,8 +1,8 @@
 #include "store/outbox.h"
 
+#include "common/json_out.h"
 #include "store/audit.h"
 #include "store/internal/action_status.h"
-#include "store/internal/json.h"
 #include "store/internal/sql.h"
 #include "store/queue.h"
 
@@ -31,10 +31,9 @@ Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChan
                                           std::string(to_sql(c.from))));
   }
   const std::int64_t message_id = update->integer(0);
-  JsonObject detail;
-  detail.add("action", id).add("from", c.from).add("to", c.to);
-  if (c.error) detail.add("error", *c.error);
-  if (c.provider_message_id) detail.add("provider_message_id", *c.provider_message_id);
+  JsonOut detail;
+  detail.begin_object().field("action", id).field("from", to_sql(c.from)).field("to", to_sql(c.to));
+  detail.field_if_set("error", c.error).field_if_set("provider_message_id", c.provider_message_id).end_object();
   DISPATCHD_TRY(append_audit(db, {format_time(now), "action", message_id, actor, detail.str()}));
   return message_id;
 }
@@ -48,8 +47,8 @@ Result<void> finish_if_decided(Database& db, std::int64_t message_id, Outcome ou
   update->bind(1, outcome).bind(2, message_id);
   DISPATCHD_TRY(update->run());
   if (update->changes() == 1) {
-    DISPATCHD_TRY(append_audit(
-        db, {format_time(now), "done", message_id, "dispatchd", JsonObject().add("outcome", outcome).str()}));
+    DISPATCHD_TRY(append_audit(db, {format_time(now), "done", message_id, "dispatchd",
+                                    JsonOut().begin_object().field("outcome", to_sql(outcome)).end_object().str()}));
   }
   return {};
 }
@@ -59,7 +58,7 @@ Result<std::int64_t> end_with_escalation(Database& db, std::int64_t id, ActionSt
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto message_id = move_action(db, id, {ActionStatus::sending, to, error, std::nullopt}, now);
     if (!message_id) return std::unexpected(message_id.error());
-    const auto detail = JsonObject().add("action", id).add("error", error).str();
+    const auto detail = JsonOut().begin_object().field("action", id).field("error", error).end_object().str();
     auto escalation = open_escalation(db, {*message_id, reason, detail, std::nullopt, std::nullopt}, now);
     if (!escalation) return std::unexpected(escalation.error());
     DISPATCHD_TRY(finish_if_decided(db, *message_id, Outcome::escalated, now));
@@ -91,11 +90,10 @@ Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
     insert->bind(10, at).bind(11, at);
     DISPATCHD_TRY(insert->run());
     const std::int64_t id = insert->last_insert_id();
-    JsonObject detail;
-    detail.add("action", id).add("name", a.action).add("to", a.status);
-    if (a.recipient) detail.add("recipient", *a.recipient);
-    if (a.recipient_written) detail.add("recipient_written", *a.recipient_written);
-    detail.add_raw("arguments", a.arguments);
+    JsonOut detail;
+    detail.begin_object().field("action", id).field("name", a.action).field("to", to_sql(a.status));
+    detail.field_if_set("recipient", a.recipient).field_if_set("recipient_written", a.recipient_written);
+    detail.raw("arguments", a.arguments).end_object();
     DISPATCHD_TRY(append_audit(db, {at, "action", a.message_id, a.created_by, detail.str()}));
     return id;
   });
@@ -174,9 +172,11 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
       return std::unexpected(
           Error{ErrorKind::corrupt, "action " + std::to_string(id) + " has the unknown status " + find->text(2)});
     result.action_id = id;
-    JsonObject detail;
-    detail.add("action", id).add("status", report.status).add("provider_message_id", report.provider_message_id);
-    if (!report.error.empty()) detail.add("error", report.error);
+    JsonOut detail;
+    detail.begin_object().field("action", id).field("status", report.status);
+    detail.field("provider_message_id", report.provider_message_id);
+    if (!report.error.empty()) detail.field("error", report.error);
+    detail.end_object();
     DISPATCHD_TRY(append_audit(db, {format_time(now), "delivery", message_id, "dispatchd", detail.str()}));
     const bool confirmed = report.status == "sent" || report.status == "delivered" || report.status == "read";
     if (confirmed && (status == ActionStatus::sending || status == ActionStatus::unknown)) {
@@ -187,7 +187,7 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
     } else if (report.status == "failed" &&
                (status == ActionStatus::sent || status == ActionStatus::sending || status == ActionStatus::unknown)) {
       DISPATCHD_TRY(move_action(db, id, {*status, ActionStatus::failed, report.error, std::nullopt}, now));
-      const auto why = JsonObject().add("action", id).add("error", report.error).str();
+      const auto why = JsonOut().begin_object().field("action", id).field("error", report.error).end_object().str();
       auto escalation =
           open_escalation(db, {message_id, EscalationReason::send_failed, why, std::nullopt, std::nullopt}, now);
       if (!escalation) return std::unexpected(escalation.error());

@@ -1,8 +1,8 @@
 #include "store/queue.h"
 
+#include "common/json_out.h"
 #include "store/audit.h"
 #include "store/internal/action_status.h"
-#include "store/internal/json.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
@@ -69,7 +69,8 @@ Result<void> close(Database& db, std::int64_t id, const Item& item, const std::s
   if (!update) return std::unexpected(update.error());
   update->bind(1, status).bind(2, who).bind(3, resolution).bind(4, format_time(now)).bind(5, id);
   DISPATCHD_TRY(update->run());
-  const auto detail = JsonObject().add("escalation", id).add("resolution", resolution).str();
+  const auto detail =
+      JsonOut().begin_object().field("escalation", id).field("resolution", resolution).end_object().str();
   DISPATCHD_TRY(
       append_audit(db, {format_time(now), "staff_" + std::string(to_sql(status)), item.message_id, who, detail}));
   return {};
@@ -89,8 +90,9 @@ Result<std::int64_t> open_escalation(Database& db, const NewEscalation& e, Time 
     DISPATCHD_TRY(insert->run());
     const std::int64_t id = insert->last_insert_id();
     // The audit row names the message; the escalation id goes in the detail.
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "escalation", e.message_id, "dispatchd",
-                                    JsonObject().add("escalation", id).add("reason", e.reason).str()}));
+    DISPATCHD_TRY(append_audit(
+        db, {format_time(now), "escalation", e.message_id, "dispatchd",
+             JsonOut().begin_object().field("escalation", id).field("reason", to_sql(e.reason)).end_object().str()}));
     if (e.proposal) {
       NewAction proposal = *e.proposal;
       proposal.status = ActionStatus::proposed;
@@ -125,7 +127,7 @@ Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& 
     if (!update) return std::unexpected(update.error());
     update->bind(1, who).bind(2, format_time(now)).bind(3, id);
     DISPATCHD_TRY(update->run());
-    const auto detail = JsonObject().add("escalation", id).str();
+    const auto detail = JsonOut().begin_object().field("escalation", id).end_object().str();
     DISPATCHD_TRY(append_audit(db, {format_time(now), "staff_claim", item->message_id, who, detail}));
     return {};
   });

@@ -1,33 +1,25 @@
 #include "validator/outbound.h"
 
-#include <rapidjson/document.h>
-
+#include "common/json_access.h"
+#include "common/strict_json.h"
 #include "validator/checks.h"
 
 namespace dispatchd::validator {
-namespace {
-
-std::optional<std::string> string_member(const rapidjson::Document& doc, const std::string& name) {
-  const auto it = doc.FindMember(rapidjson::StringRef(name.data(), name.size()));
-  if (it == doc.MemberEnd() || !it->value.IsString()) return std::nullopt;
-  return std::string(it->value.GetString(), it->value.GetStringLength());
-}
-
-}  // namespace
 
 std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdict& verdict,
                                     const std::string& counterpart) {
   if (!verdict.ok) return std::nullopt;
   const catalog::Action* action = catalog.find_action(verdict.action);
   if (!action || action->kind != catalog::ActionKind::reply || !action->text_field) return std::nullopt;
-  rapidjson::Document doc;
   // The output is the validator's own compact JSON: it parses, and its strings are UTF-8.
-  if (doc.Parse(verdict.output.data(), verdict.output.size()).HasParseError() || !doc.IsObject()) return std::nullopt;
-  auto body = string_member(doc, *action->text_field);
+  auto parsed = json::parse_strict(verdict.output, json::k_checked_json_limits);
+  if (!parsed || !parsed->document.IsObject()) return std::nullopt;
+  const rapidjson::Value& doc = parsed->document;
+  auto body = json::string_member(doc, *action->text_field);
   if (!body) return std::nullopt;
   Outbound out{counterpart, std::move(*body), std::nullopt};
   if (!action->policy.recipient_field) return out;
-  auto written = string_member(doc, *action->policy.recipient_field);
+  auto written = json::string_member(doc, *action->policy.recipient_field);
   // The policy let the reply through because it names the counterpart, in whatever form; the
   // message goes to the counterpart as stored, which is what the channel and the 24-hour
   // window know. A verdict checked against no sender or another one sends nothing.

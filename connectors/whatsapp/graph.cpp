@@ -1,8 +1,7 @@
 #include "connectors/whatsapp/graph.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "common/json_access.h"
+#include "common/json_out.h"
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
@@ -10,10 +9,6 @@
 
 namespace dispatchd::whatsapp {
 namespace {
-
-using detail::member;
-using detail::string_at;
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 constexpr std::size_t k_max_phone_id = 32;
 constexpr std::size_t k_max_recipient = 32;
@@ -54,21 +49,13 @@ std::expected<net::HttpRequest, std::string> base_request(const GraphAccount& ac
   return request;
 }
 
-void field(JsonWriter& writer, const char* name, std::string_view value) {
-  writer.Key(name);
-  writer.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
-
 // A JSON object of {"messaging_product":"whatsapp", <what fill writes>}.
 template <typename Fill>
 std::string messaging_object(Fill&& fill) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter writer(buffer);
-  writer.StartObject();
-  field(writer, "messaging_product", "whatsapp");
-  fill(writer);
-  writer.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  JsonOut out;
+  out.begin_object().field("messaging_product", "whatsapp");
+  fill(out);
+  return out.end_object().str();
 }
 
 // The response body as JSON, when it is a small enough JSON document.
@@ -83,8 +70,8 @@ SendFailure failure(int status, std::string_view body, std::string_view retry_af
   SendFailure out;
   out.retry_after = parse_retry_after(retry_after_header);
   const auto parsed = parse_response(body);
-  const rapidjson::Value* error = parsed ? member(&parsed->document, "error") : nullptr;
-  if (error != nullptr && error->IsObject()) {
+  const rapidjson::Value* error = parsed ? json::object_member(parsed->document, "error") : nullptr;
+  if (error != nullptr) {
     out.error = detail::graph_error(*error, status);
   } else {
     out.error.http_status = status;
@@ -109,17 +96,10 @@ std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccou
     return std::unexpected("message body is longer than " + std::to_string(k_max_text_points) + " characters");
   }
   if (tracker.size() > k_max_tracker_bytes) return std::unexpected("tracker is longer than 512 bytes");
-  request->body = messaging_object([&](JsonWriter& writer) {
-    field(writer, "recipient_type", "individual");
-    field(writer, "to", to);
-    field(writer, "type", "text");
-    writer.Key("text");
-    writer.StartObject();
-    writer.Key("preview_url");
-    writer.Bool(false);
-    field(writer, "body", body);
-    writer.EndObject();
-    if (!tracker.empty()) field(writer, "biz_opaque_callback_data", tracker);
+  request->body = messaging_object([&](JsonOut& out) {
+    out.field("recipient_type", "individual").field("to", to).field("type", "text");
+    out.begin_object("text").field("preview_url", false).field("body", body).end_object();
+    if (!tracker.empty()) out.field("biz_opaque_callback_data", tracker);
   });
   return request;
 }
@@ -128,10 +108,7 @@ std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount&
   auto request = base_request(account);
   if (!request) return request;
   if (!plain_token(message_id, k_max_message_id)) return std::unexpected("message id is empty or not printable");
-  request->body = messaging_object([&](JsonWriter& writer) {
-    field(writer, "status", "read");
-    field(writer, "message_id", message_id);
-  });
+  request->body = messaging_object([&](JsonOut& out) { out.field("status", "read").field("message_id", message_id); });
   return request;
 }
 
@@ -139,9 +116,11 @@ std::expected<Sent, SendFailure> read_send_response(int status, std::string_view
                                                     std::string_view retry_after_header) {
   if (!success(status)) return std::unexpected(failure(status, body, retry_after_header));
   if (const auto parsed = parse_response(body)) {
-    const rapidjson::Value* messages = member(&parsed->document, "messages");
-    if (messages != nullptr && messages->IsArray() && !messages->Empty()) {
-      Sent sent{string_at(&(*messages)[0], "id"), string_at(&(*messages)[0], "message_status")};
+    const rapidjson::Value* messages = json::array_member(parsed->document, "messages");
+    if (messages != nullptr && !messages->Empty()) {
+      const rapidjson::Value& first = (*messages)[0];
+      Sent sent{std::string(json::string_of(json::member(first, "id"))),
+                std::string(json::string_of(json::member(first, "message_status")))};
       if (!sent.message_id.empty()) return sent;
     }
   }

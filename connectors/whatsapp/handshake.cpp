@@ -1,11 +1,11 @@
 #include "connectors/whatsapp/handshake.h"
 
+#include "common/text.h"
 #include "connectors/whatsapp/internal/detail.h"
 
 namespace dispatchd::whatsapp {
 namespace {
 
-using detail::constant_time_equal;
 using detail::hex_digit;
 
 constexpr std::size_t k_max_challenge = 256;
@@ -82,7 +82,7 @@ std::expected<std::string, HandshakeRefusal> answer_handshake(const QueryParams&
   const auto challenge = single_value(params, "hub.challenge");
   if (mode != "subscribe") return std::unexpected(HandshakeRefusal{403, "hub.mode is not \"subscribe\""});
   if (verify_token.empty()) return std::unexpected(HandshakeRefusal{403, "no verify token configured"});
-  if (!token || !constant_time_equal(*token, verify_token)) {
+  if (!token || !text::constant_time_equal(*token, verify_token)) {
     return std::unexpected(HandshakeRefusal{403, "hub.verify_token does not match"});
   }
   if (!challenge || !echoable(*challenge)) {

@@ -3,11 +3,14 @@
 #include <cstdio>
 #include <string_view>
 
+#include "common/json_access.h"
 #include "connectors/whatsapp/internal/json_util.h"
 
 namespace dispatchd::whatsapp::detail {
 namespace {
 
+using json::member;
+using json::string_of;
 using rapidjson::Value;
 
 struct KindName {
@@ -61,24 +64,24 @@ void join(std::string& into, std::string_view part, std::string_view separator =
   into += part;
 }
 
-std::string number(const Value* value) {
-  if (value == nullptr || !value->IsNumber()) return {};
+// A coordinate with six decimals, or "" when the member is not a number.
+std::string number(const Value* object, const char* name) {
+  const auto value = json::number_member(object, name);
+  if (!value) return {};
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6f", value->GetDouble());
+  std::snprintf(buffer, sizeof buffer, "%.6f", *value);
   return buffer;
 }
 
 Media media_of(const Value* object) {
   Media media;
-  media.id = string_at(object, "id");
-  media.mime_type = string_at(object, "mime_type");
-  media.sha256 = string_at(object, "sha256");
-  media.caption = string_at(object, "caption");
-  media.filename = string_at(object, "filename");
-  const Value* voice = member(object, "voice");
-  media.voice = voice != nullptr && voice->IsBool() && voice->GetBool();
-  const Value* animated = member(object, "animated");
-  media.animated = animated != nullptr && animated->IsBool() && animated->GetBool();
+  media.id = string_of(member(object, "id"));
+  media.mime_type = string_of(member(object, "mime_type"));
+  media.sha256 = string_of(member(object, "sha256"));
+  media.caption = string_of(member(object, "caption"));
+  media.filename = string_of(member(object, "filename"));
+  media.voice = json::bool_member(object, "voice").value_or(false);
+  media.animated = json::bool_member(object, "animated").value_or(false);
   return media;
 }
 
@@ -95,10 +98,10 @@ void describe_media(const Value* body, InboundMessage& out) {
 }
 
 void describe_location(const Value* location, InboundMessage& out) {
-  std::string detail = string_at(location, "name");
+  std::string detail(string_of(member(location, "name")));
   join(detail, string_of(member(location, "address")));
-  const std::string lat = number(member(location, "latitude"));
-  const std::string lon = number(member(location, "longitude"));
+  const std::string lat = number(location, "latitude");
+  const std::string lon = number(location, "longitude");
   if (!lat.empty() && !lon.empty()) join(detail, "(" + lat + ", " + lon + ")", detail.empty() ? "" : " ");
   out.text = bracket("location", detail);
 }
@@ -107,18 +110,18 @@ void describe_contacts(const Value* contacts, InboundMessage& out) {
   std::string names;
   if (contacts != nullptr && contacts->IsArray()) {
     for (const Value& contact : contacts->GetArray()) {
-      join(names, string_of(member(member(&contact, "name"), "formatted_name")));
+      join(names, string_of(member(member(contact, "name"), "formatted_name")));
     }
   }
   out.text = bracket("contacts", names);
 }
 
 void describe_interactive(const Value* interactive, InboundMessage& out) {
-  const std::string type = string_at(interactive, "type");
+  const std::string type(string_of(member(interactive, "type")));
   if (type == "button_reply" || type == "list_reply") {
-    const Value* reply = member(interactive, type.c_str());
-    out.reply_id = string_at(reply, "id");
-    out.text = string_at(reply, "title");
+    const Value* reply = member(interactive, type);
+    out.reply_id = string_of(member(reply, "id"));
+    out.text = string_of(member(reply, "title"));
     out.answerable = has_words(out.text);
     if (out.answerable) return;
   }
@@ -126,8 +129,8 @@ void describe_interactive(const Value* interactive, InboundMessage& out) {
 }
 
 void describe_reaction(const Value* reaction, InboundMessage& out) {
-  out.context_id = string_at(reaction, "message_id");
-  const std::string emoji = string_at(reaction, "emoji");
+  out.context_id = string_of(member(reaction, "message_id"));
+  const std::string emoji(string_of(member(reaction, "emoji")));
   out.text = emoji.empty() ? bracket("reaction removed") : bracket("reaction", emoji);
 }
 
@@ -145,11 +148,10 @@ void describe_unsupported(InboundMessage& out) {
 }
 
 void read_context(const Value& message, InboundMessage& out) {
-  const Value* context = member(&message, "context");
-  out.context_id = string_at(context, "id");
+  const Value* context = member(message, "context");
+  out.context_id = string_of(member(context, "id"));
   for (const char* flag : {"forwarded", "frequently_forwarded"}) {
-    const Value* value = member(context, flag);
-    if (value != nullptr && value->IsBool() && value->GetBool()) out.forwarded = true;
+    if (json::bool_member(context, flag).value_or(false)) out.forwarded = true;
   }
 }
 
@@ -158,16 +160,16 @@ void read_context(const Value& message, InboundMessage& out) {
 void normalize_message(const Value& message, InboundMessage& out) {
   out.kind = kind_of(out.type);
   read_context(message, out);
-  read_errors(member(&message, "errors"), out.errors);
-  const Value* body = member(&message, out.type.c_str());
+  read_errors(member(message, "errors"), out.errors);
+  const Value* body = member(message, out.type);
   switch (out.kind) {
     case MessageKind::text:
-      out.text = string_at(body, "body");
+      out.text = string_of(member(body, "body"));
       out.answerable = has_words(out.text);
       break;
     case MessageKind::button:
-      out.text = string_at(body, "text");
-      out.reply_id = string_at(body, "payload");
+      out.text = string_of(member(body, "text"));
+      out.reply_id = string_of(member(body, "payload"));
       out.answerable = has_words(out.text);
       break;
     case MessageKind::image:
@@ -180,7 +182,7 @@ void normalize_message(const Value& message, InboundMessage& out) {
     case MessageKind::interactive: describe_interactive(body, out); break;
     case MessageKind::reaction: describe_reaction(body, out); break;
     case MessageKind::order: describe_order(body, out); break;
-    case MessageKind::system: out.text = bracket("system", string_at(body, "body")); break;
+    case MessageKind::system: out.text = bracket("system", string_of(member(body, "body"))); break;
     case MessageKind::unsupported:
     case MessageKind::unknown: describe_unsupported(out); break;
   }

@@ -4,10 +4,10 @@
 #include <cstddef>
 #include <optional>
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "common/text.h"
 #include "connectors/whatsapp/internal/detail.h"
 
 namespace dispatchd::whatsapp {
@@ -37,6 +37,10 @@ std::optional<Digest> decode_hex(std::string_view hex) {
   return out;
 }
 
+std::string_view bytes_of(const Digest& digest) {
+  return {reinterpret_cast<const char*>(digest.data()), digest.size()};
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -64,7 +68,7 @@ std::expected<void, SignatureError> verify_signature(std::string_view raw_body, 
   const auto received = decode_hex(value.substr(k_prefix.size()));
   if (!received) return std::unexpected(SignatureError::malformed);
   const Digest expected = hmac_sha256(raw_body, app_secret);
-  if (CRYPTO_memcmp(expected.data(), received->data(), k_digest_size) != 0) {
+  if (!text::constant_time_equal(bytes_of(expected), bytes_of(*received))) {
     return std::unexpected(SignatureError::mismatch);
   }
   return {};

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "common/json_access.h"
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "connectors/whatsapp/internal/json_util.h"
@@ -12,9 +13,8 @@
 namespace dispatchd::whatsapp {
 namespace {
 
-using detail::member;
-using detail::string_at;
-using detail::string_of;
+using json::member;
+using json::string_of;
 using rapidjson::Value;
 
 constexpr std::string_view k_object = "whatsapp_business_account";
@@ -47,7 +47,7 @@ std::optional<std::chrono::sys_seconds> timestamp_of(const Value* value) {
 
 // A required string member of 1..max bytes, or the reason it is not one.
 std::expected<std::string, std::string> required(const Value& object, const char* name, std::size_t max) {
-  const Value* value = member(&object, name);
+  const Value* value = member(object, name);
   if (value == nullptr) return std::unexpected(std::string("no \"") + name + "\"");
   const std::string_view text = string_of(value);
   if (!value->IsString() || text.empty() || text.size() > max) {
@@ -66,7 +66,7 @@ DeliveryStatus status_of(std::string_view text) {
 
 // The array member `name` of `value` (empty when absent); an error when present but not an array.
 std::expected<const Value*, WebhookError> optional_array(const Value& value, const char* name, const std::string& at) {
-  const Value* array = member(&value, name);
+  const Value* array = member(value, name);
   if (array != nullptr && !array->IsArray()) return bad_shape(at + "/" + name, "not an array");
   return array;
 }
@@ -80,7 +80,7 @@ class Walker {
 
   std::expected<void, WebhookError> entry(const Value& entry, const std::string& at) {
     if (!entry.IsObject()) return bad_shape(at, "entry is not an object");
-    const Value* changes = member(&entry, "changes");
+    const Value* changes = member(entry, "changes");
     if (changes == nullptr || !changes->IsArray()) return bad_shape(at + "/changes", "missing or not an array");
     for (rapidjson::SizeType i = 0; i < changes->Size(); ++i) {
       auto done = change((*changes)[i], at + "/changes/" + std::to_string(i));
@@ -92,8 +92,8 @@ class Walker {
  private:
   std::expected<void, WebhookError> change(const Value& change, const std::string& at) {
     if (!change.IsObject()) return bad_shape(at, "change is not an object");
-    const Value* field = member(&change, "field");
-    const Value* value = member(&change, "value");
+    const Value* field = member(change, "field");
+    const Value* value = member(change, "value");
     if (field == nullptr || !field->IsString()) return bad_shape(at + "/field", "missing or not a string");
     if (value == nullptr || !value->IsObject()) return bad_shape(at + "/value", "missing or not an object");
     if (string_of(field) != "messages") {
@@ -104,7 +104,7 @@ class Walker {
   }
 
   std::expected<void, WebhookError> messages_value(const Value& value, const std::string& at) {
-    const std::string phone = string_at(member(&value, "metadata"), "phone_number_id");
+    const std::string phone(string_of(member(member(value, "metadata"), "phone_number_id")));
     if (phone.empty()) return bad_shape(at + "/metadata/phone_number_id", "missing or not a string");
     auto messages = optional_array(value, "messages", at);
     if (!messages) return std::unexpected(messages.error());
@@ -118,7 +118,7 @@ class Walker {
       count_foreign(phone, size_of(*messages), size_of(*statuses));
       return {};
     }
-    detail::read_errors(member(&value, "errors"), m_out.errors);
+    detail::read_errors(member(value, "errors"), m_out.errors);
     for (rapidjson::SizeType i = 0; i < size_of(*messages); ++i) {
       message((**messages)[i], value, phone, at + "/messages/" + std::to_string(i));
     }
@@ -146,7 +146,7 @@ class Walker {
     auto id = required(object, "id", k_max_id);
     auto from = required(object, "from", k_max_sender);
     auto type = required(object, "type", k_max_type);
-    const auto timestamp = timestamp_of(member(&object, "timestamp"));
+    const auto timestamp = timestamp_of(member(object, "timestamp"));
     if (!id) return skip(at, id.error());
     if (!from) return skip(at, from.error());
     if (!type) return skip(at, type.error());
@@ -164,10 +164,11 @@ class Walker {
   }
 
   static std::string contact_name(const Value& value, std::string_view wa_id) {
-    const Value* contacts = member(&value, "contacts");
+    const Value* contacts = member(value, "contacts");
     if (contacts == nullptr || !contacts->IsArray()) return {};
     for (const Value& contact : contacts->GetArray()) {
-      if (string_of(member(&contact, "wa_id")) == wa_id) return string_at(member(&contact, "profile"), "name");
+      if (string_of(member(contact, "wa_id")) == wa_id)
+        return std::string(string_of(member(member(contact, "profile"), "name")));
     }
     return {};
   }
@@ -176,7 +177,7 @@ class Walker {
     if (!object.IsObject()) return skip(at, "status is not an object");
     auto id = required(object, "id", k_max_id);
     auto text = required(object, "status", k_max_type);
-    const auto timestamp = timestamp_of(member(&object, "timestamp"));
+    const auto timestamp = timestamp_of(member(object, "timestamp"));
     if (!id) return skip(at, id.error());
     if (!text) return skip(at, text.error());
     if (!timestamp) return skip(at, "\"timestamp\" is not unix seconds");
@@ -184,10 +185,10 @@ class Walker {
     event.id = std::move(*id);
     event.status = status_of(*text);
     event.status_text = std::move(*text);
-    event.recipient_id = string_at(&object, "recipient_id");
+    event.recipient_id = string_of(member(object, "recipient_id"));
     event.timestamp = *timestamp;
-    event.tracker = string_at(&object, "biz_opaque_callback_data");
-    detail::read_errors(member(&object, "errors"), event.errors);
+    event.tracker = string_of(member(object, "biz_opaque_callback_data"));
+    detail::read_errors(member(object, "errors"), event.errors);
     m_out.statuses.push_back(std::move(event));
   }
 
@@ -212,10 +213,10 @@ std::expected<Webhook, WebhookError> parse_webhook(std::string_view raw_body, st
   }
   const Value& root = parsed->document;
   if (!root.IsObject()) return bad_shape("", "not an object");
-  if (string_of(member(&root, "object")) != k_object) {
+  if (string_of(member(root, "object")) != k_object) {
     return bad_shape("/object", "not " + text::quote(k_object));
   }
-  const Value* entries = member(&root, "entry");
+  const Value* entries = member(root, "entry");
   if (entries == nullptr || !entries->IsArray()) return bad_shape("/entry", "missing or not an array");
   Webhook out;
   Walker walker(out, phone_number_id, limits);

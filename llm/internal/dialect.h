@@ -4,7 +4,8 @@
 #endif
 // Internal to llm/: what differs between providers. A dialect builds its request and reads
 // a 2xx body; everything else (statuses, transport errors, timing) is shared in
-// http_provider.cpp. Also the JSON helpers the three dialects share (RapidJSON stays here).
+// http_provider.cpp. Also the request pieces the three dialects share. Bodies are written
+// with common/json_out.h and read with common/json_access.h.
 
 #include <cstdint>
 #include <expected>
@@ -14,9 +15,8 @@
 #include <vector>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
+#include "common/json_out.h"
 #include "llm/providers.h"
 #include "net/http.h"
 
@@ -55,31 +55,17 @@ const Dialect& openai_dialect();
 const Dialect& gemini_dialect();
 const Dialect& anthropic_dialect();
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void write_string(Writer& w, std::string_view s);
-// `json` is compact, valid JSON (a rendered schema): written as is.
-void write_raw(Writer& w, std::string_view json);
 // {"role": role, "content": content}: a chat message in OpenAI's and Anthropic's shape.
-void write_message(Writer& w, std::string_view role, std::string_view content);
+void write_message(JsonOut& out, std::string_view role, std::string_view content);
 // Every turn as a chat message, roles "user" and "assistant".
-void write_chat_turns(Writer& w, const std::vector<Turn>& turns);
-// Writes the optional generation settings under the dialect's names when they are set.
-void write_optional_int(Writer& w, const char* key, const std::optional<int>& value);
-void write_optional_double(Writer& w, const char* key, const std::optional<double>& value);
+void write_chat_turns(JsonOut& out, const std::vector<Turn>& turns);
 
 // A POST of `body` as JSON to base_url + path, with the config's timeouts.
 net::HttpRequest json_post(const ProviderConfig& config, std::string_view path, std::string body);
 
-// Parses a provider body strictly (iterative, depth-limited).
+// Parses a provider body strictly (iterative, depth-limited); an object, or why not. Walk it
+// with common/json_access.h.
 std::expected<rapidjson::Document, std::string> parse_body(std::string_view body);
-
-// Members of `object`, or nullptr / nullopt / 0 when absent or of another type.
-const rapidjson::Value* member(const rapidjson::Value& object, const char* name);
-const rapidjson::Value* object_member(const rapidjson::Value& object, const char* name);
-const rapidjson::Value* array_member(const rapidjson::Value& object, const char* name);
-std::optional<std::string> string_member(const rapidjson::Value& object, const char* name);
-std::int64_t count_member(const rapidjson::Value* object, const char* name);
 
 // A value from the body quoted for a message (JSON-escaped, at most 200 code points).
 std::string quoted(std::string_view value);

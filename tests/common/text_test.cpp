@@ -25,3 +25,18 @@ TEST_CASE("text::edit_distance is capped", "[text]") {
   CHECK(text::edit_distance("a", "abcdefgh", 2) == 3);  // cap + 1 without computing
   CHECK(text::edit_distance("abcd", "wxyz", 2) == 3);
 }
+
+TEST_CASE("text::constant_time_equal compares every byte and the length", "[text]") {
+  CHECK(text::constant_time_equal("s3cret-token", "s3cret-token"));
+  CHECK(text::constant_time_equal("", ""));
+  CHECK_FALSE(text::constant_time_equal("s3cret-token", "x3cret-token"));  // first byte
+  CHECK_FALSE(text::constant_time_equal("s3cret-token", "s3cret-tokem"));  // last byte
+  CHECK_FALSE(text::constant_time_equal("s3cret-token", "s3cret-toke"));   // a prefix
+  CHECK_FALSE(text::constant_time_equal("s3cret", "s3cret-token"));
+  CHECK_FALSE(text::constant_time_equal("", "x"));
+  // Bytes, not C strings: a NUL does not end the comparison, and high bits count.
+  CHECK(text::constant_time_equal(std::string("a\0b", 3), std::string("a\0b", 3)));
+  CHECK_FALSE(text::constant_time_equal(std::string("a\0b", 3), std::string("a\0c", 3)));
+  CHECK_FALSE(text::constant_time_equal("\x80", "\x00"));
+  CHECK_FALSE(text::constant_time_equal("\xFF\xFF", "\xFF\x7F"));
+}

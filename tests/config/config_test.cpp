@@ -76,6 +76,24 @@ TEST_CASE("config: not JSON is one clear problem", "[config]") {
   CHECK_THAT(c.error().front(), Catch::StartsWith("d.json: offset"));
 }
 
+TEST_CASE("config: comments and trailing commas are allowed, a duplicate key is not", "[config]") {
+  auto annotated = config::parse(R"({
+    // the catalog next to this file
+    "catalog": "catalog.json", /* block */
+    "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9000/v1", "model": "m", "api_key_env": "K",},
+  })",
+                                 "d.json");
+  if (!annotated) FAIL(annotated.error().front());
+  CHECK(annotated->llm.model == "m");
+  // Which of two values was meant is not guessed: the file is refused, with where.
+  auto twice = config::parse(R"({"catalog": "a.json", "catalog": "b.json",
+    "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9000/v1", "model": "m", "api_key_env": "K"}})",
+                             "d.json");
+  REQUIRE_FALSE(twice);
+  CHECK_THAT(twice.error().front(), Catch::StartsWith("d.json: offset"));
+  CHECK(any_contains(twice.error(), "duplicate key \"catalog\""));
+}
+
 TEST_CASE("secrets: from the environment, else from $CREDENTIALS_DIRECTORY, never echoed", "[config]") {
   test::TempDir dir;
   ::setenv("DISPATCHD_TEST_SECRET", "s3cret", 1);

@@ -100,3 +100,26 @@ TEST_CASE("staff api: a body that is not one JSON object is refused as 400", "[s
   }
   a.check_nothing_decided();
 }
+
+TEST_CASE("staff api: its answers are the documented JSON, byte for byte", "[staff]") {
+  Api a;
+  SECTION("a bad token") {
+    const auto answer = a.api.handle({"GET", "/api/escalations", "", {{"authorization", "Bearer not-the-token"}}, ""});
+    CHECK(answer.status == 401);
+    CHECK(answer.body == R"({"ok":false,"error":"bad or missing staff token"})");
+    CHECK(answer.headers == std::vector<std::pair<std::string, std::string>>{{"WWW-Authenticate", "Bearer"}});
+  }
+  SECTION("a refusal without a verdict") {
+    const auto answer = a.post("shrug", R"({"as":"ana"})");
+    CHECK(answer.status == 404);
+    CHECK(answer.body == R"({"ok":false,"error":"unknown decision shrug","verdict":null})");
+  }
+  SECTION("a decision that puts nothing in the outbox") {
+    CHECK(a.post("claim", R"({"as":"ana"})").body == R"({"ok":true})");
+  }
+  SECTION("a decision that does") {
+    const auto answer = a.post("reply", R"({"as":"ana","text":"Refund sent."})");
+    const std::int64_t id = a.f.count("SELECT max(action_id) FROM v_actions");
+    CHECK(answer.body == R"({"ok":true,"action_id":)" + std::to_string(id) + "}");
+  }
+}

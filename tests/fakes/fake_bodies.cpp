@@ -2,24 +2,24 @@
 // Gemini GenerateContentResponse, Anthropic Message, and each one's error object.
 #include "tests/fakes/fake_bodies.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "common/json_access.h"
+#include "common/json_out.h"
+#include "common/strict_json.h"
 
 namespace dispatchd::fakes {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void str(Writer& w, std::string_view s) { w.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+// The request dispatchd sent, parsed as the providers would (it is always one JSON object).
+std::optional<json::Parsed> parse_request(const ReceivedRequest& request) {
+  auto parsed = json::parse_strict(request.body, {.max_depth = 64});
+  if (!parsed || !parsed->document.IsObject()) return std::nullopt;
+  return std::move(*parsed);
+}
 
 // A string member of the request's top-level JSON object, or `fallback`.
 std::string request_member(const ReceivedRequest& request, const char* name, const char* fallback) {
-  rapidjson::Document doc;
-  doc.Parse(request.body.data(), request.body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return fallback;
-  const auto it = doc.FindMember(name);
-  return it != doc.MemberEnd() && it->value.IsString() ? it->value.GetString() : fallback;
+  const auto parsed = parse_request(request);
+  return (parsed ? json::string_member(parsed->document, name) : std::nullopt).value_or(fallback);
 }
 
 // The model named in a Gemini path: /v1beta/models/{model}:generateContent.
@@ -30,89 +30,53 @@ std::string gemini_model(const std::string& target) {
 }
 
 bool is_json_object(const std::string& text) {
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  return !doc.HasParseError() && doc.IsObject();
+  const auto parsed = json::parse_strict(text, {.max_depth = 64});
+  return parsed && parsed->document.IsObject();
 }
 
-void openai_ok(Writer& w, const FakeReply& r, const ReceivedRequest& request, std::size_t serial) {
-  w.StartObject();
-  w.Key("id"), str(w, "chatcmpl-fake-" + std::to_string(serial));
-  w.Key("object"), w.String("chat.completion");
-  w.Key("created"), w.Int(1700000000);
-  w.Key("model"), str(w, request_member(request, "model", "fake"));
-  w.Key("choices"), w.StartArray(), w.StartObject();
-  w.Key("index"), w.Int(0);
-  w.Key("message"), w.StartObject();
-  w.Key("role"), w.String("assistant");
-  w.Key("content"), str(w, r.output);
-  w.Key("refusal"), w.Null();
-  w.EndObject();
-  w.Key("finish_reason"), w.String(r.truncated ? "length" : "stop");
-  w.EndObject(), w.EndArray();
-  w.Key("usage"), w.StartObject();
-  w.Key("prompt_tokens"), w.Int(r.input_tokens);
-  w.Key("completion_tokens"), w.Int(r.output_tokens);
-  w.Key("total_tokens"), w.Int(r.input_tokens + r.output_tokens);
-  w.EndObject();
-  w.EndObject();
+void openai_ok(JsonOut& w, const FakeReply& r, const ReceivedRequest& request, std::size_t serial) {
+  w.begin_object().field("id", "chatcmpl-fake-" + std::to_string(serial)).field("object", "chat.completion");
+  w.field("created", 1700000000).field("model", request_member(request, "model", "fake"));
+  w.begin_array("choices").begin_object().field("index", 0);
+  w.begin_object("message").field("role", "assistant").field("content", r.output).field("refusal", nullptr);
+  w.end_object().field("finish_reason", r.truncated ? "length" : "stop").end_object().end_array();
+  w.begin_object("usage").field("prompt_tokens", r.input_tokens).field("completion_tokens", r.output_tokens);
+  w.field("total_tokens", r.input_tokens + r.output_tokens).end_object();
+  w.end_object();
 }
 
-void gemini_ok(Writer& w, const FakeReply& r, const ReceivedRequest& request) {
-  w.StartObject();
-  w.Key("candidates"), w.StartArray(), w.StartObject();
-  w.Key("content"), w.StartObject();
-  w.Key("parts"), w.StartArray(), w.StartObject(), w.Key("text"), str(w, r.output), w.EndObject(), w.EndArray();
-  w.Key("role"), w.String("model");
-  w.EndObject();
-  w.Key("finishReason"), w.String(r.truncated ? "MAX_TOKENS" : "STOP");
-  w.Key("index"), w.Int(0);
-  w.EndObject(), w.EndArray();
-  w.Key("usageMetadata"), w.StartObject();
-  w.Key("promptTokenCount"), w.Int(r.input_tokens);
-  w.Key("candidatesTokenCount"), w.Int(r.output_tokens);
-  w.Key("totalTokenCount"), w.Int(r.input_tokens + r.output_tokens);
-  w.EndObject();
-  w.Key("modelVersion"), str(w, gemini_model(request.target));
-  w.EndObject();
+void gemini_ok(JsonOut& w, const FakeReply& r, const ReceivedRequest& request) {
+  w.begin_object().begin_array("candidates").begin_object().begin_object("content");
+  w.begin_array("parts").begin_object().field("text", r.output).end_object().end_array();
+  w.field("role", "model").end_object();
+  w.field("finishReason", r.truncated ? "MAX_TOKENS" : "STOP").field("index", 0).end_object().end_array();
+  w.begin_object("usageMetadata").field("promptTokenCount", r.input_tokens);
+  w.field("candidatesTokenCount", r.output_tokens).field("totalTokenCount", r.input_tokens + r.output_tokens);
+  w.end_object().field("modelVersion", gemini_model(request.target)).end_object();
 }
 
 // The forced tool's name, read back from the request's tool_choice.
 std::string anthropic_tool(const ReceivedRequest& request) {
-  rapidjson::Document doc;
-  doc.Parse(request.body.data(), request.body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return "dispatchd_action";
-  const auto choice = doc.FindMember("tool_choice");
-  if (choice == doc.MemberEnd() || !choice->value.IsObject()) return "dispatchd_action";
-  const auto name = choice->value.FindMember("name");
-  return name != choice->value.MemberEnd() && name->value.IsString() ? name->value.GetString() : "dispatchd_action";
+  const auto parsed = parse_request(request);
+  if (!parsed) return "dispatchd_action";
+  return json::string_member(json::object_member(parsed->document, "tool_choice"), "name").value_or("dispatchd_action");
 }
 
-void anthropic_ok(Writer& w, const FakeReply& r, const ReceivedRequest& request, std::size_t serial) {
+void anthropic_ok(JsonOut& w, const FakeReply& r, const ReceivedRequest& request, std::size_t serial) {
   const bool tool = !r.truncated && is_json_object(r.output);
-  w.StartObject();
-  w.Key("id"), str(w, "msg_fake_" + std::to_string(serial));
-  w.Key("type"), w.String("message");
-  w.Key("role"), w.String("assistant");
-  w.Key("model"), str(w, request_member(request, "model", "fake"));
-  w.Key("content"), w.StartArray(), w.StartObject();
+  w.begin_object().field("id", "msg_fake_" + std::to_string(serial)).field("type", "message");
+  w.field("role", "assistant").field("model", request_member(request, "model", "fake"));
+  w.begin_array("content").begin_object();
   if (tool) {
-    w.Key("type"), w.String("tool_use");
-    w.Key("id"), str(w, "toolu_fake_" + std::to_string(serial));
-    w.Key("name"), str(w, anthropic_tool(request));
-    w.Key("input"), w.RawValue(r.output.data(), r.output.size(), rapidjson::kObjectType);
+    w.field("type", "tool_use").field("id", "toolu_fake_" + std::to_string(serial));
+    w.field("name", anthropic_tool(request)).raw("input", r.output);
   } else {
-    w.Key("type"), w.String("text");
-    w.Key("text"), str(w, r.output);
+    w.field("type", "text").field("text", r.output);
   }
-  w.EndObject(), w.EndArray();
-  w.Key("stop_reason"), w.String(r.truncated ? "max_tokens" : tool ? "tool_use" : "end_turn");
-  w.Key("stop_sequence"), w.Null();
-  w.Key("usage"), w.StartObject();
-  w.Key("input_tokens"), w.Int(r.input_tokens);
-  w.Key("output_tokens"), w.Int(r.output_tokens);
-  w.EndObject();
-  w.EndObject();
+  w.end_object().end_array();
+  w.field("stop_reason", r.truncated ? "max_tokens" : tool ? "tool_use" : "end_turn").field("stop_sequence", nullptr);
+  w.begin_object("usage").field("input_tokens", r.input_tokens).field("output_tokens", r.output_tokens).end_object();
+  w.end_object();
 }
 
 struct ErrorNames {
@@ -134,20 +98,18 @@ ErrorNames error_names(int status) {
   }
 }
 
-void error_body(Writer& w, Dialect dialect, int status) {
+void error_body(JsonOut& w, Dialect dialect, int status) {
   const ErrorNames names = error_names(status);
-  const std::string message = "fake error " + std::to_string(status);
-  w.StartObject();
-  if (dialect == Dialect::anthropic) w.Key("type"), w.String("error");
-  w.Key("error"), w.StartObject();
-  if (dialect == Dialect::gemini) w.Key("code"), w.Int(status);
-  w.Key("message"), str(w, message);
+  w.begin_object();
+  if (dialect == Dialect::anthropic) w.field("type", "error");
+  w.begin_object("error");
+  if (dialect == Dialect::gemini) w.field("code", status);
+  w.field("message", "fake error " + std::to_string(status));
   if (dialect == Dialect::gemini)
-    w.Key("status"), w.String(names.gemini);
+    w.field("status", names.gemini);
   else
-    w.Key("type"), w.String(dialect == Dialect::anthropic ? names.anthropic : names.openai);
-  w.EndObject();
-  w.EndObject();
+    w.field("type", dialect == Dialect::anthropic ? names.anthropic : names.openai);
+  w.end_object().end_object();
 }
 
 }  // namespace
@@ -161,8 +123,7 @@ Dialect route(std::string_view path) {
 
 std::string reply_body(Dialect dialect, const FakeReply& reply, const ReceivedRequest& request, std::size_t serial) {
   if (reply.raw_body) return *reply.raw_body;
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  JsonOut w;
   if (reply.status != 200)
     error_body(w, dialect, reply.status);
   else if (dialect == Dialect::openai)
@@ -171,7 +132,7 @@ std::string reply_body(Dialect dialect, const FakeReply& reply, const ReceivedRe
     gemini_ok(w, reply, request);
   else
     anthropic_ok(w, reply, request, serial);
-  return {buffer.GetString(), buffer.GetSize()};
+  return w.str();
 }
 
 }  // namespace dispatchd::fakes

@@ -8,8 +8,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +18,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/json_access.h"
+#include "common/json_out.h"
 #include "common/strict_json.h"
 
 namespace dispatchd::fakes {
@@ -56,31 +56,13 @@ constexpr GraphErrorSpec k_errors[] = {
 };
 
 std::string graph_error_body(int code, const char* type, const char* message, const char* details) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  w.StartObject();
-  w.Key("error");
-  w.StartObject();
-  w.Key("message");
-  w.String(message);
-  w.Key("type");
-  w.String(type);
-  w.Key("code");
-  w.Int(code);
+  JsonOut w;
+  w.begin_object().begin_object("error").field("message", message).field("type", type).field("code", code);
   if (*details != '\0') {
-    w.Key("error_data");
-    w.StartObject();
-    w.Key("messaging_product");
-    w.String("whatsapp");
-    w.Key("details");
-    w.String(details);
-    w.EndObject();
+    w.begin_object("error_data").field("messaging_product", "whatsapp").field("details", details).end_object();
   }
-  w.Key("fbtrace_id");
-  w.String("AfakeTraceId0123456789");
-  w.EndObject();
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  w.field("fbtrace_id", "AfakeTraceId0123456789").end_object().end_object();
+  return w.str();
 }
 
 const GraphErrorSpec& spec_for(int code) {
@@ -88,13 +70,6 @@ const GraphErrorSpec& spec_for(int code) {
     if (spec.code == code) return spec;
   }
   throw std::invalid_argument("fake_graph: no canned error for code " + std::to_string(code));
-}
-
-std::string string_member(const rapidjson::Value& object, const char* name) {
-  if (!object.IsObject()) return {};
-  const auto it = object.FindMember(name);
-  if (it == object.MemberEnd() || !it->value.IsString()) return {};
-  return {it->value.GetString(), it->value.GetStringLength()};
 }
 
 // Splits "/v21.0/123/messages" into its segments; nullopt for any other shape.
@@ -210,14 +185,13 @@ struct FakeGraph::Impl {
     record.body = request.body();
     if (auto parsed = json::parse_strict(record.body, {}); parsed && parsed->document.IsObject()) {
       const rapidjson::Value& doc = parsed->document;
-      record.messaging_product = string_member(doc, "messaging_product");
-      record.to = string_member(doc, "to");
-      record.type = string_member(doc, "type");
-      record.status = string_member(doc, "status");
-      record.message_id = string_member(doc, "message_id");
-      record.tracker = string_member(doc, "biz_opaque_callback_data");
-      const auto text = doc.FindMember("text");
-      if (text != doc.MemberEnd()) record.text = string_member(text->value, "body");
+      record.messaging_product = json::string_of(json::member(doc, "messaging_product"));
+      record.to = json::string_of(json::member(doc, "to"));
+      record.type = json::string_of(json::member(doc, "type"));
+      record.status = json::string_of(json::member(doc, "status"));
+      record.message_id = json::string_of(json::member(doc, "message_id"));
+      record.tracker = json::string_of(json::member(doc, "biz_opaque_callback_data"));
+      record.text = json::string_of(json::member(json::member(doc, "text"), "body"));
     }
     return record;
   }
@@ -259,29 +233,16 @@ struct FakeGraph::Impl {
       std::snprintf(wamid, sizeof wamid, "wamid.fake.%06u", ++sent_count);
     }
     record.answered_wamid = wamid;
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-    w.StartObject();
-    w.Key("messaging_product");
-    w.String("whatsapp");
-    w.Key("contacts");
-    w.StartArray();
-    w.StartObject();
-    w.Key("input");
-    w.String(record.to.c_str());
-    w.Key("wa_id");
-    w.String(record.to.c_str());
-    w.EndObject();
-    w.EndArray();
-    w.Key("messages");
-    w.StartArray();
-    w.StartObject();
-    w.Key("id");
-    w.String(wamid);
-    w.EndObject();
-    w.EndArray();
-    w.EndObject();
-    return reply(request, 200, {buffer.GetString(), buffer.GetSize()});
+    JsonOut w;
+    w.begin_object().field("messaging_product", "whatsapp");
+    w.begin_array("contacts")
+        .begin_object()
+        .field("input", record.to)
+        .field("wa_id", record.to)
+        .end_object()
+        .end_array();
+    w.begin_array("messages").begin_object().field("id", wamid).end_object().end_array().end_object();
+    return reply(request, 200, w.str());
   }
 
   Response scripted_response(const Request& request, const ScriptedReply& scripted) {
@@ -351,11 +312,8 @@ std::vector<RecordedRequest> FakeGraph::requests() const {
 void FakeGraph::stop() { m_impl->stop(); }
 
 std::string to_json_line(const RecordedRequest& request) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  w.StartObject();
-  w.Key("event");
-  w.String("request");
+  JsonOut w;
+  w.begin_object().field("event", "request");
   const std::pair<const char*, const std::string*> fields[] = {
       {"method", &request.method},
       {"target", &request.target},
@@ -367,18 +325,11 @@ std::string to_json_line(const RecordedRequest& request) {
       {"tracker", &request.tracker},
   };
   for (const auto& [name, value] : fields) {
-    if (value->empty()) continue;
-    w.Key(name);
-    w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
+    if (!value->empty()) w.field(name, *value);
   }
-  w.Key("answered");
-  w.Int(request.answered_status);
-  if (!request.answered_wamid.empty()) {
-    w.Key("wamid");
-    w.String(request.answered_wamid.c_str());
-  }
-  w.EndObject();
-  return {buffer.GetString(), buffer.GetSize()};
+  w.field("answered", request.answered_status);
+  if (!request.answered_wamid.empty()) w.field("wamid", request.answered_wamid);
+  return w.end_object().str();
 }
 
 }  // namespace dispatchd::fakes
