@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "common/json_access.h"
 #include "common/strict_json.h"
 #include "common/text.h"
 
@@ -38,8 +39,6 @@ std::optional<ActionKind> parse_kind(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view view(const rapidjson::Value& value) { return {value.GetString(), value.GetStringLength()}; }
-
 // The {name} placeholders of a URL template, in order.
 std::vector<std::string> placeholders(std::string_view url) {
   std::vector<std::string> names;
@@ -60,7 +59,7 @@ void CatalogReader::problem(const std::string& at, std::string message) {
 void CatalogReader::check_keys(const Value& object, const std::string& at,
                                std::initializer_list<std::string_view> allowed) {
   for (const auto& member : object.GetObject()) {
-    const std::string_view key = view(member.name);
+    const std::string_view key = json::string_of(member.name);
     if (key == "$comment") continue;
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
@@ -107,7 +106,7 @@ void CatalogReader::read_root(const Value& root) {
     } else if (!it->value.IsString() || it->value.GetStringLength() == 0) {
       problem(child("", key), "must be a non-empty string");
     } else {
-      out = view(it->value);
+      out = json::string_of(it->value);
     }
   };
   text_member("name", m_catalog.m_name, true);
@@ -122,7 +121,7 @@ void CatalogReader::read_root(const Value& root) {
     problem("", "\"fields\" must be an object of field schemas");
   } else {
     for (const auto& member : fields->value.GetObject()) {
-      const std::string name(view(member.name));
+      const std::string name(json::string_of(member.name));
       read_field(name, member.value, child("/fields", name));
     }
   }
@@ -168,7 +167,7 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
   FieldSchema& schema = field.schema;
   const auto type = value.FindMember("type");
   const auto parsed_type =
-      type != value.MemberEnd() && type->value.IsString() ? parse_type(view(type->value)) : std::nullopt;
+      type != value.MemberEnd() && type->value.IsString() ? parse_type(json::string_of(type->value)) : std::nullopt;
   if (!parsed_type) {
     problem(child(at, "type"), "\"type\" must be \"string\", \"integer\", \"number\" or \"boolean\"");
     return;
@@ -178,12 +177,12 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
   const bool is_numeric = schema.type == FieldType::integer || schema.type == FieldType::number;
 
   for (const auto& member : value.GetObject()) {
-    const std::string_view key = view(member.name);
+    const std::string_view key = json::string_of(member.name);
     const std::string here = child(at, key);
     const Value& v = member.value;
     if (key == "description") {
       if (v.IsString())
-        schema.description = view(v);
+        schema.description = json::string_of(v);
       else
         problem(here, "must be a string");
     } else if (key == "enum") {
@@ -220,22 +219,23 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
         continue;
       }
       try {
-        schema.compiled_pattern = std::make_shared<const std::regex>(std::string(view(v)), std::regex::ECMAScript);
-        schema.pattern = std::string(view(v));
+        schema.compiled_pattern =
+            std::make_shared<const std::regex>(std::string(json::string_of(v)), std::regex::ECMAScript);
+        schema.pattern = std::string(json::string_of(v));
       } catch (const std::regex_error& e) {
         problem(here, std::string("not a valid ECMAScript regular expression: ") + e.what());
       }
     } else if (key == "format") {
-      if (!is_string || !v.IsString() || view(v) != "date")
+      if (!is_string || !v.IsString() || json::string_of(v) != "date")
         problem(here, "the only format is \"date\", on strings");
       else
         schema.date = true;
     } else if (key == "grounded") {
       if (v.IsBool())
         schema.grounding = v.GetBool() ? Grounding::reject : Grounding::none;
-      else if (v.IsString() && view(v) == "reject")
+      else if (v.IsString() && json::string_of(v) == "reject")
         schema.grounding = Grounding::reject;
-      else if (v.IsString() && view(v) == "review")
+      else if (v.IsString() && json::string_of(v) == "review")
         schema.grounding = Grounding::review;
       else
         problem(here, "must be true, false, \"reject\" or \"review\"");
@@ -263,7 +263,7 @@ void CatalogReader::read_field_names(std::vector<std::string>& out, const Value&
       problem(child(at, i), "must be a field name");
       continue;
     }
-    const std::string name(view(value[i]));
+    const std::string name(json::string_of(value[i]));
     if (!m_catalog.find_field(name)) problem(child(at, i), "unknown field " + text::quote(name));
     if (std::find(out.begin(), out.end(), name) != out.end()) problem(child(at, i), "listed twice");
     out.push_back(name);
@@ -279,21 +279,21 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
              {"name", "description", "kind", "required", "optional", "text_field", "policy", "http", "examples"});
   Action action;
   const auto name = value.FindMember("name");
-  if (name == value.MemberEnd() || !name->value.IsString() || !is_identifier(view(name->value))) {
+  if (name == value.MemberEnd() || !name->value.IsString() || !is_identifier(json::string_of(name->value))) {
     problem(child(at, "name"), "\"name\" must be letters, digits, '_', '-' or '.' (at most 64)");
   } else {
-    action.name = view(name->value);
+    action.name = json::string_of(name->value);
     if (m_catalog.find_action(action.name)) problem(child(at, "name"), "duplicate action name");
   }
   const auto description = value.FindMember("description");
   if (description == value.MemberEnd() || !description->value.IsString() || description->value.GetStringLength() == 0) {
     problem(child(at, "description"), "\"description\" must be a non-empty string (the model reads it)");
   } else {
-    action.description = view(description->value);
+    action.description = json::string_of(description->value);
   }
   const auto kind = value.FindMember("kind");
   const auto parsed_kind =
-      kind != value.MemberEnd() && kind->value.IsString() ? parse_kind(view(kind->value)) : std::nullopt;
+      kind != value.MemberEnd() && kind->value.IsString() ? parse_kind(json::string_of(kind->value)) : std::nullopt;
   if (!parsed_kind)
     problem(child(at, "kind"), "\"kind\" must be \"reply\", \"escalate\", \"ignore\" or \"http\"");
   else
@@ -307,7 +307,7 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
   }
   if (const auto it = value.FindMember("text_field"); it != value.MemberEnd()) {
     if (it->value.IsString())
-      action.text_field = std::string(view(it->value));
+      action.text_field = std::string(json::string_of(it->value));
     else
       problem(child(at, "text_field"), "must be a field name");
   }
@@ -368,7 +368,7 @@ void CatalogReader::read_policy(Action& action, const Value& value, const std::s
   check_keys(value, at, {"recipient_field", "requires_approval"});
   if (const auto it = value.FindMember("recipient_field"); it != value.MemberEnd()) {
     if (it->value.IsString())
-      action.policy.recipient_field = std::string(view(it->value));
+      action.policy.recipient_field = std::string(json::string_of(it->value));
     else
       problem(child(at, "recipient_field"), "must be a field name");
   }
@@ -390,15 +390,15 @@ void CatalogReader::read_http(Action& action, const Value& value, const std::str
   if (const auto it = value.FindMember("method"); it != value.MemberEnd()) {
     // Catalog tools are read-only by design: a tool the model can call must not change
     // anything, so only GET is accepted.
-    if (!it->value.IsString() || view(it->value) != "GET")
+    if (!it->value.IsString() || json::string_of(it->value) != "GET")
       problem(child(at, "method"), "must be \"GET\" (tools are read-only)");
   }
   const auto url = value.FindMember("url");
   if (url == value.MemberEnd() || !url->value.IsString() ||
-      !(view(url->value).starts_with("http://") || view(url->value).starts_with("https://"))) {
+      !(json::string_of(url->value).starts_with("http://") || json::string_of(url->value).starts_with("https://"))) {
     problem(child(at, "url"), "\"url\" must be an http:// or https:// URL template");
   } else {
-    tool.url = view(url->value);
+    tool.url = json::string_of(url->value);
   }
   action.http = std::move(tool);
 }
@@ -420,18 +420,19 @@ void CatalogReader::read_example(Action& action, const Value& value, const std::
   if (output == value.MemberEnd())
     problem(at, "missing \"output\" (an object, or the raw reply as a string)");
   else
-    example.reply = output->value.IsString() ? std::string(view(output->value)) : json::to_string(output->value);
+    example.reply =
+        output->value.IsString() ? std::string(json::string_of(output->value)) : json::to_string(output->value);
   const auto reason = value.FindMember("reason");
   if (reason == value.MemberEnd() || !reason->value.IsString() || reason->value.GetStringLength() == 0) {
     problem(child(at, "reason"), "every example says why it is right or wrong");
   } else {
-    example.reason = view(reason->value);
+    example.reason = json::string_of(reason->value);
   }
   const auto optional_text = [&](const char* key, std::string& out) {
     const auto it = value.FindMember(key);
     if (it == value.MemberEnd()) return;
     if (it->value.IsString())
-      out = view(it->value);
+      out = json::string_of(it->value);
     else
       problem(child(at, key), "must be a string");
   };
