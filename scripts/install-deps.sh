@@ -9,6 +9,7 @@ packages=(
   libboost-dev libboost-system-dev   # Asio and Beast (header-only), system for Asio
   rapidjson-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
   libspdlog-dev catch2 libsystemd-dev libssl-dev
+  libgmime-3.0-dev libxml2-dev       # the Gmail connector: MIME and HTML
   python3                            # test fakes and demo simulators
   systemd                            # systemd-analyze: the unit's security score test
 )
