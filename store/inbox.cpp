@@ -127,6 +127,17 @@ Result<void> release_lease(Database& db, std::int64_t id, const std::string& wor
   return update->run();
 }
 
+Result<StoredInbound> stored_inbound(Database& db, std::int64_t message_id) {
+  auto read = Query::prepare(
+      db, "SELECT channel, provider_message_id, conversation_id, coalesce(raw_payload, '') FROM inbox WHERE id = ?");
+  if (!read) return std::unexpected(read.error());
+  read->bind(1, message_id);
+  auto row = read->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::unexpected(Error::not_found("no inbound message " + std::to_string(message_id)));
+  return StoredInbound{read->text(0), read->text(1), read->text(2), read->text(3)};
+}
+
 Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel, const std::string& sender) {
   auto query = Query::prepare(db, "SELECT max(received_at) FROM inbox WHERE channel = ? AND sender = ?");
   if (!query) return std::unexpected(query.error());

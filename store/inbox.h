@@ -75,6 +75,17 @@ struct HistoryEntry {
 // `limit` entries (the newest), oldest first.
 Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit);
 
+// The inbound message `message_id` as stored: its raw payload (the channel's own format:
+// a WhatsApp webhook message object, an email's RFC 822 bytes) and conversation; for a
+// channel that needs the original when it answers (Gmail's In-Reply-To and thread).
+struct StoredInbound {
+  std::string channel;
+  std::string provider_message_id;
+  std::string conversation_id;
+  std::string raw_payload;
+};
+Result<StoredInbound> stored_inbound(Database& db, std::int64_t message_id);  // not_found when absent
+
 // When the counterpart last wrote on `channel` (their newest message's received_at), for
 // rules such as WhatsApp's 24-hour customer-service window.
 Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel, const std::string& sender);

@@ -1,5 +1,7 @@
 #include "store/outbox.h"
 
+#include <algorithm>
+
 #include "common/json_out.h"
 #include "store/audit.h"
 #include "store/internal/action_status.h"
@@ -109,20 +111,29 @@ Result<std::int64_t> queue_reply(Database& db, NewAction action, Time now) {
   });
 }
 
+namespace {
+
+constexpr std::string_view k_item_columns =
+    "SELECT a.id, a.message_id, m.channel, m.conversation_id, coalesce(a.recipient, ''), coalesce(a.body, ''),"
+    " a.idempotency_key FROM actions a JOIN inbox m ON m.id = a.message_id";
+
+OutboxItem item_of(const Query& row) {
+  return {row.integer(0), row.integer(1), row.text(2), row.text(3), row.text(4), row.text(5), row.text(6)};
+}
+
+}  // namespace
+
 Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel) {
   return transaction<std::optional<OutboxItem>>(db, [&]() -> Result<std::optional<OutboxItem>> {
-    auto pick = Query::prepare(
-        db,
-        "SELECT a.id, a.message_id, m.channel, m.conversation_id, coalesce(a.recipient, ''), coalesce(a.body, ''),"
-        " a.idempotency_key FROM actions a JOIN inbox m ON m.id = a.message_id"
-        " WHERE a.status = 'approved' AND (?1 = '' OR m.channel = ?1) ORDER BY a.id LIMIT 1");
+    auto pick =
+        Query::prepare(db, std::string(k_item_columns) +
+                               " WHERE a.status = 'approved' AND (?1 = '' OR m.channel = ?1) ORDER BY a.id LIMIT 1");
     if (!pick) return std::unexpected(pick.error());
     pick->bind(1, channel);
     auto row = pick->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return std::optional<OutboxItem>();
-    OutboxItem item{pick->integer(0), pick->integer(1), pick->text(2), pick->text(3),
-                    pick->text(4),    pick->text(5),    pick->text(6)};
+    OutboxItem item = item_of(*pick);
     DISPATCHD_TRY(
         move_action(db, item.id, {ActionStatus::approved, ActionStatus::sending, std::nullopt, std::nullopt}, now));
     return std::optional<OutboxItem>(std::move(item));
@@ -198,16 +209,20 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
   });
 }
 
-Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now) {
+Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
+                                                  std::span<const std::string> lookup_channels) {
   return transaction<std::vector<std::int64_t>>(db, [&]() -> Result<std::vector<std::int64_t>> {
     std::vector<std::int64_t> ids;
     {
-      auto stuck = Query::prepare(db, "SELECT id FROM actions WHERE status = 'sending' ORDER BY id");
+      auto stuck = Query::prepare(db,
+                                  "SELECT a.id, m.channel FROM actions a JOIN inbox m ON m.id = a.message_id"
+                                  " WHERE a.status = 'sending' ORDER BY a.id");
       if (!stuck) return std::unexpected(stuck.error());
       while (true) {
         auto row = stuck->step();
         if (!row) return std::unexpected(row.error());
         if (!*row) break;
+        if (std::ranges::find(lookup_channels, stuck->text(1)) != lookup_channels.end()) continue;
         ids.push_back(stuck->integer(0));
       }
     }
@@ -216,6 +231,21 @@ Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now) {
     }
     return ids;
   });
+}
+
+Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel) {
+  auto pick =
+      Query::prepare(db, std::string(k_item_columns) + " WHERE a.status = 'sending' AND m.channel = ? ORDER BY a.id");
+  if (!pick) return std::unexpected(pick.error());
+  pick->bind(1, channel);
+  std::vector<OutboxItem> items;
+  while (true) {
+    auto row = pick->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    items.push_back(item_of(*pick));
+  }
+  return items;
 }
 
 }  // namespace dispatchd::store

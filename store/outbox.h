@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <expected>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -96,7 +97,14 @@ struct DeliveryResult {
 Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report, Time now);
 
 // At start-up: every action a previous run left in 'sending' becomes unknown (with its
-// escalation). Returns the action ids.
-Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now);
+// escalation), except those of `lookup_channels`: channels that can look up whether a send
+// arrived (Gmail searches for our Message-ID) resolve theirs (sending_items, then
+// Channel::resolve_unknown). Returns the ids made unknown.
+Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
+                                                  std::span<const std::string> lookup_channels = {});
+
+// The actions of `channel`'s messages in 'sending', oldest first: at start-up, what a
+// previous run left there for recover_sending's lookup channels.
+Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel);
 
 }  // namespace dispatchd::store
