@@ -217,6 +217,20 @@ const std::map<std::string, TypeHandling>& default_whatsapp_types() {
   return types;
 }
 
+const std::map<std::string, TypeHandling>& default_gmail_types() {
+  // The types the Gmail channel gives (connectors/gmail/channel.h): mail for a person goes
+  // to the model; what loop prevention recognises is recorded and ignored; what cannot be
+  // decoded is escalated with its raw bytes stored.
+  static const std::map<std::string, TypeHandling> types = [] {
+    std::map<std::string, TypeHandling> out;
+    out["email"] = {TypeAction::model, ""};
+    for (const char* type : {"own", "auto_reply", "list", "bounce", "no_reply"}) out[type] = {TypeAction::ignore, ""};
+    out["undecodable"] = {TypeAction::escalate, ""};
+    return out;
+  }();
+  return types;
+}
+
 std::string default_migrations_dir() {
   if (fs::is_directory(DISPATCHD_INSTALLED_MIGRATIONS)) return DISPATCHD_INSTALLED_MIGRATIONS;
   return DISPATCHD_SOURCE_MIGRATIONS;
@@ -290,9 +304,13 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                    r.string("token_url", gm.token_url), r.string("client_id_env", gm.client_id_env),
                                    r.string("client_secret_env", gm.client_secret_env),
                                    r.string("refresh_token_env", gm.refresh_token_env),
-                                   r.integer("poll_interval_s", gm.poll_interval_s, 5, 86400),
+                                   r.integer("poll_interval_s", gm.poll_interval_s, 1, 86400),
                                    r.string("label", gm.label), r.integer("backfill_days", gm.backfill_days, 0, 3650),
-                                   r.string("handled_label", gm.handled_label)});
+                                   r.string("handled_label", gm.handled_label),
+                                   r.integer("unknown_recheck_s", gm.unknown_recheck_s, 1, 3600),
+                                   r.nested("message_types", [&](const Value& t, const std::string& tat) {
+                                     read_message_types(r, t, tat, gm.message_types);
+                                   })});
                        })});
                 }),
        r.nested("escalation",

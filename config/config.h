@@ -62,6 +62,10 @@ struct TypeHandling {
 // escalate; stickers, reactions and system notices are ignored.
 const std::map<std::string, TypeHandling>& default_whatsapp_types();
 
+// connectors.gmail.message_types defaults: "email" to the model; "own", "auto_reply",
+// "list", "bounce", "no_reply" (loop prevention) ignored; "undecodable" escalated.
+const std::map<std::string, TypeHandling>& default_gmail_types();
+
 struct WhatsApp {
   bool enabled = false;
   std::string graph_base_url = "https://graph.facebook.com/v21.0";
@@ -83,6 +87,8 @@ struct Gmail {
   std::string label = "INBOX";
   int backfill_days = 0;
   std::string handled_label;
+  int unknown_recheck_s = 60;  // between the two searches for a send whose outcome is unknown
+  std::map<std::string, TypeHandling> message_types = default_gmail_types();  // every type has an entry
 };
 
 struct Config {

@@ -49,14 +49,14 @@
 //     after the pause probes it; Graph cannot be asked whether a message left, so
 //     resolve_unknown() returns false and an unknown send is a delivery_unknown
 //     escalation, that message's final outcome.
-//   Gmail (ARCHITECTURE.md; not built yet): no webhook (webhook() is null): the channel
+//   Gmail (connectors/gmail/channel.h): no webhook (webhook() is null): the channel
 //     polls users.history.list on its own timer (connectors.gmail.poll_interval_s) and
 //     stores each poll's messages with store_inbound() in one transaction; sends are
 //     users.messages.send with our own Message-ID (from the idempotency key), and
 //     resolve_unknown() looks that Message-ID up in the sent mail: found is Sent,
-//     absent is RetryAfter, so only a lookup that itself fails is escalated. A row a
-//     crash left in 'sending' is today made 'unknown' at start-up for every channel
-//     (store::recover_sending); for Gmail it is to go through resolve_unknown() instead.
+//     absent (twice, a minute apart) is RetryAfter, so only a lookup that itself fails
+//     is escalated. A row a crash left in 'sending' goes through resolve_unknown() too
+//     (the outbox pump asks at start; store::recover_sending leaves Gmail's rows alone).
 
 #include <chrono>
 #include <cstdint>
@@ -174,6 +174,9 @@ class WebhookEndpoint {
 // Runs `f` later on the loop's thread, after what is already queued.
 using Post = std::function<void(std::move_only_function<void()>)>;
 
+// Runs `f` on the loop's thread once `delay` has passed (a polling channel's timer).
+using After = std::function<void(std::chrono::milliseconds delay, std::move_only_function<void()> f)>;
+
 // What a channel implementation gets from the daemon.
 struct ChannelDeps {
   Post post;
@@ -181,6 +184,18 @@ struct ChannelDeps {
   net::Transport& transport;
   std::function<store::Time()> now;
   std::function<void()> on_inbound;  // new inbox rows are durable (the agent's poke)
+  After after = {};                  // null for a channel that keeps no timer
+};
+
+// What a polling channel counted since the process started, for /metrics.
+struct PollCounters {
+  std::int64_t polls = 0;                   // polls that completed (idle ones included)
+  std::int64_t poll_failures = 0;           // polls cut by an error (retried after a backoff)
+  std::int64_t messages_stored = 0;         // new inbox rows
+  std::int64_t duplicates = 0;              // messages seen again, stored once
+  std::int64_t undecodable = 0;             // stored raw, escalated
+  std::int64_t full_syncs = 0;              // the history cursor was too old: listed instead
+  std::optional<store::Time> last_success;  // the end of the last completed poll: the lag is now - this
 };
 
 class Channel {
@@ -206,6 +221,13 @@ class Channel {
 
   // Starts nothing new (sends in flight still answer); for shutdown.
   virtual void stop() = 0;
+
+  // SIGHUP: re-reads what the channel read at start that may have changed (credentials)
+  // and resumes a channel paused by a refused credential. Nothing by default.
+  virtual void reload() {}
+
+  // A polling channel's counters; null for a channel that does not poll.
+  virtual const PollCounters* poll_counters() const { return nullptr; }
 };
 
 }  // namespace dispatchd::connectors

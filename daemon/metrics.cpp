@@ -56,8 +56,43 @@ std::string seconds(std::int64_t ms) {
 }
 
 // The outbox pump's sends and the webhooks, by channel.
-void render_channels(Writer& w, const std::vector<ChannelGauges>& channels) {
+// Polling channels (Gmail): polls, what they stored, and how long since the last good one.
+void render_polls(Writer& w, const std::vector<ChannelGauges>& channels, store::Time now) {
+  if (std::ranges::none_of(channels, [](const ChannelGauges& c) { return c.polls.has_value(); })) return;
+  w.family("dispatchd_polls_total", "counter", "Mailbox polls since start, by channel and result.");
+  for (const auto& c : channels) {
+    if (!c.polls) continue;
+    w.sample("dispatchd_polls_total", {{"channel", c.name}, {"result", "ok"}}, c.polls->polls);
+    w.sample("dispatchd_polls_total", {{"channel", c.name}, {"result", "failed"}}, c.polls->poll_failures);
+  }
+  w.family("dispatchd_polled_messages_total", "counter",
+           "Messages polls found since start, by channel and what became of them.");
+  for (const auto& c : channels) {
+    if (!c.polls) continue;
+    for (const auto& [kind, count] :
+         {std::pair{"stored", c.polls->messages_stored}, std::pair{"duplicate", c.polls->duplicates},
+          std::pair{"undecodable", c.polls->undecodable}})
+      w.sample("dispatchd_polled_messages_total", {{"channel", c.name}, {"kind", kind}}, count);
+  }
+  w.family("dispatchd_poll_full_syncs_total", "counter",
+           "Times the history cursor was too old and the mailbox was listed instead, by channel.");
+  for (const auto& c : channels)
+    if (c.polls) w.sample("dispatchd_poll_full_syncs_total", {{"channel", c.name}}, c.polls->full_syncs);
+  w.family("dispatchd_poll_lag_seconds", "gauge",
+           "Seconds since the last completed poll, by channel (-1: none completed since start).");
+  for (const auto& c : channels) {
+    if (!c.polls) continue;
+    const auto lag = c.polls->last_success ? (now - *c.polls->last_success).count() : -1;
+    w.sample("dispatchd_poll_lag_seconds", {{"channel", c.name}}, static_cast<std::int64_t>(lag));
+  }
+}
+
+void render_channels(Writer& w, const std::vector<ChannelGauges>& channels, store::Time now) {
   if (channels.empty()) return;
+  w.family("dispatchd_channel_paused", "gauge",
+           "1 while a channel is paused (its credentials were refused; /readyz says why), by channel.");
+  for (const auto& c : channels) w.sample("dispatchd_channel_paused", {{"channel", c.name}}, c.paused ? 1 : 0);
+  render_polls(w, channels, now);
   w.family("dispatchd_sends_in_flight", "gauge",
            "Sends handed to a channel whose outcome is not back yet, by channel.");
   for (const auto& c : channels) w.sample("dispatchd_sends_in_flight", {{"channel", c.name}}, c.sends_in_flight);
@@ -166,7 +201,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
     w.sample("dispatchd_store_failures_total", {{"step", "commit"}}, failed->commits);
     w.sample("dispatchd_store_failures_total", {{"step", "sync"}}, failed->syncs);
   }
-  render_channels(w, gauges.channels);
+  render_channels(w, gauges.channels, now);
   return w.take();
 }
 

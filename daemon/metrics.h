@@ -21,6 +21,8 @@ struct ChannelGauges {
   std::int64_t writes_retried = 0;                      // send outcomes written again (a lost round, a busy store)
   std::int64_t writes_failed = 0;                       // send outcomes that could not be written (logged)
   std::optional<connectors::WebhookCounters> webhooks;  // when the provider pushes webhooks
+  std::optional<connectors::PollCounters> polls;        // when the channel polls
+  bool paused = false;                                  // Channel::health()
 };
 
 struct ProcessGauges {

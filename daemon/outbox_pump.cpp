@@ -53,8 +53,10 @@ struct OutboxPump::State : std::enable_shared_from_this<State> {
     }
     connectors::Channel* channel;
     std::string name;  // begin_send's filter
-    std::vector<store::OutboxItem>
-        in_flight;                   // handed to the channel; capacity reserved: send() reads one by reference
+    // Handed to the channel; capacity reserved: send() reads one by reference. Sends a
+    // previous run left 'sending' (recover) may pass the capacity: they are looked up, not
+    // sent, and are started before any send.
+    std::vector<store::OutboxItem> in_flight;
     std::size_t starting = 0;        // begun, waiting for the commit before their requests leave
     Clock::time_point held_until{};  // RetryAfter: no new send before
     boost::asio::steady_timer hold_timer;
@@ -94,6 +96,7 @@ struct OutboxPump::State : std::enable_shared_from_this<State> {
   connectors::SendDone on_outcome(std::size_t lane, std::int64_t id, bool resolving);
   void finish(std::size_t lane, std::int64_t id, connectors::SendOutcome outcome, bool resolving);
   void hold(Lane& lane, std::chrono::milliseconds after);
+  void recover(std::size_t lane);
   void record_until_durable(Transition t);
   void wake_after(std::chrono::milliseconds delay);
 };
@@ -183,6 +186,31 @@ void OutboxPump::State::finish(std::size_t index, std::int64_t id, connectors::S
   schedule_pump();
 }
 
+void OutboxPump::State::recover(std::size_t index) {
+  Lane& lane = *lanes[index];
+  auto items = store::sending_items(deps.db, lane.name);
+  if (!items) {
+    spdlog::error("{}: cannot read the sends the last run left unfinished ({}); they wait for the next start",
+                  lane.name, items.error().message);
+    return;
+  }
+  if (items->empty()) return;
+  spdlog::info("{}: looking up {} send(s) the last run left unfinished", lane.name, items->size());
+  // Stored first, asked after: a lookup's answer may come back while the next is asked.
+  lane.in_flight.reserve(lane.in_flight.size() + items->size());
+  for (auto& item : *items) lane.in_flight.push_back(std::move(item));
+  std::vector<std::int64_t> ids;
+  for (const auto& item : lane.in_flight) ids.push_back(item.id);
+  for (const auto id : ids) {
+    auto again = on_outcome(index, id, true);
+    const auto item = std::ranges::find(lane.in_flight, id, &store::OutboxItem::id);
+    if (!lane.channel->resolve_unknown(*item, again)) {
+      finish(index, id, connectors::Unknown{"dispatchd stopped between marking the send and recording its result"},
+             true);
+    }
+  }
+}
+
 void OutboxPump::State::hold(Lane& lane, std::chrono::milliseconds after) {
   const auto until = Clock::now() + after;
   if (until <= lane.held_until) return;  // a longer hold already runs (e.g. a refused token's)
@@ -233,6 +261,7 @@ OutboxPump::~OutboxPump() { stop(); }
 
 void OutboxPump::add(connectors::Channel& channel) {
   m_state->lanes.push_back(std::make_unique<State::Lane>(channel, m_state->deps.io, m_state->settings.max_in_flight));
+  m_state->recover(m_state->lanes.size() - 1);
 }
 
 void OutboxPump::pump() { m_state->schedule_pump(); }

@@ -82,7 +82,10 @@ class OutboxPump {
   OutboxPump(const OutboxPump&) = delete;
   OutboxPump& operator=(const OutboxPump&) = delete;
 
-  // Sends `channel`'s rows from now on.
+  // Sends `channel`'s rows from now on. Rows of the channel already 'sending' (what the
+  // last run left there: store::recover_sending keeps them for channels that can look a
+  // send up) go to Channel::resolve_unknown first; a channel that cannot tell has them
+  // 'unknown' with a delivery_unknown escalation.
   void add(connectors::Channel& channel);
   // Sends what the outbox holds, soon (a handler posted to the loop). Call it after
   // decisions and on a timer.

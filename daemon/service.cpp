@@ -140,7 +140,10 @@ std::vector<ChannelGauges> Service::Parts::channel_gauges() const {
     ChannelGauges gauges{lane.channel, static_cast<std::int64_t>(lane.in_flight), lane.writes_retried,
                          lane.writes_failed, std::nullopt};
     for (const auto& channel : channels) {
-      if (channel->name() == lane.channel && channel->webhook()) gauges.webhooks = channel->webhook()->counters();
+      if (channel->name() != lane.channel) continue;
+      if (channel->webhook()) gauges.webhooks = channel->webhook()->counters();
+      if (const auto* polls = channel->poll_counters()) gauges.polls = *polls;
+      gauges.paused = channel->health().paused;
     }
     out.push_back(std::move(gauges));
   }
@@ -257,9 +260,15 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
     p.pump->pump();
   });
   // The channels, and the pump that sends their outbox rows.
-  auto channels =
-      build_channels(p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
-                                p.store.db, p.transport, wall_now, [&p] { p.agent->poke(); }});
+  auto channels = build_channels(
+      p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
+                 p.transport, wall_now, [&p] { p.agent->poke(); },
+                 [&io](std::chrono::milliseconds delay, std::move_only_function<void()> f) {
+                   auto timer = std::make_shared<boost::asio::steady_timer>(io, delay);
+                   timer->async_wait([timer, f = std::move(f)](const boost::system::error_code& ec) mutable {
+                     if (!ec) f();
+                   });
+                 }});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now});
@@ -299,6 +308,8 @@ std::expected<void, std::string> Service::start() {
 
 void Service::reload() {
   auto& p = *m_parts;
+  // Credentials first: a channel paused by a refused one resumes with the new one.
+  for (const auto& channel : p.channels) channel->reload();
   auto setup = load_setup(p.config);
   if (!setup) {
     spdlog::error("reload refused, the running catalog and prompt stay: {}", setup.error());

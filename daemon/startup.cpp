@@ -64,7 +64,11 @@ std::expected<StoreReady, std::string> prepare_store(const config::Config& confi
     }
     ready.schema_version = latest;
   }
-  auto unknown = store::recover_sending(ready.db, now);
+  // Gmail looks its interrupted sends up by our Message-ID (the outbox pump asks it at
+  // start); WhatsApp cannot, so its interrupted sends are delivery_unknown at once.
+  std::vector<std::string> lookup;
+  if (config.gmail.enabled) lookup.emplace_back("gmail");
+  auto unknown = store::recover_sending(ready.db, now, lookup);
   if (!unknown) return std::unexpected("recovering interrupted sends: " + unknown.error().message);
   ready.unknown_sends = std::move(*unknown);
   if (auto released = store::release_leases(ready.db, worker); !released) {

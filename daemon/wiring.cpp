@@ -59,6 +59,10 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
   for (const auto& [type, handling] : config.whatsapp.message_types) {
     whatsapp[type] = {type_action(handling.action), handling.reply_text};
   }
+  auto& gmail = settings.type_rules["gmail"];
+  for (const auto& [type, handling] : config.gmail.message_types) {
+    gmail[type] = {type_action(handling.action), handling.reply_text};
+  }
   return settings;
 }
 

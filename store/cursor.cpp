@@ -12,7 +12,8 @@ Result<std::optional<Cursor>> read_cursor(Database& db, const std::string& chann
   if (!row) return std::unexpected(row.error());
   if (!*row) return std::optional<Cursor>();
   const auto started = parse_time(read->text(1));
-  if (!started) return std::unexpected(Error{ErrorKind::corrupt, "poll_cursors.started_at is not a time: " + read->text(1)});
+  if (!started)
+    return std::unexpected(Error{ErrorKind::corrupt, "poll_cursors.started_at is not a time: " + read->text(1)});
   return std::optional<Cursor>(Cursor{read->text(0), *started});
 }
 

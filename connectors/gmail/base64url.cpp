@@ -11,7 +11,8 @@ constexpr std::string_view k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklm
 constexpr std::array<std::int8_t, 256> make_values() {
   std::array<std::int8_t, 256> values{};
   values.fill(-1);
-  for (std::size_t i = 0; i < k_alphabet.size(); ++i) values[static_cast<unsigned char>(k_alphabet[i])] = static_cast<std::int8_t>(i);
+  for (std::size_t i = 0; i < k_alphabet.size(); ++i)
+    values[static_cast<unsigned char>(k_alphabet[i])] = static_cast<std::int8_t>(i);
   return values;
 }
 

@@ -35,6 +35,12 @@ TEST_CASE("config: the shipped example loads", "[config]") {
   CHECK(c->holding_reply.has_value());
   CHECK(c->whatsapp.message_types.at("location").action == config::TypeAction::reply);
   CHECK(c->whatsapp.message_types.at("sticker").action == config::TypeAction::ignore);  // a default
+  // Gmail's loop prevention: ignored by default, each type configurable.
+  CHECK(c->gmail.message_types.at("email").action == config::TypeAction::model);
+  for (const char* type : {"own", "auto_reply", "list", "bounce", "no_reply"})
+    CHECK(c->gmail.message_types.at(type).action == config::TypeAction::ignore);
+  CHECK(c->gmail.message_types.at("undecodable").action == config::TypeAction::escalate);
+  CHECK(c->gmail.unknown_recheck_s == 60);
 }
 
 TEST_CASE("config: defaults, and relative paths resolve against the file's folder", "[config]") {

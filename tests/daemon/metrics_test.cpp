@@ -108,3 +108,37 @@ TEST_CASE("metrics: failed group commits and WAL syncs, when group commit runs",
   CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"commit\"} 7\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"sync\"} 2\n"));
 }
+
+TEST_CASE("metrics: a polling channel's polls, messages, lag and pause", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  gauges.channels.push_back({.name = "gmail",
+                             .sends_in_flight = 0,
+                             .writes_retried = 0,
+                             .writes_failed = 0,
+                             .webhooks = std::nullopt,
+                             .polls = connectors::PollCounters{.polls = 40,
+                                                               .poll_failures = 3,
+                                                               .messages_stored = 12,
+                                                               .duplicates = 2,
+                                                               .undecodable = 1,
+                                                               .full_syncs = 1,
+                                                               .last_success = test::k_t0 - std::chrono::seconds(75)},
+                             .paused = true});
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("dispatchd_channel_paused{channel=\"gmail\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_polls_total{channel=\"gmail\",result=\"ok\"} 40\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_polls_total{channel=\"gmail\",result=\"failed\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_polled_messages_total{channel=\"gmail\",kind=\"stored\"} 12\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_polled_messages_total{channel=\"gmail\",kind=\"duplicate\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_polled_messages_total{channel=\"gmail\",kind=\"undecodable\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_poll_full_syncs_total{channel=\"gmail\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_poll_lag_seconds{channel=\"gmail\"} 75\n"));
+  gauges.channels.back().polls->last_success.reset();
+  gauges.channels.back().paused = false;
+  const std::string fresh = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CHECK_THAT(fresh, Catch::Contains("dispatchd_poll_lag_seconds{channel=\"gmail\"} -1\n"));
+  CHECK_THAT(fresh, Catch::Contains("dispatchd_channel_paused{channel=\"gmail\"} 0\n"));
+}

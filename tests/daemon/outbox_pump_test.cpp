@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -195,6 +196,49 @@ TEST_CASE("outbox pump: a channel that can look up an unknown send resolves it f
       CHECK(f.status(id) == row.status);
       CHECK(f.channel.looked_up.size() == 1);  // the lookup's own Unknown is final
       CHECK(f.channel.sent == std::vector<std::int64_t>{id});
+    }
+  }
+}
+
+TEST_CASE("outbox pump: at start, a lookup channel's rows left 'sending' are looked up, never sent blindly", "[pump]") {
+  struct Row {
+    const char* what;
+    bool resolves;
+    std::optional<connectors::SendOutcome> found;  // the lookup's answer
+    const char* status;
+    std::size_t sends;  // send() calls after the lookup
+  };
+  const std::vector<Row> table{
+      {"found in the sent mail: sent, not sent again", true, connectors::Sent{"gmail-1"}, "sent", 0},
+      {"certainly not sent: sent again", true, connectors::RetryAfter{0ms, "not found on two searches"}, "sent", 1},
+      {"the lookup cannot tell: unknown, escalated", true, connectors::Unknown{"search failed"}, "unknown", 0},
+      {"a channel that cannot look up: unknown, escalated", false, std::nullopt, "unknown", 0},
+  };
+  for (const auto& row : table) {
+    SECTION(row.what) {
+      Fixture f;
+      const auto id = f.approve("gmail");
+      REQUIRE(store::begin_send(f.db, test::k_t0, "gmail").value());  // the last run died here
+      ScriptedChannel gmail{f.io, "gmail"};
+      gmail.resolves = row.resolves;
+      f.pump.add(gmail);
+      if (row.found) {
+        f.until_held(gmail, 1);
+        CHECK(gmail.looked_up == std::vector<std::int64_t>{id});
+        CHECK(gmail.sent.empty());
+        gmail.answer(*row.found);
+      }
+      if (row.sends > 0) {  // "certainly not sent": in line again, then sent; that send answers
+        f.until_held(gmail, 1);
+        CHECK(f.status(id) == "sending");
+        gmail.answer(connectors::Sent{"gmail-2"});
+      }
+      test::run_until(f.io, [&] { return f.status(id) != "sending"; });
+      f.settle();
+      CHECK(f.status(id) == row.status);
+      CHECK(gmail.sent.size() == row.sends);
+      CHECK(f.count("SELECT count(*) FROM escalations WHERE reason = 'delivery_unknown'") ==
+            (std::string(row.status) == "unknown" ? 1 : 0));
     }
   }
 }
