@@ -42,7 +42,8 @@ TEST_CASE("cursor: moves with the inbox rows in one transaction, or not at all",
 TEST_CASE("stored_inbound: the raw payload and thread of a message; not_found for none", "[store][inbox]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
-  auto row = store::insert_inbound(db, {"gmail", "18c1", "thread-9", "ana@example.com", "hola", "From: a\r\n\r\nhi"}, k_t0);
+  auto row =
+      store::insert_inbound(db, {"gmail", "18c1", "thread-9", "ana@example.com", "hola", "From: a\r\n\r\nhi"}, k_t0);
   REQUIRE(row);
   const auto stored = store::stored_inbound(db, row->id);
   REQUIRE(stored);
@@ -60,9 +61,9 @@ TEST_CASE("recover_sending: a lookup channel's rows stay 'sending' for its looku
   const auto wa = store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "hi", "{}"}, k_t0).value().id;
   const auto gm = store::insert_inbound(db, {"gmail", "18c1", "t1", "ana@example.com", "hola", "raw"}, k_t0).value().id;
   const auto add = [&](std::int64_t message, const char* to) {
-    return store::add_action(db, {.message_id = message, .action = "send_message", .arguments = "{}", .recipient = to,
-                                  .body = "ok"},
-                             k_t0)
+    return store::add_action(
+               db, {.message_id = message, .action = "send_message", .arguments = "{}", .recipient = to, .body = "ok"},
+               k_t0)
         .value();
   };
   const auto wa_action = add(wa, "15551234567");
