@@ -20,8 +20,22 @@ in:anywhere; messages.get only format=raw or minimal. History ids grow in steps 
 are not contiguous either). Page tokens name the last item returned, so new mail arriving
 between pages neither repeats nor hides an item.
 
-Control endpoints (JSON in and out) drive the tests: see CONTROL below and the module test
-tests/fakes/fake_gmail_test.py.
+Control endpoints (JSON in and out, no token) drive the tests and the demo:
+  POST /_fake/deliver {"raw": text | "raw_b64url": b64, "labelIds"?, "threadId"?, "internalDate"? (ms)}
+       -> {"id","threadId","historyId"}; threaded with a known message it references when no threadId
+  POST /_fake/revoke             the refresh token now gets invalid_grant; issued tokens stop working
+  POST /_fake/refresh_token {"value"}   the refresh token that is valid from now on
+  POST /_fake/expire_tokens      every issued access token now answers 401
+  POST /_fake/script {"path": substring, "method"?, "status"?, "body"?, "reason"?, "retry_after"?,
+       "delay_ms"?, "count"? (1), "commit_before_delay"?}   the next matching requests answer
+       `status` (Google's error body; reason defaults: 429 rateLimitExceeded, 403 forbidden) after
+       `delay_ms`; with commit_before_delay the request is carried out first, then the delay, then
+       the answer (the scripted status, or the real one): a send whose answer is lost
+  POST /_fake/forget_history {"before": historyId | "all"}   older startHistoryIds answer 404
+  POST /_fake/reset              a fresh mailbox, as at start
+  GET  /_fake/state  -> {"address","history_id","history_floor","messages":[{"id","threadId",
+       "labelIds","message_id"}],"sent":[{"id","threadId","raw"}],"requests":[{"method","path",
+       "query","status"}],"token_requests":N,"modified":[{"id","addLabelIds","removeLabelIds"}]}
 """
 
 import argparse
@@ -376,7 +390,14 @@ def add_script(box, body):
     return {"ok": True}
 
 
-CONTROL = {"/_fake/deliver": deliver, "/_fake/revoke": revoke, "/_fake/refresh_token": set_refresh_token,
+def reset(box, _body):
+    # A fresh mailbox in place of this one, as at start: tests share one server process.
+    fresh = Mailbox(box.options)
+    box.__dict__.update({k: v for k, v in fresh.__dict__.items() if k != "lock"})
+    return {"ok": True}
+
+
+CONTROL = {"/_fake/deliver": deliver, "/_fake/reset": reset, "/_fake/revoke": revoke, "/_fake/refresh_token": set_refresh_token,
            "/_fake/expire_tokens": expire_tokens, "/_fake/script": add_script,
            "/_fake/forget_history": lambda box, body: box.forget_history(body.get("before", "all"))}
 
@@ -494,6 +515,15 @@ class Handler(BaseHTTPRequestHandler):
             emit(dict(record, event="request"))
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that gave up (the "answer lost" script) is expected; anything else is a bug.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 OUT_LOCK = threading.Lock()
 
 
@@ -522,8 +552,7 @@ def stop(_signum, _frame):
 
 def main(argv):
     options = parse_args(argv)
-    server = ThreadingHTTPServer(("127.0.0.1", options.port), Handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", options.port), Handler)
     server.mailbox = Mailbox(options)
     port = server.server_address[1]
     base = "http://127.0.0.1:%d" % port

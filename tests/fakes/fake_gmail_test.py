@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import unittest
 import urllib.error
@@ -26,21 +27,32 @@ def b64url(data):
 
 
 class FakeGmailTest(unittest.TestCase):
-    def setUp(self):
-        self.server = subprocess.Popen(
+    # One server for the whole class (a process start is most of a test's time);
+    # /_fake/reset gives each test a fresh mailbox.
+    @classmethod
+    def setUpClass(cls):
+        cls.server = subprocess.Popen(
             [sys.executable, FAKE, "--client-id", "cid", "--client-secret", "csecret", "--refresh-token", "rt-1",
              "--page-size", "2", "--token-lifetime", "60"], stdout=subprocess.PIPE, text=True)
-        self.listening = json.loads(self.server.stdout.readline())
-        self.base = self.listening["api_base_url"]
-        self.token = None
+        cls.listening = json.loads(cls.server.stdout.readline())
+        cls.base = cls.listening["api_base_url"]
+        cls.events = []
+        cls.reader = threading.Thread(target=lambda: cls.events.extend(cls.server.stdout))
+        cls.reader.start()
 
-    def tearDown(self):
-        self.server.terminate()
-        out, _ = self.server.communicate(timeout=10)
-        self.assertEqual(self.server.returncode, 0)
-        events = [json.loads(line) for line in out.splitlines()]
-        self.assertTrue(all(e["event"] == "request" for e in events))
-        self.assertNotIn("Bearer", out)
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.terminate()
+        cls.server.wait(timeout=10)
+        cls.reader.join(timeout=10)
+        assert cls.server.returncode == 0, cls.server.returncode
+        events = [json.loads(line) for line in cls.events]
+        assert events and all(e["event"] == "request" and e["status"] for e in events), events[:3]
+        assert "Bearer" not in "".join(cls.events)
+
+    def setUp(self):
+        self.token = None
+        self.call("POST", "/_fake/reset", {})
 
     def call(self, method, path, body=None, token=True, form=None, timeout=10):
         headers = {}
@@ -183,10 +195,10 @@ class FakeGmailTest(unittest.TestCase):
         self.assertEqual(self.call("GET", "/gmail/v1/users/me/history?startHistoryId=1")[0], 200)
 
     def test_script_commit_before_delay_stores_the_lost_send(self):
-        self.call("POST", "/_fake/script", {"path": "/messages/send", "delay_ms": 1500, "commit_before_delay": True})
+        self.call("POST", "/_fake/script", {"path": "/messages/send", "delay_ms": 800, "commit_before_delay": True})
         raw = b"To: ana@example.org\r\nMessage-ID: <lost@example.com>\r\n\r\nx\r\n"
         with self.assertRaises(OSError):  # urllib's timeout: the client never sees the answer
-            self.call("POST", "/gmail/v1/users/me/messages/send", {"raw": b64url(raw)}, timeout=0.5)
+            self.call("POST", "/gmail/v1/users/me/messages/send", {"raw": b64url(raw)}, timeout=0.3)
         body = self.call("GET", "/gmail/v1/users/me/messages?q=rfc822msgid:lost@example.com")[1]
         self.assertEqual(len(body["messages"]), 1)
 
