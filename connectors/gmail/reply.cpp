@@ -28,8 +28,10 @@ char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - '
 
 // One line of display text from untrusted input: whitespace and control runs become one
 // space, invalid UTF-8 becomes U+FFFD, at most `max_points` code points. first_invalid stops
-// at the first bad byte, so the whole loop reads each byte once.
+// at the first bad byte, so the loop reads each byte once, and it stops reading once more
+// than enough is kept (a code point is at most 4 bytes).
 std::string clean_line(std::string_view text, std::size_t max_points) {
+  text = text.substr(0, std::min(text.size(), 4 * max_points + 4096));  // the slack: runs of spaces
   std::string out;
   bool pending_space = false;
   const auto append = [&](std::string_view piece) {
