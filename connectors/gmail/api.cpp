@@ -57,7 +57,8 @@ std::optional<json::Parsed> parse_body(std::string_view body) {
 
 ApiError transport_error(const net::TransportError& error) {
   ApiError out;
-  out.kind = error.kind == net::TransportErrorKind::connect_failed ? ApiErrorKind::unreachable : ApiErrorKind::uncertain;
+  out.kind =
+      error.kind == net::TransportErrorKind::connect_failed ? ApiErrorKind::unreachable : ApiErrorKind::uncertain;
   out.reason = std::string(net::to_string(error.kind));
   out.message = error.message;
   return out;
@@ -83,7 +84,8 @@ ApiError status_error(const net::HttpResponse& response) {
   const rapidjson::Value* error = parsed ? json::object_member(parsed->document, "error") : nullptr;
   if (error != nullptr) {
     const rapidjson::Value* errors = json::array_member(*error, "errors");
-    if (errors != nullptr && !errors->Empty()) out.reason = std::string(json::string_of(json::member((*errors)[0], "reason")));
+    if (errors != nullptr && !errors->Empty())
+      out.reason = std::string(json::string_of(json::member((*errors)[0], "reason")));
     if (out.reason.empty()) out.reason = std::string(json::string_of(json::member(*error, "status")));
     const std::string_view message = json::string_of(json::member(*error, "message"));
     out.message = message.empty() ? "no error message" : text::quote(message, k_max_quoted_points);

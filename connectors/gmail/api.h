@@ -66,13 +66,14 @@ struct ApiError {
   int status = 0;       // the HTTP status; 0 for a transport failure
   std::string reason;   // e.g. "rateLimitExceeded", "notFound"; "" when the body had none
   std::string message;  // one line for logs and the outbox's error column
-  std::optional<std::chrono::seconds> retry_after;  // the Retry-After header (delta-seconds)
+  // The Retry-After header (delta-seconds), when the answer had one.
+  std::optional<std::chrono::seconds> retry_after;
 };
 
 // "gmail api rate_limited (http 429, rateLimitExceeded): <message>": one line for logs.
 std::string describe(const ApiError& error);
 
-constexpr int k_history_page_size = 500;  // history.list's maximum maxResults
+constexpr int k_history_page_size = 500;   // history.list's maximum maxResults
 constexpr int k_max_list_page_size = 500;  // messages.list's maximum maxResults (clamped to 1..500)
 
 net::HttpRequest profile_request(std::string_view base, std::string_view token);

@@ -70,8 +70,8 @@ OAuthError status_error(const net::HttpResponse& response, const OAuthCredential
 std::expected<AccessToken, OAuthError> token_of(const net::HttpResponse& response,
                                                 const OAuthCredentials& credentials) {
   const auto malformed = [&](std::string why) {
-    return std::unexpected(error_of(OAuthErrorKind::malformed, "http " + std::to_string(response.status) + ": " + why,
-                                    credentials));
+    return std::unexpected(
+        error_of(OAuthErrorKind::malformed, "http " + std::to_string(response.status) + ": " + why, credentials));
   };
   const auto parsed = parse_body(response.body);
   if (!parsed) return malformed("the answer is not a JSON object");

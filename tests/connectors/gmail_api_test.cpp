@@ -67,7 +67,8 @@ TEST_CASE("gmail api: GET requests have the documented URLs and headers", "[gmai
           "&maxResults=500");
   }
   SECTION("list: the query's spaces, colons and angle brackets are percent-encoded") {
-    const auto request = list_request(k_base, k_token, query_message_id("<dispatchd.42@example.com>"), "INBOX", "p1", 50);
+    const auto request =
+        list_request(k_base, k_token, query_message_id("<dispatchd.42@example.com>"), "INBOX", "p1", 50);
     check_get(request);
     CHECK(request.url ==
           "https://gmail.googleapis.com/gmail/v1/users/me/messages?q=rfc822msgid%3Adispatchd.42%40example.com%20"
@@ -133,7 +134,8 @@ TEST_CASE("gmail api: POST requests carry JSON bodies", "[gmail]") {
 TEST_CASE("gmail api: readers on realistic answers", "[gmail]") {
   SECTION("profile") {
     const auto profile = read_profile(response(
-        200, R"({"emailAddress":"support@example.com","messagesTotal":1203,"threadsTotal":877,"historyId":"4242917"})"));
+        200,
+        R"({"emailAddress":"support@example.com","messagesTotal":1203,"threadsTotal":877,"historyId":"4242917"})"));
     REQUIRE(profile.has_value());
     CHECK(profile->email_address == "support@example.com");
     CHECK(profile->history_id == "4242917");
@@ -171,7 +173,8 @@ TEST_CASE("gmail api: readers on realistic answers", "[gmail]") {
     CHECK(page->history_id == "4243100");
   }
   SECTION("history: an added message without an id makes the page unreadable") {
-    const auto page = read_history(response(200, R"({"history":[{"id":"1","messagesAdded":[{"message":{}}]}],"historyId":"2"})"));
+    const auto page =
+        read_history(response(200, R"({"history":[{"id":"1","messagesAdded":[{"message":{}}]}],"historyId":"2"})"));
     REQUIRE_FALSE(page.has_value());
     CHECK(page.error().kind == ApiErrorKind::uncertain);
   }
@@ -226,23 +229,28 @@ TEST_CASE("gmail api: the error classification table", "[gmail]") {
       {"401", response(401, google_error(401, "authError", "Invalid Credentials", "UNAUTHENTICATED")),
        ApiErrorKind::unauthorized, "authError"},
       {"404 stale history",
-       response(404, R"({"error":{"code":404,"message":"Requested entity was not found.","errors":[{"message":)"
-                     R"("Requested entity was not found.","domain":"global","reason":"notFound"}],"status":"NOT_FOUND"}})"),
+       response(404,
+                R"({"error":{"code":404,"message":"Requested entity was not found.","errors":[{"message":)"
+                R"("Requested entity was not found.","domain":"global","reason":"notFound"}],"status":"NOT_FOUND"}})"),
        ApiErrorKind::not_found, "notFound"},
-      {"429", response(429, google_error(429, "rateLimitExceeded", "Too many concurrent requests for user", "RESOURCE_EXHAUSTED")),
+      {"429",
+       response(429,
+                google_error(429, "rateLimitExceeded", "Too many concurrent requests for user", "RESOURCE_EXHAUSTED")),
        ApiErrorKind::rate_limited, "rateLimitExceeded"},
       {"403 userRateLimitExceeded",
        response(403, google_error(403, "userRateLimitExceeded", "User-rate limit exceeded", "PERMISSION_DENIED")),
        ApiErrorKind::rate_limited, "userRateLimitExceeded"},
       {"403 rateLimitExceeded", response(403, google_error(403, "rateLimitExceeded", "Rate Limit Exceeded", "")),
        ApiErrorKind::rate_limited, "rateLimitExceeded"},
-      {"403 forbidden", response(403, google_error(403, "insufficientPermissions", "Insufficient Permission", "PERMISSION_DENIED")),
+      {"403 forbidden",
+       response(403, google_error(403, "insufficientPermissions", "Insufficient Permission", "PERMISSION_DENIED")),
        ApiErrorKind::permanent, "insufficientPermissions"},
       {"400", response(400, google_error(400, "invalidArgument", "Invalid label name", "INVALID_ARGUMENT")),
        ApiErrorKind::permanent, "invalidArgument"},
       {"500", response(500, google_error(500, "backendError", "Backend Error", "INTERNAL")), ApiErrorKind::server,
        "backendError"},
-      {"503 html from a gateway", response(503, "<html><body>Service Unavailable</body></html>"), ApiErrorKind::server, ""},
+      {"503 html from a gateway", response(503, "<html><body>Service Unavailable</body></html>"), ApiErrorKind::server,
+       ""},
       {"connect failed", transport_failure(net::TransportErrorKind::connect_failed), ApiErrorKind::unreachable,
        "connect_failed"},
       {"timed out", transport_failure(net::TransportErrorKind::timed_out), ApiErrorKind::uncertain, "timed_out"},
@@ -268,7 +276,8 @@ TEST_CASE("gmail api: Retry-After, garbage 2xx, describe and retryable", "[gmail
     CHECK(describe(error) == "gmail api rate_limited (http 429, rateLimitExceeded): \"slow down\"");
   }
   SECTION("an HTTP-date Retry-After is not guessed") {
-    CHECK_FALSE(error_of(response(503, "", {{"Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"}})).retry_after.has_value());
+    CHECK_FALSE(
+        error_of(response(503, "", {{"Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"}})).retry_after.has_value());
   }
   SECTION("a 2xx that is not the expected JSON is uncertain for every JSON reader") {
     for (const char* body : {"<html>ok</html>", "", R"({"id":)", R"({"threadId":"t1"})", "[]"}) {
@@ -306,6 +315,8 @@ TEST_CASE("gmail api: Retry-After, garbage 2xx, describe and retryable", "[gmail
 
 TEST_CASE("gmail api: search queries", "[gmail]") {
   CHECK(query_after(std::chrono::sys_seconds{1'700'000'000s}) == "after:1700000000");
-  CHECK(query_message_id("<dispatchd.7f3a@mail.example.com>") == "rfc822msgid:dispatchd.7f3a@mail.example.com in:anywhere");
-  CHECK(query_message_id("dispatchd.7f3a@mail.example.com") == "rfc822msgid:dispatchd.7f3a@mail.example.com in:anywhere");
+  CHECK(query_message_id("<dispatchd.7f3a@mail.example.com>") ==
+        "rfc822msgid:dispatchd.7f3a@mail.example.com in:anywhere");
+  CHECK(query_message_id("dispatchd.7f3a@mail.example.com") ==
+        "rfc822msgid:dispatchd.7f3a@mail.example.com in:anywhere");
 }

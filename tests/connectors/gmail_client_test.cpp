@@ -94,6 +94,7 @@ TEST_CASE("client: a 401 refreshes and retries once", "[gmail]") {
     REQUIRE_FALSE(read.has_value());
     CHECK(read.error().kind == ApiErrorKind::unauthorized);
     CHECK(read.error().reason == "authError");
+    CHECK(describe(read.error()).find("ya29") == std::string::npos);
     CHECK(f.transport.requests().size() == 4);  // no third attempt
   }
 }
@@ -101,7 +102,8 @@ TEST_CASE("client: a 401 refreshes and retries once", "[gmail]") {
 TEST_CASE("client: errors other than 401 are not retried", "[gmail]") {
   Fixture f;
   f.transport.push_response(200, token_body("ya29.one"));
-  f.transport.push_response(404, R"({"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}})");
+  f.transport.push_response(
+      404, R"({"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}})");
   const auto result = f.profile();
   REQUIRE(result.has_value());
   CHECK(read_profile(*result).error().kind == ApiErrorKind::not_found);
@@ -140,7 +142,8 @@ TEST_CASE("client: destroyed with a call in flight, done is dropped uncalled", "
   bool called = false;
   {
     Client client{transport, tokens};
-    client.call([](std::string_view token) { return profile_request(k_base, token); }, [&](CallResult) { called = true; });
+    client.call([](std::string_view token) { return profile_request(k_base, token); },
+                [&](CallResult) { called = true; });
   }
   io.poll();
   CHECK_FALSE(called);

@@ -79,7 +79,8 @@ TEST_CASE("oauth: reading the token endpoint's answers", "[gmail]") {
       {"invalid_grant",
        response(400, R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})"),
        OAuthErrorKind::invalid_grant},
-      {"invalid_client", response(401, R"({"error":"invalid_client","error_description":"The OAuth client was not found."})"),
+      {"invalid_client",
+       response(401, R"({"error":"invalid_client","error_description":"The OAuth client was not found."})"),
        OAuthErrorKind::invalid_client},
       {"unauthorized_client", response(400, R"({"error":"unauthorized_client","error_description":"Unauthorized"})"),
        OAuthErrorKind::invalid_client},
@@ -105,7 +106,8 @@ TEST_CASE("oauth: reading the token endpoint's answers", "[gmail]") {
     const auto token = read(row.result);
     REQUIRE_FALSE(token.has_value());
     CHECK(token.error().kind == row.kind);
-    CHECK(permanent(token.error().kind) == (row.kind == OAuthErrorKind::invalid_grant || row.kind == OAuthErrorKind::invalid_client));
+    CHECK(permanent(token.error().kind) ==
+          (row.kind == OAuthErrorKind::invalid_grant || row.kind == OAuthErrorKind::invalid_client));
     check_no_secret(token.error().message);
   }
   SECTION("Google's description is in the message") {
@@ -114,7 +116,8 @@ TEST_CASE("oauth: reading the token endpoint's answers", "[gmail]") {
   }
   SECTION("a secret echoed back by the server is redacted") {
     const auto token = read(response(
-        400, R"({"error":"invalid_request","error_description":"bad refresh_token 1//0g-refresh_TOKEN for GOCSPX-s3cr3t+/=&"})"));
+        400,
+        R"({"error":"invalid_request","error_description":"bad refresh_token 1//0g-refresh_TOKEN for GOCSPX-s3cr3t+/=&"})"));
     REQUIRE_FALSE(token.has_value());
     check_no_secret(token.error().message);
     CHECK(token.error().message.find("[redacted]") != std::string::npos);
@@ -185,7 +188,8 @@ TEST_CASE("oauth: the token source caches, refreshes and coalesces", "[gmail]") 
 
 TEST_CASE("oauth: invalid_grant is permanent until reset()", "[gmail]") {
   Fixture f;
-  f.transport.push_response(400, R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})");
+  f.transport.push_response(400,
+                            R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})");
   const auto first = f.get();
   REQUIRE_FALSE(first.has_value());
   CHECK(first.error().kind == OAuthErrorKind::invalid_grant);
