@@ -2,27 +2,12 @@
 
 #include "common/json_access.h"
 #include "common/strict_json.h"
+#include "common/text.h"
 #include "common/utf8.h"
 
 namespace dispatchd::agent {
 
-std::string percent_encode(std::string_view value) {
-  static constexpr char k_hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : value) {
-    const auto byte = static_cast<unsigned char>(c);
-    const bool unreserved = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') ||
-                            (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' || byte == '_' || byte == '~';
-    if (unreserved) {
-      out += c;
-    } else {
-      out += '%';
-      out += k_hex[byte >> 4];
-      out += k_hex[byte & 0xF];
-    }
-  }
-  return out;
-}
+std::string percent_encode(std::string_view value) { return text::percent_encode(value); }
 
 std::expected<std::string, std::string> tool_url(const catalog::Action& action, const std::string& output) {
   if (!action.http) return std::unexpected("action " + action.name + " is not an http tool");

@@ -14,7 +14,7 @@
 
 namespace dispatchd::agent {
 
-// RFC 3986 percent-encoding of everything but unreserved characters.
+// RFC 3986 percent-encoding of everything but unreserved characters (text::percent_encode).
 std::string percent_encode(std::string_view value);
 
 // Fills every {field} of the action's URL from `output` (the verdict's compact JSON).

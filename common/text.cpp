@@ -49,6 +49,24 @@ std::string pointer_token(std::string_view token) {
   return out;
 }
 
+std::string percent_encode(std::string_view value) {
+  static constexpr char k_hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool unreserved = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') ||
+                            (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' || byte == '_' || byte == '~';
+    if (unreserved) {
+      out += c;
+    } else {
+      out += '%';
+      out += k_hex[byte >> 4];
+      out += k_hex[byte & 0xF];
+    }
+  }
+  return out;
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t cap) {
   const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
   if (gap > cap) return cap + 1;

@@ -16,6 +16,10 @@ std::string quote(std::string_view value, std::size_t max_points = 40);
 // Escapes one reference token of a JSON pointer (RFC 6901: "~" -> "~0", "/" -> "~1").
 std::string pointer_token(std::string_view token);
 
+// RFC 3986 percent-encoding of every byte but the unreserved characters (A-Z a-z 0-9 - . _ ~),
+// upper-case hex: a URL query value or path segment, an application/x-www-form-urlencoded value.
+std::string percent_encode(std::string_view value);
+
 // Levenshtein distance, capped: returns `cap + 1` as soon as the distance exceeds `cap`.
 // Used for "did you mean" hints on short enum values.
 std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t cap);
