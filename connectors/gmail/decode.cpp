@@ -115,9 +115,10 @@ std::unique_ptr<GMimeParserOptions, OptionsFree> make_options(Defects& defects) 
 // do, WHATWG Encoding): GB2312 mail often holds GBK characters, EUC-KR mail UHC ones.
 const char* superset_charset(const std::string& label) {
   static constexpr std::pair<const char*, const char*> k_supersets[] = {
-      {"gb2312", "GB18030"},   {"gbk", "GB18030"},    {"x-gbk", "GB18030"}, {"euc-cn", "GB18030"},
-      {"euc-kr", "CP949"},     {"ks_c_5601-1987", "CP949"}, {"shift_jis", "CP932"}, {"x-sjis", "CP932"},
-      {"iso-8859-1", "windows-1252"}, {"latin1", "windows-1252"},
+      {"gb2312", "GB18030"},      {"gbk", "GB18030"},  {"x-gbk", "GB18030"},
+      {"euc-cn", "GB18030"},      {"euc-kr", "CP949"}, {"ks_c_5601-1987", "CP949"},
+      {"shift_jis", "CP932"},     {"x-sjis", "CP932"}, {"iso-8859-1", "windows-1252"},
+      {"latin1", "windows-1252"},
   };
   for (const auto& [from, to] : k_supersets)
     if (label == from) return to;
@@ -165,7 +166,8 @@ std::string to_utf8(std::string_view bytes, const char* declared, Defects& defec
   }
   std::size_t replaced = 0;
   std::string valid = detail::valid_utf8(converted, replaced);
-  if (replaced > 0 && !(label == "utf-8" || label == "utf8")) defects.add("invalid bytes in charset " + excerpt(declared));
+  if (replaced > 0 && !(label == "utf-8" || label == "utf8"))
+    defects.add("invalid bytes in charset " + excerpt(declared));
   return valid;
 }
 
@@ -464,7 +466,11 @@ void read_body(const Found& found, const DecodeLimits& limits, Email& email, Def
     body.trimmed = detail::trim_quoted(body.full);
   } else if (found.html) {
     const char* charset = g_mime_object_get_content_type_parameter(GMIME_OBJECT(found.html), "charset");
-    body = detail::html_to_text(to_utf8(decoded_content(found.html), charset, defects));
+    const std::string html = to_utf8(decoded_content(found.html), charset, defects);
+    body = detail::html_to_text(html);
+    // Nothing readable (images only, or nesting past libxml2's depth limit): say so, so that
+    // the connector escalates it rather than taking it for an empty message.
+    if (body.full.empty() && !strip(html).empty()) defects.add("no text in HTML body");
     body.trimmed = detail::trim_quoted(body.trimmed.empty() ? body.full : body.trimmed);
   } else if (!found.prologue.empty()) {
     std::size_t replaced = 0;
@@ -496,6 +502,22 @@ Email decode_message(GMimeMessage* message, GMimeParserOptions* options, std::sp
   return email;
 }
 
+// GMime builds every part before the walk can stop at max_parts, at some 100 µs a part: 35 MB
+// of tiny parts would take minutes. So the input is cut before the line that would start more
+// delimiter-like lines ("--...") than the allowed parts can need (one delimiter per part, one
+// close per multipart, and slack for "-- " signatures and the like).
+std::string_view within_part_budget(std::string_view raw, const DecodeLimits& limits) {
+  const std::size_t budget = 2 * static_cast<std::size_t>(std::max(limits.max_parts, 0)) + 64;
+  std::size_t seen = 0;
+  for (std::size_t pos = 0; pos < raw.size();) {
+    if (raw.compare(pos, 2, "--") == 0 && ++seen > budget) return raw.substr(0, pos);
+    const std::size_t nl = raw.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return raw;
+}
+
 }  // namespace
 
 const char* to_string(DecodeErrorKind kind) {
@@ -509,16 +531,18 @@ const char* to_string(DecodeErrorKind kind) {
 std::expected<Email, DecodeError> decode(std::string_view raw, std::span<const std::string> own_addresses,
                                          const DecodeLimits& limits) {
   if (raw.size() > limits.max_bytes)
-    return std::unexpected(DecodeError{DecodeErrorKind::too_large, "message of " + std::to_string(raw.size()) +
-                                                                       " bytes, over the limit of " +
-                                                                       std::to_string(limits.max_bytes)});
+    return std::unexpected(DecodeError{
+        DecodeErrorKind::too_large,
+        "message of " + std::to_string(raw.size()) + " bytes, over the limit of " + std::to_string(limits.max_bytes)});
   if (strip(raw).empty()) return std::unexpected(DecodeError{DecodeErrorKind::not_a_message, "empty message"});
   try {
     init_gmime();
     std::vector<std::string> defect_list;
     Defects defects(defect_list);
     auto options = make_options(defects);
-    Ref<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(raw.data(), raw.size()));
+    const std::string_view input = within_part_budget(raw, limits);
+    if (input.size() < raw.size()) defects.add("more than " + std::to_string(limits.max_parts) + " parts");
+    Ref<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(input.data(), input.size()));
     Ref<GMimeParser> parser(g_mime_parser_new_with_stream(stream.get()));
     g_mime_parser_set_format(parser.get(), GMIME_FORMAT_MESSAGE);
     GMimeMessage* parsed = g_mime_parser_construct_message(parser.get(), options.get());

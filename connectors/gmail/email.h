@@ -36,9 +36,9 @@ struct Address {
 };
 
 struct Attachment {
-  std::string name;       // filename (RFC 2231 / RFC 2047 decoded); "" when none
-  std::string type;       // "application/pdf", "message/rfc822", ...
-  std::size_t size = 0;   // decoded bytes
+  std::string name;      // filename (RFC 2231 / RFC 2047 decoded); "" when none
+  std::string type;      // "application/pdf", "message/rfc822", ...
+  std::size_t size = 0;  // decoded bytes
 };
 
 // Why loop prevention may ignore a message (see is_automatic).
@@ -54,9 +54,9 @@ struct Flags {
 
 struct Email {
   std::optional<Address> from, reply_to;
-  std::vector<Address> to, cc;  // groups are flattened into their members
-  std::string subject;          // decoded (RFC 2047), UTF-8
-  std::optional<std::chrono::sys_seconds> date;  // Date: in UTC; nullopt if absent/unparseable (+ a defect)
+  std::vector<Address> to, cc;                   // groups are flattened into their members
+  std::string subject;                           // decoded (RFC 2047), UTF-8
+  std::optional<std::chrono::sys_seconds> date;  // Date: in UTC; nullopt if absent, or unparseable (+ a defect)
   std::string message_id, in_reply_to;           // without angle brackets
   std::vector<std::string> references;           // without angle brackets, in order
   // What the model sees: the chosen body as valid UTF-8 with LF line ends, the quoted history

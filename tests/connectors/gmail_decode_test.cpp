@@ -45,7 +45,8 @@ std::vector<std::string> compare(const std::expected<gmail::Email, gmail::Decode
   if (const auto flag = json::bool_member(expected, "undecodable"); flag && *flag != undecodable(result))
     problems.push_back(*flag ? "expected undecodable" : "expected decodable");
   if (const auto error = json::string_member(expected, "error")) {
-    if (result) problems.push_back("expected error " + *error);
+    if (result)
+      problems.push_back("expected error " + *error);
     else if (*error != gmail::to_string(result.error().kind))
       problems.push_back("error " + std::string(gmail::to_string(result.error().kind)) + ", expected " + *error);
     return problems;
@@ -75,10 +76,10 @@ std::vector<std::string> compare(const std::expected<gmail::Email, gmail::Decode
         if (std::find(email.defects.begin(), email.defects.end(), json::string_of(phrase)) == email.defects.end())
           problems.push_back("no defect " + json::to_string(phrase) + " in " + json::to_string(actual["defects"]));
     } else if (key == "defects_nonempty") {
-      if (want.GetBool() == email.defects.empty())
-        problems.push_back("defects: " + json::to_string(actual["defects"]));
+      if (want.GetBool() == email.defects.empty()) problems.push_back("defects: " + json::to_string(actual["defects"]));
     } else if (key == "counterpart") {
-      if (gmail::counterpart(email) != json::string_of(want)) problems.push_back("counterpart " + gmail::counterpart(email));
+      if (gmail::counterpart(email) != json::string_of(want))
+        problems.push_back("counterpart " + gmail::counterpart(email));
     } else if (key == "own" || key == "undecodable") {
       continue;
     } else if (!actual.HasMember(member.name)) {
@@ -208,6 +209,41 @@ TEST_CASE("nesting and part counts are bounded", "[gmail][decode][limits]") {
   }
 }
 
+TEST_CASE("hostile shapes finish quickly and say what they lost", "[gmail][decode][limits]") {
+  const auto has = [](const gmail::Email& email, std::string_view phrase) {
+    return std::find(email.defects.begin(), email.defects.end(), phrase) != email.defects.end();
+  };
+  SECTION("100000 message/rfc822 inside each other: GMime's nesting guard") {
+    std::string raw = "From: a@example.com\r\nSubject: deep\r\n";
+    for (int i = 0; i < 100000; ++i) raw += "Content-Type: message/rfc822\r\n\r\nSubject: x\r\n";
+    const auto [result, elapsed] = timed([&] { return gmail::decode(raw); });
+    REQUIRE(result);
+    CHECK(has(*result, "nesting overflow"));
+    CHECK(elapsed < std::chrono::seconds(5));
+  }
+  SECTION("two million delimiter lines: cut before GMime builds them") {
+    std::string raw = "From: a@example.com\r\nContent-Type: multipart/mixed; boundary=\"\"\r\n\r\n";
+    for (int i = 0; i < 2000000; ++i) raw += "--\r\n";
+    const auto [result, elapsed] = timed([&] { return gmail::decode(raw); });
+    REQUIRE(result);
+    CHECK(has(*result, "more than 256 parts"));
+    CHECK(elapsed < std::chrono::seconds(5));
+  }
+  SECTION("HTML nested past libxml2's depth limit: no text, and a defect that says so") {
+    std::string raw = "From: a@example.com\r\nContent-Type: text/html\r\n\r\n";
+    for (int i = 0; i < 100000; ++i) raw += "<div><b>";
+    raw += "Bottom.";
+    for (int i = 0; i < 100000; ++i) raw += "</b></div>";
+    const auto [result, elapsed] = timed([&] { return gmail::decode(raw); });
+    REQUIRE(result);
+    CHECK(elapsed < std::chrono::seconds(5));
+    if (result->text.empty())
+      CHECK(has(*result, "no text in HTML body"));
+    else
+      CHECK(result->text == "Bottom.");
+  }
+}
+
 TEST_CASE("size limits: the raw message and the text", "[gmail][decode][limits]") {
   SECTION("larger than max_bytes is too_large") {
     const auto result = gmail::decode(std::string(2000, 'a'), k_none, {.max_bytes = 1000});
@@ -281,9 +317,11 @@ TEST_CASE("to_json writes every key, null for what is absent", "[gmail]") {
 TEST_CASE("parse_raw_response reads a messages.get?format=raw answer", "[gmail]") {
   const std::string raw = gmail::base64url_encode("Subject: x\r\n\r\nbody\r\n");
   SECTION("all fields") {
-    const auto parsed = gmail::parse_raw_response(R"({"id":"m1","threadId":"t1","labelIds":["INBOX","UNREAD"],)"
-                                                  R"("historyId":"991","internalDate":"1796040000000","sizeEstimate":20,)"
-                                                  R"("raw":")" + raw + R"("})");
+    const auto parsed =
+        gmail::parse_raw_response(R"({"id":"m1","threadId":"t1","labelIds":["INBOX","UNREAD"],)"
+                                  R"("historyId":"991","internalDate":"1796040000000","sizeEstimate":20,)"
+                                  R"("raw":")" +
+                                  raw + R"("})");
     REQUIRE(parsed);
     CHECK(parsed->id == "m1");
     CHECK(parsed->thread_id == "t1");
