@@ -10,6 +10,7 @@
 
 #include "common/utf8.h"
 #include "connectors/gmail/email.h"
+#include "connectors/gmail/internal/charset.h"
 #include "connectors/gmail/internal/text.h"
 
 namespace dispatchd::gmail {
@@ -32,18 +33,6 @@ void init_gmime() {
   std::call_once(once, [] { g_mime_init(); });
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view strip(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 // Defects, each phrase once, at most k_max_defects of them (a hostile message cannot grow the list).
 class Defects {
  public:
@@ -56,14 +45,6 @@ class Defects {
  private:
   std::vector<std::string>& m_out;
 };
-
-// A value from the message quoted in a defect: short, valid UTF-8.
-std::string excerpt(const char* value) {
-  if (!value) return "";
-  std::size_t replaced = 0;
-  const std::string valid = detail::valid_utf8(value, replaced);
-  return std::string(utf8::prefix(valid, 40));
-}
 
 const char* warning_phrase(GMimeParserWarning code) {
   switch (code) {
@@ -109,66 +90,12 @@ std::unique_ptr<GMimeParserOptions, OptionsFree> make_options(Defects& defects) 
   return options;
 }
 
-// ---- charsets ---------------------------------------------------------------------------
-
-// Labels mail declares for which a superset decodes what senders really wrote (as browsers
-// do, WHATWG Encoding): GB2312 mail often holds GBK characters, EUC-KR mail UHC ones.
-const char* superset_charset(const std::string& label) {
-  static constexpr std::pair<const char*, const char*> k_supersets[] = {
-      {"gb2312", "GB18030"},      {"gbk", "GB18030"},  {"x-gbk", "GB18030"},
-      {"euc-cn", "GB18030"},      {"euc-kr", "CP949"}, {"ks_c_5601-1987", "CP949"},
-      {"shift_jis", "CP932"},     {"x-sjis", "CP932"}, {"iso-8859-1", "windows-1252"},
-      {"latin1", "windows-1252"},
-  };
-  for (const auto& [from, to] : k_supersets)
-    if (label == from) return to;
-  return nullptr;
-}
-
-// `bytes` converted from `charset` to UTF-8 by GMime's iconv filter; nullopt when iconv
-// does not know the charset.
-std::optional<std::string> convert(std::string_view bytes, const char* charset) {
-  GMimeFilter* raw_filter = g_mime_filter_charset_new(charset, "UTF-8");
-  if (!raw_filter) return std::nullopt;
-  Ref<GMimeFilter> filter(raw_filter);
-  Ref<GMimeStream> mem(g_mime_stream_mem_new());
-  Ref<GMimeStream> filtered(g_mime_stream_filter_new(mem.get()));
-  g_mime_stream_filter_add(GMIME_STREAM_FILTER(filtered.get()), filter.get());
-  if (g_mime_stream_write(filtered.get(), bytes.data(), bytes.size()) < 0 || g_mime_stream_flush(filtered.get()) < 0)
-    return std::nullopt;
-  GByteArray* array = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem.get()));
-  return std::string(reinterpret_cast<const char*>(array->data), array->len);
-}
-
-// `bytes` of a text part declared in `charset` (may be null) as valid UTF-8.
+// The text of a body part as valid UTF-8 (charset.h), its problems as defects.
 std::string to_utf8(std::string_view bytes, const char* declared, Defects& defects) {
-  const std::string label = lower(declared ? strip(declared) : "");
-  std::string converted;
-  if (label.empty() || label == "us-ascii" || label == "ascii" || label == "utf-8" || label == "utf8") {
-    if (utf8::is_valid(bytes)) return std::string(bytes);
-    if (label == "utf-8" || label == "utf8") {
-      defects.add("invalid UTF-8 in body");
-    } else if (auto western = convert(bytes, "windows-1252")) {
-      // Undeclared 8-bit text is most often Western European.
-      return *western;
-    }
-    converted = std::string(bytes);
-  } else {
-    const char* superset = superset_charset(label);
-    auto result = convert(bytes, superset ? superset : declared);
-    if (!result && superset) result = convert(bytes, declared);
-    if (result) {
-      converted = std::move(*result);
-    } else {
-      defects.add("unknown charset " + excerpt(declared));
-      converted = std::string(bytes);
-    }
-  }
-  std::size_t replaced = 0;
-  std::string valid = detail::valid_utf8(converted, replaced);
-  if (replaced > 0 && !(label == "utf-8" || label == "utf8"))
-    defects.add("invalid bytes in charset " + excerpt(declared));
-  return valid;
+  std::vector<std::string> problems;
+  std::string text = detail::text_to_utf8(bytes, declared, problems);
+  for (auto& problem : problems) defects.add(std::move(problem));
+  return text;
 }
 
 // ---- parts ------------------------------------------------------------------------------
@@ -207,7 +134,7 @@ std::string mime_type(GMimeObject* object) {
   GMimeContentType* type = g_mime_object_get_content_type(object);
   if (!type) return "application/octet-stream";
   char* text = g_mime_content_type_get_mime_type(type);
-  std::string out = lower(text ? text : "application/octet-stream");
+  std::string out = detail::lower_ascii(text ? text : "application/octet-stream");
   g_free(text);
   return out;
 }
@@ -352,40 +279,13 @@ std::vector<std::string> message_ids(GMimeParserOptions* options, const char* he
   return out;
 }
 
-// Senders write B-encoded words without their '=' padding ("=?uft-8?B?dGVzdGluZw?="), and
-// GMime drops the unpadded last bytes: `raw` with the padding restored, or nullopt when no word
-// lacked it.
-std::optional<std::string> repadded(std::string_view raw) {
-  std::string out;
-  bool changed = false;
-  std::size_t pos = 0;
-  while (pos < raw.size()) {
-    const std::size_t start = raw.find("=?", pos);
-    const std::size_t q = start == std::string_view::npos ? start : raw.find('?', start + 2);
-    const std::size_t end = q == std::string_view::npos || q + 3 > raw.size() ? q : raw.find("?=", q + 3);
-    if (end == std::string_view::npos) break;
-    out.append(raw.substr(pos, end - pos));
-    const std::size_t length = end - (q + 3);
-    if ((raw[q + 1] == 'B' || raw[q + 1] == 'b') && raw[q + 2] == '?' && length % 4 >= 2) {
-      out.append(4 - length % 4, '=');
-      changed = true;
-    }
-    out.append("?=");
-    pos = end + 2;
-  }
-  if (!changed) return std::nullopt;
-  out.append(raw.substr(std::min(pos, raw.size())));
-  std::erase_if(out, [](char c) { return c == '\r' || c == '\n'; });  // unfolded
-  return out;
-}
-
 std::string subject_of(GMimeMessage* message, GMimeParserOptions* options) {
   GMimeHeader* header = g_mime_header_list_get_header(g_mime_object_get_header_list(GMIME_OBJECT(message)), "Subject");
   const char* raw = header ? g_mime_header_get_raw_value(header) : nullptr;
-  if (const auto fixed = raw ? repadded(raw) : std::nullopt) {
+  if (const auto fixed = raw ? detail::repadded_encoded_words(raw) : std::nullopt) {
     char* decoded = g_mime_utils_header_decode_text(options, fixed->c_str());
     std::size_t replaced = 0;
-    std::string out = detail::valid_utf8(strip(decoded ? decoded : ""), replaced);
+    std::string out = detail::valid_utf8(detail::trim_space(decoded ? decoded : ""), replaced);
     g_free(decoded);
     return out;
   }
@@ -414,13 +314,13 @@ void read_headers(GMimeMessage* message, GMimeParserOptions* options, Email& ema
 
 std::string header_lower(GMimeObject* object, const char* name) {
   const char* value = g_mime_object_get_header(object, name);
-  return value ? lower(strip(value)) : std::string();
+  return value ? detail::lower_ascii(detail::trim_space(value)) : std::string();
 }
 
 std::string localpart(const std::optional<Address>& from) {
   if (!from) return "";
   const std::string& address = from->address;
-  return lower(std::string_view(address).substr(0, address.rfind('@')));
+  return detail::lower_ascii(std::string_view(address).substr(0, address.rfind('@')));
 }
 
 bool is_no_reply_localpart(std::string local) {
@@ -446,9 +346,10 @@ Flags read_flags(GMimeMessage* message, const Email& email, const Found& found,
   const bool null_sender = header_lower(object, "Return-Path") == "<>";
   flags.bounce = local == "mailer-daemon" || local == "postmaster" || report || (null_sender && found.delivery_status);
   if (email.from) {
-    const std::string from = lower(email.from->address);
-    flags.own = std::any_of(own_addresses.begin(), own_addresses.end(),
-                            [&](const std::string& own) { return lower(strip(own)) == from; });
+    const std::string from = detail::lower_ascii(email.from->address);
+    flags.own = std::any_of(own_addresses.begin(), own_addresses.end(), [&](const std::string& own) {
+      return detail::lower_ascii(detail::trim_space(own)) == from;
+    });
   }
   flags.no_reply = is_no_reply_localpart(local);
   return flags;
@@ -470,7 +371,7 @@ void read_body(const Found& found, const DecodeLimits& limits, Email& email, Def
     body = detail::html_to_text(html);
     // Nothing readable (images only, or nesting past libxml2's depth limit): say so, so that
     // the connector escalates it rather than taking it for an empty message.
-    if (body.full.empty() && !strip(html).empty()) defects.add("no text in HTML body");
+    if (body.full.empty() && !detail::trim_space(html).empty()) defects.add("no text in HTML body");
     body.trimmed = detail::trim_quoted(body.trimmed.empty() ? body.full : body.trimmed);
   } else if (!found.prologue.empty()) {
     std::size_t replaced = 0;
@@ -534,7 +435,8 @@ std::expected<Email, DecodeError> decode(std::string_view raw, std::span<const s
     return std::unexpected(DecodeError{
         DecodeErrorKind::too_large,
         "message of " + std::to_string(raw.size()) + " bytes, over the limit of " + std::to_string(limits.max_bytes)});
-  if (strip(raw).empty()) return std::unexpected(DecodeError{DecodeErrorKind::not_a_message, "empty message"});
+  if (detail::trim_space(raw).empty())
+    return std::unexpected(DecodeError{DecodeErrorKind::not_a_message, "empty message"});
   try {
     init_gmime();
     std::vector<std::string> defect_list;

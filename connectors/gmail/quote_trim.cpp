@@ -8,12 +8,6 @@
 namespace dispatchd::gmail::detail {
 namespace {
 
-std::string_view strip(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   return std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
@@ -39,7 +33,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 // "On Mon, 30 Nov 2026 at 12:00, Ana <ana@example.com> wrote:" and its translations. Mail
 // clients wrap long attributions, so the caller also tries a line joined with the next.
 bool is_attribution(std::string_view line) {
-  line = strip(line);
+  line = trim_space(line);
   if (line.size() < 8 || line.size() > 400 || line.back() != ':') return false;
   const bool english = starts_with_ci(line, "On ") && ends_with(line, "wrote:");
   const bool spanish = starts_with_ci(line, "El ") && ends_with(line, "escribió:");
@@ -51,15 +45,15 @@ bool is_attribution(std::string_view line) {
 
 // The index of the first non-blank line at or after `i`, or lines.size().
 std::size_t next_nonblank(const std::vector<std::string_view>& lines, std::size_t i) {
-  while (i < lines.size() && strip(lines[i]).empty()) ++i;
+  while (i < lines.size() && trim_space(lines[i]).empty()) ++i;
   return i;
 }
 
 bool attribution_at(const std::vector<std::string_view>& lines, std::size_t i) {
   std::size_t last = i;
   bool found = is_attribution(lines[i]);
-  if (!found && i + 1 < lines.size() && !strip(lines[i + 1]).empty()) {
-    const std::string joined = std::string(strip(lines[i])) + " " + std::string(strip(lines[i + 1]));
+  if (!found && i + 1 < lines.size() && !trim_space(lines[i + 1]).empty()) {
+    const std::string joined = std::string(trim_space(lines[i])) + " " + std::string(trim_space(lines[i + 1]));
     found = is_attribution(joined);
     last = i + 1;
   }
@@ -69,7 +63,7 @@ bool attribution_at(const std::vector<std::string_view>& lines, std::size_t i) {
 }
 
 bool is_original_message_separator(std::string_view line) {
-  line = strip(line);
+  line = trim_space(line);
   for (const auto marker : {"-----Original Message-----", "-----Mensaje original-----", "-----Message d'origine-----",
                             "-----Ursprüngliche Nachricht-----", "-----Original Nachricht-----"})
     if (starts_with_ci(line, marker)) return true;
@@ -79,11 +73,11 @@ bool is_original_message_separator(std::string_view line) {
 // Outlook's header block of the original: "From: ..." and, within the next few lines,
 // "Sent: ..." (or "Date: ...") and "To:" or "Subject:". A run of underscores above it belongs to it.
 bool outlook_header_at(const std::vector<std::string_view>& lines, std::size_t i) {
-  const auto from = strip(lines[i]);
+  const auto from = trim_space(lines[i]);
   if (!starts_with_ci(from, "From:") && !starts_with_ci(from, "De:") && !starts_with_ci(from, "Von:")) return false;
   bool sent = false, to = false;
   for (std::size_t j = i + 1; j < lines.size() && j <= i + 5; ++j) {
-    const auto line = strip(lines[j]);
+    const auto line = trim_space(lines[j]);
     sent = sent || starts_with_ci(line, "Sent:") || starts_with_ci(line, "Date:") || starts_with_ci(line, "Enviado:") ||
            starts_with_ci(line, "Envoyé :") || starts_with_ci(line, "Gesendet:");
     to = to || starts_with_ci(line, "To:") || starts_with_ci(line, "Subject:") || starts_with_ci(line, "Para:") ||
@@ -93,7 +87,7 @@ bool outlook_header_at(const std::vector<std::string_view>& lines, std::size_t i
 }
 
 bool is_underscore_rule(std::string_view line) {
-  line = strip(line);
+  line = trim_space(line);
   return line.size() >= 10 && line.find_first_not_of('_') == std::string_view::npos;
 }
 
@@ -111,13 +105,25 @@ std::size_t history_start(const std::vector<std::string_view>& lines) {
   for (std::size_t i = lines.size(); i-- > 0;) {
     if (is_quoted(lines[i]))
       start = i;
-    else if (!strip(lines[i]).empty())
+    else if (!trim_space(lines[i]).empty())
       break;
   }
   return start;
 }
 
 }  // namespace
+
+std::string_view trim_space(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 std::string trim_quoted(std::string_view text) {
   const auto lines = split_lines(text);

@@ -36,6 +36,12 @@ std::string valid_utf8(std::string_view bytes, std::size_t& replaced);
 // a character.
 std::string_view cut_utf8(std::string_view text, std::size_t max_bytes);
 
+// `s` without leading and trailing ASCII whitespace.
+std::string_view trim_space(std::string_view s);
+
+// `s` with ASCII letters lower-cased (header values, addresses, charset labels).
+std::string lower_ascii(std::string_view s);
+
 // Text with LF line ends, trailing blanks removed from each line, runs of blank lines
 // collapsed to one, and no blank lines at either end.
 std::string tidy_lines(std::string_view text);
