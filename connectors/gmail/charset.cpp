@@ -85,7 +85,6 @@ std::string text_to_utf8(std::string_view bytes, const char* declared, std::vect
   return valid;
 }
 
-
 std::optional<std::string> repadded_encoded_words(std::string_view raw) {
   std::string out;
   bool changed = false;
