@@ -229,7 +229,9 @@ Found walk(GMimeObject* root, const DecodeLimits& limits, Defects& defects) {
         defects.add("nesting deeper than " + std::to_string(limits.max_depth));
         continue;
       }
-      if (mime_type(object) == "multipart/alternative") {
+      const std::string type = mime_type(object);
+      if (type == "multipart/encrypted") defects.add("encrypted message");
+      if (type == "multipart/alternative") {
         if (GMimeObject* chosen = chosen_alternative(multipart)) stack.emplace_back(chosen, depth + 1);
         continue;
       }
@@ -241,23 +243,27 @@ Found walk(GMimeObject* root, const DecodeLimits& limits, Defects& defects) {
 
 // ---- headers ----------------------------------------------------------------------------
 
+void append_mailbox(InternetAddress* address, std::vector<Address>& out) {
+  if (!INTERNET_ADDRESS_IS_MAILBOX(address)) return;
+  out.push_back({valid_text(internet_address_get_name(address)),
+                 valid_text(internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address)))});
+}
+
+// Mailboxes in order, a group's members in its place (RFC 5322 groups do not nest: a group
+// inside a group is skipped), at most k_max_addresses.
 void append_addresses(InternetAddressList* list, std::vector<Address>& out) {
-  if (!list) return;
-  // Groups hold mailboxes (RFC 5322 forbids nested groups); a pending stack keeps it flat anyway.
-  std::vector<InternetAddressList*> pending{list};
-  while (!pending.empty() && out.size() < 1000) {
-    InternetAddressList* current = pending.back();
-    pending.pop_back();
-    const int count = internet_address_list_length(current);
-    for (int i = 0; i < count; ++i) {
-      InternetAddress* address = internet_address_list_get_address(current, i);
-      if (INTERNET_ADDRESS_IS_GROUP(address)) {
-        pending.push_back(internet_address_group_get_members(INTERNET_ADDRESS_GROUP(address)));
-      } else if (INTERNET_ADDRESS_IS_MAILBOX(address)) {
-        out.push_back({valid_text(internet_address_get_name(address)),
-                       valid_text(internet_address_mailbox_get_addr(INTERNET_ADDRESS_MAILBOX(address)))});
-      }
+  constexpr std::size_t k_max_addresses = 1000;
+  const int count = list ? internet_address_list_length(list) : 0;
+  for (int i = 0; i < count && out.size() < k_max_addresses; ++i) {
+    InternetAddress* address = internet_address_list_get_address(list, i);
+    if (!INTERNET_ADDRESS_IS_GROUP(address)) {
+      append_mailbox(address, out);
+      continue;
     }
+    InternetAddressList* members = internet_address_group_get_members(INTERNET_ADDRESS_GROUP(address));
+    const int member_count = members ? internet_address_list_length(members) : 0;
+    for (int j = 0; j < member_count && out.size() < k_max_addresses; ++j)
+      append_mailbox(internet_address_list_get_address(members, j), out);
   }
 }
 
@@ -396,8 +402,10 @@ Email decode_message(GMimeMessage* message, GMimeParserOptions* options, std::sp
     found.plain = inner.plain;
     found.html = inner.html;
   }
+  // Nothing to read (an attachment alone, an encrypted or unknown body): said as a defect, so
+  // that the connector escalates it instead of taking it for an empty message.
+  if (!found.plain && !found.html && found.prologue.empty()) defects.add("no text part");
   read_body(found, limits, email, defects);
-  if (!root) defects.add("no body");
   email.attachments = std::move(found.attachments);
   email.flags = read_flags(message, email, found, own_addresses);
   return email;

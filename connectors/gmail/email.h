@@ -15,6 +15,8 @@
 //  - The connector stores the raw bytes either way and escalates `undecodable` when decode()
 //    returns an error OR the Email's `text` is empty while `defects` is not (a body it could
 //    not read). An empty text without defects is an empty message and is not escalated.
+//    A message with no text part at all (an attachment alone, multipart/encrypted) carries
+//    the defect "no text part", so it is escalated: the model would have nothing to read.
 // Thread-safety: decode() may run on several threads at once (GMime is initialized once,
 // under std::call_once). It never throws and never recurses on the input's nesting.
 

@@ -262,6 +262,24 @@ add("missing_final_boundary", crlf((headers("Cut", extra="Content-Type: multipar
                                     "JVBERi0xLjQK\n").encode()), {
     "subject": "Cut", "from": ANA, "text": "First part.", "flags": flags(),
     "attachments": [{"name": "a.pdf", "type": "application/pdf", "size": 9}]})
+add("attachment_only", crlf((headers("Scan", extra="Content-Type: application/pdf; name=scan.pdf\n"
+                                                   "Content-Transfer-Encoding: base64\n\n") + "JVBERi0xLjQK\n").encode()), {
+    "subject": "Scan", "from": ANA, "text": "", "flags": flags(), "undecodable": True,
+    "attachments": [{"name": "scan.pdf", "type": "application/pdf", "size": 9}], "defects_contain": ["no text part"]})
+add("encrypted_pgp", crlf((headers("Secret", extra="Content-Type: multipart/encrypted; "
+                                   "protocol=\"application/pgp-encrypted\"; boundary=e\n\n") + """--e
+Content-Type: application/pgp-encrypted
+
+Version: 1
+--e
+Content-Type: application/octet-stream
+
+-----BEGIN PGP MESSAGE-----
+hQEMA0x
+-----END PGP MESSAGE-----
+--e--
+""").encode()), {"subject": "Secret", "from": ANA, "text": "", "flags": flags(), "undecodable": True,
+                 "defects_contain": ["encrypted message", "no text part"]})
 add("headers_only", crlf(headers("Nothing").encode() + b"\n"), {"subject": "Nothing", "from": ANA, "text": "",
                                                          "flags": flags(), "undecodable": False})
 add("empty", b"", {"error": "not_a_message", "undecodable": True})
