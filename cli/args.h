@@ -42,5 +42,6 @@ int cmd_migrate(int argc, char** argv);
 int cmd_audit(int argc, char** argv);
 int cmd_queue(int argc, char** argv);
 int cmd_backup(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
 
 }  // namespace dispatchd::cli

@@ -40,6 +40,10 @@ constexpr const char* k_usage =
     "      the audit trail in order\n"
     "  audit verify\n"
     "      recompute the audit trail's hash chain; names the first broken row\n"
+    "  inspect email FILE|- [--gmail-json]\n"
+    "      the email as the agent sees it (decoded, quoted history trimmed), as JSON;\n"
+    "      --gmail-json: FILE is a Gmail messages.get?format=raw response\n"
+    "      exit 0 printed (also with defects), 1 cannot be decoded\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -53,7 +57,7 @@ constexpr Command k_commands[] = {
     {"validate", dispatchd::cli::cmd_validate}, {"extract", dispatchd::cli::cmd_extract},
     {"catalog", dispatchd::cli::cmd_catalog},   {"migrate", dispatchd::cli::cmd_migrate},
     {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
-    {"backup", dispatchd::cli::cmd_backup},
+    {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

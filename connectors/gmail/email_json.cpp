@@ -1,0 +1,137 @@
+// The Email's JSON form (dispatchctl inspect email), Gmail's format=raw response, and the
+// small pure helpers over an Email.
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+
+#include "common/json_access.h"
+#include "common/json_out.h"
+#include "common/strict_json.h"
+#include "connectors/gmail/base64url.h"
+#include "connectors/gmail/email.h"
+
+namespace dispatchd::gmail {
+namespace {
+
+constexpr std::size_t k_max_raw_response_bytes = 64u << 20;  // 35 MiB of mail as base64url, and the rest
+
+void write_address(JsonOut& out, const Address& address) {
+  out.begin_object().field("name", address.name).field("address", address.address).end_object();
+}
+
+void write_optional_address(JsonOut& out, std::string_view key, const std::optional<Address>& address) {
+  if (address) {
+    out.begin_object(key).field("name", address->name).field("address", address->address).end_object();
+  } else {
+    out.field(key, nullptr);
+  }
+}
+
+void write_addresses(JsonOut& out, std::string_view key, const std::vector<Address>& addresses) {
+  out.begin_array(key);
+  for (const auto& address : addresses) write_address(out, address);
+  out.end_array();
+}
+
+void write_strings(JsonOut& out, std::string_view key, const std::vector<std::string>& strings) {
+  out.begin_array(key);
+  for (const auto& s : strings) out.value(s);
+  out.end_array();
+}
+
+std::optional<std::string> iso_date(const std::optional<std::chrono::sys_seconds>& date) {
+  if (!date) return std::nullopt;
+  const auto days = std::chrono::floor<std::chrono::days>(*date);
+  const std::chrono::year_month_day ymd{days};
+  const std::chrono::hh_mm_ss time{*date - days};
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<int>(time.hours().count()), static_cast<int>(time.minutes().count()),
+                static_cast<int>(time.seconds().count()));
+  return std::string(buffer);
+}
+
+std::optional<std::int64_t> internal_date(const rapidjson::Value& doc) {
+  if (const auto number = json::int_member(doc, "internalDate")) return number;
+  const auto text = json::string_member(doc, "internalDate");
+  if (!text) return std::nullopt;
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string counterpart(const Email& email) {
+  const auto& chosen = email.reply_to && !email.reply_to->address.empty() ? email.reply_to : email.from;
+  if (!chosen) return "";
+  std::string address = chosen->address;
+  for (char& c : address) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return address;
+}
+
+bool is_automatic(const Flags& flags) {
+  return flags.own || flags.auto_reply || flags.list || flags.bounce || flags.no_reply;
+}
+
+std::string to_json(const Email& email) {
+  JsonOut out;
+  out.begin_object();
+  write_optional_address(out, "from", email.from);
+  write_optional_address(out, "reply_to", email.reply_to);
+  write_addresses(out, "to", email.to);
+  write_addresses(out, "cc", email.cc);
+  out.field("subject", email.subject).field("date", iso_date(email.date));
+  out.field("message_id", email.message_id).field("in_reply_to", email.in_reply_to);
+  write_strings(out, "references", email.references);
+  out.field("text", email.text);
+  out.begin_array("attachments");
+  for (const auto& attachment : email.attachments)
+    out.begin_object()
+        .field("name", attachment.name)
+        .field("type", attachment.type)
+        .field("size", attachment.size)
+        .end_object();
+  out.end_array();
+  const Flags& f = email.flags;
+  out.begin_object("flags")
+      .field("auto_reply", f.auto_reply)
+      .field("list", f.list)
+      .field("bounce", f.bounce)
+      .field("own", f.own)
+      .field("no_reply", f.no_reply)
+      .end_object();
+  write_strings(out, "defects", email.defects);
+  out.end_object();
+  return out.str();
+}
+
+std::expected<RawMessage, std::string> parse_raw_response(std::string_view json_text) {
+  if (json_text.size() > k_max_raw_response_bytes) return std::unexpected("messages.get response over 64 MiB");
+  try {
+    auto parsed = json::parse_strict(json_text, json::ParseLimits{.max_depth = 8});
+    if (!parsed) return std::unexpected("messages.get response is not JSON: " + parsed.error().message);
+    const rapidjson::Value& doc = parsed->document;
+    if (!doc.IsObject()) return std::unexpected(std::string("messages.get response is not an object"));
+    const auto raw = json::string_member(doc, "raw");
+    if (!raw) return std::unexpected(std::string("messages.get response has no \"raw\" string (format=raw?)"));
+    auto bytes = base64url_decode(*raw);
+    if (!bytes) return std::unexpected(std::string("messages.get \"raw\" is not base64url"));
+    RawMessage out;
+    out.id = json::string_member(doc, "id").value_or("");
+    out.thread_id = json::string_member(doc, "threadId").value_or("");
+    out.history_id = json::string_member(doc, "historyId").value_or("");
+    out.internal_date_ms = internal_date(doc).value_or(0);
+    if (const auto* labels = json::array_member(doc, "labelIds"))
+      for (const auto& label : labels->GetArray())
+        if (label.IsString()) out.label_ids.emplace_back(json::string_of(label));
+    out.bytes = std::move(*bytes);
+    return out;
+  } catch (const std::exception& e) {
+    return std::unexpected(std::string("messages.get response: ") + e.what());
+  }
+}
+
+}  // namespace dispatchd::gmail
