@@ -1,6 +1,7 @@
 #include "daemon/wiring.h"
 
 #include "config/secrets.h"
+#include "connectors/gmail/channel.h"
 #include "connectors/whatsapp/channel.h"
 #include "llm/providers.h"
 #include "llm/retry.h"
@@ -79,6 +80,32 @@ std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> bu
       *target = std::move(*value);
     }
     channels.push_back(std::make_unique<whatsapp::WhatsAppChannel>(deps, std::move(settings)));
+  }
+  if (const auto& gm = config.gmail; gm.enabled) {
+    // Read at start and again on reload (a rotated refresh token in a credential file).
+    auto credentials = [gm]() -> std::expected<gmail::OAuthCredentials, std::string> {
+      gmail::OAuthCredentials c{gm.token_url, {}, {}, {}};
+      for (auto [name, target] :
+           {std::pair{gm.client_id_env, &c.client_id}, std::pair{gm.client_secret_env, &c.client_secret},
+            std::pair{gm.refresh_token_env, &c.refresh_token}}) {
+        auto value = config::read_secret(name);
+        if (!value) return std::unexpected("connectors.gmail: " + value.error());
+        *target = std::move(*value);
+      }
+      return c;
+    };
+    auto first = credentials();
+    if (!first) return std::unexpected(first.error());
+    gmail::ChannelSettings settings;
+    settings.api_base_url = gm.api_base_url;
+    settings.credentials = std::move(*first);
+    settings.poll_interval = std::chrono::seconds(gm.poll_interval_s);
+    settings.label = gm.label;
+    settings.backfill_days = gm.backfill_days;
+    settings.handled_label = gm.handled_label;
+    settings.unknown_recheck = std::chrono::seconds(gm.unknown_recheck_s);
+    settings.reread_credentials = credentials;
+    channels.push_back(std::make_unique<gmail::GmailChannel>(deps, std::move(settings)));
   }
   return channels;
 }

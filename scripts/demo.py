@@ -8,6 +8,8 @@ README's audit queries, then keeps serving until Ctrl-C (--exit stops when done)
 Usage: demo.py BUILD_DIR SOURCE_DIR [--exit] [--workdir DIR]   (scripts/demo.sh builds and
 calls this; the config and database go to DIR, by default BUILD_DIR/demo, emptied first)
 """
+import email
+import email.policy
 import json
 import os
 import re
@@ -21,6 +23,7 @@ import time
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "e2e"))
 import harness  # noqa: E402
+import gmail_harness  # noqa: E402
 
 STAFF = "ana"
 
@@ -155,6 +158,44 @@ def query_with_columns(stack, sql):
         return [d[0] for d in cursor.description], cursor.fetchall()
 
 
+# (title, raw RFC 822 mail, expected outcome): the Gmail part, polled from the fake mailbox.
+def gmail_mails():
+    mail = gmail_harness.mail
+    return [
+        ("an email, answered in its thread",
+         mail("lucia@cliente.example", "Envíos a Monterrey", "Hola,\n¿Hacen envíos a Monterrey?\n\nLucía",
+              name="Lucía Gómez"), "replied"),
+        ("an out-of-office auto-reply (Auto-Submitted), ignored: no mail loop",
+         mail("pedro@cliente.example", "Fuera de la oficina", "Vuelvo el lunes.", ["Auto-Submitted: auto-replied"],
+              name="Pedro"), "ignored"),
+        ("an ISO-8859-1 email, decoded for the model",
+         mail("jose@cliente.example", "Pedido", "¿Envían a Mérida? Gracias, José", charset="iso-8859-1",
+              name="José"), "replied"),
+    ]
+
+
+def gmail_part(stack, gmail):
+    for title, raw, want in gmail_mails():
+        delivered = gmail.deliver(raw)
+        say(f"== Gmail: {title}")
+        subject = raw.split(b"Subject: ")[1].split(b"\r\n")[0].decode()
+        say(f"   {subject!r} -> the fake mailbox "
+            f"(message {delivered['id']}, thread {delivered['threadId']}); dispatchd polls users.history.list")
+        outcome = stack.wait_outcome(delivered["id"])
+        row = stack.query("SELECT message_type, text FROM inbox WHERE provider_message_id = ?", delivered["id"])[0]
+        say(f"   stored as type {row[0]!r}; the model sees: {short(row[1], 90)!r}")
+        say(f"   outcome: {outcome}")
+        expect(outcome == want, f"Gmail message {delivered['id']}: {outcome}, expected {want}")
+        if want == "replied":
+            stack.wait_until(lambda: stack.replies_in(delivered["threadId"]), what="the reply in the fake mailbox")
+            reply = email.message_from_string(stack.replies_in(delivered["threadId"])[0]["raw"],
+                                              policy=email.policy.default)
+            say(f"   reply in thread {delivered['threadId']}: To {reply['To']}, Subject {reply['Subject']!r}, "
+                f"In-Reply-To {reply['In-Reply-To']}")
+            say(f"   {short(reply.get_body(('plain',)).get_content(), 100)!r}")
+        say()
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -168,12 +209,15 @@ def main():
     os.makedirs(workdir)
     ctl = os.path.join(build, "cli", "dispatchctl")
     # The fake model answers after 150 ms so that the latency query has something to show.
-    stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
-                          workdir=workdir, model_latency_ms=150)
+    gmail = gmail_harness.Gmail(source)
+    stack = gmail_harness.GmailStack(build, source, gmail, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
+                                     workdir=workdir, model_latency_ms=150)
     try:
         daemon = stack.start_daemon()
         say(f"== dispatchd is serving on 127.0.0.1:{stack.port}; database {os.path.relpath(stack.db)}")
         say(f"   fake model (OpenAI wire format) on 127.0.0.1:{stack.model_port}, fake Graph API at {stack.graph_url}")
+        say(f"   fake Gmail API and OAuth2 token endpoint at {gmail.api} (mailbox {gmail_harness.ADDRESS})")
+        daemon.wait_for_line("first start")
         say()
         escalated = None
         for number, (title, sender, text, want_outcome, want_attempts) in enumerate(MESSAGES, 1):
@@ -193,6 +237,7 @@ def main():
             if escalated is None and want_outcome == "escalated":
                 escalated = (message_id, sender)
             say()
+        gmail_part(stack, gmail)
         bad = harness.text_webhook("wamid.DEMOFORGED", "5215512345678", "hola")
         status, _ = stack.post_webhook(bad, signature=harness.sign(bad, "not-the-app-secret"))
         stored = stack.scalar("SELECT count(*) FROM v_messages WHERE provider_message_id = 'wamid.DEMOFORGED'")
@@ -244,6 +289,7 @@ def main():
         return 0
     finally:
         stack.close()
+        gmail.close()
 
 
 if __name__ == "__main__":

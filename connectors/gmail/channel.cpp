@@ -1,0 +1,526 @@
+#include "connectors/gmail/channel.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "common/backoff.h"
+#include "connectors/gmail/api.h"
+#include "connectors/gmail/client.h"
+#include "connectors/gmail/email.h"
+#include "connectors/gmail/reply.h"
+#include "store/cursor.h"
+#include "store/transaction.h"
+
+namespace dispatchd::gmail {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+constexpr Backoff k_poll_backoff{2s, 5min};
+constexpr Backoff k_send_backoff{5s, 5min};
+constexpr auto k_paused_retry = 60s;
+constexpr auto k_rate_limit_default = 30s;
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+std::string domain_of(std::string_view address) {
+  const auto at = address.rfind('@');
+  return at == std::string_view::npos ? std::string("dispatchd.invalid") : std::string(address.substr(at + 1));
+}
+
+// The inbox type: why loop prevention would ignore it, the strongest reason first.
+std::string type_of(const Flags& flags) {
+  if (flags.own) return "own";
+  if (flags.bounce) return "bounce";
+  if (flags.auto_reply) return "auto_reply";
+  if (flags.list) return "list";
+  if (flags.no_reply) return "no_reply";
+  return "email";
+}
+
+std::string size_text(std::size_t bytes) {
+  if (bytes >= 1u << 20) return std::to_string(bytes >> 20) + " MB";
+  if (bytes >= 1u << 10) return std::to_string(bytes >> 10) + " KB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// What the model reads: the subject, the attachments by name only, then the body.
+std::string model_text(const Email& email) {
+  std::string text = "Subject: " + email.subject + "\n";
+  if (!email.attachments.empty()) {
+    text += "Attachments (not shown):";
+    for (const auto& a : email.attachments) text += " " + a.name + " (" + a.type + ", " + size_text(a.size) + ");";
+    text += "\n";
+  }
+  return text + "\n" + email.text;
+}
+
+}  // namespace
+
+struct GmailChannel::State : std::enable_shared_from_this<State> {
+  connectors::ChannelDeps deps;
+  ChannelSettings settings;
+  TokenSource tokens;
+  Client client;
+  bool stopped = false;
+  bool polling = false;
+  bool poll_scheduled = false;
+  int poll_failures_in_a_row = 0;
+  int send_failures_in_a_row = 0;
+  std::optional<std::string> paused;  // why: a credential refused for good
+  std::string address;                // ours, from the profile ("" until read)
+  std::optional<std::string> handled_label_id;
+  connectors::PollCounters counters;
+
+  State(connectors::ChannelDeps d, ChannelSettings s)
+      : deps(std::move(d)),
+        settings(std::move(s)),
+        tokens(
+            deps.transport, settings.credentials, [] { return std::chrono::steady_clock::now(); }, deps.post),
+        client(deps.transport, tokens) {}
+
+  using Weak = std::weak_ptr<State>;
+
+  // ---- calls -------------------------------------------------------------------------
+  // An authorized call; `then` gets the transport's result, or nothing when the token
+  // could not be had (then the channel is paused or the failure handled here).
+  template <typename Then>
+  void call(std::function<net::HttpRequest(std::string_view)> make, Then then,
+            std::move_only_function<void(const OAuthError&)> on_token_error) {
+    client.call(std::move(make),
+                [weak = weak_from_this(), then = std::move(then), on_token_error = std::move(on_token_error)](
+                    std::expected<net::HttpResult, OAuthError> result) mutable {
+                  auto self = weak.lock();
+                  if (!self) return;
+                  if (!result) {
+                    self->on_oauth_error(result.error());
+                    return on_token_error(result.error());
+                  }
+                  then(*self, std::move(*result));
+                });
+  }
+
+  void on_oauth_error(const OAuthError& error) {
+    if (!permanent(error.kind) || paused) return;
+    paused = "the Gmail credentials were refused (" + error.message +
+             "): set a new refresh token and reload (systemctl reload dispatchd)";
+    spdlog::error("gmail: paused: {}", *paused);
+  }
+
+  // Our address, read once; `then` runs when it is known, `failed` otherwise.
+  void with_profile(std::move_only_function<void(State&)> then, std::move_only_function<void(std::string)> failed) {
+    if (!address.empty()) return then(*this);
+    auto shared_failed = std::make_shared<std::move_only_function<void(std::string)>>(std::move(failed));
+    call([base = settings.api_base_url](std::string_view token) { return profile_request(base, token); },
+         [then = std::move(then), shared_failed](State& self, net::HttpResult result) mutable {
+           auto profile = read_profile(result);
+           if (!profile) return (*shared_failed)("reading the profile: " + describe(profile.error()));
+           self.address = lower(profile->email_address);
+           then(self);
+         },
+         [shared_failed](const OAuthError& e) { (*shared_failed)("the access token: " + e.message); });
+  }
+
+  // ---- polling -----------------------------------------------------------------------
+  void schedule_poll(milliseconds delay) {
+    if (stopped || poll_scheduled) return;
+    poll_scheduled = true;
+    deps.after(delay, [weak = weak_from_this()] {
+      auto self = weak.lock();
+      if (!self) return;
+      self->poll_scheduled = false;
+      self->poll();
+    });
+  }
+
+  void poll() {
+    if (stopped || polling || paused) return;
+    polling = true;
+    with_profile([](State& self) { self.poll_from_cursor(); },
+                 [weak = weak_from_this()](std::string why) {
+                   if (auto self = weak.lock()) self->poll_failed(why, std::nullopt);
+                 });
+  }
+
+  void poll_from_cursor() {
+    auto cursor = store::read_cursor(deps.db, "gmail", address);
+    if (!cursor) return poll_failed("reading the cursor: " + cursor.error().message, std::nullopt);
+    if (!*cursor) return first_start();
+    history(**cursor, (*cursor)->value, "", {});
+  }
+
+  // The first start: the mailbox's current position; older mail only within backfill_days.
+  void first_start() {
+    call([base = settings.api_base_url](std::string_view token) { return profile_request(base, token); },
+         [](State& self, net::HttpResult result) {
+           auto profile = read_profile(result);
+           if (!profile) return self.poll_failed("reading the profile", profile.error());
+           if (self.settings.backfill_days > 0) {
+             const auto since = self.deps.now() - std::chrono::days(self.settings.backfill_days);
+             spdlog::info("gmail: first start for {}: answering mail since {} (backfill_days {})", self.address,
+                          store::format_time(since), self.settings.backfill_days);
+             return self.list_sync(since, profile->history_id, "", {});
+           }
+           spdlog::info("gmail: first start for {}: mail from now on is answered (historyId {})", self.address,
+                        profile->history_id);
+           self.store_poll({}, profile->history_id);
+         },
+         [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
+  }
+
+  void history(store::Cursor cursor, std::string start, std::string page_token, std::vector<std::string> ids) {
+    call([base = settings.api_base_url, start, label = settings.label,
+          page_token](std::string_view token) { return history_request(base, token, start, label, page_token); },
+         [cursor = std::move(cursor), start, ids = std::move(ids)](State& self, net::HttpResult result) mutable {
+           auto page = read_history(result);
+           if (!page && page.error().kind == ApiErrorKind::not_found) return self.full_sync(cursor);
+           if (!page) return self.poll_failed("history.list", page.error());
+           for (auto& ref : page->added) {
+             if (std::ranges::find(ids, ref.id) == ids.end()) ids.push_back(std::move(ref.id));
+           }
+           if (!page->next_page_token.empty())
+             return self.history(std::move(cursor), start, page->next_page_token, std::move(ids));
+           if (ids.empty()) {
+             // Idle: no write unless the mailbox moved (labels, deletions): then the cursor follows.
+             if (page->history_id.empty() || page->history_id == cursor.value) return self.poll_done();
+           }
+           self.fetch(std::move(ids), 0, {}, page->history_id.empty() ? cursor.value : page->history_id, std::nullopt);
+         },
+         [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
+  }
+
+  // The cursor is older than Gmail keeps history: list what came since the first start
+  // (minus the backfill window), store it, and carry on from a fresh historyId.
+  void full_sync(const store::Cursor& cursor) {
+    ++counters.full_syncs;
+    const auto since = cursor.started_at - std::chrono::days(settings.backfill_days);
+    spdlog::warn("gmail: the history cursor {} is too old; listing the mail since {} instead", cursor.value,
+                 store::format_time(since));
+    call([base = settings.api_base_url](std::string_view token) { return profile_request(base, token); },
+         [since](State& self, net::HttpResult result) {
+           auto profile = read_profile(result);
+           if (!profile) return self.poll_failed("reading the profile", profile.error());
+           self.list_sync(since, profile->history_id, "", {});
+         },
+         [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
+  }
+
+  void list_sync(store::Time since, std::string new_cursor, std::string page_token, std::vector<std::string> ids) {
+    call(
+        [base = settings.api_base_url, since, label = settings.label, page_token](std::string_view token) {
+          return list_request(base, token, query_after(since), label, page_token, 100);
+        },
+        [since, new_cursor = std::move(new_cursor), ids = std::move(ids)](State& self, net::HttpResult result) mutable {
+          auto page = read_list(result);
+          if (!page) return self.poll_failed("messages.list", page.error());
+          for (auto& ref : page->messages) {
+            if (ids.size() >= self.settings.max_sync_messages) break;
+            if (std::ranges::find(ids, ref.id) == ids.end()) ids.push_back(std::move(ref.id));
+          }
+          if (!page->next_page_token.empty() && ids.size() < self.settings.max_sync_messages)
+            return self.list_sync(since, std::move(new_cursor), page->next_page_token, std::move(ids));
+          self.fetch(std::move(ids), 0, {}, std::move(new_cursor), since);
+        },
+        [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
+  }
+
+  // Gets the messages one by one, then stores them all with the new cursor. `since`: mail
+  // Gmail received before it is left alone (a full sync never answers old mail).
+  void fetch(std::vector<std::string> ids, std::size_t next, connectors::InboundEvents events, std::string new_cursor,
+             std::optional<store::Time> since) {
+    if (next == ids.size()) return store_poll(std::move(events), new_cursor);
+    const std::string id = ids[next];
+    call([base = settings.api_base_url, id](std::string_view token) { return get_raw_request(base, token, id); },
+         [ids = std::move(ids), next, events = std::move(events), new_cursor = std::move(new_cursor), since](
+             State& self, net::HttpResult result) mutable {
+           auto body = read_body(result);
+           if (!body && body.error().kind == ApiErrorKind::not_found) {
+             // Deleted since it was listed: nothing to answer.
+             return self.fetch(std::move(ids), next + 1, std::move(events), std::move(new_cursor), since);
+           }
+           if (!body) return self.poll_failed("messages.get " + ids[next], body.error());
+           auto raw = parse_raw_response(*body);
+           if (!raw) {
+             return self.poll_failed("messages.get " + ids[next] + ": " + raw.error(), std::nullopt);
+           }
+           const bool too_old = since && raw->internal_date_ms > 0 &&
+                                std::chrono::sys_time<milliseconds>(milliseconds(raw->internal_date_ms)) < *since;
+           if (!too_old) events.messages.push_back(self.inbound_of(std::move(*raw)));
+           self.fetch(std::move(ids), next + 1, std::move(events), std::move(new_cursor), since);
+         },
+         [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
+  }
+
+  store::InboundMessage inbound_of(RawMessage raw) {
+    store::InboundMessage m;
+    m.channel = "gmail";
+    m.provider_message_id = raw.id;
+    m.conversation_id = raw.thread_id;
+    const std::string own[] = {address};
+    auto email = decode(raw.bytes, own);
+    if (email && !(email->text.empty() && email->attachments.empty() && !email->defects.empty())) {
+      m.sender = counterpart(*email);
+      m.text = model_text(*email);
+      m.type = type_of(email->flags);
+    } else {
+      m.sender = email ? counterpart(*email) : "";
+      m.type = "undecodable";
+      std::string why = email ? "no readable text" : email.error().message;
+      if (email && !email->defects.empty()) why += " (" + email->defects.front() + ")";
+      m.text = "(an email that could not be decoded: " + why + "; its raw bytes are stored)";
+      ++counters.undecodable;
+    }
+    m.raw_payload = std::move(raw.bytes);
+    return m;
+  }
+
+  void store_poll(connectors::InboundEvents events, const std::string& new_cursor) {
+    const auto now = deps.now();
+    auto stored =
+        store::transaction<connectors::StoredEvents>(deps.db, [&]() -> store::Result<connectors::StoredEvents> {
+          auto result = connectors::store_inbound(deps.db, events, now);
+          if (!result) return result;
+          if (auto moved = store::write_cursor(deps.db, "gmail", address, new_cursor, now); !moved)
+            return std::unexpected(moved.error());
+          return result;
+        });
+    if (!stored) return poll_failed("storing the poll: " + stored.error().message, std::nullopt);
+    store::after_commit(deps.db, [weak = weak_from_this(), stored = std::move(*stored)](bool durable) {
+      auto self = weak.lock();
+      if (!self) return;
+      if (!durable) return self->poll_failed("the poll's commit failed; it is repeated", std::nullopt);
+      self->counters.messages_stored += static_cast<std::int64_t>(stored.new_ids.size());
+      self->counters.duplicates += stored.duplicates;
+      if (!stored.new_ids.empty()) {
+        spdlog::info("gmail: {} new message(s)", stored.new_ids.size());
+        if (self->deps.on_inbound) self->deps.on_inbound();
+      }
+      self->poll_done();
+    });
+  }
+
+  void poll_done() {
+    polling = false;
+    poll_failures_in_a_row = 0;
+    ++counters.polls;
+    counters.last_success = deps.now();
+    schedule_poll(settings.poll_interval);
+  }
+
+  void poll_failed(const std::string& what, std::optional<ApiError> error) {
+    polling = false;
+    ++counters.poll_failures;
+    if (paused) return;  // resumed by reload()
+    ++poll_failures_in_a_row;
+    milliseconds delay = exponential_backoff(k_poll_backoff, poll_failures_in_a_row);
+    if (error && error->kind == ApiErrorKind::rate_limited)
+      delay = std::max<milliseconds>(delay, error->retry_after.value_or(k_rate_limit_default));
+    spdlog::warn("gmail: poll failed: {}{}; next poll in {} ms", what, error ? ": " + describe(*error) : "",
+                 delay.count());
+    schedule_poll(std::min<milliseconds>(delay, std::max<milliseconds>(settings.poll_interval, k_poll_backoff.max)));
+  }
+
+  // ---- sending -----------------------------------------------------------------------
+  void post(connectors::SendDone done, connectors::SendOutcome outcome) {
+    deps.post([done = std::move(done), outcome = std::move(outcome)]() mutable { done(std::move(outcome)); });
+  }
+
+  connectors::SendOutcome token_outcome(const OAuthError& e) {
+    if (permanent(e.kind)) return connectors::RetryAfter{k_paused_retry, "gmail paused: " + e.message};
+    ++send_failures_in_a_row;
+    return connectors::RetryAfter{exponential_backoff(k_send_backoff, send_failures_in_a_row),
+                                  "no access token: " + e.message};
+  }
+
+  void send(const store::OutboxItem& item, connectors::SendDone done) {
+    if (stopped) return post(std::move(done), connectors::RetryAfter{k_paused_retry, "dispatchd is stopping"});
+    if (paused) return post(std::move(done), connectors::RetryAfter{k_paused_retry, *paused});
+    auto shared = std::make_shared<connectors::SendDone>(std::move(done));
+    with_profile([item, shared](State& self) mutable { self.send_reply(item, shared); },
+                 [weak = weak_from_this(), shared](std::string why) {
+                   auto self = weak.lock();
+                   if (!self) return;
+                   ++self->send_failures_in_a_row;
+                   (*shared)(connectors::RetryAfter{exponential_backoff(k_send_backoff, self->send_failures_in_a_row),
+                                                    "cannot send yet: " + why});
+                 });
+  }
+
+  void send_reply(const store::OutboxItem& item, std::shared_ptr<connectors::SendDone> done) {
+    auto original = store::stored_inbound(deps.db, item.message_id);
+    if (!original) {
+      if (original.error().retryable())
+        return post(std::move(*done), connectors::RetryAfter{5s, "reading the original: " + original.error().message});
+      return post(std::move(*done), connectors::Failed{"reading the original: " + original.error().message});
+    }
+    ReplySpec spec;
+    spec.from_address = address;
+    spec.to_address = item.recipient;
+    spec.body = item.body;
+    spec.message_id = message_id_for(item.idempotency_key, domain_of(address));
+    spec.date = std::chrono::floor<std::chrono::seconds>(deps.now());
+    if (auto email = decode(original->raw_payload); email) {
+      spec.original_subject = email->subject;
+      spec.original_message_id = email->message_id;
+      spec.original_references = email->references;
+    }
+    auto raw = build_reply(spec);
+    if (!raw) return post(std::move(*done), connectors::Failed{"the reply cannot be built: " + raw.error().message});
+    call([base = settings.api_base_url, raw = std::move(*raw), thread = original->conversation_id](
+             std::string_view token) { return send_request(base, token, raw, thread); },
+         [done, original_id = original->provider_message_id](State& self, net::HttpResult result) {
+           auto sent = read_sent(result);
+           if (sent) {
+             self.send_failures_in_a_row = 0;
+             (*done)(connectors::Sent{sent->id});
+             return self.mark_handled(original_id);
+           }
+           (*done)(self.send_outcome(sent.error()));
+         },
+         [this, done](const OAuthError& e) { (*done)(token_outcome(e)); });
+  }
+
+  connectors::SendOutcome send_outcome(const ApiError& error) {
+    const std::string why = "users.messages.send: " + describe(error);
+    switch (error.kind) {
+      case ApiErrorKind::unreachable:
+        ++send_failures_in_a_row;
+        return connectors::RetryAfter{exponential_backoff(k_send_backoff, send_failures_in_a_row), why};
+      case ApiErrorKind::rate_limited:
+        return connectors::RetryAfter{error.retry_after.value_or(k_rate_limit_default), why};
+      case ApiErrorKind::unauthorized: return connectors::RetryAfter{k_paused_retry, why};
+      case ApiErrorKind::server:
+      case ApiErrorKind::uncertain: return connectors::Unknown{why};
+      case ApiErrorKind::not_found:
+      case ApiErrorKind::permanent: return connectors::Failed{why};
+    }
+    return connectors::Unknown{why};
+  }
+
+  void mark_handled(const std::string& gmail_id) {
+    if (settings.handled_label.empty()) return;
+    if (!handled_label_id) return find_handled_label(gmail_id);
+    call(
+        [base = settings.api_base_url, gmail_id, label = *handled_label_id](std::string_view token) {
+          const std::string labels[] = {label};
+          return modify_request(base, token, gmail_id, labels);
+        },
+        [gmail_id](State&, net::HttpResult result) {
+          if (auto ok = read_ok(result); !ok)
+            spdlog::warn("gmail: cannot label {} as handled: {}", gmail_id, describe(ok.error()));
+        },
+        [](const OAuthError&) {});
+  }
+
+  void find_handled_label(const std::string& gmail_id) {
+    call([base = settings.api_base_url](std::string_view token) { return labels_request(base, token); },
+         [gmail_id](State& self, net::HttpResult result) {
+           auto labels = read_labels(result);
+           if (!labels) return spdlog::warn("gmail: cannot list labels: {}", describe(labels.error()));
+           for (const auto& label : *labels) {
+             if (label.name == self.settings.handled_label) {
+               self.handled_label_id = label.id;
+               return self.mark_handled(gmail_id);
+             }
+           }
+           self.create_handled_label(gmail_id);
+         },
+         [](const OAuthError&) {});
+  }
+
+  void create_handled_label(const std::string& gmail_id) {
+    call([base = settings.api_base_url,
+          name = settings.handled_label](std::string_view token) { return create_label_request(base, token, name); },
+         [gmail_id](State& self, net::HttpResult result) {
+           auto label = read_label(result);
+           if (!label) return spdlog::warn("gmail: cannot create the label: {}", describe(label.error()));
+           self.handled_label_id = label->id;
+           self.mark_handled(gmail_id);
+         },
+         [](const OAuthError&) {});
+  }
+
+  // ---- unknown sends -----------------------------------------------------------------
+  void look_up(const store::OutboxItem& item, std::shared_ptr<connectors::SendDone> done, int search) {
+    with_profile([key = item.idempotency_key, done, search](State& self) { self.search(key, done, search); },
+                 [done](std::string why) { (*done)(connectors::Unknown{"cannot look the send up: " + why}); });
+  }
+
+  void search(const std::string& key, std::shared_ptr<connectors::SendDone> done, int search_number) {
+    const std::string message_id = message_id_for(key, domain_of(address));
+    call([base = settings.api_base_url, message_id](
+             std::string_view token) { return list_request(base, token, query_message_id(message_id), "", "", 1); },
+         [key, done, search_number, message_id](State& self, net::HttpResult result) {
+           auto page = read_list(result);
+           if (!page) return (*done)(connectors::Unknown{"searching for our Message-ID: " + describe(page.error())});
+           if (!page->messages.empty()) {
+             spdlog::info("gmail: <{}> is in the mailbox: it was sent", message_id);
+             return (*done)(connectors::Sent{page->messages.front().id});
+           }
+           if (search_number >= 2) {
+             spdlog::info("gmail: <{}> is not in the mailbox on two searches: sending it again", message_id);
+             return (*done)(connectors::RetryAfter{0ms, "not in the mailbox on two searches " +
+                                                            std::to_string(self.settings.unknown_recheck.count()) +
+                                                            " ms apart: sent again"});
+           }
+           // Gmail may index a message just sent a little later: search once more.
+           self.deps.after(self.settings.unknown_recheck, [weak = self.weak_from_this(), key, done] {
+             if (auto again = weak.lock()) again->search(key, done, 2);
+           });
+         },
+         [done](const OAuthError& e) { (*done)(connectors::Unknown{"cannot look the send up: " + e.message}); });
+  }
+};
+
+GmailChannel::GmailChannel(connectors::ChannelDeps deps, ChannelSettings settings)
+    : m_state(std::make_shared<State>(std::move(deps), std::move(settings))) {
+  m_state->schedule_poll(0ms);
+}
+
+GmailChannel::~GmailChannel() { m_state->stopped = true; }
+
+void GmailChannel::send(const store::OutboxItem& item, connectors::SendDone done) {
+  m_state->send(item, std::move(done));
+}
+
+bool GmailChannel::resolve_unknown(const store::OutboxItem& item, connectors::SendDone& done) {
+  m_state->look_up(item, std::make_shared<connectors::SendDone>(std::move(done)), 1);
+  return true;
+}
+
+connectors::Health GmailChannel::health() const {
+  if (m_state->paused) return {true, *m_state->paused};
+  return {};
+}
+
+void GmailChannel::stop() { m_state->stopped = true; }
+
+void GmailChannel::reload() {
+  auto& s = *m_state;
+  if (!s.settings.reread_credentials) return;
+  auto credentials = s.settings.reread_credentials();
+  if (!credentials) {
+    spdlog::error("gmail: reload: the credentials cannot be read, the old ones stay: {}", credentials.error());
+    return;
+  }
+  s.tokens.reset(std::move(*credentials));
+  if (s.paused) {
+    spdlog::info("gmail: reload: new credentials; polling again");
+    s.paused.reset();
+    s.poll_failures_in_a_row = 0;
+    s.schedule_poll(0ms);
+  }
+}
+
+const connectors::PollCounters* GmailChannel::poll_counters() const { return &m_state->counters; }
+
+}  // namespace dispatchd::gmail
