@@ -11,6 +11,7 @@
 #include "common/utf8.h"
 #include "connectors/gmail/email.h"
 #include "connectors/gmail/internal/charset.h"
+#include "connectors/gmail/internal/gmime.h"
 #include "connectors/gmail/internal/text.h"
 
 namespace dispatchd::gmail {
@@ -27,11 +28,6 @@ using Ref = std::unique_ptr<T, Unref>;
 struct OptionsFree {
   void operator()(GMimeParserOptions* options) const { g_mime_parser_options_free(options); }
 };
-
-void init_gmime() {
-  static std::once_flag once;
-  std::call_once(once, [] { g_mime_init(); });
-}
 
 // Defects, each phrase once, at most k_max_defects of them (a hostile message cannot grow the list).
 class Defects {
@@ -446,7 +442,7 @@ std::expected<Email, DecodeError> decode(std::string_view raw, std::span<const s
   if (detail::trim_space(raw).empty())
     return std::unexpected(DecodeError{DecodeErrorKind::not_a_message, "empty message"});
   try {
-    init_gmime();
+    detail::ensure_gmime();
     std::vector<std::string> defect_list;
     Defects defects(defect_list);
     auto options = make_options(defects);

@@ -7,10 +7,10 @@
 #include <cctype>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "common/utf8.h"
+#include "connectors/gmail/internal/gmime.h"
 
 namespace dispatchd::gmail {
 namespace {
@@ -150,11 +150,6 @@ struct GObjectUnref {
 template <class T>
 using GPtr = std::unique_ptr<T, GObjectUnref>;
 
-void ensure_gmime() {
-  static std::once_flag once;
-  std::call_once(once, [] { g_mime_init(); });
-}
-
 void add_mailbox(GMimeMessage* message, GMimeAddressType type, std::string_view name, const std::string& address) {
   const std::string clean = clean_line(name, k_max_name_points);
   GPtr<InternetAddress> mailbox(internet_address_mailbox_new(clean.empty() ? nullptr : clean.c_str(), address.c_str()));
@@ -182,7 +177,7 @@ GPtr<GMimeTextPart> text_part(const std::string& body) {
 }
 
 std::expected<std::string, ReplyError> render(const ReplySpec& spec) {
-  ensure_gmime();
+  detail::ensure_gmime();
   GPtr<GMimeMessage> message(g_mime_message_new(TRUE));
   std::unique_ptr<GDateTime, decltype(&g_date_time_unref)> date(
       g_date_time_new_from_unix_utc(spec.date.time_since_epoch().count()), &g_date_time_unref);

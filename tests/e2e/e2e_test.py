@@ -19,12 +19,7 @@ import harness  # noqa: E402
 
 BUILD, SOURCE = sys.argv[1], sys.argv[2]
 SCENARIO = os.path.join(SOURCE, "tests", "e2e", "scenario.json")
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("pass " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
+check = harness.check
 
 
 def count_messages(stack):
@@ -481,12 +476,5 @@ def notify_flow():
         stack.close()
 
 
-for flow in (main_flow, message_types_flow, reload_flow, window_closed_flow, provider_errors_flow, sigterm_flow,
-             sigterm_answers_flow, kill_flow, notify_flow):
-    try:
-        flow()
-    except Exception as error:  # a hang or crash of one flow is a failure, the others still run
-        check(flow.__name__, False, repr(error))
-
-print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
-sys.exit(0 if all(results) else 1)
+sys.exit(harness.run_flows((main_flow, message_types_flow, reload_flow, window_closed_flow, provider_errors_flow,
+                            sigterm_flow, sigterm_answers_flow, kill_flow, notify_flow)))

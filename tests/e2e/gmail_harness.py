@@ -30,10 +30,11 @@ def mail(sender, subject, body, headers=None, charset="utf-8", message_id=None, 
 class Gmail:
     """fake_gmail.py as a child process, and its control endpoints."""
 
-    def __init__(self, source):
+    def __init__(self, source, token_lifetime=3600):
         self.proc = harness.Process([sys.executable, os.path.join(source, "tests", "fakes", "fake_gmail.py"),
                                      "--address", ADDRESS, "--client-id", CLIENT_ID, "--client-secret",
-                                     CLIENT_SECRET, "--refresh-token", REFRESH, "--quiet"], name="fake_gmail")
+                                     CLIENT_SECRET, "--refresh-token", REFRESH, "--token-lifetime",
+                                     str(token_lifetime), "--quiet"], name="fake_gmail")
         first = json.loads(self.proc.wait_for_line('"listening"'))
         self.api, self.token_url = first["api_base_url"], first["token_url"]
 

@@ -30,12 +30,7 @@ import gmail_harness  # noqa: E402
 
 BUILD, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 SCENARIO = os.path.join(SOURCE, "tests", "e2e", "scenario.json")
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok   " if condition else "FAIL ") + name + ("" if condition else f"  [{detail}]"), flush=True)
+check = harness.check
 
 
 def parsed(raw_text):
@@ -190,6 +185,56 @@ def invalid_grant_flow():
         gmail.close()
 
 
+def poll_errors_flow():
+    # An idle mailbox costs one history.list per poll and no write; a rate limit (429, or 403
+    # userRateLimitExceeded) waits its Retry-After; 5xx is retried; tokens that expire by
+    # their expires_in are refreshed as the run goes.
+    gmail = gmail_harness.Gmail(SOURCE, token_lifetime=2)
+    stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=SCENARIO)
+    try:
+        daemon = stack.start_daemon()
+        daemon.wait_for_line("first start")
+        time.sleep(1.5)
+        cursor_before = stack.query("SELECT cursor, updated_at FROM poll_cursors")
+        requests_before = len(gmail.state()["requests"])
+        tokens_before = gmail.state()["token_requests"]
+        time.sleep(4)
+        idle = gmail.state()["requests"][requests_before:]
+        api_calls = [r for r in idle if r["path"].startswith("/gmail/")]
+        check("idle mailbox: only history.list, about one per poll interval",
+              all(r["path"].endswith("/history") for r in api_calls) and 2 <= len(api_calls) <= 6,
+              [(r["method"], r["path"]) for r in api_calls])
+        check("idle mailbox: no database write (the cursor row untouched)",
+              stack.query("SELECT cursor, updated_at FROM poll_cursors") == cursor_before)
+        check("tokens expiring by expires_in are refreshed mid-run", gmail.state()["token_requests"] > tokens_before,
+              gmail.state()["token_requests"])
+
+        for status, reason in ((429, None), (403, "userRateLimitExceeded")):
+            script = {"path": "/history", "status": status, "retry_after": 3, "count": 1}
+            if reason:
+                script["reason"] = reason
+            gmail.control("script", script)
+            started = time.time()
+            m = gmail.deliver(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
+            outcome = stack.wait_outcome(m["id"])
+            waited = time.time() - started
+            check(f"history.list {status} {reason or ''}: answered after waiting the Retry-After",
+                  outcome == "replied" and waited >= 2.5, (outcome, round(waited, 2)))
+        gmail.control("script", {"path": "/history", "status": 503, "count": 2})
+        m = gmail.deliver(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
+        check("history.list 503 twice: retried, then answered", stack.wait_outcome(m["id"]) == "replied")
+        metrics = stack.get("/metrics")[1]
+        failed = [line for line in metrics.splitlines() if line.startswith('dispatchd_polls_total{channel="gmail",result="failed"}')]
+        check("metrics: the failed polls counted", failed and int(failed[0].split()[-1]) >= 4, failed)
+        gmail.control("script", {"path": "/messages/send", "status": 429, "retry_after": 2, "count": 1})
+        m = gmail.deliver(mail("beto@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
+        check("messages.send 429: sent after the Retry-After, once", stack.wait_outcome(m["id"]) == "replied" and
+              len(stack.replies_in(m["threadId"])) == 1)
+    finally:
+        stack.close()
+        gmail.close()
+
+
 def kill_flow(found):
     # A send whose answer is lost to SIGKILL. found: the fake stored it before the kill (the
     # lookup finds it: sent, never again); else it never reached the mailbox (two searches
@@ -231,11 +276,5 @@ def kill_flow(found):
 
 
 
-for flow in (main_flow, invalid_grant_flow, lambda: kill_flow(True), lambda: kill_flow(False)):
-    try:
-        flow()
-    except Exception as error:  # a hang or crash of one flow is a failure, the others still run
-        check(getattr(flow, "__name__", "flow"), False, repr(error))
-
-print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
-sys.exit(0 if all(results) else 1)
+sys.exit(harness.run_flows((main_flow, poll_errors_flow, invalid_grant_flow, lambda: kill_flow(True),
+                             lambda: kill_flow(False))))

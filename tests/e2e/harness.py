@@ -90,6 +90,26 @@ class Process:
             return self.proc.wait()
 
 
+# What a test script checked: check() prints one line per check and run_flows() runs the
+# script's flows (one failing or hanging does not stop the others) and gives the exit code.
+results = []
+
+
+def check(name, condition, detail=""):
+    results.append(bool(condition))
+    print(("pass " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
+
+
+def run_flows(flows):
+    for flow in flows:
+        try:
+            flow()
+        except Exception as error:  # a hang or crash of one flow is a failure, the others still run
+            check(getattr(flow, "__name__", "flow"), False, repr(error))
+    print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
+    return 0 if all(results) else 1
+
+
 def merge(base: dict, extra: dict) -> dict:
     """Merges `extra` into `base`: nested objects key by key, anything else replaced."""
     for key, value in extra.items():
