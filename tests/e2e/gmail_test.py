@@ -226,6 +226,13 @@ def poll_errors_flow():
         metrics = stack.get("/metrics")[1]
         failed = [line for line in metrics.splitlines() if line.startswith('dispatchd_polls_total{channel="gmail",result="failed"}')]
         check("metrics: the failed polls counted", failed and int(failed[0].split()[-1]) >= 4, failed)
+        garbage = bytes(range(256)) * 4
+        broken = gmail.deliver(garbage)
+        check("undecodable mail: stored raw and escalated", stack.wait_outcome(broken["id"]) == "escalated" and
+              stack.scalar("SELECT count(*) FROM v_escalations e JOIN inbox m ON m.id = e.message_id"
+                           " WHERE m.provider_message_id = ? AND e.reason = 'undecodable'", broken["id"]) == 1 and
+              stack.scalar("SELECT length(CAST(raw_payload AS BLOB)) FROM inbox WHERE provider_message_id = ?",
+                           broken["id"]) == len(garbage))
         gmail.control("script", {"path": "/messages/send", "status": 429, "retry_after": 2, "count": 1})
         m = gmail.deliver(mail("beto@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
         check("messages.send 429: sent after the Retry-After, once", stack.wait_outcome(m["id"]) == "replied" and
