@@ -2,7 +2,8 @@
 # Module boundaries that the compiler and a scan can check:
 #  1. an internal header (<module>/internal/) included from outside its module does not
 #     build: each one refuses to compile without its module's private definition;
-#  2. no public header outside common/ includes RapidJSON or SQLite, or names a sqlite3 type.
+#  2. no public header outside common/ includes RapidJSON or SQLite, or names a sqlite3 type;
+#  3. no header at all includes GMime, GLib or libxml2: they stay in connectors/gmail/*.cpp.
 # Usage: headers_test.sh CXX SOURCE_DIR
 set -euo pipefail
 cxx=$1
@@ -34,6 +35,13 @@ for header in "${public[@]}"; do
   check "$header (a public header) exposes RapidJSON or SQLite" $?
 done
 
+mapfile -t every < <(git ls-files '*.h')
+for header in "${every[@]}"; do
+  ! grep -nE '#include <(gmime/|glib|libxml/)|GMime[A-Z]|xmlNode|xmlDoc|gpointer' "$header"
+  check "$header (a header) exposes GMime, GLib or libxml2" $?
+done
+
 echo "headers: ${#internals[@]} internal headers refused outside their module, ${#public[@]} public headers clean"
+echo "headers: ${#every[@]} headers without GMime, GLib or libxml2 types"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
