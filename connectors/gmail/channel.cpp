@@ -247,10 +247,17 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
              // Deleted since it was listed: nothing to answer.
              return self.fetch(std::move(ids), next + 1, std::move(events), std::move(new_cursor), since);
            }
+           // A message Gmail refuses for good, or answers unreadably, would stop every poll
+           // behind it: it is stored as a stand-in and escalated instead (never dropped).
+           if (!body && body.error().kind == ApiErrorKind::permanent) {
+             events.messages.push_back(self.stand_in(ids[next], describe(body.error())));
+             return self.fetch(std::move(ids), next + 1, std::move(events), std::move(new_cursor), since);
+           }
            if (!body) return self.poll_failed("messages.get " + ids[next], body.error());
            auto raw = parse_raw_response(*body);
            if (!raw) {
-             return self.poll_failed("messages.get " + ids[next] + ": " + raw.error(), std::nullopt);
+             events.messages.push_back(self.stand_in(ids[next], "an unreadable messages.get answer: " + raw.error()));
+             return self.fetch(std::move(ids), next + 1, std::move(events), std::move(new_cursor), since);
            }
            const bool too_old = since && raw->internal_date_ms > 0 &&
                                 std::chrono::sys_time<milliseconds>(milliseconds(raw->internal_date_ms)) < *since;
@@ -258,6 +265,19 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
            self.fetch(std::move(ids), next + 1, std::move(events), std::move(new_cursor), since);
          },
          [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
+  }
+
+  // A message that could not be fetched: staff see its Gmail id and why.
+  store::InboundMessage stand_in(const std::string& gmail_id, const std::string& why) {
+    ++counters.undecodable;
+    spdlog::error("gmail: message {} cannot be fetched ({}); stored as undecodable for staff", gmail_id, why);
+    store::InboundMessage m;
+    m.channel = "gmail";
+    m.provider_message_id = gmail_id;
+    m.conversation_id = gmail_id;
+    m.type = "undecodable";
+    m.text = "(an email Gmail did not give us: " + why + ")";
+    return m;
   }
 
   store::InboundMessage inbound_of(RawMessage raw) {

@@ -233,6 +233,11 @@ def poll_errors_flow():
                            " WHERE m.provider_message_id = ? AND e.reason = 'undecodable'", broken["id"]) == 1 and
               stack.scalar("SELECT length(CAST(raw_payload AS BLOB)) FROM inbox WHERE provider_message_id = ?",
                            broken["id"]) == len(garbage))
+        gmail.control("script", {"path": "/messages/", "method": "GET", "status": 400, "count": 1})
+        refused = gmail.deliver(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
+        check("a message Gmail refuses to give: a stand-in escalated, the polls go on",
+              stack.wait_outcome(refused["id"]) == "escalated" and
+              stack.scalar("SELECT message_type FROM inbox WHERE provider_message_id = ?", refused["id"]) == "undecodable")
         gmail.control("script", {"path": "/messages/send", "status": 429, "retry_after": 2, "count": 1})
         m = gmail.deliver(mail("beto@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
         check("messages.send 429: sent after the Retry-After, once", stack.wait_outcome(m["id"]) == "replied" and
