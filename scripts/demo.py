@@ -9,6 +9,7 @@ Usage: demo.py BUILD_DIR SOURCE_DIR [--exit] [--workdir DIR]   (scripts/demo.sh 
 calls this; the config and database go to DIR, by default BUILD_DIR/demo, emptied first)
 """
 import email
+import email.header
 import email.policy
 import json
 import os
@@ -178,7 +179,8 @@ def gmail_part(stack, gmail):
     for title, raw, want in gmail_mails():
         delivered = gmail.deliver(raw)
         say(f"== Gmail: {title}")
-        subject = raw.split(b"Subject: ")[1].split(b"\r\n")[0].decode()
+        encoded = raw.split(b"Subject: ")[1].split(b"\r\n")[0].decode()
+        subject = str(email.header.make_header(email.header.decode_header(encoded)))
         say(f"   {subject!r} -> the fake mailbox "
             f"(message {delivered['id']}, thread {delivered['threadId']}); dispatchd polls users.history.list")
         outcome = stack.wait_outcome(delivered["id"])
