@@ -10,6 +10,7 @@
 #include "common/backoff.h"
 #include "connectors/gmail/api.h"
 #include "connectors/gmail/client.h"
+#include "connectors/gmail/decisions.h"
 #include "connectors/gmail/email.h"
 #include "connectors/gmail/reply.h"
 #include "store/cursor.h"
@@ -21,10 +22,8 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
-constexpr Backoff k_poll_backoff{2s, 5min};
-constexpr Backoff k_send_backoff{5s, 5min};
 constexpr auto k_paused_retry = 60s;
-constexpr auto k_rate_limit_default = 30s;
+constexpr Backoff k_send_backoff{5s, 5min};  // as decisions.h: a profile that cannot be read yet
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -35,33 +34,6 @@ std::string lower(std::string_view text) {
 std::string domain_of(std::string_view address) {
   const auto at = address.rfind('@');
   return at == std::string_view::npos ? std::string("dispatchd.invalid") : std::string(address.substr(at + 1));
-}
-
-// The inbox type: why loop prevention would ignore it, the strongest reason first.
-std::string type_of(const Flags& flags) {
-  if (flags.own) return "own";
-  if (flags.bounce) return "bounce";
-  if (flags.auto_reply) return "auto_reply";
-  if (flags.list) return "list";
-  if (flags.no_reply) return "no_reply";
-  return "email";
-}
-
-std::string size_text(std::size_t bytes) {
-  if (bytes >= 1u << 20) return std::to_string(bytes >> 20) + " MB";
-  if (bytes >= 1u << 10) return std::to_string(bytes >> 10) + " KB";
-  return std::to_string(bytes) + " bytes";
-}
-
-// What the model reads: the subject, the attachments by name only, then the body.
-std::string model_text(const Email& email) {
-  std::string text = "Subject: " + email.subject + "\n";
-  if (!email.attachments.empty()) {
-    text += "Attachments (not shown):";
-    for (const auto& a : email.attachments) text += " " + a.name + " (" + a.type + ", " + size_text(a.size) + ");";
-    text += "\n";
-  }
-  return text + "\n" + email.text;
 }
 
 }  // namespace
@@ -290,7 +262,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     if (email && !(email->text.empty() && email->attachments.empty() && !email->defects.empty())) {
       m.sender = counterpart(*email);
       m.text = model_text(*email);
-      m.type = type_of(email->flags);
+      m.type = inbox_type(email->flags);
     } else {
       m.sender = email ? counterpart(*email) : "";
       m.type = "undecodable";
@@ -341,12 +313,10 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     ++counters.poll_failures;
     if (paused) return;  // resumed by reload()
     ++poll_failures_in_a_row;
-    milliseconds delay = exponential_backoff(k_poll_backoff, poll_failures_in_a_row);
-    if (error && error->kind == ApiErrorKind::rate_limited)
-      delay = std::max<milliseconds>(delay, error->retry_after.value_or(k_rate_limit_default));
+    const auto delay = poll_delay(error, poll_failures_in_a_row, settings.poll_interval);
     spdlog::warn("gmail: poll failed: {}{}; next poll in {} ms", what, error ? ": " + describe(*error) : "",
                  delay.count());
-    schedule_poll(std::min<milliseconds>(delay, std::max<milliseconds>(settings.poll_interval, k_poll_backoff.max)));
+    schedule_poll(delay);
   }
 
   // ---- sending -----------------------------------------------------------------------
@@ -354,11 +324,9 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     deps.post([done = std::move(done), outcome = std::move(outcome)]() mutable { done(std::move(outcome)); });
   }
 
-  connectors::SendOutcome token_outcome(const OAuthError& e) {
-    if (permanent(e.kind)) return connectors::RetryAfter{k_paused_retry, "gmail paused: " + e.message};
-    ++send_failures_in_a_row;
-    return connectors::RetryAfter{exponential_backoff(k_send_backoff, send_failures_in_a_row),
-                                  "no access token: " + e.message};
+  connectors::SendOutcome no_token(const OAuthError& e) {
+    if (!permanent(e.kind)) ++send_failures_in_a_row;
+    return token_outcome(e, send_failures_in_a_row);
   }
 
   void send(const store::OutboxItem& item, connectors::SendDone done) {
@@ -404,26 +372,10 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
              (*done)(connectors::Sent{sent->id});
              return self.mark_handled(original_id);
            }
-           (*done)(self.send_outcome(sent.error()));
+           if (sent.error().kind == ApiErrorKind::unreachable) ++self.send_failures_in_a_row;
+           (*done)(send_outcome(sent.error(), self.send_failures_in_a_row));
          },
-         [this, done](const OAuthError& e) { (*done)(token_outcome(e)); });
-  }
-
-  connectors::SendOutcome send_outcome(const ApiError& error) {
-    const std::string why = "users.messages.send: " + describe(error);
-    switch (error.kind) {
-      case ApiErrorKind::unreachable:
-        ++send_failures_in_a_row;
-        return connectors::RetryAfter{exponential_backoff(k_send_backoff, send_failures_in_a_row), why};
-      case ApiErrorKind::rate_limited:
-        return connectors::RetryAfter{error.retry_after.value_or(k_rate_limit_default), why};
-      case ApiErrorKind::unauthorized: return connectors::RetryAfter{k_paused_retry, why};
-      case ApiErrorKind::server:
-      case ApiErrorKind::uncertain: return connectors::Unknown{why};
-      case ApiErrorKind::not_found:
-      case ApiErrorKind::permanent: return connectors::Failed{why};
-    }
-    return connectors::Unknown{why};
+         [this, done](const OAuthError& e) { (*done)(no_token(e)); });
   }
 
   void mark_handled(const std::string& gmail_id) {
