@@ -127,6 +127,20 @@ Result<void> release_lease(Database& db, std::int64_t id, const std::string& wor
   return update->run();
 }
 
+Result<std::vector<std::string>> not_stored(Database& db, const std::string& channel,
+                                            const std::vector<std::string>& provider_ids) {
+  std::vector<std::string> out;
+  for (const auto& id : provider_ids) {
+    auto seen = Query::prepare(db, "SELECT 1 FROM inbox WHERE channel = ? AND provider_message_id = ?");
+    if (!seen) return std::unexpected(seen.error());
+    seen->bind(1, channel).bind(2, id);
+    auto row = seen->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) out.push_back(id);
+  }
+  return out;
+}
+
 Result<StoredInbound> stored_inbound(Database& db, std::int64_t message_id) {
   auto read = Query::prepare(
       db, "SELECT channel, provider_message_id, conversation_id, coalesce(raw_payload, '') FROM inbox WHERE id = ?");

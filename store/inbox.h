@@ -86,6 +86,11 @@ struct StoredInbound {
 };
 Result<StoredInbound> stored_inbound(Database& db, std::int64_t message_id);  // not_found when absent
 
+// Of `provider_ids` on `channel`, those not in the inbox yet, in their order: a polling
+// channel fetches only these (a repeated or resumed poll does not fetch what it stored).
+Result<std::vector<std::string>> not_stored(Database& db, const std::string& channel,
+                                            const std::vector<std::string>& provider_ids);
+
 // When the counterpart last wrote on `channel` (their newest message's received_at), for
 // rules such as WhatsApp's 24-hour customer-service window.
 Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel, const std::string& sender);

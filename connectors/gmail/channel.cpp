@@ -23,7 +23,9 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 constexpr auto k_paused_retry = 60s;
-constexpr Backoff k_send_backoff{5s, 5min};  // as decisions.h: a profile that cannot be read yet
+constexpr std::size_t k_batch_messages = 50;      // per transaction and in memory at once
+constexpr std::size_t k_batch_bytes = 64u << 20;  // of raw mail (Gmail's limit is 35 MB a message)
+constexpr Backoff k_send_backoff{5s, 5min};       // as decisions.h: a profile that cannot be read yet
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -165,7 +167,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
              // Idle: no write unless the mailbox moved (labels, deletions): then the cursor follows.
              if (page->history_id.empty() || page->history_id == cursor.value) return self.poll_done();
            }
-           self.fetch(std::move(ids), 0, {}, page->history_id.empty() ? cursor.value : page->history_id, std::nullopt);
+           self.fetch_new(std::move(ids), page->history_id.empty() ? cursor.value : page->history_id, std::nullopt);
          },
          [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
   }
@@ -200,16 +202,29 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
           }
           if (!page->next_page_token.empty() && ids.size() < self.settings.max_sync_messages)
             return self.list_sync(since, std::move(new_cursor), page->next_page_token, std::move(ids));
-          self.fetch(std::move(ids), 0, {}, std::move(new_cursor), since);
+          self.fetch_new(std::move(ids), std::move(new_cursor), since);
         },
         [this](const OAuthError& e) { poll_failed("the access token: " + e.message, std::nullopt); });
   }
 
-  // Gets the messages one by one, then stores them all with the new cursor. `since`: mail
-  // Gmail received before it is left alone (a full sync never answers old mail).
+  // Gets the messages not stored yet one by one, then stores them with the new cursor.
+  // `since`: mail Gmail received before it is left alone (a full sync never answers old
+  // mail). Memory stays bounded: after k_batch_messages messages or k_batch_bytes of raw
+  // mail the batch is stored WITHOUT moving the cursor and the poll runs again at once; it
+  // then skips what is stored, so every batch makes progress.
+  void fetch_new(std::vector<std::string> ids, std::string new_cursor, std::optional<store::Time> since) {
+    auto fresh = store::not_stored(deps.db, "gmail", ids);
+    if (!fresh) return poll_failed("reading the inbox: " + fresh.error().message, std::nullopt);
+    fetch(std::move(*fresh), 0, {}, std::move(new_cursor), since);
+  }
+
   void fetch(std::vector<std::string> ids, std::size_t next, connectors::InboundEvents events, std::string new_cursor,
              std::optional<store::Time> since) {
     if (next == ids.size()) return store_poll(std::move(events), new_cursor);
+    std::size_t bytes = 0;
+    for (const auto& m : events.messages) bytes += m.raw_payload.size();
+    if (events.messages.size() >= k_batch_messages || bytes >= k_batch_bytes)
+      return store_poll(std::move(events), std::nullopt);
     const std::string id = ids[next];
     call([base = settings.api_base_url, id](std::string_view token) { return get_raw_request(base, token, id); },
          [ids = std::move(ids), next, events = std::move(events), new_cursor = std::move(new_cursor), since](
@@ -275,18 +290,22 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     return m;
   }
 
-  void store_poll(connectors::InboundEvents events, const std::string& new_cursor) {
+  // Stores a poll's messages and moves the cursor to `new_cursor`, in one transaction; with
+  // no cursor (a batch of a larger poll) the cursor stays and the poll runs again at once.
+  void store_poll(connectors::InboundEvents events, std::optional<std::string> new_cursor) {
     const auto now = deps.now();
+    const bool more = !new_cursor;
     auto stored =
         store::transaction<connectors::StoredEvents>(deps.db, [&]() -> store::Result<connectors::StoredEvents> {
           auto result = connectors::store_inbound(deps.db, events, now);
           if (!result) return result;
-          if (auto moved = store::write_cursor(deps.db, "gmail", address, new_cursor, now); !moved)
+          if (!new_cursor) return result;
+          if (auto moved = store::write_cursor(deps.db, "gmail", address, *new_cursor, now); !moved)
             return std::unexpected(moved.error());
           return result;
         });
     if (!stored) return poll_failed("storing the poll: " + stored.error().message, std::nullopt);
-    store::after_commit(deps.db, [weak = weak_from_this(), stored = std::move(*stored)](bool durable) {
+    store::after_commit(deps.db, [weak = weak_from_this(), stored = std::move(*stored), more](bool durable) {
       auto self = weak.lock();
       if (!self) return;
       if (!durable) return self->poll_failed("the poll's commit failed; it is repeated", std::nullopt);
@@ -296,16 +315,16 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
         spdlog::info("gmail: {} new message(s)", stored.new_ids.size());
         if (self->deps.on_inbound) self->deps.on_inbound();
       }
-      self->poll_done();
+      self->poll_done(more);
     });
   }
 
-  void poll_done() {
+  void poll_done(bool more = false) {
     polling = false;
     poll_failures_in_a_row = 0;
     ++counters.polls;
     counters.last_success = deps.now();
-    schedule_poll(settings.poll_interval);
+    schedule_poll(more ? milliseconds(0) : milliseconds(settings.poll_interval));
   }
 
   void poll_failed(const std::string& what, std::optional<ApiError> error) {

@@ -47,7 +47,8 @@ connectors::SendOutcome send_outcome(const ApiError& error, int failures_in_a_ro
   switch (error.kind) {
     case ApiErrorKind::unreachable:
       return connectors::RetryAfter{exponential_backoff(k_send_backoff, failures_in_a_row), why};
-    case ApiErrorKind::rate_limited: return connectors::RetryAfter{error.retry_after.value_or(k_rate_limit_default), why};
+    case ApiErrorKind::rate_limited:
+      return connectors::RetryAfter{error.retry_after.value_or(k_rate_limit_default), why};
     case ApiErrorKind::unauthorized: return connectors::RetryAfter{k_paused_retry, why};
     case ApiErrorKind::server:
     case ApiErrorKind::uncertain: return connectors::Unknown{why};
@@ -63,7 +64,8 @@ connectors::SendOutcome token_outcome(const OAuthError& error, int failures_in_a
                                 "no access token: " + error.message};
 }
 
-milliseconds poll_delay(const std::optional<ApiError>& error, int failures_in_a_row, std::chrono::seconds poll_interval) {
+milliseconds poll_delay(const std::optional<ApiError>& error, int failures_in_a_row,
+                        std::chrono::seconds poll_interval) {
   milliseconds delay = exponential_backoff(k_poll_backoff, failures_in_a_row);
   if (error && error->kind == ApiErrorKind::rate_limited)
     delay = std::max<milliseconds>(delay, error->retry_after.value_or(k_rate_limit_default));

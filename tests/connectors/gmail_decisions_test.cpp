@@ -120,7 +120,8 @@ TEST_CASE("gmail decisions: the model reads the subject, attachments by name, th
   email.subject = "Envío a Monterrey";
   email.text = "¿Tienen envío?";
   CHECK(gmail::model_text(email) == "Subject: Envío a Monterrey\n\n¿Tienen envío?");
-  email.attachments = {{"factura.pdf", "application/pdf", 120'000}, {"foto.jpg", "image/jpeg", 3u << 20}, {"", "text/x-vcard", 12}};
+  email.attachments = {
+      {"factura.pdf", "application/pdf", 120'000}, {"foto.jpg", "image/jpeg", 3u << 20}, {"", "text/x-vcard", 12}};
   CHECK(gmail::model_text(email) ==
         "Subject: Envío a Monterrey\nAttachments (not shown): factura.pdf (application/pdf, 117 KB); foto.jpg "
         "(image/jpeg, 3 MB);  (text/x-vcard, 12 bytes);\n\n¿Tienen envío?");

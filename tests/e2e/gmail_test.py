@@ -247,6 +247,31 @@ def poll_errors_flow():
         gmail.close()
 
 
+def burst_flow():
+    # 120 mails while dispatchd is stopped: fetched and stored in batches of at most 50
+    # (bounded memory), the cursor moving only after the last; each answered once.
+    gmail = gmail_harness.Gmail(SOURCE)
+    stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=SCENARIO)
+    try:
+        daemon = stack.start_daemon()
+        daemon.wait_for_line("first start")
+        daemon.stop(signal.SIGTERM)
+        delivered = [gmail.deliver(mail(f"c{i}@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
+                     for i in range(120)]
+        daemon = stack.start_daemon()
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'replied'") == 120,
+                         timeout=90, what="120 replies")
+        batches = [line for line in daemon.lines if "new message(s)" in line]
+        check("burst: 120 mails stored in batches of at most 50",
+              len(batches) >= 3 and all(int(line.split("gmail: ")[1].split()[0]) <= 50 for line in batches), batches)
+        check("burst: each stored once and answered once",
+              stack.scalar("SELECT count(*) FROM inbox WHERE channel = 'gmail'") == 120 and
+              all(len(stack.replies_in(m["threadId"])) == 1 for m in delivered))
+    finally:
+        stack.close()
+        gmail.close()
+
+
 def kill_flow(found):
     # A send whose answer is lost to SIGKILL. found: the fake stored it before the kill (the
     # lookup finds it: sent, never again); else it never reached the mailbox (two searches
@@ -288,5 +313,5 @@ def kill_flow(found):
 
 
 
-sys.exit(harness.run_flows((main_flow, poll_errors_flow, invalid_grant_flow, lambda: kill_flow(True),
-                             lambda: kill_flow(False))))
+sys.exit(harness.run_flows((main_flow, poll_errors_flow, burst_flow, invalid_grant_flow, lambda: kill_flow(True),
+                            lambda: kill_flow(False))))

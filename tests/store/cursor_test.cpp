@@ -82,3 +82,14 @@ TEST_CASE("recover_sending: a lookup channel's rows stay 'sending' for its looku
   CHECK(waiting->front().recipient == "ana@example.com");
   CHECK(store::sending_items(db, "whatsapp").value().empty());
 }
+
+TEST_CASE("not_stored: the ids a poll still has to fetch, in order", "[store][inbox]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  REQUIRE(store::insert_inbound(db, {"gmail", "b", "t", "ana@example.com", "hola", "raw"}, k_t0));
+  REQUIRE(store::insert_inbound(db, {"whatsapp", "c", "t", "1555", "hola", "{}"}, k_t0));
+  const auto fresh = store::not_stored(db, "gmail", {"a", "b", "c", "d"});
+  REQUIRE(fresh);
+  CHECK(*fresh == std::vector<std::string>{"a", "c", "d"});  // "c" is another channel's
+  CHECK(store::not_stored(db, "gmail", {}).value().empty());
+}
