@@ -1,9 +1,15 @@
 // Charset conversion for body text with GMime's iconv filter, and repairs of encoded words.
 #include <gmime/gmime.h>
 
+#include <iconv.h>
+
+#include <algorithm>
 #include <cctype>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "common/utf8.h"
 #include "connectors/gmail/internal/charset.h"
@@ -38,12 +44,33 @@ const char* superset_charset(const std::string& label) {
   return nullptr;
 }
 
+// Keeps one converter from `charset` (one iconv knows) open for the life of the process. glibc
+// unloads a gconv module (dlclose) soon after its last converter closes and GMime's iconv cache
+// closes them, so mail alternating between charsets paid a dlopen + dlclose (mmap, munmap,
+// relocations) per message: two thirds of the decode time on the test corpus
+// (bench/README.md, "Mail decode"). Bounded: at most k_max_pinned charsets, never closed.
+void pin_charset(const char* charset) {
+  constexpr std::size_t k_max_pinned = 64;
+  static std::mutex mutex;
+  // Reachable from here and never freed (converters included), so not a leak to LeakSanitizer.
+  static auto* pinned = new std::vector<std::pair<std::string, iconv_t>>();
+  std::string label = lower_ascii(charset);
+  const std::lock_guard lock(mutex);
+  if (pinned->size() >= k_max_pinned ||
+      std::any_of(pinned->begin(), pinned->end(), [&](const auto& pin) { return pin.first == label; }))
+    return;
+  const iconv_t converter = iconv_open("UTF-8", charset);
+  if (converter == reinterpret_cast<iconv_t>(-1)) return;
+  pinned->emplace_back(std::move(label), converter);
+}
+
 // `bytes` converted from `charset` to UTF-8 by GMime's iconv filter; nullopt when iconv
 // does not know the charset.
 std::optional<std::string> convert(std::string_view bytes, const char* charset) {
   GMimeFilter* raw_filter = g_mime_filter_charset_new(charset, "UTF-8");
   if (!raw_filter) return std::nullopt;
   Ref<GMimeFilter> filter(raw_filter);
+  pin_charset(charset);
   Ref<GMimeStream> mem(g_mime_stream_mem_new());
   Ref<GMimeStream> filtered(g_mime_stream_filter_new(mem.get()));
   g_mime_stream_filter_add(GMIME_STREAM_FILTER(filtered.get()), filter.get());
