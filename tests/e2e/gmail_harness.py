@@ -3,6 +3,7 @@ endpoints, a Stack with the Gmail connector on it, and a builder of RFC 822 test
 gmail_test.py and scripts/demo.py."""
 
 import base64
+import contextlib
 import email.header
 import email.utils
 import json
@@ -100,3 +101,22 @@ class GmailStack(harness.Stack):
 
     def replies_in(self, thread_id):
         return [s for s in self.gmail.sent() if s["threadId"] == thread_id]
+
+
+@contextlib.contextmanager
+def started(build, source, before_start=None, token_lifetime=3600, **stack_options):
+    """fake_gmail and a GmailStack whose dispatchd has made its first start: yields (gmail,
+    stack, daemon) and stops them all at the end. `before_start(gmail)` runs before dispatchd."""
+    gmail = Gmail(source, token_lifetime=token_lifetime)
+    stack = None
+    try:
+        if before_start:
+            before_start(gmail)
+        stack = GmailStack(build, source, gmail, **stack_options)
+        daemon = stack.start_daemon()
+        daemon.wait_for_line("first start")
+        yield gmail, stack, daemon
+    finally:
+        if stack:
+            stack.close()
+        gmail.close()

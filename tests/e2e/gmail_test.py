@@ -38,13 +38,13 @@ def parsed(raw_text):
 
 
 def main_flow():
-    gmail = gmail_harness.Gmail(SOURCE)
-    old = gmail.deliver(mail("viejo@cliente.example", "Antiguo", "¿Tienen envío a Monterrey? (de antes)"))
-    time.sleep(1.1)  # the first start is recorded to the second: clearly after this mail
-    stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=SCENARIO)
-    try:
-        daemon = stack.start_daemon()
-        daemon.wait_for_line("first start")
+    old = {}
+
+    def before_start(gmail):
+        old.update(gmail.deliver(mail("viejo@cliente.example", "Antiguo", "¿Tienen envío a Monterrey? (de antes)")))
+        time.sleep(1.1)  # the first start is recorded to the second: clearly after this mail
+
+    with gmail_harness.started(BUILD, SOURCE, before_start, scenario=SCENARIO) as (gmail, stack, daemon):
         question = mail("ana@cliente.example", "Envío a Monterrey", "Hola,\n¿Tienen envío a Monterrey?\n\nGracias",
                         message_id="pregunta-1")
         asked = gmail.deliver(question)
@@ -141,17 +141,10 @@ def main_flow():
               and 'dispatchd_poll_lag_seconds{channel="gmail"}' in metrics, metrics[-600:])
         verify = stack.audit_verify()
         check("audit chain verifies", verify.returncode == 0, verify.stdout + verify.stderr)
-    finally:
-        stack.close()
-        gmail.close()
 
 
 def invalid_grant_flow():
-    gmail = gmail_harness.Gmail(SOURCE)
-    stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=SCENARIO)
-    try:
-        daemon = stack.start_daemon()
-        daemon.wait_for_line("first start")
+    with gmail_harness.started(BUILD, SOURCE, scenario=SCENARIO) as (gmail, stack, daemon):
         gmail.control("revoke")
         waiting = gmail.deliver(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
         stack.wait_until(lambda: stack.get("/readyz")[0] == 503, what="readyz 503")
@@ -180,20 +173,13 @@ def invalid_grant_flow():
         check("no secret in the database", all(
             stack.scalar("SELECT count(*) FROM audit WHERE detail LIKE ?", f"%{s}%") == 0
             for s in (CLIENT_SECRET, REFRESH, "1//new-refresh")))
-    finally:
-        stack.close()
-        gmail.close()
 
 
 def poll_errors_flow():
     # An idle mailbox costs one history.list per poll and no write; a rate limit (429, or 403
     # userRateLimitExceeded) waits its Retry-After; 5xx is retried; tokens that expire by
     # their expires_in are refreshed as the run goes.
-    gmail = gmail_harness.Gmail(SOURCE, token_lifetime=2)
-    stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=SCENARIO)
-    try:
-        daemon = stack.start_daemon()
-        daemon.wait_for_line("first start")
+    with gmail_harness.started(BUILD, SOURCE, token_lifetime=2, scenario=SCENARIO) as (gmail, stack, daemon):
         time.sleep(1.5)
         cursor_before = stack.query("SELECT cursor, updated_at FROM poll_cursors")
         requests_before = len(gmail.state()["requests"])
@@ -242,19 +228,12 @@ def poll_errors_flow():
         m = gmail.deliver(mail("beto@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
         check("messages.send 429: sent after the Retry-After, once", stack.wait_outcome(m["id"]) == "replied" and
               len(stack.replies_in(m["threadId"])) == 1)
-    finally:
-        stack.close()
-        gmail.close()
 
 
 def burst_flow():
     # 120 mails while dispatchd is stopped: fetched and stored in batches of at most 50
     # (bounded memory), the cursor moving only after the last; each answered once.
-    gmail = gmail_harness.Gmail(SOURCE)
-    stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=SCENARIO)
-    try:
-        daemon = stack.start_daemon()
-        daemon.wait_for_line("first start")
+    with gmail_harness.started(BUILD, SOURCE, scenario=SCENARIO) as (gmail, stack, daemon):
         daemon.stop(signal.SIGTERM)
         delivered = [gmail.deliver(mail(f"c{i}@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
                      for i in range(120)]
@@ -267,21 +246,14 @@ def burst_flow():
         check("burst: each stored once and answered once",
               stack.scalar("SELECT count(*) FROM inbox WHERE channel = 'gmail'") == 120 and
               all(len(stack.replies_in(m["threadId"])) == 1 for m in delivered))
-    finally:
-        stack.close()
-        gmail.close()
 
 
 def kill_flow(found):
     # A send whose answer is lost to SIGKILL. found: the fake stored it before the kill (the
     # lookup finds it: sent, never again); else it never reached the mailbox (two searches
     # find nothing: sent again, once).
-    gmail = gmail_harness.Gmail(SOURCE)
-    stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=SCENARIO)
     what = "found" if found else "not found"
-    try:
-        daemon = stack.start_daemon()
-        daemon.wait_for_line("first start")
+    with gmail_harness.started(BUILD, SOURCE, scenario=SCENARIO) as (gmail, stack, daemon):
         gmail.control("script", {"path": "/messages/send", "status": 500 if not found else None, "delay_ms": 20000,
                                  "commit_before_delay": found, "count": 1})
         m = gmail.deliver(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
@@ -307,9 +279,6 @@ def kill_flow(found):
               len(searches) == (1 if found else 2), searches)
         check(f"SIGKILL mid-send ({what}): no delivery_unknown escalation",
               stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'") == 0)
-    finally:
-        stack.close()
-        gmail.close()
 
 
 
