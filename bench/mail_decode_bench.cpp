@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   };
   const double rate = median(rates), mbps = median(mbs);
   std::printf("median:   %.0f messages/s  %.2f MB/s\n", rate, mbps);
-  std::printf("result messages_per_s=%.0f mb_per_s=%.3f checksum=%" PRIu64 " errors_per_pass=%" PRIu64 "\n", rate,
-              mbps, expected.text_bytes, expected.errors);
+  std::printf("result messages_per_s=%.0f mb_per_s=%.3f checksum=%" PRIu64 " errors_per_pass=%" PRIu64 "\n", rate, mbps,
+              expected.text_bytes, expected.errors);
   return 0;
 }
