@@ -12,6 +12,7 @@
 #include "connectors/gmail/client.h"
 #include "connectors/gmail/decisions.h"
 #include "connectors/gmail/email.h"
+#include "connectors/gmail/internal/text.h"
 #include "connectors/gmail/reply.h"
 #include "store/cursor.h"
 #include "store/transaction.h"
@@ -26,12 +27,6 @@ constexpr auto k_paused_retry = 60s;
 constexpr std::size_t k_batch_messages = 50;      // per transaction and in memory at once
 constexpr std::size_t k_batch_bytes = 64u << 20;  // of raw mail (Gmail's limit is 35 MB a message)
 constexpr Backoff k_send_backoff{5s, 5min};       // as decisions.h: a profile that cannot be read yet
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
 
 std::string domain_of(std::string_view address) {
   const auto at = address.rfind('@');
@@ -98,7 +93,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
          [then = std::move(then), shared_failed](State& self, net::HttpResult result) mutable {
            auto profile = read_profile(result);
            if (!profile) return (*shared_failed)("reading the profile: " + describe(profile.error()));
-           self.address = lower(profile->email_address);
+           self.address = detail::lower_ascii(profile->email_address);
            then(self);
          },
          [shared_failed](const OAuthError& e) { (*shared_failed)("the access token: " + e.message); });

@@ -9,6 +9,7 @@
 #include "common/strict_json.h"
 #include "connectors/gmail/base64url.h"
 #include "connectors/gmail/email.h"
+#include "connectors/gmail/internal/text.h"
 
 namespace dispatchd::gmail {
 namespace {
@@ -67,9 +68,7 @@ std::optional<std::int64_t> internal_date(const rapidjson::Value& doc) {
 std::string counterpart(const Email& email) {
   const auto& chosen = email.reply_to && !email.reply_to->address.empty() ? email.reply_to : email.from;
   if (!chosen) return "";
-  std::string address = chosen->address;
-  for (char& c : address) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return address;
+  return detail::lower_ascii(chosen->address);
 }
 
 bool is_automatic(const Flags& flags) {
