@@ -282,7 +282,8 @@ def main():
         say("== still serving. Try, in another terminal:")
         say(f"   sqlite3 -readonly {stack.db} 'SELECT * FROM v_messages'")
         say(f"   curl -s http://127.0.0.1:{stack.port}/metrics | grep ^dispatchd_")
-        say(f"   open http://127.0.0.1:{stack.port}/staff/ (token {harness.STAFF_TOKEN})")
+        say(f"   open http://127.0.0.1:{stack.port}/staff/ and log in as demo with the token "
+            f"{stack.add_staff('demo')}")
         say("   Ctrl-C stops dispatchd (SIGTERM, drained) and the simulators.")
         try:
             signal.pause()
