@@ -50,13 +50,18 @@ struct RunningDaemon {
     setenv("STAFF_DAEMON_TEST_ADMIN", k_admin, 1);
     const std::string path = dir.file("dispatchd.json");
     std::ofstream(path) << R"({"database": ")" << dir.file("d.db") << R"(",
-      "catalog": ")" << test::source_path("catalog/examples/support.en.json") << R"(",
-      "migrations": {"dir": ")" << test::source_path("migrations") << R"("},
+      "catalog": ")" << test::source_path("catalog/examples/support.en.json")
+                        << R"(",
+      "migrations": {"dir": ")"
+                        << test::source_path("migrations") << R"("},
       "http": {"listen": "127.0.0.1:0"},
-      "llm": {"provider": "openai", "base_url": ")" << model.base_url(fakes::Dialect::openai) << R"(",
+      "llm": {"provider": "openai", "base_url": ")"
+                        << model.base_url(fakes::Dialect::openai) << R"(",
               "model": "fake", "api_key_env": "STAFF_DAEMON_TEST_LLM_KEY"},
-      "connectors": {"whatsapp": {"enabled": true, "graph_base_url": ")" << graph.base_url() << R"(",
-        "phone_number_id": ")" << test::k_phone_number_id << R"(",
+      "connectors": {"whatsapp": {"enabled": true, "graph_base_url": ")"
+                        << graph.base_url() << R"(",
+        "phone_number_id": ")"
+                        << test::k_phone_number_id << R"(",
         "access_token_env": "STAFF_DAEMON_TEST_ACCESS", "app_secret_env": "STAFF_DAEMON_TEST_SECRET",
         "verify_token_env": "STAFF_DAEMON_TEST_VERIFY"}},
       "staff": {"token_env": "STAFF_DAEMON_TEST_ADMIN"}})";
@@ -85,8 +90,8 @@ struct RunningDaemon {
   }
 
   std::string add_staff(const std::string& name) {
-    const auto added =
-        call("POST", "/api/staff", {{"Authorization", std::string("Bearer ") + k_admin}}, R"({"name":")" + name + "\"}");
+    const auto added = call("POST", "/api/staff", {{"Authorization", std::string("Bearer ") + k_admin}},
+                            R"({"name":")" + name + "\"}");
     REQUIRE(added.status == 200);
     return added.json()["token"].GetString();
   }
