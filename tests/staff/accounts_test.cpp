@@ -32,7 +32,8 @@ TEST_CASE("accounts: a session's state, as a table", "[accounts]") {
 }
 
 TEST_CASE("accounts: names that read the same everywhere", "[accounts]") {
-  for (const char* good : {"ana", "Ana.Lopez", "luis_2", "ops@acme", "a-b", "x"}) CHECK(staff::valid_account_name(good));
+  for (const char* good : {"ana", "Ana.Lopez", "luis_2", "ops@acme", "a-b", "x"})
+    CHECK(staff::valid_account_name(good));
   for (const char* bad : {"", "ana lopez", "ana;x", "ana\n", "<script>", "añа", "a/b"}) {
     CAPTURE(bad);
     CHECK_FALSE(staff::valid_account_name(bad));
@@ -112,7 +113,8 @@ TEST_CASE("accounts: log in, use, log out, revoke", "[accounts]") {
     REQUIRE(swept);
     CHECK(*swept == 1);
   }
-  const auto audit = db.query_int("SELECT count(*) FROM v_audit WHERE event IN ('staff_account_added', "
-                                  "'staff_login', 'staff_logout', 'staff_account_revoked')");
+  const auto audit = db.query_int(
+      "SELECT count(*) FROM v_audit WHERE event IN ('staff_account_added', "
+      "'staff_login', 'staff_logout', 'staff_account_revoked')");
   CHECK(audit.value() >= 2);
 }
