@@ -109,7 +109,7 @@ TEST_CASE("notifier: one POST per escalation, in order, and the cursor follows",
   CHECK(f.posted() == std::vector<std::int64_t>{a, b, c});
 }
 
-TEST_CASE("notifier: a 500 is sent again after the backoff and delivered once; the next ones wait", "[notifier]") {
+TEST_CASE("notifier: a 500 is sent again after the backoff and delivered once, the next ones wait", "[notifier]") {
   Fixture f;
   auto n = f.notifier();
   const auto a = f.escalate("wamid.1", "factura");
@@ -155,7 +155,7 @@ TEST_CASE("notifier: a 500 is sent again after the backoff and delivered once; t
   }
 }
 
-TEST_CASE("notifier: a 400 is refused for good; counted failed and the next one goes", "[notifier]") {
+TEST_CASE("notifier: a 400 is refused for good, counted failed and the next one goes", "[notifier]") {
   Fixture f;
   auto n = f.notifier();
   const auto a = f.escalate("wamid.1", "uno");
@@ -172,7 +172,7 @@ TEST_CASE("notifier: a 400 is refused for good; counted failed and the next one 
   CHECK(n->pending().value() == 0);
 }
 
-TEST_CASE("notifier: a restart resumes after the cursor; an abandoned POST is sent again", "[notifier]") {
+TEST_CASE("notifier: a restart resumes after the cursor, an abandoned POST is sent again", "[notifier]") {
   Fixture f;
   const auto old = f.escalate("wamid.0", "before the first start");
   auto first = f.notifier();

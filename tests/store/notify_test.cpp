@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 using store::EscalationReason;
 using test::k_t0;
 
-TEST_CASE("notify cursor: the first start points at the newest audit event; later starts keep it", "[store][notify]") {
+TEST_CASE("notify cursor: the first start points at the newest audit event, later starts keep it", "[store][notify]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
   CHECK(store::read_notify_cursor(db).value() == std::nullopt);
