@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -156,6 +157,14 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 
 bool is_url(const std::string& url) { return url.starts_with("http://") || url.starts_with("https://"); }
 
+// An http(s) URL with a host, and nothing a request line or a log line would mangle.
+bool is_full_url(const std::string& url) {
+  if (!is_url(url)) return false;
+  const std::string_view rest = std::string_view(url).substr(url.find("://") + 3);
+  if (rest.empty() || rest.front() == '/' || rest.front() == ':') return false;
+  return std::ranges::none_of(url, [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; });
+}
+
 void check(Config& c, Reader& r) {
   if (c.catalog.empty()) r.problem("/catalog", "is required (the catalog file)");
   if (c.database.empty()) r.problem("/database", "must not be empty");
@@ -199,6 +208,10 @@ void check(Config& c, Reader& r) {
     }
   }
   if (c.holding_reply && c.holding_reply->empty()) r.problem("/escalation/holding_reply", "must not be empty");
+  if (c.notify_url && !is_full_url(*c.notify_url))
+    r.problem("/escalation/notify_url", "must be an http:// or https:// URL with a host, without spaces");
+  if (!c.staff_public_url.empty() && !is_full_url(c.staff_public_url))
+    r.problem("/staff/public_url", "must be an http:// or https:// URL with a host, without spaces");
 }
 
 }  // namespace
@@ -315,11 +328,15 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                 }),
        r.nested("escalation",
                 [&](const Value& v, const std::string& at) {
-                  r.object(v, at, {r.optional_string("holding_reply", c.holding_reply)});
+                  r.object(v, at,
+                           {r.optional_string("holding_reply", c.holding_reply),
+                            r.optional_string("notify_url", c.notify_url),
+                            r.integer("notify_timeout_ms", c.notify_timeout_ms, 100, 60000)});
                 }),
        r.nested("staff", [&](const Value& v, const std::string& at) {
          r.object(v, at,
-                  {r.string("token_env", c.staff_token_env), r.boolean("secure_cookies", c.staff.secure_cookies),
+                  {r.string("token_env", c.staff_token_env), r.string("public_url", c.staff_public_url),
+                   r.boolean("secure_cookies", c.staff.secure_cookies),
                    r.integer("session_idle_minutes", c.staff.session_idle_minutes, 1, 7 * 24 * 60),
                    r.integer("session_max_hours", c.staff.session_max_hours, 1, 30 * 24)});
        })});
@@ -330,6 +347,8 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   c.catalog = resolve(base, c.catalog);
   if (c.system_prompt_file) c.system_prompt_file = resolve(base, *c.system_prompt_file);
   c.migrations_dir = c.migrations_dir.empty() ? default_migrations_dir() : resolve(base, c.migrations_dir);
+  if (c.staff_public_url.empty()) c.staff_public_url = "http://" + c.http.listen;
+  while (c.staff_public_url.ends_with('/')) c.staff_public_url.pop_back();
   return c;
 }
 

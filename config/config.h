@@ -110,7 +110,14 @@ struct Config {
   WhatsApp whatsapp;
   Gmail gmail;
   std::optional<std::string> holding_reply;  // escalation.holding_reply
-  std::string staff_token_env;               // the admin token: manages staff accounts only
+  // escalation.notify_url: an http(s) URL POSTed once per new escalation (daemon/notifier.h);
+  // none: no notifications. escalation.notify_timeout_ms: each POST's limit.
+  std::optional<std::string> notify_url;
+  int notify_timeout_ms = 5000;
+  std::string staff_token_env;  // the admin token: manages staff accounts only
+  // staff.public_url: how staff reach the page, the base of the links in notifications
+  // (no trailing '/'); default "http://" + http.listen.
+  std::string staff_public_url;
   Staff staff;
 };
 

@@ -55,6 +55,25 @@ std::string seconds(std::int64_t ms) {
   return whole + "." + frac;
 }
 
+// Seconds from a stored time to `now`; 0 for none (or a time in the future).
+std::int64_t age_since(const std::optional<std::string>& since, store::Time now) {
+  if (!since) return 0;
+  const auto time = store::parse_time(*since);
+  return time ? std::max<std::int64_t>(0, (now - *time).count()) : 0;
+}
+
+// The escalation notifier (escalation.notify_url): POSTs by result, and what waits.
+void render_notifications(Writer& w, const ProcessGauges::Notifications& n) {
+  w.family("dispatchd_notifications_total", "counter",
+           "Escalation notifications since start, by result: sent (2xx), retried (408, 429, 5xx, no answer; "
+           "sent again), failed (refused for good; skipped).");
+  for (const auto& [result, count] :
+       {std::pair{"sent", n.sent}, std::pair{"retried", n.retried}, std::pair{"failed", n.failed}})
+    w.sample("dispatchd_notifications_total", {{"result", result}}, count);
+  w.family("dispatchd_notifications_pending", "gauge", "Escalations not yet notified.");
+  w.sample("dispatchd_notifications_pending", {}, n.pending);
+}
+
 // The outbox pump's sends and the webhooks, by channel.
 // Polling channels (Gmail): polls, what they stored, and how long since the last good one.
 void render_polls(Writer& w, const std::vector<ChannelGauges>& channels, store::Time now) {
@@ -183,12 +202,10 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.family("dispatchd_inbox_waiting", "gauge", "Inbound messages received or in processing.");
   w.sample("dispatchd_inbox_waiting", {}, m.inbox_waiting);
   w.family("dispatchd_oldest_waiting_age_seconds", "gauge", "Age of the oldest waiting inbound message (0 when none).");
-  std::int64_t age = 0;
-  if (m.oldest_waiting_since) {
-    if (const auto since = store::parse_time(*m.oldest_waiting_since))
-      age = std::max<std::int64_t>(0, (now - *since).count());
-  }
-  w.sample("dispatchd_oldest_waiting_age_seconds", {}, age);
+  w.sample("dispatchd_oldest_waiting_age_seconds", {}, age_since(m.oldest_waiting_since, now));
+  w.family("dispatchd_escalation_oldest_open_age_seconds", "gauge",
+           "Age of the oldest open or claimed escalation (0 when none).");
+  w.sample("dispatchd_escalation_oldest_open_age_seconds", {}, age_since(m.oldest_open_escalation_since, now));
   w.family("dispatchd_in_flight", "gauge", "Messages the agent is working on.");
   w.sample("dispatchd_in_flight", {}, gauges.in_flight);
   w.family("dispatchd_sending_paused", "gauge", "1 while sending is paused (e.g. a refused access token).");
@@ -201,6 +218,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
     w.sample("dispatchd_store_failures_total", {{"step", "commit"}}, failed->commits);
     w.sample("dispatchd_store_failures_total", {{"step", "sync"}}, failed->syncs);
   }
+  if (gauges.notifications) render_notifications(w, *gauges.notifications);
   render_channels(w, gauges.channels, now);
   return w.take();
 }

@@ -35,6 +35,13 @@ struct ProcessGauges {
     std::int64_t syncs = 0;    // WAL syncs that failed
   };
   std::optional<StoreFailures> store_failures;  // when group commit runs
+  struct Notifications {
+    std::int64_t sent = 0;  // since start (daemon/notifier.h)
+    std::int64_t retried = 0;
+    std::int64_t failed = 0;
+    std::int64_t pending = 0;  // escalations not yet notified
+  };
+  std::optional<Notifications> notifications;  // when escalation.notify_url is set
 };
 
 std::string render_metrics(const store::MetricsSnapshot& snapshot, const ProcessGauges& gauges, store::Time now);

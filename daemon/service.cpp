@@ -19,6 +19,7 @@
 #include "daemon/escalation_events.h"
 #include "daemon/http_server.h"
 #include "daemon/metrics.h"
+#include "daemon/notifier.h"
 #include "daemon/notify.h"
 #include "daemon/outbox_pump.h"
 #include "daemon/staff_api.h"
@@ -86,6 +87,7 @@ struct Service::Parts {
   std::unique_ptr<OutboxPump> pump;  // after `channels`: gone before them
   std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
+  std::unique_ptr<Notifier> notifier;  // when escalation.notify_url is set
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<store::Round> round;  // after `store`: commits before the database closes
   boost::asio::steady_timer tick;
@@ -194,6 +196,10 @@ Response Service::Parts::answer(const Request& r) {
     ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), paused_channel().has_value(),
                          static_cast<std::int64_t>(http->connections()), channel_gauges(), std::nullopt};
     if (round) gauges.store_failures = {round->stats().failed_commits, round->stats().failed_syncs};
+    if (notifier) {
+      const auto stats = notifier->stats();
+      gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
+    }
     return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
   }
   if (r.path == whatsapp::k_webhook_path) return Response{404, "whatsapp is not enabled\n"};
@@ -215,6 +221,7 @@ void Service::Parts::on_tick() {
   // Postponed messages come back by time; approved actions may wait for a retry.
   agent->poke();
   pump->pump();
+  if (notifier) notifier->poke();
   notify_status(status());
   ++ticks;
   poll_events();
@@ -295,21 +302,26 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                    d.attempts);
     if (d.outcome != Outcome::postponed && d.outcome != Outcome::error && d.outcome != Outcome::not_stored) ++p.decided;
     p.pump->pump();
+    if (p.notifier) p.notifier->poke();
   });
   // The channels, and the pump that sends their outbox rows.
-  auto channels = build_channels(
-      p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
-                 p.transport, wall_now, [&p] { p.agent->poke(); },
-                 [&io](std::chrono::milliseconds delay, std::move_only_function<void()> f) {
-                   auto timer = std::make_shared<boost::asio::steady_timer>(io, delay);
-                   timer->async_wait([timer, f = std::move(f)](const boost::system::error_code& ec) mutable {
-                     if (!ec) f();
-                   });
-                 }});
+  const connectors::After after = [&io](std::chrono::milliseconds delay, std::move_only_function<void()> f) {
+    auto timer = std::make_shared<boost::asio::steady_timer>(io, delay);
+    timer->async_wait([timer, f = std::move(f)](const boost::system::error_code& ec) mutable {
+      if (!ec) f();
+    });
+  };
+  auto channels =
+      build_channels(p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
+                                p.store.db, p.transport, wall_now, [&p] { p.agent->poke(); }, after});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now});
   for (const auto& channel : p.channels) p.pump->add(*channel);
+  if (p.config.notify_url)
+    p.notifier = std::make_unique<Notifier>(NotifierDeps{p.store.db, p.transport, wall_now, after},
+                                            NotifierSettings{*p.config.notify_url, p.config.staff_public_url,
+                                                             std::chrono::milliseconds(p.config.notify_timeout_ms)});
   StaffApiSettings staff = staff_settings(p.config);
   if (!p.config.staff_token_env.empty()) {
     auto token = config::read_secret(p.config.staff_token_env);
@@ -334,6 +346,10 @@ Service::~Service() = default;
 std::expected<void, std::string> Service::start() {
   auto& p = *m_parts;
   if (auto ok = p.http->listen(p.config.http.host, p.config.http.port); !ok) return ok;
+  // Before the agent's first poke: the first start's cursor is set before any escalation.
+  if (p.notifier) {
+    if (auto ok = p.notifier->start(); !ok) return std::unexpected("notifications: " + ok.error().message);
+  }
   spdlog::info("listening on {}:{}; database {} (schema {}); catalog {}", p.config.http.host, p.http->port(),
                p.config.database, p.store.schema_version, p.config.catalog);
   p.agent->poke();
@@ -385,6 +401,7 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
   p.http->stop();
   p.agent->stop();
   p.pump->stop();
+  if (p.notifier) p.notifier->stop();
   for (const auto& channel : p.channels) channel->stop();
   p.tick.cancel();
   p.watchdog.cancel();

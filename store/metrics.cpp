@@ -65,6 +65,13 @@ Result<MetricsSnapshot> read_metrics(Database& db) {
   if (!row) return std::unexpected(row.error());
   m.inbox_waiting = waiting->integer(0);
   m.oldest_waiting_since = waiting->optional_text(1);
+
+  // The escalations_status index (status, created_at) answers this from two index seeks.
+  auto open = Query::prepare(db, "SELECT min(created_at) FROM escalations WHERE status IN ('open', 'claimed')");
+  if (!open) return std::unexpected(open.error());
+  auto oldest = open->step();
+  if (!oldest) return std::unexpected(oldest.error());
+  m.oldest_open_escalation_since = open->optional_text(0);
   return m;
 }
 

@@ -39,8 +39,9 @@ struct MetricsSnapshot {
   std::vector<LabeledCount> escalations;  // reason, status
   std::vector<LabeledCount> actions;      // status
   std::vector<LatencyHistogram> latency;
-  std::int64_t inbox_waiting = 0;                   // received or processing
-  std::optional<std::string> oldest_waiting_since;  // received_at of the oldest waiting one
+  std::int64_t inbox_waiting = 0;                           // received or processing
+  std::optional<std::string> oldest_waiting_since;          // received_at of the oldest waiting one
+  std::optional<std::string> oldest_open_escalation_since;  // created_at of the oldest open or claimed escalation
 };
 
 Result<MetricsSnapshot> read_metrics(Database& db);

@@ -27,6 +27,10 @@ DISPATCHD_TEST_KEY=k expect "check-config names a bad message type handling" 1 \
   "$daemon" --check-config --config "$tmp/types.json" </dev/null
 DISPATCHD_TEST_KEY=k expect "check-config names a blank fixed reply" 1 '/connectors/whatsapp/message_types/location/reply: must not be blank' -- \
   "$daemon" --check-config --config "$tmp/types.json" </dev/null
+sed 's|"llm":|"escalation": {"notify_url": "hooks.example.com/services/x"}, "llm":|' "$cfg" >"$tmp/notify.json"
+DISPATCHD_TEST_KEY=k expect "check-config names a notify_url that is not an http(s) URL" 1 \
+  '/escalation/notify_url: must be an http:// or https:// URL with a host' -- \
+  "$daemon" --check-config --config "$tmp/notify.json" </dev/null
 expect "start without the model key" 1 'cannot start: llm.api_key_env' -- "$daemon" --config "$cfg" </dev/null
 # A real start: migrations applied, the listener bound, then SIGTERM ends it with exit 0.
 DISPATCHD_TEST_KEY=k "$daemon" --config "$cfg" >"$tmp/run.log" 2>&1 &

@@ -232,3 +232,43 @@ TEST_CASE("config: staff sessions have defaults and bounds", "[config]") {
   CHECK(any_contains(bad.error(), "/staff/session_idle_minutes: must be an integer from 1 to 10080"));
   CHECK(any_contains(bad.error(), "/staff/session_max_hours: must be an integer from 1 to 720"));
 }
+
+TEST_CASE("config: escalation notifications and the staff page's public URL", "[config]") {
+  const auto with = [](const std::string& members) {
+    return config::parse(R"({"catalog": "c.json", "http": {"listen": "127.0.0.1:8099"},
+      "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9000/v1", "model": "m", "api_key_env": "K"})" +
+                             members + "}",
+                         "/etc/dispatchd/dispatchd.json");
+  };
+  SECTION("defaults: no notifications; links to http.listen") {
+    auto c = with("");
+    REQUIRE(c);
+    CHECK_FALSE(c->notify_url.has_value());
+    CHECK(c->notify_timeout_ms == 5000);
+    CHECK(c->staff_public_url == "http://127.0.0.1:8099");
+  }
+  SECTION("set") {
+    auto c = with(R"(, "escalation": {"notify_url": "https://hooks.example.com/services/T0/B0/x",
+                                      "notify_timeout_ms": 2000},
+                     "staff": {"public_url": "https://support.example.com/"})");
+    REQUIRE(c);
+    CHECK(c->notify_url == "https://hooks.example.com/services/T0/B0/x");
+    CHECK(c->notify_timeout_ms == 2000);
+    CHECK(c->staff_public_url == "https://support.example.com");  // no trailing '/'
+  }
+  SECTION("refused with a clear problem") {
+    for (const char* bad : {R"("ftp://hooks.example.com")", R"("hooks.example.com/x")", R"("https://")",
+                            R"("https:///path")", R"("https://hooks.example.com/a b")", "42"}) {
+      CAPTURE(bad);
+      auto c = with(std::string(R"(, "escalation": {"notify_url": )") + bad + "}");
+      REQUIRE_FALSE(c);
+      CHECK(any_contains(c.error(), "/escalation/notify_url: must be"));
+    }
+    auto timeout = with(R"(, "escalation": {"notify_timeout_ms": 0})");
+    REQUIRE_FALSE(timeout);
+    CHECK(any_contains(timeout.error(), "/escalation/notify_timeout_ms: must be an integer from 100 to 60000"));
+    auto page = with(R"(, "staff": {"public_url": "support.example.com"})");
+    REQUIRE_FALSE(page);
+    CHECK(any_contains(page.error(), "/staff/public_url: must be an http:// or https:// URL"));
+  }
+}

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/metrics.h"
+#include "store/queue.h"
+#include "tests/store/escalate_fixture.h"
 #include "tests/store/store_fixture.h"
 #include "tests/support/seed.h"
 
@@ -141,4 +143,47 @@ TEST_CASE("metrics: a polling channel's polls, messages, lag and pause", "[metri
   const std::string fresh = daemon::render_metrics(snapshot, gauges, test::k_t0);
   CHECK_THAT(fresh, Catch::Contains("dispatchd_poll_lag_seconds{channel=\"gmail\"} -1\n"));
   CHECK_THAT(fresh, Catch::Contains("dispatchd_channel_paused{channel=\"gmail\"} 0\n"));
+}
+
+TEST_CASE("metrics: open escalations by reason, and the age of the oldest open one", "[metrics]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const auto t0 = test::k_t0;
+  CHECK_THAT(daemon::render_metrics(store::read_metrics(db).value(), {}, t0),
+             Catch::Contains("dispatchd_escalation_oldest_open_age_seconds 0\n"));
+  using store::EscalationReason;
+  const auto resolved = test::escalate(db, "w1", "1555", "a", EscalationReason::contract_failed, t0);
+  const auto claimed = test::escalate(db, "w2", "1555", "b", EscalationReason::contract_failed, t0 + 10min);
+  test::escalate(db, "w3", "1555", "c", EscalationReason::contract_failed, t0 + 20min);
+  test::escalate(db, "w4", "1555", "d", EscalationReason::undecodable, t0 + 30min);
+  REQUIRE(store::close_escalation(db, resolved, "ana", store::EscalationStatus::resolved, "done", t0 + 1h));
+  REQUIRE(store::claim_escalation(db, claimed, "ana", t0 + 1h));
+  const std::string text = daemon::render_metrics(store::read_metrics(db).value(), {}, t0 + 2h);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_escalations_waiting gauge\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalations_waiting{reason=\"contract_failed\",status=\"open\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalations_waiting{reason=\"contract_failed\",status=\"claimed\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalations_waiting{reason=\"undecodable\",status=\"open\"} 1\n"));
+  CHECK_THAT(text, !Catch::Contains("status=\"resolved\""));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalations_total{reason=\"contract_failed\"} 3\n"));
+  // The oldest open or claimed one is the claimed one, opened at t0 + 10 min.
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_escalation_oldest_open_age_seconds gauge\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalation_oldest_open_age_seconds " + std::to_string((2h - 10min) / 1s) +
+                                   "\n"));
+}
+
+TEST_CASE("metrics: the notifier's counters, only when notify_url is set", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_notifications"));
+  gauges.notifications = daemon::ProcessGauges::Notifications{.sent = 4, .retried = 2, .failed = 1, .pending = 3};
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_notifications_total counter\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_notifications_total{result=\"sent\"} 4\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_notifications_total{result=\"retried\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_notifications_total{result=\"failed\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_notifications_pending gauge\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_notifications_pending 3\n"));
 }

@@ -1,0 +1,12 @@
+-- Where the escalation notifier (escalation.notify_url) stands in the audit trail: the id
+-- of the last `escalation` audit event it has POSTed (or given up on). One row, written
+-- the first time dispatchd starts with a notify_url: it then points at the newest audit
+-- event, so escalations older than that first start are never notified (no flood of
+-- history). The cursor moves after the receiver answered, so a crash between the answer
+-- and the commit sends that notification again (at least once, never lost).
+CREATE TABLE notify_cursor (
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  last_audit_id INTEGER NOT NULL,
+  started_at    TEXT NOT NULL,  -- the first start with a notify_url
+  updated_at    TEXT NOT NULL
+);

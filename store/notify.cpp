@@ -1,0 +1,80 @@
+#include "store/notify.h"
+
+#include "store/internal/sql.h"
+
+namespace dispatchd::store {
+
+Result<std::optional<NotifyCursor>> read_notify_cursor(Database& db) {
+  auto read = Query::prepare(db, "SELECT last_audit_id, started_at FROM notify_cursor WHERE id = 1");
+  if (!read) return std::unexpected(read.error());
+  auto row = read->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<NotifyCursor>();
+  const auto started = parse_time(read->text(1));
+  if (!started)
+    return std::unexpected(Error{ErrorKind::corrupt, "notify_cursor.started_at is not a time: " + read->text(1)});
+  return std::optional<NotifyCursor>(NotifyCursor{read->integer(0), *started});
+}
+
+Result<NotifyCursor> init_notify_cursor(Database& db, Time now) {
+  return transaction<NotifyCursor>(db, [&]() -> Result<NotifyCursor> {
+    // INSERT OR IGNORE: a cursor already there (any earlier start) is kept as it is.
+    auto insert = Query::prepare(db,
+                                 "INSERT OR IGNORE INTO notify_cursor(id, last_audit_id, started_at, updated_at)"
+                                 " SELECT 1, coalesce(max(id), 0), ?1, ?1 FROM audit");
+    if (!insert) return std::unexpected(insert.error());
+    insert->bind(1, format_time(now));
+    DISPATCHD_TRY(insert->run());
+    auto cursor = read_notify_cursor(db);
+    if (!cursor) return std::unexpected(cursor.error());
+    if (!*cursor) return std::unexpected(Error::internal("notify_cursor: the row just written is missing"));
+    return **cursor;
+  });
+}
+
+Result<void> advance_notify_cursor(Database& db, std::int64_t audit_id, Time now) {
+  auto update =
+      Query::prepare(db, "UPDATE notify_cursor SET last_audit_id = max(last_audit_id, ?), updated_at = ? WHERE id = 1");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, audit_id).bind(2, format_time(now));
+  DISPATCHD_TRY(update->run());
+  if (update->changes() == 0) return std::unexpected(Error::not_found("no notify cursor (init_notify_cursor first)"));
+  return {};
+}
+
+Result<std::vector<PendingEscalation>> pending_escalations(Database& db, std::int64_t after_audit_id, int limit) {
+  // The audit id range is the primary key's: only the events after the cursor are read.
+  // The text is bounded here: an email body can be megabytes, a notification needs a line.
+  auto select = Query::prepare(
+      db,
+      "SELECT a.id, e.id, e.reason, m.channel, m.sender, substr(ltrim(m.text, char(32, 9, 10, 13)), 1, 1000),"
+      " e.created_at"
+      " FROM audit a JOIN escalations e ON e.id = CAST(json_extract(a.detail, '$.escalation') AS INTEGER)"
+      " JOIN inbox m ON m.id = e.message_id"
+      " WHERE a.id > ? AND a.event = 'escalation' ORDER BY a.id LIMIT ?");
+  if (!select) return std::unexpected(select.error());
+  select->bind(1, after_audit_id).bind(2, limit);
+  std::vector<PendingEscalation> out;
+  while (true) {
+    auto row = select->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    const auto reason = from_sql<EscalationReason>(select->text(2));
+    if (!reason)
+      return std::unexpected(Error{ErrorKind::corrupt, "escalation " + std::to_string(select->integer(1)) +
+                                                           " has the unknown reason " + select->text(2)});
+    out.push_back({select->integer(0), select->integer(1), *reason, select->text(3), select->text(4), select->text(5),
+                   select->text(6)});
+  }
+}
+
+Result<std::int64_t> count_pending_escalations(Database& db, std::int64_t after_audit_id) {
+  auto count = Query::prepare(db, "SELECT count(*) FROM audit WHERE id > ? AND event = 'escalation'");
+  if (!count) return std::unexpected(count.error());
+  count->bind(1, after_audit_id);
+  auto row = count->step();
+  if (!row) return std::unexpected(row.error());
+  return count->integer(0);
+}
+
+}  // namespace dispatchd::store
