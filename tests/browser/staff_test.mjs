@@ -12,6 +12,7 @@
 //   CHROMIUM             the browser (default /usr/bin/chromium)
 import {mkdirSync} from 'node:fs';
 import {join} from 'node:path';
+import {createInterface} from 'node:readline';
 import {chromium} from 'playwright-core';
 
 const env = process.env;
@@ -24,6 +25,16 @@ let failures = 0;
 function check(name, condition, detail = '') {
   if (!condition) failures++;
   console.log(`${condition ? 'pass' : 'FAIL'} ${name}${condition ? '' : `: ${detail}`}`);
+}
+
+// Asks the driver (staff_test.py) to do something to the stack: a line "@@command" out,
+// one line of JSON back on stdin.
+const answers = createInterface({input: process.stdin})[Symbol.asyncIterator]();
+async function ask(command) {
+  console.log(`@@${command}`);
+  const {value, done} = await answers.next();
+  if (done) throw new Error(`no answer to ${command}`);
+  return JSON.parse(value);
 }
 
 // Waits for `locator` to be visible and then for `predicate(text)` to hold, up to `timeout`.
@@ -211,11 +222,30 @@ async function main() {
     await a.locator(`#queue-rows tr[data-id="${env.XSS_ID}"]`).waitFor();
     await shot(a, 'queue-375');
 
+    // Live: a new escalation appears in the open queue; after a daemon restart the page
+    // reconnects and shows what came in, all without a reload.
+    await a.setViewportSize(laptop);
+    await a.evaluate(() => { window.notReloaded = true; });
+    const created = await ask('post');
+    const newRow = await a.locator(`#queue-rows tr[data-id="${created.id}"]`).waitFor().then(() => true, () => false);
+    check('a new escalation appears in the queue without reload', newRow);
+    const restart = ask('restart');
+    const down = await textBecomes(a.locator('#live'), (t) => t.includes('reconnecting'), 'the live indicator')
+        .catch((e) => e.message);
+    check('the indicator says reconnecting while dispatchd is down', down.includes('reconnecting'), down);
+    const after = await restart;
+    const back = await a.locator(`#queue-rows tr[data-id="${after.id}"]`).waitFor().then(() => true, () => false);
+    check('after the restart the queue shows the escalation that came in', back);
+    const live = await a.locator('#live[data-state="live"]').waitFor().then(() => true, () => false);
+    check('the indicator says live again', live);
+    check('the page was not reloaded', await a.evaluate(() => window.notReloaded === true));
+    await shot(a, 'queue-1366-after-restart');
+
     // Logout ends the session: the API then answers 401 and the page shows the login form.
     await a.getByRole('button', {name: 'Log out'}).click();
     await a.locator('#login-form').waitFor();
-    const after = await a.evaluate(async () => (await fetch('/api/session')).status);
-    check('logout ends the session', after === 401, after);
+    const gone = await a.evaluate(async () => (await fetch('/api/session')).status);
+    check('logout ends the session', gone === 401, gone);
   } finally {
     await browser.close();
   }

@@ -31,7 +31,7 @@ XSS_SENDER = "5215500000002"
 XSS_TEXT = "<script>alert(1)</script><img src=x onerror=alert(2)> ¿me mandan la factura?"
 REPLY_TEXT = "Hola: tu factura de octubre ya está en tu correo. ¡Gracias por tu compra!"
 SCREENSHOTS = ("login-1366", "queue-1366", "case-1366", "refused-1366", "xss-case-1366", "xss-case-375", "case-375",
-               "queue-375")
+               "queue-375", "queue-1366-after-restart")
 check = harness.check
 
 
@@ -87,16 +87,49 @@ def escalation_of(stack, wamid):
     return rows[0] if rows else None
 
 
+def escalate(stack, wamid, sender, text):
+    """Posts a message the fake model fails on and waits for its escalation's id."""
+    status, body = stack.post_webhook(harness.text_webhook(wamid, sender, text))
+    check(f"webhook {wamid} accepted", status == 200, (status, body))
+    stack.wait_until(lambda: escalation_of(stack, wamid), what=f"{wamid} escalated")
+    return escalation_of(stack, wamid)[0]
+
+
+def run_browser(argv, env, stack):
+    """Runs staff_test.mjs, answering its "@@command" lines (one JSON line back each):
+    post (a new escalation while the page is open), restart (dispatchd stopped, started
+    again, and a new escalation posted)."""
+    child = subprocess.Popen(argv, cwd=WORK, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             bufsize=1)
+    posted = 0
+    try:
+        for line in child.stdout:
+            print(line, end="", flush=True)
+            command = line.strip()
+            if not command.startswith("@@"):
+                continue
+            posted += 1
+            if command == "@@restart":
+                stack.daemon.stop()
+                stack.start_daemon()
+            escalation = escalate(stack, f"wamid.BROWSERLIVE{posted}", f"52155000001{posted:02d}",
+                                  f"Otra vez la factura, número {posted}")
+            child.stdin.write(json.dumps({"id": escalation}) + "\n")
+            child.stdin.flush()
+        return child.wait(timeout=300)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def browser_flow(chromium, node):
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
     try:
         stack.start_daemon()
         tokens = {name: staff_add(stack, name) for name in ("ana", "bo")}
-        for wamid, sender, text in (("wamid.BROWSER1", CASE_SENDER, CASE_TEXT), ("wamid.BROWSER2", XSS_SENDER, XSS_TEXT)):
-            status, body = stack.post_webhook(harness.text_webhook(wamid, sender, text))
-            check(f"webhook {wamid} accepted", status == 200, (status, body))
-        stack.wait_until(lambda: escalation_of(stack, "wamid.BROWSER1") and escalation_of(stack, "wamid.BROWSER2"),
-                         what="both messages escalated")
+        escalate(stack, "wamid.BROWSER1", CASE_SENDER, CASE_TEXT)
+        escalate(stack, "wamid.BROWSER2", XSS_SENDER, XSS_TEXT)
         case, xss = escalation_of(stack, "wamid.BROWSER1"), escalation_of(stack, "wamid.BROWSER2")
         check("the model failed three times: contract_failed", case[1] == "contract_failed", case)
         check("three attempts stored", stack.scalar("SELECT count(*) FROM v_attempts a JOIN v_messages m ON"
@@ -108,8 +141,8 @@ def browser_flow(chromium, node):
         env = dict(os.environ, STAFF_URL=stack.url(""), STAFF_A="ana", STAFF_A_TOKEN=tokens["ana"], STAFF_B="bo",
                    STAFF_B_TOKEN=tokens["bo"], CASE_ID=str(case[0]), CASE_SENDER=CASE_SENDER, XSS_ID=str(xss[0]),
                    XSS_TEXT=XSS_TEXT, REPLY_TEXT=REPLY_TEXT, SCREENSHOTS=shots, CHROMIUM=chromium)
-        result = subprocess.run([node, os.path.join(WORK, "staff_test.mjs")], cwd=WORK, env=env, timeout=300)
-        check("the browser checks (staff_test.mjs)", result.returncode == 0, f"exit {result.returncode}")
+        code = run_browser([node, os.path.join(WORK, "staff_test.mjs")], env, stack)
+        check("the browser checks (staff_test.mjs)", code == 0, f"exit {code}")
 
         # What the browser approved is what reached the customer, once, and nothing else.
         stack.wait_until(lambda: stack.graph_messages(), timeout=30, what="a message at the fake Graph API")
