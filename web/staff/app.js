@@ -22,8 +22,10 @@ function route() {
   if (match) {
     app.caseView.open(Number(match[1]));
   } else {
+    const fromCase = app.caseView.item !== null;
     app.caseView.item = null;
     app.queue.load();
+    if (fromCase) $('queue-title').focus();
   }
 }
 

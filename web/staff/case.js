@@ -73,8 +73,8 @@ export class CaseView {
     const c = this.item;
     this.holderLine.textContent = holder(c, this.me);
     this.holderLine.className = `holder-line status-${String(c.status).replace(/[^a-z]/g, '')}`;
-    this.claimButton.hidden = CLOSED.has(c.status) || (c.status === 'claimed' && c.assignee === this.me);
-    this.claimButton.textContent = c.status === 'claimed' ? `Take over from ${c.assignee ?? 'them'}` : 'Claim';
+    // Only an open item can be claimed: the API refuses a claim on someone else's.
+    this.claimButton.hidden = c.status !== 'open';
   }
 
   renderDetail(detail) {
