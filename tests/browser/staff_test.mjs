@@ -166,7 +166,16 @@ async function main() {
 
     // An invalid priority (past the select, which only offers the catalog's enum) is
     // refused by the validator, its message next to the field.
-    await a.getByLabel('contenido').fill(env.REPLY_TEXT);
+    // The form: prefilled from the last attempt's output, limits and requirements from the catalog.
+    const contenido = a.getByLabel('contenido');
+    const prefilled = [await a.getByLabel('destinatario').inputValue(), await contenido.inputValue()];
+    check("the form is prefilled from the last attempt's output", prefilled.join('|') === `${env.CASE_SENDER}|Listo`,
+        prefilled);
+    const limits = await contenido.evaluate((e) => [e.required, e.minLength, e.maxLength]);
+    check('contenido is required with the catalog lengths', limits.join(',') === 'true,1,4096', limits);
+    const warning = await a.locator('[data-field="prioridad"]').innerText();
+    check("the model's out-of-enum priority is pointed out", warning.includes('"urgente"'), warning);
+    await contenido.fill(env.REPLY_TEXT);
     const priority = a.locator('[data-field="prioridad"] select');
     const offered = await priority.locator('option').allInnerTexts();
     check('the priority is a select of the catalog enum', offered.join(',') === 'Choose…,alta,media,baja', offered);
