@@ -81,7 +81,9 @@ export class CaseView {
     if (!detail || typeof detail !== 'object') return null;
     const why = typeof detail.why === 'string' ? detail.why :
       typeof detail.attempts === 'number' ? `The model failed ${detail.attempts} attempts.` : null;
-    return why ? el('p', {class: 'detail'}, why) : null;
+    // The whole detail stays one click away: reasons differ in what they record.
+    return el('div', {class: 'detail'}, why ? el('p', {}, why) : null,
+        el('details', {}, el('summary', {}, 'Escalation detail'), el('pre', {}, JSON.stringify(detail, null, 2))));
   }
 
   // Inbound messages and what was sent, merged by time (inbound first on a tie).
