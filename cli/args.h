@@ -43,5 +43,6 @@ int cmd_audit(int argc, char** argv);
 int cmd_queue(int argc, char** argv);
 int cmd_backup(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
+int cmd_staff(int argc, char** argv);
 
 }  // namespace dispatchd::cli

@@ -51,7 +51,7 @@ int list(Target& target, const Args& args) {
     status = store::from_sql<store::EscalationStatus>(*text);
     if (!status) return usage_error("--status is open, claimed, resolved or dismissed");
   }
-  auto rows = store::list_escalations(target.db, status);
+  auto rows = store::list_escalations(target.db, {.status = status});
   if (!rows) return usage_error(rows.error().message);
   if (args.has("json")) {
     std::printf("%s\n", staff::escalations_json(*rows).c_str());

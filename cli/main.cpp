@@ -44,6 +44,8 @@ constexpr const char* k_usage =
     "      the email as the agent sees it (decoded, quoted history trimmed), as JSON;\n"
     "      --gmail-json: FILE is a Gmail messages.get?format=raw response\n"
     "      exit 0 printed (also with defects), 1 cannot be decoded\n"
+    "  staff add NAME | staff list [--json] | staff revoke NAME\n"
+    "      named staff accounts for the staff page and API; add prints the token once (first line)\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -58,6 +60,7 @@ constexpr Command k_commands[] = {
     {"catalog", dispatchd::cli::cmd_catalog},   {"migrate", dispatchd::cli::cmd_migrate},
     {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
+    {"staff", dispatchd::cli::cmd_staff},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

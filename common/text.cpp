@@ -21,10 +21,7 @@ std::string quote(std::string_view value, std::size_t max_points) {
       case '\t': out += "\\t"; break;
       default:
         if (byte < 0x20 || (byte >= 0x80 && !utf8::is_valid(value))) {
-          static constexpr char k_hex[] = "0123456789abcdef";
-          out += "\\x";
-          out += k_hex[byte >> 4];
-          out += k_hex[byte & 0xF];
+          out += "\\x" + hex(std::span<const unsigned char>(&byte, 1));
         } else {
           out += c;
         }
@@ -98,6 +95,17 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
     difference = difference | static_cast<unsigned char>(a[i] ^ b[i]);
   }
   return difference == 0;
+}
+
+std::string hex(std::span<const unsigned char> bytes) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const unsigned char byte : bytes) {
+    out += k_hex[byte >> 4];
+    out += k_hex[byte & 0xF];
+  }
+  return out;
 }
 
 }  // namespace dispatchd::text

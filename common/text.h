@@ -3,6 +3,7 @@
 // mean" distances, and comparing secrets.
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t ca
 // token, a webhook verify token, an HMAC digest), so that the time to refuse a guess says
 // nothing about how much of it was right. The length itself is not secret here.
 bool constant_time_equal(std::string_view a, std::string_view b);
+
+// Two lower-case hex digits per byte (digests, random secrets).
+std::string hex(std::span<const unsigned char> bytes);
 
 }  // namespace dispatchd::text

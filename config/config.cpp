@@ -318,7 +318,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                   r.object(v, at, {r.optional_string("holding_reply", c.holding_reply)});
                 }),
        r.nested("staff", [&](const Value& v, const std::string& at) {
-         r.object(v, at, {r.string("token_env", c.staff_token_env)});
+         r.object(v, at,
+                  {r.string("token_env", c.staff_token_env), r.boolean("secure_cookies", c.staff.secure_cookies),
+                   r.integer("session_idle_minutes", c.staff.session_idle_minutes, 1, 7 * 24 * 60),
+                   r.integer("session_max_hours", c.staff.session_max_hours, 1, 30 * 24)});
        })});
   check(c, r);
   if (!r.problems().empty()) return std::unexpected(std::move(r.problems()));

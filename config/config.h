@@ -91,6 +91,13 @@ struct Gmail {
   std::map<std::string, TypeHandling> message_types = default_gmail_types();  // every type has an entry
 };
 
+// Staff sessions on the page (ARCHITECTURE.md's staff API).
+struct Staff {
+  bool secure_cookies = false;  // the cookie carries Secure (dispatchd behind TLS)
+  int session_idle_minutes = 60;
+  int session_max_hours = 12;
+};
+
 struct Config {
   std::string path;  // the file it was read from
   std::string database = "/var/lib/dispatchd/dispatchd.db";
@@ -103,7 +110,8 @@ struct Config {
   WhatsApp whatsapp;
   Gmail gmail;
   std::optional<std::string> holding_reply;  // escalation.holding_reply
-  std::string staff_token_env;
+  std::string staff_token_env;               // the admin token: manages staff accounts only
+  Staff staff;
 };
 
 // Reads and checks `path` (at most 1 MiB).

@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <deque>
 
 namespace dispatchd::daemon {
 namespace {
@@ -23,6 +24,17 @@ std::string lower(std::string_view s) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
+
+// A connection that can be closed from outside: what the listener closes when it stops.
+class Closable {
+ public:
+  virtual ~Closable() = default;
+  virtual void close() = 0;
+};
+
+// How far behind a streaming client may fall before it is dropped: events are small, so
+// this many queued bytes means the client stopped reading.
+constexpr std::size_t k_max_stream_backlog = 256 * 1024;
 
 }  // namespace
 
@@ -41,6 +53,7 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
   std::size_t open = 0;
   std::size_t answering = 0;  // requests read whose answer is not written yet
   bool stopping = false;
+  std::vector<std::weak_ptr<Closable>> streams;  // open streaming responses
 
   State(asio::io_context& io_, HttpLimits limits_, Handler handler_)
       : io(io_), limits(limits_), handler(std::move(handler_)), acceptor(io_) {}
@@ -50,7 +63,7 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
 
 namespace {
 
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public Closable, public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, std::shared_ptr<HttpServer::State> state)
       : m_stream(std::move(socket)), m_state(std::move(state)) {
@@ -116,6 +129,7 @@ class Session : public std::enable_shared_from_this<Session> {
     m_answering = true;
     ++m_state->answering;
     m_state->handler(request, [self = shared_from_this(), version, keep_alive](Response handled) {
+      if (handled.on_stream) return self->start_stream(std::move(handled), version);
       StringResponse response{static_cast<http::status>(handled.status), version};
       response.set(http::field::content_type, handled.content_type);
       for (const auto& [name, value] : handled.headers) response.set(name, value);
@@ -139,18 +153,101 @@ class Session : public std::enable_shared_from_this<Session> {
                       });
   }
 
-  void close() {
+  // A response that stays open: the head without a length, then the stream's writes.
+  void start_stream(Response handled, unsigned version) {
+    m_head.emplace(static_cast<http::status>(handled.status), version);
+    m_head->set(http::field::content_type, handled.content_type);
+    for (const auto& [name, value] : handled.headers) m_head->set(name, value);
+    m_head->set(http::field::server, "dispatchd");
+    m_head->keep_alive(false);
+    m_head_writer.emplace(*m_head);
+    m_stream.expires_after(m_state->limits.read_timeout);
+    http::async_write_header(
+        m_stream, *m_head_writer,
+        [self = shared_from_this(), on_stream = std::move(handled.on_stream)](beast::error_code ec, std::size_t) {
+          if (std::exchange(self->m_answering, false)) --self->m_state->answering;
+          if (ec || self->m_state->stopping) return self->close();
+          auto& streams = self->m_state->streams;
+          std::erase_if(streams, [](const auto& weak) { return weak.expired(); });
+          streams.push_back(self);
+          self->watch_peer();
+          on_stream(std::make_shared<SessionStream>(self));
+        });
+  }
+
+  // The only way to learn that a streaming client went away is a read that fails.
+  void watch_peer() {
+    m_stream.socket().async_read_some(asio::buffer(m_peek),
+                                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                                        if (ec) return self->close();
+                                        self->watch_peer();
+                                      });
+  }
+
+  bool stream_write(std::string bytes) {
+    if (m_closed) return false;
+    m_backlog += bytes.size();
+    if (m_backlog > k_max_stream_backlog) {
+      close();
+      return false;
+    }
+    m_queue.push_back(std::move(bytes));
+    if (m_queue.size() == 1) write_next();
+    return true;
+  }
+
+  void write_next() {
+    m_stream.expires_after(m_state->limits.read_timeout);
+    asio::async_write(m_stream, asio::buffer(m_queue.front()),
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        self->m_backlog -= self->m_queue.front().size();
+                        self->m_queue.pop_front();
+                        if (ec) return self->close();
+                        if (!self->m_queue.empty()) self->write_next();
+                      });
+  }
+
+  class SessionStream : public Stream {
+   public:
+    explicit SessionStream(std::weak_ptr<Session> session) : m_session(std::move(session)) {}
+    bool write(std::string bytes) override {
+      const auto session = m_session.lock();
+      return session && session->stream_write(std::move(bytes));
+    }
+    bool open() const override {
+      const auto session = m_session.lock();
+      return session && !session->m_closed;
+    }
+    void close() override {
+      if (const auto session = m_session.lock()) session->close();
+    }
+
+   private:
+    std::weak_ptr<Session> m_session;
+  };
+
+ public:
+  void close() override {
+    if (std::exchange(m_closed, true)) return;
     beast::error_code ignored;
     m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     m_stream.close();
   }
 
+ private:
   beast::tcp_stream m_stream;
   beast::flat_buffer m_buffer;
   std::optional<http::request_parser<http::string_body>> m_parser;
   std::unique_ptr<StringResponse> m_response;
   std::shared_ptr<HttpServer::State> m_state;
   bool m_answering = false;
+  bool m_closed = false;
+  // Streaming responses only.
+  std::optional<http::response<http::empty_body>> m_head;
+  std::optional<http::response_serializer<http::empty_body>> m_head_writer;
+  std::deque<std::string> m_queue;  // the front is being written
+  std::size_t m_backlog = 0;        // bytes in m_queue
+  std::array<char, 512> m_peek{};
 };
 
 }  // namespace
@@ -200,6 +297,10 @@ void HttpServer::stop() {
   m_state->stopping = true;
   beast::error_code ignored;
   m_state->acceptor.close(ignored);
+  // Streams never end by themselves: a stopping listener ends them.
+  for (const auto& weak : std::exchange(m_state->streams, {})) {
+    if (const auto stream = weak.lock()) stream->close();
+  }
 }
 
 std::size_t HttpServer::connections() const { return m_state->open; }

@@ -4,6 +4,9 @@
 // (431 and 413 before the handler runs), a read deadline (a slow client is dropped), an
 // idle deadline between keep-alive requests, and a connection cap (503 past it).
 //
+// A handler may also answer with a response that stays open (Response::on_stream), which
+// the listener closes when it stops.
+//
 // Handlers run on the io_context's thread and answer through `respond`, exactly once, at
 // once or later: a channel's webhook endpoint answers after the group commit that stores
 // its events (connectors/channel.h). The connection waits for the answer.
@@ -44,11 +47,27 @@ struct Request {
   std::optional<std::string_view> header(std::string_view lower_name) const;
 };
 
+// The sending end of a response that stays open (Server-Sent Events). Used on the
+// io_context's thread only.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  // Queues `bytes` for the client; false (and nothing queued) once the connection is gone,
+  // or when the client falls more than a bound behind (then the connection is closed).
+  virtual bool write(std::string bytes) = 0;
+  virtual bool open() const = 0;
+  virtual void close() = 0;
+};
+
 struct Response {
   int status = 200;
   std::string body;
   std::string content_type = "text/plain; charset=utf-8";
   std::vector<std::pair<std::string, std::string>> headers;
+  // Set for a response that stays open: the head is written without a length (the body
+  // ends when the connection does), `body` is ignored, and `on_stream` is then handed the
+  // connection's Stream. Each write has the read deadline; a peer that closes ends it.
+  std::function<void(std::shared_ptr<Stream>)> on_stream;
 };
 
 using Respond = std::function<void(Response)>;

@@ -16,6 +16,7 @@
 #include "common/json_out.h"
 #include "config/secrets.h"
 #include "connectors/whatsapp/channel.h"
+#include "daemon/escalation_events.h"
 #include "daemon/http_server.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
@@ -28,6 +29,7 @@
 #include "store/audit.h"
 #include "store/metrics.h"
 #include "store/round.h"
+#include "store/staff.h"
 #include "store/unit_of_work.h"
 
 namespace dispatchd::daemon {
@@ -35,6 +37,15 @@ namespace {
 
 constexpr std::chrono::seconds k_tick{1};
 constexpr std::chrono::seconds k_connection_grace{1};  // see shutdown()
+constexpr int k_keepalive_ticks = 15;                  // an SSE comment this often keeps streams open
+constexpr int k_session_sweep_ticks = 3600;            // expired staff sessions deleted this often
+
+// The staff API's settings without the admin token (read from its secret at start).
+StaffApiSettings staff_settings(const config::Config& config) {
+  return {"",
+          {std::chrono::minutes(config.staff.session_idle_minutes), std::chrono::hours(config.staff.session_max_hours)},
+          config.staff.secure_cookies};
+}
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
 
@@ -73,6 +84,7 @@ struct Service::Parts {
   std::shared_ptr<const agent::Setup> setup;
   std::vector<std::unique_ptr<connectors::Channel>> channels;
   std::unique_ptr<OutboxPump> pump;  // after `channels`: gone before them
+  std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
   std::unique_ptr<HttpServer> http;
   std::unique_ptr<store::Round> round;  // after `store`: commits before the database closes
@@ -80,6 +92,7 @@ struct Service::Parts {
   boost::asio::steady_timer watchdog;
   std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
   bool stopping = false;
+  std::int64_t ticks = 0;
   std::int64_t decided = 0;
   std::optional<std::string> store_failure;  // why the last round was not stored, while failing
   std::int64_t store_failures_in_a_row = 0;
@@ -99,6 +112,8 @@ struct Service::Parts {
   std::optional<Response> paused_channel() const;
   std::vector<ChannelGauges> channel_gauges() const;
   void on_tick();
+  void poll_events();
+  void sweep_sessions();
   void on_watchdog();
   void on_store_health(bool ok, const std::string& why);
   std::string status() const;
@@ -156,8 +171,9 @@ void Service::Parts::route(const Request& r, Respond respond) {
   if (auto* endpoint = webhook(r.path)) return serve_webhook(*endpoint, r, std::move(respond));
   if (StaffApi::owns(r) && r.method != "GET") {
     // A staff decision is on disk before the page hears it was taken.
-    return store::after_commit(store.db, [respond, answered = staff->handle(r)](bool committed) {
+    return store::after_commit(store.db, [this, respond, answered = staff->handle(r)](bool committed) {
       respond(committed ? answered : Response{500, "cannot store the decision; nothing was changed\n"});
+      if (committed) events->poll();
     });
   }
   respond(answer(r));
@@ -200,10 +216,31 @@ void Service::Parts::on_tick() {
   agent->poke();
   pump->pump();
   notify_status(status());
+  ++ticks;
+  poll_events();
+  if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) on_tick();
   });
+}
+
+// The staff page's feed reads committed audit rows only: what a failed round rolled back
+// never reaches a page.
+void Service::Parts::poll_events() {
+  if (events->subscribers() == 0) return;
+  store::after_commit(store.db, [this](bool committed) {
+    if (!committed || stopping) return;
+    events->poll();
+    if (ticks % k_keepalive_ticks == 0) events->keepalive();
+  });
+}
+
+void Service::Parts::sweep_sessions() {
+  const auto now = wall_now();
+  const staff::SessionPolicy policy = staff_settings(config).sessions;
+  if (auto swept = store::delete_sessions(store.db, now - policy.max, now - policy.idle); !swept)
+    spdlog::warn("cannot delete expired staff sessions: {}", swept.error().message);
 }
 
 void Service::Parts::on_watchdog() {
@@ -273,16 +310,17 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.channels = std::move(*channels);
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now});
   for (const auto& channel : p.channels) p.pump->add(*channel);
-  std::string staff_token;
+  StaffApiSettings staff = staff_settings(p.config);
   if (!p.config.staff_token_env.empty()) {
     auto token = config::read_secret(p.config.staff_token_env);
     if (!token) return std::unexpected("staff.token_env: " + token.error());
-    staff_token = std::move(*token);
+    staff.admin_token = std::move(*token);
   }
+  p.events = std::make_unique<EscalationEvents>(p.store.db);
   p.staff = std::make_unique<StaffApi>(
-      p.store.db, std::move(staff_token),
+      p.store.db, std::move(staff),
       [&p] { return std::shared_ptr<const catalog::Catalog>(p.setup, &p.setup->catalog); }, wall_now,
-      [&p] { p.pump->pump(); });
+      [&p] { p.pump->pump(); }, *p.events);
   HttpLimits limits;
   limits.max_body_bytes = p.config.http.max_body_bytes;
   p.http = std::make_unique<HttpServer>(io, limits,

@@ -15,13 +15,16 @@ namespace dispatchd::daemon {
 namespace {
 
 constexpr const char* k_json = "application/json";
+constexpr std::string_view k_cookie_name = "dispatchd_session";
 
 // A request body is untrusted input: parsed strictly (iterative, no duplicate keys), and
 // one level deeper than the validator reads an edited action, so that an edit nested too
 // deep gets the validator's own verdict. The listener already bounds its size.
 constexpr json::ParseLimits k_body_limits{.max_depth = validator::Limits{}.max_depth + 1};
 
-Response json(int status, std::string body) { return Response{status, std::move(body), k_json, {}}; }
+Response json(int status, std::string body) { return Response{status, std::move(body), k_json, {}, {}}; }
+
+Response ok() { return json(200, JsonOut().begin_object().field("ok", true).end_object().str()); }
 
 Response refusal(int status, const std::string& message, const std::optional<validator::Verdict>& verdict = {}) {
   JsonOut out;
@@ -43,6 +46,27 @@ int status_of(staff::RefusalKind kind) {
   return 500;
 }
 
+Response refused(const staff::Refusal& r) { return refusal(status_of(r.kind), r.message, r.verdict); }
+
+Response unauthenticated(const staff::AuthFailure& failure) {
+  switch (failure.kind) {
+    case staff::AuthFailureKind::missing:
+    case staff::AuthFailureKind::bad:
+    case staff::AuthFailureKind::expired: {
+      Response r = refusal(401, failure.message);
+      r.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return r;
+    }
+    case staff::AuthFailureKind::unavailable: return refusal(503, failure.message);
+    case staff::AuthFailureKind::internal: return refusal(500, failure.message);
+  }
+  return refusal(500, failure.message);
+}
+
+Response store_failure(const store::Error& e) {
+  return refusal(e.kind == store::ErrorKind::not_found ? 404 : e.retryable() ? 503 : 500, e.message);
+}
+
 std::optional<std::int64_t> parse_id(std::string_view text) {
   std::int64_t id = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
@@ -50,66 +74,200 @@ std::optional<std::int64_t> parse_id(std::string_view text) {
   return id;
 }
 
+// The value of cookie `name` in a Cookie header ("a=1; dispatchd_session=..."), or "".
+std::string cookie_value(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    const auto semicolon = header.find(';');
+    std::string_view pair = header.substr(0, semicolon);
+    header = semicolon == std::string_view::npos ? std::string_view() : header.substr(semicolon + 1);
+    while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
+      return std::string(pair.substr(name.size() + 1));
+  }
+  return "";
+}
+
+// `key`'s value in a query string of plain words (the filters take no escaped values).
+std::optional<std::string> query_value(std::string_view query, std::string_view key) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.size() > key.size() && pair.starts_with(key) && pair[key.size()] == '=')
+      return std::string(pair.substr(key.size() + 1));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> bearer(const Request& request) {
+  const auto authorization = request.header("authorization");
+  if (!authorization || !authorization->starts_with("Bearer ")) return std::nullopt;
+  return std::string(authorization->substr(7));
+}
+
+bool changes_state(const Request& request) { return request.method != "GET" && request.method != "HEAD"; }
+
+// One JSON object from a request body, or the 400 that says why not.
+std::expected<json::Parsed, Response> body_object(const std::string& body) {
+  auto parsed = json::parse_strict(body, k_body_limits);
+  if (!parsed) return std::unexpected(refusal(400, "the body is not valid JSON: " + parsed.error().message));
+  if (!parsed->document.IsObject()) return std::unexpected(refusal(400, "the body must be a JSON object"));
+  return std::move(*parsed);
+}
+
 constexpr const char* k_page = R"HTML(<!doctype html>
 <html lang="en"><meta charset="utf-8"><title>dispatchd: escalations</title>
-<style>body{font:14px system-ui;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}pre{white-space:pre-wrap;background:#f6f6f6;padding:8px}</style>
-<h1>Escalations</h1>
-<p><label>Staff token <input id=token type=password></label> <label>Your name <input id=who></label>
-<button onclick="load()">Load</button></p>
-<table id=queue></table><div id=case></div>
-<script>
-const api=(path,opts={})=>fetch(path,{...opts,headers:{'Authorization':'Bearer '+token.value,'Content-Type':'application/json'}}).then(r=>r.json());
-const esc=s=>String(s??'').replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
-async function load(){const rows=await api('/api/escalations?status=open');
- queue.innerHTML='<tr><th>id<th>reason<th>status<th>from<th>text'+rows.map(r=>`<tr><td><a href=# onclick="show(${r.escalation_id})">${r.escalation_id}</a><td>${esc(r.reason)}<td>${esc(r.status)} ${esc(r.assignee)}<td>${esc(r.sender)}<td>${esc(r.text)}`).join('');}
-async function show(id){const c=await api('/api/escalations/'+id);
- document.getElementById('case').innerHTML=`<h2>#${id} ${esc(c.reason)}</h2><pre>${esc(JSON.stringify(c,null,2))}</pre>
- <button onclick="act(${id},'claim')">claim</button> <button onclick="act(${id},'approve')">approve</button>
- <input id=reply placeholder="reply text"> <button onclick="act(${id},'reply',{text:reply.value})">reply</button>
- <input id=note placeholder="note"> <button onclick="act(${id},'dismiss',{note:note.value})">dismiss</button>`;}
-async function act(id,verb,extra={}){const r=await api(`/api/escalations/${id}/${verb}`,{method:'POST',body:JSON.stringify({as:who.value,...extra})});
- alert(r.ok?'done':r.error);load();show(id);}
-</script></html>
+<p>The staff page is being rebuilt; use the API.</p></html>
 )HTML";
 
 }  // namespace
 
-StaffApi::StaffApi(store::Database& db, std::string token,
+StaffApi::StaffApi(store::Database& db, StaffApiSettings settings,
                    std::function<std::shared_ptr<const catalog::Catalog>()> catalog, std::function<store::Time()> now,
-                   std::function<void()> on_decision)
+                   std::function<void()> on_decision, EscalationEvents& events)
     : m_db(db),
-      m_token(std::move(token)),
+      m_settings(std::move(settings)),
       m_catalog(std::move(catalog)),
       m_now(std::move(now)),
-      m_on_decision(std::move(on_decision)) {}
+      m_on_decision(std::move(on_decision)),
+      m_events(events) {}
 
 bool StaffApi::owns(const Request& request) {
   return request.path.starts_with("/api/") || request.path == "/staff" || request.path.starts_with("/staff/");
 }
 
+std::string StaffApi::cookie(const std::string& value, std::optional<int> max_age_s) const {
+  std::string out = std::string(k_cookie_name) + "=" + value + "; HttpOnly; SameSite=Strict; Path=/";
+  if (max_age_s) out += "; Max-Age=" + std::to_string(*max_age_s);
+  if (m_settings.secure_cookies) out += "; Secure";
+  return out;
+}
+
 Response StaffApi::handle(const Request& request) {
-  if (m_token.empty()) return Response{404, "not found\n"};
-  if (request.path == "/staff" || request.path == "/staff/")
-    return Response{200, k_page, "text/html; charset=utf-8", {}};
-  const auto authorization = request.header("authorization").value_or("");
-  if (!authorization.starts_with("Bearer ") ||
-      !text::constant_time_equal(std::string_view(authorization).substr(7), m_token)) {
-    const std::string body =
-        JsonOut().begin_object().field("ok", false).field("error", "bad or missing staff token").end_object().str();
-    return Response{401, body, k_json, {{"WWW-Authenticate", "Bearer"}}};
+  if (request.path == "/staff") return Response{301, "", "text/plain; charset=utf-8", {{"Location", "/staff/"}}, {}};
+  if (request.path == "/staff/") return Response{200, k_page, "text/html; charset=utf-8", {}, {}};
+  if (request.path.starts_with("/staff/")) return Response{404, "not found\n"};
+  const store::Time now = m_now();
+  if (request.path == "/api/session") return session(request, now);
+
+  // The admin token, then a personal token, then the session cookie.
+  std::optional<staff::Staffer> who;
+  if (const auto token = bearer(request)) {
+    if (!m_settings.admin_token.empty() && text::constant_time_equal(*token, m_settings.admin_token)) {
+      if (request.path == "/api/staff" || request.path.starts_with("/api/staff/")) return accounts(request, now);
+      return refusal(403,
+                     "the admin token manages staff accounts only (POST /api/staff, DELETE /api/staff/NAME); "
+                     "log in with a staff account");
+    }
+    auto staffer = staff::token_staffer(m_db, *token);
+    if (!staffer) return unauthenticated(staffer.error());
+    who = std::move(*staffer);
+  } else {
+    auto staffer = staff::session_staffer(m_db, cookie_value(request.header("cookie").value_or(""), k_cookie_name), now,
+                                          m_settings.sessions);
+    if (!staffer) return unauthenticated(staffer.error());
+    who = std::move(*staffer);
+    if (changes_state(request) &&
+        !text::constant_time_equal(request.header("x-csrf-token").value_or(""), who->csrf.value_or("")))
+      return refusal(403, "missing or wrong X-CSRF-Token (the one POST /api/session returned)");
   }
+  if (request.path == "/api/staff" || request.path.starts_with("/api/staff/"))
+    return refusal(403, "staff accounts are managed with the admin token or dispatchctl staff");
+  if (request.path == "/api/catalog") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    return json(200, staff::catalog_json(*m_catalog()));
+  }
+  if (request.path == "/api/events") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    return events(request);
+  }
+  return escalations(request, *who, now);
+}
+
+Response StaffApi::session(const Request& request, store::Time now) {
+  const std::string id = cookie_value(request.header("cookie").value_or(""), k_cookie_name);
+  if (request.method == "POST") {
+    auto body = body_object(request.body);
+    if (!body) return std::move(body.error());
+    const auto name = json::string_member(body->document, "name");
+    const auto token = json::string_member(body->document, "token");
+    if (!name || !token) return refusal(400, "\"name\" and \"token\" are required");
+    auto opened = staff::log_in(m_db, *name, *token, now);
+    if (!opened) return unauthenticated(opened.error());
+    const int max_age = static_cast<int>(std::chrono::seconds(m_settings.sessions.max).count());
+    Response r = json(
+        200,
+        JsonOut().begin_object().field("ok", true).field("name", *name).field("csrf", opened->csrf).end_object().str());
+    r.headers.emplace_back("Set-Cookie", cookie(opened->id, max_age));
+    return r;
+  }
+  if (request.method != "GET" && request.method != "DELETE") return refusal(405, "use POST, GET or DELETE");
+  auto staffer = staff::session_staffer(m_db, id, now, m_settings.sessions);
+  if (!staffer) return unauthenticated(staffer.error());
+  if (request.method == "GET") {
+    return json(200, JsonOut()
+                         .begin_object()
+                         .field("ok", true)
+                         .field("name", staffer->name)
+                         .field("csrf", staffer->csrf)
+                         .end_object()
+                         .str());
+  }
+  if (!text::constant_time_equal(request.header("x-csrf-token").value_or(""), staffer->csrf.value_or("")))
+    return refusal(403, "missing or wrong X-CSRF-Token (the one POST /api/session returned)");
+  if (auto closed = staff::log_out(m_db, id, now); !closed) return unauthenticated(closed.error());
+  return Response{204, "", k_json, {{"Set-Cookie", cookie("", 0)}}, {}};
+}
+
+Response StaffApi::accounts(const Request& request, store::Time now) {
+  constexpr std::string_view k_actor = "admin";
+  if (request.path == "/api/staff") {
+    if (request.method != "POST") return refusal(405, "use POST");
+    auto body = body_object(request.body);
+    if (!body) return std::move(body.error());
+    const auto name = json::string_member(body->document, "name");
+    if (!name) return refusal(400, "\"name\" is required");
+    auto token = staff::add_account(m_db, *name, std::string(k_actor), now);
+    if (!token) return refused(token.error());
+    return json(
+        200, JsonOut().begin_object().field("ok", true).field("name", *name).field("token", *token).end_object().str());
+  }
+  if (request.method != "DELETE") return refusal(405, "use DELETE");
+  const std::string name = request.path.substr(std::string_view("/api/staff/").size());
+  if (auto revoked = staff::revoke_account(m_db, name, std::string(k_actor), now); !revoked)
+    return refused(revoked.error());
+  return ok();
+}
+
+Response StaffApi::events(const Request& request) {
+  std::optional<std::int64_t> last;
+  if (const auto header = request.header("last-event-id")) last = parse_id(*header);
+  Response r{200, "", "text/event-stream; charset=utf-8", {{"Cache-Control", "no-cache"}}, {}};
+  r.on_stream = [this, last](std::shared_ptr<Stream> stream) { m_events.subscribe(std::move(stream), last); };
+  return r;
+}
+
+Response StaffApi::escalations(const Request& request, const staff::Staffer& who, store::Time now) {
   constexpr std::string_view k_prefix = "/api/escalations";
   if (!request.path.starts_with(k_prefix)) return refusal(404, "no such endpoint");
   std::string_view rest = std::string_view(request.path).substr(k_prefix.size());
   if (rest.empty()) {
     if (request.method != "GET") return refusal(405, "use GET");
-    std::optional<store::EscalationStatus> status;
-    if (request.query.starts_with("status=")) {
-      status = store::from_sql<store::EscalationStatus>(std::string_view(request.query).substr(7));
-      if (!status) return refusal(400, "status is open, claimed, resolved or dismissed");
+    store::EscalationFilter filter;
+    if (const auto status = query_value(request.query, "status"); status && !status->empty()) {
+      filter.status = store::from_sql<store::EscalationStatus>(*status);
+      if (!filter.status) return refusal(400, "status is open, claimed, resolved or dismissed");
     }
-    auto rows = store::list_escalations(m_db, status);
-    if (!rows) return refusal(rows.error().retryable() ? 503 : 500, rows.error().message);
+    if (const auto reason = query_value(request.query, "reason"); reason && !reason->empty()) {
+      filter.reason = store::from_sql<store::EscalationReason>(*reason);
+      if (!filter.reason) return refusal(400, "unknown reason " + text::quote(*reason));
+    }
+    if (const auto channel = query_value(request.query, "channel"); channel && !channel->empty()) {
+      if (*channel != "whatsapp" && *channel != "gmail") return refusal(400, "channel is whatsapp or gmail");
+      filter.channel = *channel;
+    }
+    auto rows = store::list_escalations(m_db, filter);
+    if (!rows) return store_failure(rows.error());
     return json(200, staff::escalations_json(*rows));
   }
   if (rest.front() != '/') return refusal(404, "no such endpoint");
@@ -120,49 +278,43 @@ Response StaffApi::handle(const Request& request) {
   if (slash == std::string_view::npos) {
     if (request.method != "GET") return refusal(405, "use GET");
     auto item = store::show_escalation(m_db, *id);
-    if (!item) {
-      const store::Error& e = item.error();
-      return refusal(e.kind == store::ErrorKind::not_found ? 404 : e.retryable() ? 503 : 500, e.message);
-    }
+    if (!item) return store_failure(item.error());
     return json(200, staff::case_json(*item));
   }
   if (request.method != "POST") return refusal(405, "use POST");
-  return decide(*id, std::string(rest.substr(slash + 1)), request.body);
+  return decide(*id, std::string(rest.substr(slash + 1)), request.body, who.name, now);
 }
 
-Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::string& body) {
-  auto parsed = json::parse_strict(body, k_body_limits);
-  if (!parsed) return refusal(400, "the body is not valid JSON: " + parsed.error().message);
+Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
+                          store::Time now) {
+  auto parsed = body_object(body);
+  if (!parsed) return std::move(parsed.error());
   const rapidjson::Document& doc = parsed->document;
-  if (!doc.IsObject()) return refusal(400, "the body must be a JSON object");
-  const auto who = json::string_member(doc, "as");
-  if (!who || who->empty()) return refusal(400, "\"as\" (who decides) is required");
-  const store::Time now = m_now();
   std::expected<std::int64_t, staff::Refusal> action =
       std::unexpected(staff::Refusal{staff::RefusalKind::invalid, "unknown decision " + verb, {}});
   if (verb == "claim" || verb == "dismiss") {
-    auto done = verb == "claim" ? staff::claim(m_db, id, *who, now)
-                                : staff::dismiss(m_db, id, *who, json::string_member(doc, "note").value_or(""), now);
-    if (!done) return refusal(status_of(done.error().kind), done.error().message);
-    return json(200, JsonOut().begin_object().field("ok", true).end_object().str());
+    auto done = verb == "claim" ? staff::claim(m_db, id, who, now)
+                                : staff::dismiss(m_db, id, who, json::string_member(doc, "note").value_or(""), now);
+    if (!done) return refused(done.error());
+    return ok();
   }
   if (verb == "reply") {
-    action = staff::reply(m_db, id, *who, json::string_member(doc, "text").value_or(""), now);
+    action = staff::reply(m_db, id, who, json::string_member(doc, "text").value_or(""), now);
   } else if (verb == "approve" || verb == "edit") {
     const auto catalog = m_catalog();
     if (verb == "approve") {
-      action = staff::approve(m_db, *catalog, id, *who, now);
+      action = staff::approve(m_db, *catalog, id, who, now);
     } else {
       const rapidjson::Value* edited = json::member(doc, "action");
       if (edited == nullptr) return refusal(400, "\"action\" is required");
       // The edited action as a string of JSON, or as the JSON object itself.
       const std::string text = edited->IsString() ? std::string(json::string_of(edited)) : json::to_string(*edited);
-      action = staff::edit(m_db, *catalog, id, *who, text, now);
+      action = staff::edit(m_db, *catalog, id, who, text, now);
     }
   } else {
     return refusal(404, "unknown decision " + verb);
   }
-  if (!action) return refusal(status_of(action.error().kind), action.error().message, action.error().verdict);
+  if (!action) return refused(action.error());
   if (m_on_decision) m_on_decision();
   return json(200, JsonOut().begin_object().field("ok", true).field("action_id", *action).end_object().str());
 }

@@ -1,45 +1,73 @@
 #pragma once
-// The staff API and page behind the staff bearer token (config staff.token_env):
-//   GET  /api/escalations[?status=open]        the queue (the JSON of `queue list --json`)
-//   GET  /api/escalations/{id}                 one case (the JSON of `queue show --json`)
+// The staff API and page (ARCHITECTURE.md, "HTTP"). Who is acting is always an account:
+//   - POST /api/session {"name","token"} logs in: a `dispatchd_session` cookie (HttpOnly,
+//     SameSite=Strict, Path=/, Secure when configured) and a CSRF token in the answer;
+//     GET /api/session gives a live session's name and CSRF token back (a reloaded page);
+//     DELETE /api/session logs out. Every other POST/DELETE with the cookie must carry
+//     X-CSRF-Token: 403 without it or with a wrong one.
+//   - Authorization: Bearer <personal token> authenticates scripts (no CSRF: a browser never
+//     sends it by itself).
+//   - Bearer <admin token> (staff.token_env) manages accounts only: POST /api/staff {"name"},
+//     DELETE /api/staff/{name}; anything else with it is 403.
+// The actor of a decision is the authenticated account; an "as" in the body is ignored.
+//
+//   GET  /api/escalations?status=&reason=&channel=   the queue, oldest first
+//   GET  /api/escalations/{id}                       one case (staff/json.h)
 //   POST /api/escalations/{id}/claim|approve|edit|reply|dismiss
-//        body {"as": NAME, "action": {...}, "text": "...", "note": "..."}: the same decisions
-//        as dispatchctl (staff/decisions.h), 200 {"ok":true,...} or 409 with the refusal and,
-//        for a refused edit, the validator's verdict. The body is parsed strictly
-//        (common/strict_json.h: no duplicate keys, at most 33 levels, no recursion);
-//        anything but one such object is 400 {"ok":false,"error":...} and decides nothing
-//   GET  /staff/                               a small page over the API
-// Without a configured token the API answers 404: it is off.
+//        the decisions of staff/decisions.h: 200 {"ok":true,...}, 409 with the refusal and,
+//        for a refused edit, the validator's verdict
+//   GET  /api/catalog                                the catalog, for the page's action form
+//   GET  /api/events                                 Server-Sent Events (escalation_events.h)
+//   GET  /staff/...                                  the page's files (web/assets.h)
+// Bodies are parsed strictly (common/strict_json.h); anything but one such object is 400.
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "catalog/catalog.h"
+#include "daemon/escalation_events.h"
 #include "daemon/http_server.h"
+#include "staff/accounts.h"
 #include "store/database.h"
 #include "store/inbox.h"
 
 namespace dispatchd::daemon {
 
+struct StaffApiSettings {
+  std::string admin_token;  // empty: accounts are managed with dispatchctl only
+  staff::SessionPolicy sessions;
+  bool secure_cookies = false;
+};
+
 class StaffApi {
  public:
   // `catalog` returns the current catalog (it changes on reload); `on_decision` runs after
-  // a decision put something in the outbox.
-  StaffApi(store::Database& db, std::string token, std::function<std::shared_ptr<const catalog::Catalog>()> catalog,
-           std::function<store::Time()> now, std::function<void()> on_decision);
+  // a decision put something in the outbox. `events` serves /api/events.
+  StaffApi(store::Database& db, StaffApiSettings settings,
+           std::function<std::shared_ptr<const catalog::Catalog>()> catalog, std::function<store::Time()> now,
+           std::function<void()> on_decision, EscalationEvents& events);
 
   // True when `request` is for the API or the page (the router's test).
   static bool owns(const Request& request);
   Response handle(const Request& request);
 
  private:
-  Response decide(std::int64_t id, const std::string& verb, const std::string& body);
+  Response session(const Request& request, store::Time now);
+  Response accounts(const Request& request, store::Time now);
+  Response escalations(const Request& request, const staff::Staffer& who, store::Time now);
+  Response decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
+                  store::Time now);
+  Response events(const Request& request);
+  std::string cookie(const std::string& value, std::optional<int> max_age_s) const;
+
   store::Database& m_db;
-  std::string m_token;
+  StaffApiSettings m_settings;
   std::function<std::shared_ptr<const catalog::Catalog>()> m_catalog;
   std::function<store::Time()> m_now;
   std::function<void()> m_on_decision;
+  EscalationEvents& m_events;
 };
 
 }  // namespace dispatchd::daemon

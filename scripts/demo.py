@@ -9,6 +9,7 @@ Usage: demo.py BUILD_DIR SOURCE_DIR [--exit] [--workdir DIR]   (scripts/demo.sh 
 calls this; the config and database go to DIR, by default BUILD_DIR/demo, emptied first)
 """
 import email
+import http.client
 import email.header
 import email.policy
 import json
@@ -130,6 +131,40 @@ def staff_answers(stack, ctl, message_id, sender):
     say()
 
 
+def staff_workspace(stack):
+    """A second staff member on the API the page at /staff/ uses: a named account, a session
+    cookie, CSRF, and the actor recorded being the account."""
+
+    say("== staff: luis logs in to the staff API (the page at /staff/ uses the same calls)")
+    token = stack.add_staff("luis")
+    say(f"   $ dispatchctl --config demo/dispatchd.json staff add luis  -> a token shown once ({token[:8]}…)")
+
+    def call(method, path, body=None, headers=None):
+        connection = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=10)
+        connection.request(method, path, body=None if body is None else json.dumps(body), headers=headers or {})
+        answer = connection.getresponse()
+        return answer.status, answer.getheader("Set-Cookie") or "", answer.read().decode()
+
+    status, set_cookie, body = call("POST", "/api/session", {"name": "luis", "token": token})
+    say(f"   POST /api/session -> HTTP {status}; Set-Cookie: dispatchd_session=…;{set_cookie.split(';', 1)[1]}")
+    expect(status == 200 and "HttpOnly; SameSite=Strict" in set_cookie, f"login: {status} {body}")
+    cookie, csrf = set_cookie.split(";")[0], json.loads(body)["csrf"]
+    status, _, body = call("GET", "/api/escalations?status=open", headers={"Cookie": cookie})
+    rows = json.loads(body)
+    say(f"   GET /api/escalations?status=open -> HTTP {status}, {len(rows)} open")
+    if not rows:
+        return
+    path = f"/api/escalations/{rows[0]['escalation_id']}/claim"
+    status, _, _ = call("POST", path, {"as": "someone-else"}, {"Cookie": cookie})
+    say(f"   POST {path} without X-CSRF-Token -> HTTP {status}")
+    expect(status == 403, f"a claim without the CSRF token was answered {status}")
+    status, _, _ = call("POST", path, {"as": "someone-else"}, {"Cookie": cookie, "X-CSRF-Token": csrf})
+    holder = stack.scalar("SELECT assignee FROM v_escalations WHERE escalation_id = ?", rows[0]["escalation_id"])
+    say(f"   POST {path} with it -> HTTP {status}; assignee: {holder} (the account, not the body's \"as\")")
+    expect((status, holder) == (200, "luis"), f"claim: {status}, assignee {holder}")
+    say()
+
+
 def audit_queries(stack, replacements):
     """Runs every SQL block of the README's "Audit queries" section on the demo database."""
     readme = open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8").read()
@@ -248,6 +283,7 @@ def main():
         say()
         if escalated:
             staff_answers(stack, ctl, *escalated)
+        staff_workspace(stack)
         queue = subprocess.run([ctl, "--config", stack.config_path, "queue", "list", "--status", "open"],
                                capture_output=True, text=True)
         say("== still open for staff: dispatchctl queue list --status open")
@@ -282,7 +318,8 @@ def main():
         say("== still serving. Try, in another terminal:")
         say(f"   sqlite3 -readonly {stack.db} 'SELECT * FROM v_messages'")
         say(f"   curl -s http://127.0.0.1:{stack.port}/metrics | grep ^dispatchd_")
-        say(f"   open http://127.0.0.1:{stack.port}/staff/ (token {harness.STAFF_TOKEN})")
+        say(f"   open http://127.0.0.1:{stack.port}/staff/ and log in as demo with the token "
+            f"{stack.add_staff('demo')}")
         say("   Ctrl-C stops dispatchd (SIGTERM, drained) and the simulators.")
         try:
             signal.pause()

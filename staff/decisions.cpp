@@ -15,17 +15,7 @@ std::unexpected<Refusal> refuse(std::string message) {
   return std::unexpected(Refusal{RefusalKind::invalid, std::move(message), {}});
 }
 
-std::unexpected<Refusal> refuse(store::Error error) {
-  const auto kind = [&] {
-    if (error.retryable()) return RefusalKind::unavailable;
-    switch (error.kind) {
-      case store::ErrorKind::not_found: return RefusalKind::not_found;
-      case store::ErrorKind::refused: return RefusalKind::state;
-      default: return RefusalKind::internal;
-    }
-  }();
-  return std::unexpected(Refusal{kind, std::move(error.message), {}});
-}
+std::unexpected<Refusal> refuse(store::Error error) { return std::unexpected(to_refusal(std::move(error))); }
 
 // Validates `reply` as if the model had written it for the escalated message, and turns it
 // into an outbox row.
@@ -66,6 +56,18 @@ std::expected<T, Refusal> lift(store::Result<T> result) {
 }
 
 }  // namespace
+
+Refusal to_refusal(store::Error error) {
+  const auto kind = [&] {
+    if (error.retryable()) return RefusalKind::unavailable;
+    switch (error.kind) {
+      case store::ErrorKind::not_found: return RefusalKind::not_found;
+      case store::ErrorKind::refused: return RefusalKind::state;
+      default: return RefusalKind::internal;
+    }
+  }();
+  return Refusal{kind, std::move(error.message), {}};
+}
 
 std::expected<void, Refusal> claim(store::Database& db, std::int64_t escalation, const std::string& who,
                                    store::Time now) {

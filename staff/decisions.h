@@ -32,6 +32,10 @@ struct Refusal {
   std::optional<validator::Verdict> verdict;
 };
 
+// A store failure as a refusal: not_found, refused (state), retryable (unavailable), else
+// internal.
+Refusal to_refusal(store::Error error);
+
 // Longest staff reply, in Unicode code points (WhatsApp's text limit).
 inline constexpr std::size_t k_max_reply_code_points = 4096;
 

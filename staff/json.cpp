@@ -15,6 +15,43 @@ void escalation_json(JsonOut& out, const store::EscalationRow& e) {
 
 }  // namespace
 
+std::string catalog_json(const catalog::Catalog& catalog) {
+  JsonOut out;
+  out.begin_object().field("name", catalog.name()).field("action_field", catalog.action_field());
+  out.begin_array("actions");
+  for (const auto& a : catalog.actions()) {
+    out.begin_object().field("name", a.name).field("description", a.description);
+    out.field("kind", std::string_view(catalog::to_string(a.kind)));
+    out.begin_array("required");
+    for (const auto& f : a.required) out.value(f);
+    out.end_array().begin_array("optional");
+    for (const auto& f : a.optional) out.value(f);
+    out.end_array().field("text_field", a.text_field).field("requires_approval", a.policy.requires_approval);
+    out.field("recipient_field", a.policy.recipient_field).end_object();
+  }
+  out.end_array().begin_array("fields");
+  for (const auto& f : catalog.fields()) {
+    const auto& schema = f.schema;
+    out.begin_object().field("name", f.name).field("pointer", f.pointer);
+    out.field("type", std::string_view(catalog::to_string(schema.type))).field("description", schema.description);
+    if (!schema.enum_values.empty()) {
+      out.begin_array("enum");
+      for (const auto& v : schema.enum_values) out.raw(v);
+      out.end_array();
+    }
+    if (schema.const_value) out.raw("const", *schema.const_value);
+    out.field_if_set("min_length", schema.min_length).field_if_set("max_length", schema.max_length);
+    out.field_if_set("pattern", schema.pattern).field_if_set("minimum", schema.minimum);
+    out.field_if_set("maximum", schema.maximum).field("date", schema.date);
+    const char* grounding = schema.grounding == catalog::Grounding::reject   ? "reject"
+                            : schema.grounding == catalog::Grounding::review ? "review"
+                                                                             : "none";
+    out.field("grounding", std::string_view(grounding)).end_object();
+  }
+  out.end_array().end_object();
+  return out.str();
+}
+
 std::string escalations_json(const std::vector<store::EscalationRow>& rows) {
   JsonOut out;
   out.begin_array();
@@ -48,6 +85,12 @@ std::string case_json(const store::EscalationCase& c) {
     out.begin_object().field("action_id", a.id).field("action", a.action).raw_or_null("arguments", a.arguments);
     out.field("recipient", a.recipient).field("body", a.body).field("status", a.status);
     out.field("created_by", a.created_by).field("error", a.error).end_object();
+  }
+  out.end_array().begin_array("sent");
+  for (const auto& a : c.sent) {
+    out.begin_object().field("action_id", a.id).field("message_id", a.message_id).field("action", a.action);
+    out.field("body", a.body).field("status", a.status).field("created_by", a.created_by);
+    out.field("updated_at", a.updated_at).end_object();
   }
   out.end_array().end_object();
   return out.str();

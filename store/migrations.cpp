@@ -1,5 +1,7 @@
 #include "store/migrations.h"
 
+#include "common/text.h"
+
 #include "store/internal/sql.h"
 
 #include <algorithm>
@@ -79,13 +81,7 @@ std::string sha256_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out += k_hex[digest[i] >> 4];
-    out += k_hex[digest[i] & 0xF];
-  }
-  return out;
+  return text::hex(std::span<const unsigned char>(digest, length));
 }
 
 Result<std::vector<Migration>> load_migrations(const std::string& folder) {

@@ -36,13 +36,23 @@ MessageRow read_message(const Query& q) {
   return {q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6), q.text(7), q.text(8)};
 }
 
+constexpr const char* k_action_columns =
+    "SELECT action_id, message_id, action, arguments, recipient, body, status, created_by, provider_message_id, error,"
+    " updated_at FROM v_actions ";
+
+ActionRow read_action(const Query& q) {
+  return {q.integer(0), q.integer(1), q.text(2),          q.text(3),          q.optional_text(4), q.optional_text(5),
+          q.text(6),    q.text(7),    q.optional_text(8), q.optional_text(9), q.text(10)};
+}
+
 }  // namespace
 
-Result<std::vector<EscalationRow>> list_escalations(Database& db, std::optional<EscalationStatus> status) {
+Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter) {
   auto query = Query::prepare(db, std::string(k_escalation_columns) +
-                                      "WHERE ?1 IS NULL OR e.status = ?1 ORDER BY e.created_at, e.escalation_id");
+                                      "WHERE (?1 IS NULL OR e.status = ?1) AND (?2 IS NULL OR e.reason = ?2)"
+                                      " AND (?3 IS NULL OR m.channel = ?3) ORDER BY e.created_at, e.escalation_id");
   if (!query) return std::unexpected(query.error());
-  query->bind(1, status);
+  query->bind(1, filter.status).bind(2, filter.reason).bind(3, filter.channel);
   return collect<EscalationRow>(*query, read_escalation);
 }
 
@@ -94,20 +104,52 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
     out.attempts = std::move(*rows);
   }
   {
-    auto query = Query::prepare(
-        db,
-        "SELECT action_id, action, arguments, recipient, body, status, created_by, provider_message_id, error,"
-        " updated_at FROM v_actions WHERE message_id = ? ORDER BY action_id");
+    auto query = Query::prepare(db, std::string(k_action_columns) + "WHERE message_id = ? ORDER BY action_id");
     if (!query) return std::unexpected(query.error());
     query->bind(1, out.escalation.message_id);
-    auto rows = collect<ActionRow>(*query, [](const Query& q) {
-      return ActionRow{q.integer(0), q.text(1), q.text(2),          q.optional_text(3), q.optional_text(4),
-                       q.text(5),    q.text(6), q.optional_text(7), q.optional_text(8), q.text(9)};
-    });
+    auto rows = collect<ActionRow>(*query, read_action);
     if (!rows) return std::unexpected(rows.error());
     out.actions = std::move(*rows);
   }
+  {
+    // What left (or is leaving) for the customer: not proposals waiting or rejected.
+    auto query =
+        Query::prepare(db, std::string(k_action_columns) +
+                               "WHERE message_id IN (SELECT message_id FROM v_messages WHERE conversation_id = ?1"
+                               " AND message_id <= ?2) AND status NOT IN ('proposed', 'rejected')"
+                               " ORDER BY action_id");
+    if (!query) return std::unexpected(query.error());
+    query->bind(1, out.message.conversation_id).bind(2, out.escalation.message_id);
+    auto rows = collect<ActionRow>(*query, read_action);
+    if (!rows) return std::unexpected(rows.error());
+    out.sent = std::move(*rows);
+  }
   return out;
+}
+
+Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_t after, std::int64_t up_to,
+                                                       int limit) {
+  auto query =
+      Query::prepare(db,
+                     "SELECT a.audit_id, a.event, e.escalation_id, e.status, e.assignee, e.reason FROM v_audit a"
+                     " JOIN v_escalations e ON e.escalation_id = json_extract(a.detail, '$.escalation')"
+                     " WHERE a.audit_id > ? AND a.audit_id <= ?"
+                     " AND a.event IN ('escalation', 'staff_claim', 'staff_resolved', 'staff_dismissed')"
+                     " ORDER BY a.audit_id LIMIT ?");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, after).bind(2, up_to).bind(3, limit);
+  return collect<EscalationEvent>(*query, [](const Query& q) {
+    return EscalationEvent{q.integer(0), q.text(1) == "escalation", q.integer(2),
+                           q.text(3),    q.optional_text(4),        q.text(5)};
+  });
+}
+
+Result<std::int64_t> last_audit_id(Database& db) {
+  auto query = Query::prepare(db, "SELECT coalesce(max(id), 0) FROM audit");
+  if (!query) return std::unexpected(query.error());
+  auto row = query->step();
+  if (!row) return std::unexpected(row.error());
+  return query->integer(0);
 }
 
 Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_t> message_id,

@@ -44,6 +44,7 @@ struct AttemptRow {
 
 struct ActionRow {
   std::int64_t id = 0;
+  std::int64_t message_id = 0;
   std::string action;
   std::string arguments;  // JSON object
   std::optional<std::string> recipient;
@@ -73,8 +74,15 @@ struct EscalationRow {
   std::string text;
 };
 
-// Escalations, oldest first; `status` filters when set.
-Result<std::vector<EscalationRow>> list_escalations(Database& db, std::optional<EscalationStatus> status);
+// Which escalations a listing shows; an unset member does not filter.
+struct EscalationFilter {
+  std::optional<EscalationStatus> status;
+  std::optional<EscalationReason> reason;
+  std::optional<std::string> channel;
+};
+
+// Escalations, oldest first.
+Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter = {});
 
 struct EscalationCase {
   EscalationRow escalation;
@@ -82,10 +90,29 @@ struct EscalationCase {
   std::vector<MessageRow> conversation;  // every message of the conversation up to this one
   std::vector<AttemptRow> attempts;      // of this message, in order
   std::vector<ActionRow> actions;        // of this message: the proposal and staff actions
+  std::vector<ActionRow> sent;           // to the customer in the conversation so far, any message
 };
 
 // Everything staff need to decide one escalation.
 Result<EscalationCase> show_escalation(Database& db, std::int64_t id);
+
+// A change to an escalation, read from the audit trail (so changes made by dispatchctl
+// count too): its creation, a claim, a resolution or a dismissal, with the escalation's
+// state now.
+struct EscalationEvent {
+  std::int64_t audit_id = 0;
+  bool created = false;  // else an update
+  std::int64_t escalation_id = 0;
+  std::string status;
+  std::optional<std::string> assignee;
+  std::string reason;
+};
+
+// At most `limit` escalation events in audit rows (after, up_to], in order.
+Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_t after, std::int64_t up_to, int limit);
+
+// The newest audit row's id (0 when the trail is empty).
+Result<std::int64_t> last_audit_id(Database& db);
 
 struct AuditRow {
   std::int64_t id = 0;

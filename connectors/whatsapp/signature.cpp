@@ -75,13 +75,8 @@ std::expected<void, SignatureError> verify_signature(std::string_view raw_body, 
 }
 
 std::string sign_body(std::string_view raw_body, std::string_view app_secret) {
-  static constexpr char k_hex[] = "0123456789abcdef";
-  std::string out(k_prefix);
-  for (const unsigned char byte : hmac_sha256(raw_body, app_secret)) {
-    out += k_hex[byte >> 4];
-    out += k_hex[byte & 0xF];
-  }
-  return out;
+  const Digest digest = hmac_sha256(raw_body, app_secret);
+  return std::string(k_prefix) + text::hex(digest);
 }
 
 }  // namespace dispatchd::whatsapp

@@ -83,6 +83,23 @@ python3 -c 'import json,sys; rows=json.load(open(sys.argv[1])); assert rows and 
 expect "audit --since bad" 2 '--since takes a UTC time' -- "$ctl" --db "$db" audit --since yesterday </dev/null
 expect "audit verify clean" 0 'audit: ok, [0-9]+ events' -- "$ctl" --config "$cfg" audit verify </dev/null
 
+# Staff accounts: the token alone on stdout's first line, only its hash stored.
+"$ctl" --config "$cfg" staff add marta >"$tmp/token" 2>"$tmp/add.err" && pass || fail "staff add"
+token=$(head -1 "$tmp/token")
+[[ "$token" =~ ^[0-9a-f]{64}$ ]] && [ "$(wc -l <"$tmp/token")" = 1 ] && pass || fail "staff add prints one token line: $(cat "$tmp/token")"
+[ "$(q "SELECT count(*) FROM staff_accounts WHERE token_hash = '$(printf %s "$token" | sha256sum | cut -d' ' -f1)'")" = 1 ] \
+  && pass || fail "the stored hash is the token's SHA-256"
+[ "$(q "SELECT count(*) FROM staff_accounts WHERE token_hash = '$token'")" = 0 ] && pass || fail "the token itself is stored"
+expect "staff add twice" 1 'already exists' -- "$ctl" --config "$cfg" staff add marta </dev/null
+expect "staff add a bad name" 1 'staff name is 1 to 64 characters' -- "$ctl" --config "$cfg" staff add 'mar ta' </dev/null
+expect "staff list" 0 'marta +active' -- "$ctl" --config "$cfg" staff list </dev/null
+expect "staff revoke" 0 'marta revoked' -- "$ctl" --config "$cfg" staff revoke marta </dev/null
+expect "staff revoke twice" 1 'no active staff account marta' -- "$ctl" --config "$cfg" staff revoke marta </dev/null
+expect "staff list --json" 0 '"name":"marta","created_at":"[^"]+","revoked_at":"2' -- "$ctl" --config "$cfg" staff list --json </dev/null
+[ "$(q "SELECT group_concat(event) FROM v_audit WHERE event LIKE 'staff_account%'")" = "staff_account_added,staff_account_revoked" ] \
+  && pass || fail "account changes are audited"
+expect "staff needs a verb" 2 'usage' -- "$ctl" --config "$cfg" staff </dev/null
+
 # Backup: online copy, verified, never overwriting.
 expect "backup" 0 'integrity ok, audit chain ok' -- "$ctl" --db "$db" backup "$tmp/copy.db" </dev/null
 [ "$(sqlite3 "$tmp/copy.db" "SELECT count(*) FROM v_audit")" = "$(q "SELECT count(*) FROM v_audit")" ] && pass || fail "backup content"

@@ -140,3 +140,68 @@ TEST_CASE("http server: a handler may answer later, and the kept-alive connectio
   CHECK_FALSE(dropped->has_value());
   CHECK(server.answering() == 0);
 }
+
+// A server whose every answer is a stream (Server-Sent Events), handed to the test.
+struct StreamServer {
+  asio::io_context io;
+  std::shared_ptr<daemon::Stream> stream;
+  daemon::HttpServer server{io, {}, daemon::answer_now([this](const daemon::Request&) {
+                              daemon::Response r{200, "", "text/event-stream", {{"Cache-Control", "no-cache"}}, {}};
+                              r.on_stream = [this](std::shared_ptr<daemon::Stream> s) { stream = std::move(s); };
+                              return r;
+                            })};
+
+  // Connects `client` and asks for the stream.
+  void open(asio::ip::tcp::socket& client) {
+    REQUIRE(server.listen("127.0.0.1", 0));
+    client.connect({asio::ip::make_address("127.0.0.1"), server.port()});
+    asio::write(client, asio::buffer(std::string("GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n")));
+    test::run_until(io, [&] { return stream != nullptr; });
+  }
+};
+
+TEST_CASE("http server: a streaming response stays open, writes as it goes, and ends when the server stops", "[http]") {
+  StreamServer s;
+  auto& [io, stream, server] = s;
+  asio::ip::tcp::socket client(io);
+  s.open(client);
+  CHECK(server.answering() == 0);  // a stream is not an answer a draining daemon waits for
+  CHECK(stream->open());
+  CHECK(stream->write("data: one\n\n"));
+  CHECK(stream->write("data: two\n\n"));
+  std::string received;
+  std::array<char, 1024> buffer{};
+  bool ended = false;
+  std::function<void()> read = [&] {
+    client.async_read_some(asio::buffer(buffer), [&](boost::system::error_code ec, std::size_t n) {
+      received.append(buffer.data(), n);
+      if (ec) {
+        ended = true;
+        return;
+      }
+      read();
+    });
+  };
+  read();
+  test::run_until(io, [&] { return received.find("data: two\n\n") != std::string::npos; });
+  CHECK(received.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK(received.find("Content-Type: text/event-stream\r\n") != std::string::npos);
+  CHECK(received.find("Content-Length") == std::string::npos);
+  CHECK(received.find("Connection: close\r\n") != std::string::npos);
+  CHECK(received.ends_with("\r\n\r\ndata: one\n\ndata: two\n\n"));
+  server.stop();
+  test::run_until(io, [&] { return ended; });
+  CHECK_FALSE(stream->open());
+  CHECK_FALSE(stream->write("data: three\n\n"));
+}
+
+TEST_CASE("http server: a streaming client that hangs up is noticed", "[http]") {
+  StreamServer s;
+  auto& [io, stream, server] = s;
+  {
+    asio::ip::tcp::socket client(io);
+    s.open(client);
+  }
+  test::run_until(io, [&] { return !stream->open(); });
+  test::run_until(io, [&] { return server.connections() == 0; });
+}

@@ -3,24 +3,47 @@
 #include <string>
 
 #include "daemon/staff_api.h"
+#include "staff/accounts.h"
 #include "tests/staff/escalation_fixture.h"
 
 using namespace dispatchd;
 
 namespace {
 
-constexpr const char* k_token = "staff-token";
+constexpr const char* k_admin = "admin-token";
 
-// The staff API over an escalation waiting for approval, driven without a socket.
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// The staff API over an escalation waiting for approval, driven without a socket, with
+// two accounts (ana, luis) and a clock the test moves.
 struct Api {
   test::EscalationFixture f;
   int decisions = 0;  // on_decision calls: something was put in the outbox
-  daemon::StaffApi api{f.db, k_token, [this] { return std::make_shared<const catalog::Catalog>(f.catalog); },
-                       [] { return test::k_t0; }, [this] { ++decisions; }};
+  store::Time now = test::k_t0;
+  daemon::EscalationEvents events{f.db};
+  daemon::StaffApi api{f.db,
+                       {k_admin, {}, false},
+                       [this] { return std::make_shared<const catalog::Catalog>(f.catalog); },
+                       [this] { return now; },
+                       [this] { ++decisions; },
+                       events};
+  std::string ana = add("ana");
+  std::string luis = add("luis");
 
-  daemon::Response post(const std::string& verb, const std::string& body) {
+  std::string add(const std::string& name) {
+    auto token = staff::add_account(f.db, name, "test", test::k_t0);
+    REQUIRE(token);
+    return *token;
+  }
+
+  daemon::Response call(const std::string& method, const std::string& path, const Headers& headers,
+                        const std::string& body = "") {
+    return api.handle({method, path, "", headers, body});
+  }
+  // A decision on the fixture's escalation with ana's personal token.
+  daemon::Response post(const std::string& verb, const std::string& body, const std::string& token = "") {
     const std::string path = "/api/escalations/" + std::to_string(f.escalation) + "/" + verb;
-    return api.handle({"POST", path, "", {{"authorization", std::string("Bearer ") + k_token}}, body});
+    return call("POST", path, {{"authorization", "Bearer " + (token.empty() ? ana : token)}}, body);
   }
 
   // Nothing was decided: the item is open and unclaimed, its proposal still waits, and
@@ -30,9 +53,25 @@ struct Api {
     CHECK(f.count("SELECT count(*) FROM v_escalations WHERE status = 'open' AND assignee IS NULL") == 1);
     CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'proposed'") == 1);
     CHECK(f.count("SELECT count(*) FROM v_actions") == 1);
-    CHECK(f.count("SELECT count(*) FROM v_audit WHERE actor <> 'dispatchd'") == 0);
+    CHECK(f.count("SELECT count(*) FROM v_audit WHERE event LIKE 'staff\\_%' ESCAPE '\\' AND event NOT IN "
+                  "('staff_account_added', 'staff_login', 'staff_logout')") == 0);
   }
 };
+
+// A browser's login: the cookie to send back and the CSRF token.
+struct Login {
+  std::string cookie;
+  std::string csrf;
+};
+
+Login log_in(Api& a, const std::string& name, const std::string& token) {
+  const auto answer = a.call("POST", "/api/session", {}, R"({"name":")" + name + R"(","token":")" + token + "\"}");
+  REQUIRE(answer.status == 200);
+  REQUIRE(answer.headers.size() == 1);
+  const std::string set_cookie = answer.headers[0].second;
+  const auto body = test::parse_json(answer.body);
+  return {set_cookie.substr(0, set_cookie.find(';')), body["csrf"].GetString()};
+}
 
 // The refusal's error, after checking the refusal's shape.
 std::string refusal_error(const daemon::Response& response) {
@@ -56,6 +95,176 @@ TEST_CASE("staff api: a well-formed decision is taken (the harness works)", "[st
   CHECK(answer.status == 200);
   CHECK(a.decisions == 1);
   CHECK(a.f.count("SELECT count(*) FROM v_actions WHERE action = 'staff_reply' AND created_by = 'ana'") == 1);
+}
+
+TEST_CASE("staff api: the actor is the authenticated account, never a name in the body", "[staff]") {
+  Api a;
+  CHECK(a.post("claim", R"({"as":"mallory"})", a.luis).status == 200);
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE assignee = 'luis'") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE actor = 'mallory'") == 0);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_claim' AND actor = 'luis'") == 1);
+  // Someone else's claim: ana's decision is refused and names the holder.
+  const auto answer = a.post("approve", "{}");
+  CHECK(answer.status == 409);
+  CHECK_THAT(refusal_error(answer), Catch::Contains("claimed by luis"));
+}
+
+TEST_CASE("staff api: a second decision on a resolved item is refused", "[staff]") {
+  Api a;
+  CHECK(a.post("approve", "{}").status == 200);
+  CHECK(a.decisions == 1);
+  const auto again = a.post("approve", "{}");
+  CHECK(again.status == 409);
+  CHECK_THAT(refusal_error(again), Catch::Contains("already resolved"));
+  CHECK(a.post("dismiss", R"({"note":"late"})").status == 409);
+  CHECK(a.decisions == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_actions WHERE status = 'approved'") == 1);
+}
+
+TEST_CASE("staff api: an edit outside the catalog's enum is refused with the validator's message", "[staff]") {
+  Api a;
+  const auto answer =
+      a.post("edit", R"({"action":{"action":"send_message","recipient":"15551234567","content":"Done.",)"
+                     R"("priority":"urgent"}})");
+  CHECK(answer.status == 409);
+  const auto body = test::parse_json(answer.body);
+  REQUIRE(body["verdict"].IsObject());
+  const auto& errors = body["verdict"]["errors"];
+  REQUIRE(errors.IsArray());
+  REQUIRE(errors.Size() >= 1);
+  CHECK(std::string(errors[0]["path"].GetString()) == "/priority");
+  CHECK_THAT(std::string(errors[0]["message"].GetString()), Catch::Contains("high"));
+  a.check_nothing_decided();
+  // Fixed, the same edit goes to the outbox under ana's name.
+  CHECK(a.post("edit", R"({"action":{"action":"send_message","recipient":"15551234567","content":"Done.",)"
+                       R"("priority":"low"}})")
+            .status == 200);
+  CHECK(a.f.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND created_by = 'ana' AND "
+                  "body = 'Done.'") == 1);
+}
+
+TEST_CASE("staff api: logging in gives a strict cookie and a CSRF token; a bad pair is 401", "[staff]") {
+  Api a;
+  SECTION("good") {
+    const auto answer = a.call("POST", "/api/session", {}, R"({"name":"ana","token":")" + a.ana + "\"}");
+    CHECK(answer.status == 200);
+    REQUIRE(answer.headers.size() == 1);
+    CHECK(answer.headers[0].first == "Set-Cookie");
+    CHECK_THAT(answer.headers[0].second, Catch::StartsWith("dispatchd_session="));
+    CHECK_THAT(answer.headers[0].second, Catch::EndsWith("; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200"));
+    const auto body = test::parse_json(answer.body);
+    CHECK(std::string(body["name"].GetString()) == "ana");
+    CHECK(std::string(body["csrf"].GetString()).size() == 64);
+    CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_login' AND actor = 'ana'") == 1);
+  }
+  SECTION("bad") {
+    const std::string bodies[] = {R"({"name":"ana","token":")" + a.luis + "\"}",
+                                  R"({"name":"nobody","token":")" + a.ana + "\"}", R"({"name":"ana","token":""})"};
+    for (const auto& body : bodies) {
+      const auto answer = a.call("POST", "/api/session", {}, body);
+      CHECK(answer.status == 401);
+      CHECK(answer.headers == Headers{{"WWW-Authenticate", "Bearer"}});
+    }
+    CHECK(a.call("POST", "/api/session", {}, R"({"name":"ana"})").status == 400);
+    CHECK(a.f.count("SELECT count(*) FROM staff_sessions") == 0);
+  }
+}
+
+TEST_CASE("staff api: with a session cookie, a decision needs the CSRF token", "[staff]") {
+  Api a;
+  const Login login = log_in(a, "ana", a.ana);
+  const std::string path = "/api/escalations/" + std::to_string(a.f.escalation) + "/claim";
+  SECTION("missing") { CHECK(a.call("POST", path, {{"cookie", login.cookie}}, "{}").status == 403); }
+  SECTION("wrong") {
+    CHECK(a.call("POST", path, {{"cookie", login.cookie}, {"x-csrf-token", std::string(64, '0')}}, "{}").status == 403);
+  }
+  SECTION("another session's") {
+    const Login other = log_in(a, "luis", a.luis);
+    CHECK(a.call("POST", path, {{"cookie", login.cookie}, {"x-csrf-token", other.csrf}}, "{}").status == 403);
+  }
+  a.check_nothing_decided();
+  // Reading needs none; the right token decides.
+  CHECK(a.call("GET", "/api/escalations", {{"cookie", "theme=dark; " + login.cookie}}).status == 200);
+  CHECK(a.call("POST", path, {{"cookie", login.cookie}, {"x-csrf-token", login.csrf}}, "{}").status == 200);
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE assignee = 'ana'") == 1);
+}
+
+TEST_CASE("staff api: a session ends idle, at its maximum age, on logout and on revocation", "[staff]") {
+  Api a;
+  const Login login = log_in(a, "ana", a.ana);
+  const Headers cookie{{"cookie", login.cookie}};
+  SECTION("a reloaded page gets its name and CSRF token back") {
+    const auto answer = a.call("GET", "/api/session", cookie);
+    CHECK(answer.status == 200);
+    CHECK(std::string(test::parse_json(answer.body)["csrf"].GetString()) == login.csrf);
+  }
+  SECTION("idle for 60 minutes") {
+    a.now += std::chrono::minutes(59);
+    CHECK(a.call("GET", "/api/escalations", cookie).status == 200);  // moves the idle clock
+    a.now += std::chrono::minutes(59);
+    CHECK(a.call("GET", "/api/escalations", cookie).status == 200);
+    a.now += std::chrono::minutes(60);
+    const auto answer = a.call("GET", "/api/escalations", cookie);
+    CHECK(answer.status == 401);
+    CHECK_THAT(refusal_error(answer), Catch::Contains("idle"));
+  }
+  SECTION("in use for 12 hours") {
+    for (int i = 0; i < 23; ++i) {
+      a.now += std::chrono::minutes(30);
+      REQUIRE(a.call("GET", "/api/escalations", cookie).status == 200);
+    }
+    a.now += std::chrono::minutes(30);
+    const auto answer = a.call("GET", "/api/escalations", cookie);
+    CHECK(answer.status == 401);
+    CHECK_THAT(refusal_error(answer), Catch::Contains("maximum age"));
+  }
+  SECTION("logout") {
+    CHECK(a.call("DELETE", "/api/session", cookie).status == 403);  // without the CSRF token
+    const auto answer = a.call("DELETE", "/api/session", {{"cookie", login.cookie}, {"x-csrf-token", login.csrf}});
+    CHECK(answer.status == 204);
+    CHECK(answer.headers ==
+          Headers{{"Set-Cookie", "dispatchd_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"}});
+    CHECK(a.call("GET", "/api/escalations", cookie).status == 401);
+  }
+  SECTION("revoked by the admin") {
+    CHECK(a.call("DELETE", "/api/staff/ana", {{"authorization", std::string("Bearer ") + k_admin}}).status == 200);
+    CHECK(a.call("GET", "/api/escalations", cookie).status == 401);
+    CHECK(a.post("claim", "{}").status == 401);  // the personal token too
+    CHECK(a.f.count("SELECT count(*) FROM staff_sessions") == 0);
+  }
+}
+
+TEST_CASE("staff api: the admin token manages accounts and nothing else", "[staff]") {
+  Api a;
+  const Headers admin{{"authorization", std::string("Bearer ") + k_admin}};
+  const auto added = a.call("POST", "/api/staff", admin, R"({"name":"marta"})");
+  REQUIRE(added.status == 200);
+  const std::string token = test::parse_json(added.body)["token"].GetString();
+  CHECK(a.post("claim", "{}", token).status == 200);
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE assignee = 'marta'") == 1);
+  CHECK(a.call("POST", "/api/staff", admin, R"({"name":"marta"})").status == 409);
+  CHECK(a.call("POST", "/api/staff", admin, R"({"name":"not a name"})").status == 409);
+  CHECK(a.call("GET", "/api/escalations", admin).status == 403);
+  CHECK(a.call("POST", "/api/staff", {{"authorization", "Bearer " + a.ana}}, R"({"name":"eve"})").status == 403);
+  CHECK(a.call("DELETE", "/api/staff/nobody", admin).status == 404);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_account_added' AND actor = 'admin'") == 1);
+}
+
+TEST_CASE("staff api: the queue filters by status, reason and channel", "[staff]") {
+  Api a;
+  const Headers auth{{"authorization", "Bearer " + a.ana}};
+  const auto count = [&](const std::string& query) {
+    const auto answer = a.api.handle({"GET", "/api/escalations", query, auth, ""});
+    REQUIRE(answer.status == 200);
+    return test::parse_json(answer.body).Size();
+  };
+  CHECK(count("") == 1);
+  CHECK(count("status=open&reason=needs_approval&channel=whatsapp") == 1);
+  CHECK(count("reason=contract_failed") == 0);
+  CHECK(count("channel=gmail") == 0);
+  CHECK(count("status=resolved") == 0);
+  CHECK(a.api.handle({"GET", "/api/escalations", "reason=bogus", auth, ""}).status == 400);
+  CHECK(a.api.handle({"GET", "/api/escalations", "channel=sms", auth, ""}).status == 400);
 }
 
 TEST_CASE("staff api: a body nested 100,000 deep is refused as 400 without recursion", "[staff]") {
@@ -104,19 +313,17 @@ TEST_CASE("staff api: a body that is not one JSON object is refused as 400", "[s
 TEST_CASE("staff api: its answers are the documented JSON, byte for byte", "[staff]") {
   Api a;
   SECTION("a bad token") {
-    const auto answer = a.api.handle({"GET", "/api/escalations", "", {{"authorization", "Bearer not-the-token"}}, ""});
+    const auto answer = a.call("GET", "/api/escalations", {{"authorization", "Bearer not-the-token"}});
     CHECK(answer.status == 401);
-    CHECK(answer.body == R"({"ok":false,"error":"bad or missing staff token"})");
+    CHECK(answer.body == R"({"ok":false,"error":"unknown or revoked staff token","verdict":null})");
     CHECK(answer.headers == std::vector<std::pair<std::string, std::string>>{{"WWW-Authenticate", "Bearer"}});
   }
   SECTION("a refusal without a verdict") {
-    const auto answer = a.post("shrug", R"({"as":"ana"})");
+    const auto answer = a.post("shrug", "{}");
     CHECK(answer.status == 404);
     CHECK(answer.body == R"({"ok":false,"error":"unknown decision shrug","verdict":null})");
   }
-  SECTION("a decision that puts nothing in the outbox") {
-    CHECK(a.post("claim", R"({"as":"ana"})").body == R"({"ok":true})");
-  }
+  SECTION("a decision that puts nothing in the outbox") { CHECK(a.post("claim", "{}").body == R"({"ok":true})"); }
   SECTION("a decision that does") {
     const auto answer = a.post("reply", R"({"as":"ana","text":"Refund sent."})");
     const std::int64_t id = a.f.count("SELECT max(action_id) FROM v_actions");

@@ -142,11 +142,13 @@ def main_flow():
                      'dispatchd_redeliveries_total{channel="whatsapp"} 1'):
             check(f"metrics: {line}", line + "\n" in text, [m for m in text.splitlines() if "webhooks" in m])
 
-        # The staff API behind its token.
+        # The staff API behind a named account; the admin token only manages accounts.
         status, _ = stack.get("/api/escalations")
-        check("staff API needs the token", status == 401, status)
-        status, body = stack.get("/api/escalations?status=open",
-                                 {"Authorization": f"Bearer {harness.STAFF_TOKEN}"})
+        check("staff API needs a credential", status == 401, status)
+        status, _ = stack.get("/api/escalations", {"Authorization": f"Bearer {harness.STAFF_TOKEN}"})
+        check("the admin token does not read the queue", status == 403, status)
+        token = stack.add_staff("ana")
+        status, body = stack.get("/api/escalations?status=open", {"Authorization": f"Bearer {token}"})
         check("staff API lists the queue", status == 200 and isinstance(json.loads(body), list), body[:200])
     finally:
         stack.close()

@@ -205,6 +205,12 @@ class Stack:
         self.daemon.wait_for_line("listening on")
         return self.daemon
 
+    def add_staff(self, name):
+        """A staff account made with dispatchctl; returns its personal token."""
+        done = subprocess.run([os.path.join(self.build, "cli", "dispatchctl"), "--config", self.config_path, "staff",
+                               "add", name], capture_output=True, text=True, check=True)
+        return done.stdout.splitlines()[0]
+
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
 
