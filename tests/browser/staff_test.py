@@ -132,14 +132,17 @@ def browser_flow(chromium, node):
         escalate(stack, "wamid.BROWSER2", XSS_SENDER, XSS_TEXT)
         case, xss = escalation_of(stack, "wamid.BROWSER1"), escalation_of(stack, "wamid.BROWSER2")
         check("the model failed three times: contract_failed", case[1] == "contract_failed", case)
-        check("three attempts stored", stack.scalar("SELECT count(*) FROM v_attempts a JOIN v_messages m ON"
-                                                    " m.message_id = a.message_id WHERE m.provider_message_id = ?",
-                                                    "wamid.BROWSER1") == 3)
+        attempts = [{"raw": raw, "paths": [e["path"] for e in json.loads(errors or "[]")]} for raw, errors in stack.query(
+            "SELECT a.raw_output, a.errors FROM v_attempts a JOIN v_messages m ON m.message_id = a.message_id"
+            " WHERE m.provider_message_id = ? ORDER BY a.attempt", "wamid.BROWSER1")]
+        check("three attempts stored, each with errors", len(attempts) == 3 and all(a["paths"] for a in attempts),
+              attempts)
 
         shots = os.path.join(WORK, "screenshots")
         shutil.rmtree(shots, ignore_errors=True)
         env = dict(os.environ, STAFF_URL=stack.url(""), STAFF_A="ana", STAFF_A_TOKEN=tokens["ana"], STAFF_B="bo",
-                   STAFF_B_TOKEN=tokens["bo"], CASE_ID=str(case[0]), CASE_SENDER=CASE_SENDER, XSS_ID=str(xss[0]),
+                   STAFF_B_TOKEN=tokens["bo"], CASE_ID=str(case[0]), CASE_SENDER=CASE_SENDER,
+                   CASE_ATTEMPTS=json.dumps(attempts), XSS_ID=str(xss[0]),
                    XSS_TEXT=XSS_TEXT, REPLY_TEXT=REPLY_TEXT, SCREENSHOTS=shots, CHROMIUM=chromium)
         code = run_browser([node, os.path.join(WORK, "staff_test.mjs")], env, stack)
         check("the browser checks (staff_test.mjs)", code == 0, f"exit {code}")

@@ -20,6 +20,7 @@ function route() {
   $('queue').hidden = Boolean(match);
   $('case').hidden = !match;
   if (match) {
+    announce('');
     app.caseView.open(Number(match[1]));
   } else {
     const fromCase = app.caseView.item !== null;
