@@ -72,14 +72,6 @@ def install_playwright():
     return result.returncode == 0 and installed_version() == locked_version()
 
 
-def staff_add(stack, name):
-    result = subprocess.run([os.path.join(BUILD, "cli", "dispatchctl"), "--config", stack.config_path, "staff", "add",
-                             name], capture_output=True, text=True, env=stack.env, timeout=30)
-    token = result.stdout.splitlines()[0].strip() if result.stdout.strip() else ""
-    check(f"dispatchctl staff add {name} prints a token", result.returncode == 0 and token, result.stderr)
-    return token
-
-
 def escalation_of(stack, wamid):
     """(escalation_id, reason, status, assignee) of the escalation of a message, or None."""
     rows = stack.query("SELECT e.escalation_id, e.reason, e.status, e.assignee FROM v_escalations e"
@@ -127,7 +119,8 @@ def browser_flow(chromium, node):
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
     try:
         stack.start_daemon()
-        tokens = {name: staff_add(stack, name) for name in ("ana", "bo")}
+        tokens = {name: stack.add_staff(name) for name in ("ana", "bo")}
+        check("dispatchctl staff add prints a token for each account", all(tokens.values()), tokens)
         escalate(stack, "wamid.BROWSER1", CASE_SENDER, CASE_TEXT)
         escalate(stack, "wamid.BROWSER2", XSS_SENDER, XSS_TEXT)
         case, xss = escalation_of(stack, "wamid.BROWSER1"), escalation_of(stack, "wamid.BROWSER2")
