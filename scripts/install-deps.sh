@@ -12,14 +12,16 @@ packages=(
   libgmime-3.0-dev libxml2-dev       # the Gmail connector: MIME and HTML
   python3                            # test fakes and demo simulators
   systemd                            # systemd-analyze: the unit's security score test
+  chromium                           # the staff page's browser test (headless)
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-# Node.js runs only the benchmark's comparison pipeline; a machine may already have
-# it from another source (whose nodejs bundles npm), so look for the commands.
+# Node.js runs the browser test's driver (playwright-core, from npm) and the benchmark's
+# comparison pipeline; a machine may already have it from another source (whose nodejs
+# bundles npm), so look for the commands.
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -1,0 +1,49 @@
+// The staff API (daemon/staff_api.cpp) over fetch: JSON in and out, the session cookie sent
+// by the browser, the CSRF token on every state-changing request. A 401 anywhere but the
+// session endpoint itself means the session ended: the app goes back to the login form.
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body && typeof body.error === 'string' ? body.error : `HTTP ${status}`);
+    this.status = status;
+    this.body = body ?? {};
+  }
+}
+
+let csrf = '';
+let onSessionEnded = () => {};
+
+export function setCsrf(token) {
+  csrf = typeof token === 'string' ? token : '';
+}
+
+export function whenSessionEnds(handler) {
+  onSessionEnded = handler;
+}
+
+export async function api(method, path, body) {
+  const headers = {Accept: 'application/json'};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
+  let response;
+  try {
+    response = await fetch(path, {
+      method, headers, credentials: 'same-origin', cache: 'no-store',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, {error: 'dispatchd did not answer: is it running?'});
+  }
+  const text = await response.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = {error: `HTTP ${response.status}: ${text.slice(0, 200)}`};
+    }
+  }
+  if (response.status === 401 && path !== '/api/session') onSessionEnded();
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}

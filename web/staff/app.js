@@ -1,0 +1,120 @@
+// The staff workspace: login, the queue and one case, kept current by Server-Sent Events.
+// Plain ES modules served by dispatchd itself (web/assets.h); the page's CSP allows no
+// inline script or style, and nothing here turns data into HTML (dom.js).
+import {api, setCsrf, whenSessionEnds} from './api.js';
+import {CaseView} from './case.js';
+import {$, announce} from './dom.js';
+import {Live} from './live.js';
+import {Queue} from './queue.js';
+
+const app = {me: null, queue: null, caseView: null, live: null, reload: null};
+
+function reportError(error) {
+  if (error.status === 401) return;
+  announce(error.message);
+}
+
+function route() {
+  if (!app.me) return;
+  const match = /^#\/escalations\/(\d{1,18})$/.exec(location.hash);
+  $('queue').hidden = Boolean(match);
+  $('case').hidden = !match;
+  if (match) {
+    announce('');
+    app.caseView.open(Number(match[1]));
+  } else {
+    const fromCase = app.caseView.item !== null;
+    app.caseView.item = null;
+    app.queue.load();
+    if (fromCase) $('queue-title').focus();
+  }
+}
+
+// Several events in a burst (a batch of new escalations) make one reload.
+function reloadSoon() {
+  clearTimeout(app.reload);
+  app.reload = setTimeout(() => {
+    if (!$('queue').hidden) app.queue.load();
+  }, 150);
+}
+
+function signedIn(session) {
+  app.me = session.name;
+  setCsrf(session.csrf);
+  $('who').textContent = session.name;
+  $('session').hidden = false;
+  $('login').hidden = true;
+  if (!app.queue) {
+    app.queue = new Queue({me: app.me, onError: reportError});
+    app.caseView = new CaseView({me: app.me, onError: reportError});
+  }
+  app.queue.me = app.caseView.me = app.me;
+  app.live.start();
+  route();
+}
+
+function showLogin(message = '') {
+  app.live.stop();
+  setCsrf('');
+  $('session').hidden = true;
+  $('queue').hidden = true;
+  $('case').hidden = true;
+  $('login').hidden = false;
+  $('login-error').textContent = message;
+  $('login-name').focus();
+}
+
+async function checkSession(message) {
+  try {
+    signedIn(await api('GET', '/api/session'));
+  } catch (error) {
+    showLogin(error.status === 401 ? message : error.message);
+  }
+}
+
+async function login(event) {
+  event.preventDefault();
+  const name = $('login-name').value.trim();
+  const token = $('login-token').value;
+  if (!name || !token) {
+    $('login-error').textContent = 'Enter your name and your token.';
+    return;
+  }
+  try {
+    const session = await api('POST', '/api/session', {name, token});
+    $('login-token').value = '';
+    signedIn(session);
+  } catch (error) {
+    $('login-error').textContent = error.status === 401 ? 'That name and token do not match an account.' :
+      error.message;
+    $('login-token').focus();
+  }
+}
+
+async function logout() {
+  try {
+    await api('DELETE', '/api/session');
+  } catch {
+    // the session is gone either way
+  }
+  app.me = null;
+  showLogin('You are signed out.');
+}
+
+app.live = new Live({
+  created: () => reloadSoon(),
+  updated: (event) => {
+    app.queue?.update(event);
+    app.caseView?.update(event);
+  },
+  resync: () => {
+    announce('Reconnected: the queue was reloaded.');
+    reloadSoon();
+  },
+  closed: () => checkSession('Your session ended: sign in again.'),
+});
+whenSessionEnds(() => showLogin('Your session ended: sign in again.'));
+$('login-form').addEventListener('submit', login);
+$('logout').addEventListener('click', logout);
+window.addEventListener('hashchange', route);
+checkSession('');

@@ -1,0 +1,243 @@
+// One escalation (route #/escalations/{id}): the conversation in time order, the model's
+// attempts side by side, this message's actions, and the decision panel (claim, approve,
+// edit and approve, reply, dismiss). A refused edit shows each validator error at its field.
+import {api} from './api.js';
+import {$, announce, append, el, holder, reasonLabel, when} from './dom.js';
+import {ActionForm, parseRawOutput} from './form.js';
+
+const CLOSED = new Set(['resolved', 'dismissed']);
+const DONE = {approve: 'approved', edit: 'edited and approved', reply: 'answered', dismiss: 'dismissed'};
+
+export class CaseView {
+  constructor({me, onError}) {
+    this.me = me;
+    this.onError = onError;
+    this.item = null;
+    this.section = $('case');
+  }
+
+  async open(id) {
+    this.item = null;
+    this.section.replaceChildren(el('p', {class: 'loading'}, `Loading escalation #${id}…`));
+    try {
+      const [item, catalog] = await Promise.all([api('GET', `/api/escalations/${id}`), api('GET', '/api/catalog')]);
+      this.item = item;
+      this.catalog = catalog;
+      this.render();
+    } catch (error) {
+      this.section.replaceChildren(el('h1', {id: 'case-title', tabindex: -1}, `Escalation #${id}`),
+          el('p', {class: 'error'}, error.status === 404 ? 'There is no such escalation.' : error.message),
+          el('p', {}, el('a', {href: '#/'}, 'Back to the queue')));
+      if (error.status !== 404) this.onError(error);
+    }
+    $('case-title')?.focus();
+  }
+
+  // escalation.updated for the open case: someone else's claim or decision shows at once.
+  update(event) {
+    if (!this.item || this.item.escalation_id !== event.escalation_id) return;
+    const wasClosed = CLOSED.has(this.item.status);
+    this.item.status = event.status;
+    this.item.assignee = event.assignee ?? null;
+    this.renderHolder();
+    if (!wasClosed && CLOSED.has(event.status)) this.renderClosed();
+  }
+
+  render() {
+    const c = this.item;
+    this.holderLine = el('p', {class: 'holder-line', 'aria-live': 'polite'});
+    this.claimButton = el('button', {type: 'button', onclick: () => this.decide('claim', {})}, 'Claim');
+    this.panel = el('section', {class: 'decide', 'aria-labelledby': 'decide-title'});
+    this.section.replaceChildren();
+    append(this.section, [
+        el('p', {class: 'back'}, el('a', {href: '#/'}, '← Queue')),
+        el('h1', {id: 'case-title', tabindex: -1}, `Escalation #${c.escalation_id}`, ' ',
+            el('span', {class: 'reason'}, reasonLabel(c.reason))),
+        el('div', {class: 'case-meta'},
+            el('span', {}, `${c.channel ?? ''} · from `, el('strong', {}, String(c.sender ?? ''))),
+            el('span', {title: c.created_at}, `since ${when(c.created_at)}`),
+            el('div', {class: 'holder-box'}, this.holderLine, this.claimButton)),
+        this.renderDetail(c.detail),
+        el('div', {class: 'case-grid'},
+            el('section', {class: 'conversation', 'aria-labelledby': 'conv-title'},
+                el('h2', {id: 'conv-title'}, 'Conversation'), this.renderConversation(c)),
+            this.panel),
+        this.renderAttempts(c.attempts ?? []),
+        this.renderActions(c.actions ?? [])]);
+    this.renderHolder();
+    if (CLOSED.has(c.status)) this.renderClosed();
+    else this.renderPanel();
+  }
+
+  renderHolder() {
+    const c = this.item;
+    this.holderLine.textContent = holder(c, this.me);
+    this.holderLine.className = `holder-line status-${String(c.status).replace(/[^a-z]/g, '')}`;
+    // Only an open item can be claimed: the API refuses a claim on someone else's.
+    this.claimButton.hidden = c.status !== 'open';
+  }
+
+  renderDetail(detail) {
+    if (!detail || typeof detail !== 'object') return null;
+    const why = typeof detail.why === 'string' ? detail.why :
+      typeof detail.attempts === 'number' ? `The model failed ${detail.attempts} attempts.` : null;
+    // The whole detail stays one click away: reasons differ in what they record.
+    return el('div', {class: 'detail'}, why ? el('p', {}, why) : null,
+        el('details', {}, el('summary', {}, 'Escalation detail'), el('pre', {}, JSON.stringify(detail, null, 2))));
+  }
+
+  // Inbound messages and what was sent, merged by time (inbound first on a tie).
+  renderConversation(c) {
+    const entries = [
+      ...(c.conversation ?? []).map((m) => ({t: Date.parse(m.received_at), k: 0, node: el('li', {
+        class: `msg in${m.message_id === c.message_id ? ' current' : ''}`},
+      el('p', {class: 'msg-head'}, el('strong', {}, String(m.sender ?? '')), ` · ${when(m.received_at)}`,
+          m.outcome ? ` · ${m.outcome}` : '', m.message_id === c.message_id ? ' · this escalation' : ''),
+      el('p', {class: 'msg-text'}, String(m.text ?? '')))})),
+      ...(c.sent ?? []).map((s) => ({t: Date.parse(s.updated_at), k: 1, node: el('li', {class: 'msg out'},
+          el('p', {class: 'msg-head'}, el('strong', {}, 'Sent'), ` · ${when(s.updated_at)} · ${s.status ?? ''}`,
+              s.created_by ? ` · by ${s.created_by}` : ''),
+          el('p', {class: 'msg-text'}, String(s.body ?? '')))})),
+    ];
+    entries.sort((a, b) => ((a.t || 0) - (b.t || 0)) || (a.k - b.k));
+    return entries.length ? el('ol', {class: 'thread'}, entries.map((e) => e.node)) :
+      el('p', {class: 'empty'}, 'No messages.');
+  }
+
+  renderAttempts(attempts) {
+    const card = (a) => el('article', {class: `attempt verdict-${String(a.verdict).replace(/[^a-z]/g, '')}`,
+      'aria-label': `Attempt ${a.attempt}`},
+    el('h3', {}, `Attempt ${a.attempt} `, el('span', {class: 'badge verdict'}, String(a.verdict ?? ''))),
+    el('dl', {class: 'facts'},
+        fact('Model', [a.provider, a.model].filter(Boolean).join(' / ')),
+        fact('Latency', none(a.latency_ms) ? null : `${a.latency_ms} ms`),
+        fact('Tokens', none(a.input_tokens) && none(a.output_tokens) ? null :
+            `${a.input_tokens ?? '?'} in / ${a.output_tokens ?? '?'} out`),
+        fact('Finish', a.finish_reason), fact('Error', a.error_class)),
+    el('pre', {class: 'raw', tabindex: 0, 'aria-label': `Raw output of attempt ${a.attempt}`},
+        none(a.raw_output) ? '(no output)' : String(a.raw_output)),
+    Array.isArray(a.errors) && a.errors.length ? el('ul', {class: 'errors'}, a.errors.map((e) => el('li', {},
+        el('code', {class: 'pointer'}, e.path ? String(e.path) : '(whole reply)'), ' ',
+        el('span', {}, String(e.message ?? '')), ' ', el('small', {}, String(e.code ?? ''))))) :
+      el('p', {class: 'hint'}, 'No validator errors.'));
+    return el('section', {class: 'attempts-box', 'aria-labelledby': 'attempts-title'},
+        el('h2', {id: 'attempts-title'}, `Model attempts (${attempts.length})`),
+        attempts.length ? el('div', {class: 'attempts'}, attempts.map(card)) : el('p', {class: 'empty'}, 'None.'));
+  }
+
+  renderActions(actions) {
+    if (!actions.length) return null;
+    return el('section', {class: 'actions-box', 'aria-labelledby': 'actions-title'},
+        el('h2', {id: 'actions-title'}, 'Actions for this message'),
+        el('ul', {class: 'actions'}, actions.map((a) => el('li', {},
+            el('strong', {}, String(a.action ?? '')), ` · ${a.status ?? ''}`, a.created_by ? ` · by ${a.created_by}` : '',
+            a.recipient ? ` · to ${a.recipient}` : '',
+            a.body ? el('p', {class: 'msg-text'}, String(a.body)) : null,
+            a.error ? el('p', {class: 'error'}, String(a.error)) : null))));
+  }
+
+  // The proposal when there is one, else the last attempt's output when it is an object,
+  // else nothing (the form then puts the sender in the recipient field).
+  prefill() {
+    if (this.item.proposed_action && typeof this.item.proposed_action === 'object') return this.item.proposed_action;
+    const attempts = this.item.attempts ?? [];
+    return (attempts.length && parseRawOutput(attempts[attempts.length - 1].raw_output)) || {};
+  }
+
+  renderPanel() {
+    const c = this.item;
+    this.topError = el('div', {class: 'error', role: 'alert', id: 'decide-error'});
+    this.form = new ActionForm(this.catalog, this.prefill(), c.sender);
+    const actionForm = el('form', {class: 'card', id: 'action-form', novalidate: true, onsubmit: (e) => {
+      e.preventDefault();
+      if (this.form.check()) this.decide('edit', {action: this.form.value()});
+    }},
+    el('h3', {}, c.proposed_action ? 'The proposed action' : 'Action'),
+    c.proposed_action ? null : el('p', {class: 'hint'}, 'Nothing was proposed: write the action here.'),
+    this.form.element,
+    el('div', {class: 'buttons'},
+        c.proposed_action ? el('button', {type: 'button', id: 'approve', onclick: () => this.decide('approve', {})},
+            'Approve as proposed') : null,
+        el('button', {type: 'submit', id: 'edit-approve'}, c.proposed_action ? 'Edit & approve' : 'Approve this action')));
+    const replyText = el('textarea', {id: 'reply-text', rows: 3, required: true, maxlength: 4096});
+    const replyForm = el('form', {class: 'card', onsubmit: (e) => {
+      e.preventDefault();
+      if (replyText.reportValidity()) this.decide('reply', {text: replyText.value});
+    }},
+    el('h3', {}, 'Reply in your own words'),
+    el('label', {for: 'reply-text'}, `Message to ${c.sender ?? 'the customer'}`), replyText,
+    el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'secondary'}, 'Send reply')));
+    const note = el('input', {id: 'dismiss-note', required: true, maxlength: 500});
+    const dismissForm = el('form', {class: 'card', onsubmit: (e) => {
+      e.preventDefault();
+      if (note.reportValidity()) this.decide('dismiss', {note: note.value});
+    }},
+    el('h3', {}, 'Dismiss'),
+    el('label', {for: 'dismiss-note'}, 'Note (why nothing is sent)'), note,
+    el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'danger'}, 'Dismiss')));
+    this.panel.replaceChildren(el('h2', {id: 'decide-title'}, 'Decide'), this.topError, actionForm, replyForm,
+        dismissForm);
+  }
+
+  renderClosed() {
+    const c = this.item;
+    this.panel.replaceChildren(el('h2', {id: 'decide-title'}, 'Decided'),
+        el('p', {class: 'notice'}, holder(c, this.me), c.resolution ? `: ${c.resolution}` : '.'));
+  }
+
+  async decide(verb, body) {
+    const id = this.item.escalation_id;
+    this.form?.clearErrors();
+    if (this.topError) this.topError.replaceChildren();
+    const buttons = [...this.section.querySelectorAll('button')];
+    for (const b of buttons) b.disabled = true;
+    try {
+      await api('POST', `/api/escalations/${id}/${verb}`, body);
+      if (verb === 'claim') {
+        this.item.status = 'claimed';
+        this.item.assignee = this.me;
+        this.renderHolder();
+        announce(`You hold escalation #${id}.`);
+      } else {
+        announce(`Escalation #${id} ${DONE[verb] ?? verb}.`);
+        location.hash = '#/';
+      }
+    } catch (error) {
+      this.showRefusal(error);
+    } finally {
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+
+  // The general error on top; each validator error at its field (the rest on top too).
+  showRefusal(error) {
+    if (error.status === 401) return;
+    const verdict = error.body?.verdict;
+    const unplaced = verdict && this.form ? this.form.showErrors(verdict.errors) : [];
+    const box = this.topError ?? this.section;
+    box.replaceChildren(el('p', {}, error.message));
+    if (unplaced.length) {
+      box.append(el('ul', {}, unplaced.map((e) => el('li', {}, el('code', {}, String(e.path ?? '')), ' ',
+          String(e.message ?? '')))));
+    }
+    if (!verdict || !verdict.errors?.length || unplaced.length) box.scrollIntoView({block: 'nearest'});
+    if (error.status === 409 && !verdict) this.refresh();
+  }
+
+  // After a refusal by state (someone else decided), the holder and status shown again.
+  async refresh() {
+    try {
+      const item = await api('GET', `/api/escalations/${this.item.escalation_id}`);
+      this.update(item);
+    } catch {
+      // the refusal is on screen already
+    }
+  }
+}
+
+const none = (value) => value === null || value === undefined;
+
+function fact(name, value) {
+  if (none(value) || value === '') return null;
+  return [el('dt', {}, name), el('dd', {}, String(value))];
+}

@@ -1,0 +1,112 @@
+// The queue: escalations oldest first with age, reason, channel, sender, the first line of
+// the message and who holds each; filters by status (on the server), reason and channel
+// (here, so that the counts per reason stay visible while one reason is shown).
+import {api} from './api.js';
+import {$, age, append, el, firstLine, holder, reasonLabel} from './dom.js';
+
+export const REASONS = ['contract_failed', 'model_escalated', 'needs_approval', 'review_flags', 'policy_violation',
+  'provider_unavailable', 'send_failed', 'delivery_unknown', 'undecodable'];
+const CHANNELS = {whatsapp: 'WhatsApp', gmail: 'Gmail'};
+
+const byAge = (a, b) => (Date.parse(a.created_at) - Date.parse(b.created_at)) || (a.escalation_id - b.escalation_id);
+
+export class Queue {
+  constructor({me, onError}) {
+    this.me = me;
+    this.onError = onError;
+    this.rows = [];
+    this.loading = null;
+    append($('filter-reason'), REASONS.map((r) => el('option', {value: r}, reasonLabel(r))));
+    $('filter-status').addEventListener('change', () => this.load());
+    $('filter-reason').addEventListener('change', () => this.render());
+    $('filter-channel').addEventListener('change', () => this.render());
+    // Ages move on by themselves.
+    setInterval(() => {
+      for (const cell of document.querySelectorAll('#queue-rows [data-created]')) {
+        cell.textContent = age(cell.dataset.created);
+      }
+    }, 30000);
+  }
+
+  statusFilter() {
+    return $('filter-status').value;
+  }
+
+  // "active" is open and claimed together: what is still waiting for a person.
+  matchesStatus(row) {
+    const wanted = this.statusFilter();
+    if (wanted === 'active') return row.status === 'open' || row.status === 'claimed';
+    return wanted === '' || row.status === wanted;
+  }
+
+  async load() {
+    const wanted = this.statusFilter();
+    const fetchStatus = (s) => api('GET', s ? `/api/escalations?status=${encodeURIComponent(s)}` : '/api/escalations');
+    const request = (async () => {
+      const lists = wanted === 'active' ? await Promise.all([fetchStatus('open'), fetchStatus('claimed')]) :
+        [await fetchStatus(wanted)];
+      return lists.flat().filter((r) => r && typeof r === 'object').sort(byAge);
+    })();
+    this.loading = request;
+    try {
+      const rows = await request;
+      if (this.loading !== request) return;  // a newer load answers instead
+      this.rows = rows;
+      this.render();
+    } catch (error) {
+      if (this.loading === request) this.onError(error);
+    }
+  }
+
+  // An escalation.updated event: the row's status and holder change in place; a row that
+  // no longer matches the status filter leaves.
+  update(event) {
+    const row = this.rows.find((r) => r.escalation_id === event.escalation_id);
+    if (!row) {
+      if (this.matchesStatus(event)) this.load();
+      return;
+    }
+    row.status = event.status;
+    row.assignee = event.assignee ?? null;
+    if (!this.matchesStatus(row)) this.rows = this.rows.filter((r) => r !== row);
+    this.render();
+  }
+
+  render() {
+    const reason = $('filter-reason').value;
+    const channel = $('filter-channel').value;
+    const inChannel = this.rows.filter((r) => !channel || r.channel === channel);
+    const shown = inChannel.filter((r) => !reason || r.reason === reason);
+    this.renderCounts(inChannel, reason);
+    $('queue-rows').replaceChildren(...shown.map((r) => this.renderRow(r)));
+    $('queue-empty').hidden = shown.length > 0;
+    $('queue-table').hidden = shown.length === 0;
+  }
+
+  renderCounts(rows, selected) {
+    const counts = new Map();
+    for (const r of rows) counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
+    const chip = (reason, n, label) => el('li', {},
+        el('button', {type: 'button', class: 'chip', 'aria-pressed': String(selected === reason),
+          onclick: () => {
+            $('filter-reason').value = reason;
+            this.render();
+          }}, label, ' ', el('span', {class: 'count'}, String(n))));
+    $('counts').replaceChildren(chip('', rows.length, 'All'),
+        ...[...counts.entries()].sort().map(([r, n]) => chip(r, n, reasonLabel(r))));
+  }
+
+  renderRow(r) {
+    const id = Number(r.escalation_id);
+    const cls = `status-${String(r.status).replace(/[^a-z]/g, '')}`;
+    return el('tr', {class: cls, 'data-id': id},
+        el('td', {'data-label': '#'}, el('a', {href: `#/escalations/${id}`, 'aria-label': `Open escalation ${id}`},
+            `#${id}`)),
+        el('td', {'data-label': 'Age', 'data-created': r.created_at, title: r.created_at}, age(r.created_at)),
+        el('td', {'data-label': 'Reason'}, el('span', {class: 'reason'}, reasonLabel(r.reason))),
+        el('td', {'data-label': 'Channel'}, CHANNELS[r.channel] ?? String(r.channel ?? '')),
+        el('td', {'data-label': 'Sender', class: 'sender'}, String(r.sender ?? '')),
+        el('td', {'data-label': 'Message', class: 'text'}, firstLine(r.text)),
+        el('td', {'data-label': 'Status', class: 'holder'}, holder(r, this.me)));
+  }
+}
