@@ -10,6 +10,7 @@
 #include "staff/json.h"
 #include "store/views.h"
 #include "validator/validator.h"
+#include "web/assets.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -115,11 +116,6 @@ std::expected<json::Parsed, Response> body_object(const std::string& body) {
   return std::move(*parsed);
 }
 
-constexpr const char* k_page = R"HTML(<!doctype html>
-<html lang="en"><meta charset="utf-8"><title>dispatchd: escalations</title>
-<p>The staff page is being rebuilt; use the API.</p></html>
-)HTML";
-
 }  // namespace
 
 StaffApi::StaffApi(store::Database& db, StaffApiSettings settings,
@@ -145,8 +141,19 @@ std::string StaffApi::cookie(const std::string& value, std::optional<int> max_ag
 
 Response StaffApi::handle(const Request& request) {
   if (request.path == "/staff") return Response{301, "", "text/plain; charset=utf-8", {{"Location", "/staff/"}}, {}};
-  if (request.path == "/staff/") return Response{200, k_page, "text/html; charset=utf-8", {}, {}};
-  if (request.path.starts_with("/staff/")) return Response{404, "not found\n"};
+  if (request.path.starts_with("/staff/")) {
+    const auto asset = web::staff_asset(request.path);
+    if (!asset) return Response{404, "not found\n"};
+    return Response{200,
+                    std::string(asset->body),
+                    std::string(asset->content_type),
+                    {{"Content-Security-Policy",
+                      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                      "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"},
+                     {"X-Content-Type-Options", "nosniff"},
+                     {"Cache-Control", "no-cache"}},
+                    {}};
+  }
   const store::Time now = m_now();
   if (request.path == "/api/session") return session(request, now);
 

@@ -330,3 +330,22 @@ TEST_CASE("staff api: its answers are the documented JSON, byte for byte", "[sta
     CHECK(answer.body == R"({"ok":true,"action_id":)" + std::to_string(id) + "}");
   }
 }
+
+TEST_CASE("staff api: the page's files are served without a credential, under a strict CSP", "[staff]") {
+  Api a;
+  const auto page = a.call("GET", "/staff/", {});
+  CHECK(page.status == 200);
+  CHECK_THAT(page.content_type, Catch::StartsWith("text/html"));
+  bool csp = false;
+  for (const auto& [name, value] : page.headers) {
+    if (name == "Content-Security-Policy") {
+      csp = true;
+      CHECK_THAT(value, Catch::Contains("script-src 'self'") && Catch::Contains("default-src 'none'"));
+      CHECK_THAT(value, !Catch::Contains("unsafe-inline"));
+    }
+  }
+  CHECK(csp);
+  CHECK(a.call("GET", "/staff", {}).status == 301);
+  CHECK(a.call("GET", "/staff/../api/escalations", {}).status == 404);
+  CHECK(a.call("GET", "/staff/nope.js", {}).status == 404);
+}
