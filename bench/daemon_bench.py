@@ -103,7 +103,9 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, strace
     with tempfile.TemporaryDirectory(prefix="dispatchd-bench-") as workdir:
         stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
                               record=False, quiet_graph=True, workdir=workdir,
-                              extra_config={"llm": {"max_concurrency": model_concurrency}})
+                              extra_config={"llm": {"max_concurrency": model_concurrency},
+                                            # the load generator's connections all come from 127.0.0.1
+                                            "http": {"max_connections_per_address": 512}})
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency}
             alone = min(count, 20000)

@@ -278,7 +278,8 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at,
                            {r.string("listen", c.http.listen),
-                            r.integer("max_body_bytes", c.http.max_body_bytes, 1024, 64 * 1024 * 1024)});
+                            r.integer("max_body_bytes", c.http.max_body_bytes, 1024, 64 * 1024 * 1024),
+                            r.integer("max_connections_per_address", c.http.max_connections_per_address, 1, 512)});
                 }),
        r.nested("llm",
                 [&](const Value& v, const std::string& at) {

@@ -22,6 +22,9 @@ struct Http {
   std::string host = "127.0.0.1";  // split from listen
   std::uint16_t port = 8080;
   std::size_t max_body_bytes = 1024 * 1024;
+  // Open connections one client address may hold (of the listener's 512). Behind a reverse
+  // proxy every connection comes from the proxy's address: raise it to 512 there.
+  std::size_t max_connections_per_address = 64;
 };
 
 struct Llm {

@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <deque>
+#include <map>
 
 namespace dispatchd::daemon {
 namespace {
@@ -36,6 +37,9 @@ class Closable {
 // this many queued bytes means the client stopped reading.
 constexpr std::size_t k_max_stream_backlog = 256 * 1024;
 
+// The first read of a connection, before the HTTP parser takes over what it read.
+constexpr std::size_t k_first_read = 4096;
+
 }  // namespace
 
 std::optional<std::string_view> Request::header(std::string_view lower_name) const {
@@ -53,7 +57,8 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
   std::size_t open = 0;
   std::size_t answering = 0;  // requests read whose answer is not written yet
   bool stopping = false;
-  std::vector<std::weak_ptr<Closable>> streams;  // open streaming responses
+  std::vector<std::weak_ptr<Closable>> streams;          // open streaming responses
+  std::map<asio::ip::address, std::size_t> per_address;  // open connections by client address
 
   State(asio::io_context& io_, HttpLimits limits_, Handler handler_)
       : io(io_), limits(limits_), handler(std::move(handler_)), acceptor(io_) {}
@@ -65,21 +70,32 @@ namespace {
 
 class Session : public Closable, public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<HttpServer::State> state)
-      : m_stream(std::move(socket)), m_state(std::move(state)) {
+  Session(tcp::socket socket, std::shared_ptr<HttpServer::State> state, asio::ip::address peer)
+      : m_stream(std::move(socket)), m_state(std::move(state)), m_peer(peer) {
     ++m_state->open;
+    ++m_state->per_address[m_peer];
   }
   ~Session() {
     --m_state->open;
+    if (const auto at = m_state->per_address.find(m_peer); at != m_state->per_address.end() && --at->second == 0)
+      m_state->per_address.erase(at);
     if (m_answering) --m_state->answering;  // the handler dropped its Respond
   }
 
   void start(bool refuse) {
     if (refuse) {
-      // Over the connection cap: one 503, then close.
+      // Over a connection cap: one 503, then close.
       return send(error(503, "too many connections\n"), false);
     }
-    read(m_state->limits.read_timeout);
+    // A connection that sends nothing is dropped after the first-byte deadline, well before
+    // the read deadline, so idle connections cannot hold the slots for long.
+    m_stream.expires_after(m_state->limits.first_byte_timeout);
+    m_stream.async_read_some(m_buffer.prepare(k_first_read),
+                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                               if (ec) return self->close();
+                               self->m_buffer.commit(n);
+                               self->read(self->m_state->limits.read_timeout);
+                             });
   }
 
  private:
@@ -240,6 +256,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> m_parser;
   std::unique_ptr<StringResponse> m_response;
   std::shared_ptr<HttpServer::State> m_state;
+  asio::ip::address m_peer;
   bool m_answering = false;
   bool m_closed = false;
   // Streaming responses only.
@@ -256,8 +273,13 @@ void HttpServer::State::accept() {
   acceptor.async_accept(io, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || self->stopping) return;
     if (!ec) {
-      const bool refuse = self->open >= self->limits.max_connections;
-      std::make_shared<Session>(std::move(socket), self)->start(refuse);
+      beast::error_code peer_ec;
+      const auto peer = socket.remote_endpoint(peer_ec).address();
+      const auto from_peer = self->per_address.find(peer);
+      const bool refuse =
+          peer_ec || self->open >= self->limits.max_connections ||
+          (from_peer != self->per_address.end() && from_peer->second >= self->limits.max_connections_per_address);
+      std::make_shared<Session>(std::move(socket), self, peer)->start(refuse);
     }
     self->accept();
   });

@@ -1,8 +1,10 @@
 #pragma once
 // The one HTTP listener (Boost.Beast, in the shape of Beast's examples: an acceptor and one
 // session object per connection, a deadline on every step). Limits: header and body size
-// (431 and 413 before the handler runs), a read deadline (a slow client is dropped), an
-// idle deadline between keep-alive requests, and a connection cap (503 past it).
+// (431 and 413 before the handler runs), a first-byte deadline (a connection that sends
+// nothing is dropped soon), a read deadline (a slow client is dropped), an idle deadline
+// between keep-alive requests, and connection caps, in all and per client address (503 past
+// either, then close: one address cannot hold every slot).
 //
 // A handler may also answer with a response that stays open (Response::on_stream), which
 // the listener closes when it stops.
@@ -32,9 +34,11 @@ namespace dispatchd::daemon {
 struct HttpLimits {
   std::size_t max_header_bytes = 8 * 1024;
   std::size_t max_body_bytes = 1024 * 1024;
-  std::chrono::seconds read_timeout{10};  // one whole request, headers and body
-  std::chrono::seconds idle_timeout{60};  // between requests on a kept-alive connection
+  std::chrono::seconds first_byte_timeout{3};  // from accept to the first byte of the first request
+  std::chrono::seconds read_timeout{10};       // one whole request, headers and body
+  std::chrono::seconds idle_timeout{60};       // between requests on a kept-alive connection
   std::size_t max_connections = 512;
+  std::size_t max_connections_per_address = 64;
 };
 
 struct Request {

@@ -335,6 +335,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       [&p] { p.pump->pump(); }, *p.events);
   HttpLimits limits;
   limits.max_body_bytes = p.config.http.max_body_bytes;
+  limits.max_connections_per_address = p.config.http.max_connections_per_address;
   p.http = std::make_unique<HttpServer>(io, limits,
                                         [&p](const Request& r, Respond respond) { p.route(r, std::move(respond)); });
   return std::unique_ptr<Service>(new Service(std::move(parts)));

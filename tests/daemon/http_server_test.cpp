@@ -205,3 +205,57 @@ TEST_CASE("http server: a streaming client that hangs up is noticed", "[http]") 
   test::run_until(io, [&] { return !stream->open(); });
   test::run_until(io, [&] { return server.connections() == 0; });
 }
+
+TEST_CASE("http server: one address cannot hold every connection; others are still served", "[http]") {
+  daemon::HttpLimits limits;
+  limits.max_connections_per_address = 2;
+  Server s(limits);
+  std::vector<asio::ip::tcp::socket> idle;
+  for (int i = 0; i < 2; ++i) {
+    idle.emplace_back(s.io);
+    idle.back().connect({asio::ip::make_address("127.0.0.1"), s.server.port()});
+  }
+  test::run_until(s.io, [&] { return s.server.connections() == 2; });
+  // A third from 127.0.0.1 is refused; a client from 127.0.0.2 (loopback too) is served.
+  auto refused = s.call({"GET", "/healthz", {}, ""});
+  REQUIRE(refused);
+  CHECK(refused->status == 503);
+  asio::ip::tcp::socket other(s.io);
+  other.open(asio::ip::tcp::v4());
+  other.bind({asio::ip::make_address("127.0.0.2"), 0});
+  other.connect({asio::ip::make_address("127.0.0.1"), s.server.port()});
+  asio::write(other, asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")));
+  std::string answer;
+  std::array<char, 512> buffer{};
+  bool done = false;
+  std::function<void()> read = [&] {
+    other.async_read_some(asio::buffer(buffer), [&](boost::system::error_code ec, std::size_t n) {
+      answer.append(buffer.data(), n);
+      if (ec) {
+        done = true;
+        return;
+      }
+      read();
+    });
+  };
+  read();
+  test::run_until(s.io, [&] { return done; });
+  CHECK(answer.starts_with("HTTP/1.1 201"));
+}
+
+TEST_CASE("http server: a connection that sends nothing is dropped at the first-byte deadline", "[http]") {
+  daemon::HttpLimits limits;
+  limits.first_byte_timeout = 1s;
+  limits.read_timeout = 600s;  // far beyond the run_until limit: only the first-byte deadline can close it
+  Server s(limits);
+  asio::ip::tcp::socket idle(s.io);
+  idle.connect({asio::ip::make_address("127.0.0.1"), s.server.port()});
+  bool closed = false;
+  char byte = 0;
+  idle.async_read_some(asio::buffer(&byte, 1), [&](boost::system::error_code ec, std::size_t) { closed = bool(ec); });
+  test::run_until(
+      s.io, [&] { return closed; }, std::chrono::seconds(30));
+  CHECK(closed);
+  CHECK(s.seen.empty());
+  test::run_until(s.io, [&] { return s.server.connections() == 0; });
+}
