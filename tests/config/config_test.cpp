@@ -272,3 +272,14 @@ TEST_CASE("config: escalation notifications and the staff page's public URL", "[
     CHECK(any_contains(page.error(), "/staff/public_url: must be an http:// or https:// URL"));
   }
 }
+
+TEST_CASE("config: the listener's per-address connection cap", "[config]") {
+  auto defaults = config::parse(k_minimal, "d.json");
+  REQUIRE(defaults);
+  CHECK(defaults->http.max_connections_per_address == 64);
+  auto bad = config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+    "model": "m", "api_key_env": "K"}, "http": {"max_connections_per_address": 0}})",
+                           "d.json");
+  REQUIRE_FALSE(bad);
+  CHECK(any_contains(bad.error(), "/http/max_connections_per_address: must be an integer from 1 to 512"));
+}
