@@ -141,6 +141,27 @@ TEST_CASE("http server: a handler may answer later, and the kept-alive connectio
   CHECK(server.answering() == 0);
 }
 
+// Reads everything a raw client socket receives until the server closes it.
+struct Reader {
+  explicit Reader(asio::ip::tcp::socket& socket) : m_socket(socket) { read(); }
+  std::string received;
+  bool ended = false;
+
+ private:
+  void read() {
+    m_socket.async_read_some(asio::buffer(m_buffer), [this](boost::system::error_code ec, std::size_t n) {
+      received.append(m_buffer.data(), n);
+      if (ec) {
+        ended = true;
+        return;
+      }
+      read();
+    });
+  }
+  asio::ip::tcp::socket& m_socket;
+  std::array<char, 1024> m_buffer{};
+};
+
 // A server whose every answer is a stream (Server-Sent Events), handed to the test.
 struct StreamServer {
   asio::io_context io;
@@ -169,20 +190,8 @@ TEST_CASE("http server: a streaming response stays open, writes as it goes, and 
   CHECK(stream->open());
   CHECK(stream->write("data: one\n\n"));
   CHECK(stream->write("data: two\n\n"));
-  std::string received;
-  std::array<char, 1024> buffer{};
-  bool ended = false;
-  std::function<void()> read = [&] {
-    client.async_read_some(asio::buffer(buffer), [&](boost::system::error_code ec, std::size_t n) {
-      received.append(buffer.data(), n);
-      if (ec) {
-        ended = true;
-        return;
-      }
-      read();
-    });
-  };
-  read();
+  Reader reader(client);
+  const std::string& received = reader.received;
   test::run_until(io, [&] { return received.find("data: two\n\n") != std::string::npos; });
   CHECK(received.starts_with("HTTP/1.1 200 OK\r\n"));
   CHECK(received.find("Content-Type: text/event-stream\r\n") != std::string::npos);
@@ -190,7 +199,7 @@ TEST_CASE("http server: a streaming response stays open, writes as it goes, and 
   CHECK(received.find("Connection: close\r\n") != std::string::npos);
   CHECK(received.ends_with("\r\n\r\ndata: one\n\ndata: two\n\n"));
   server.stop();
-  test::run_until(io, [&] { return ended; });
+  test::run_until(io, [&] { return reader.ended; });
   CHECK_FALSE(stream->open());
   CHECK_FALSE(stream->write("data: three\n\n"));
 }
@@ -225,22 +234,9 @@ TEST_CASE("http server: one address cannot hold every connection; others are sti
   other.bind({asio::ip::make_address("127.0.0.2"), 0});
   other.connect({asio::ip::make_address("127.0.0.1"), s.server.port()});
   asio::write(other, asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")));
-  std::string answer;
-  std::array<char, 512> buffer{};
-  bool done = false;
-  std::function<void()> read = [&] {
-    other.async_read_some(asio::buffer(buffer), [&](boost::system::error_code ec, std::size_t n) {
-      answer.append(buffer.data(), n);
-      if (ec) {
-        done = true;
-        return;
-      }
-      read();
-    });
-  };
-  read();
-  test::run_until(s.io, [&] { return done; });
-  CHECK(answer.starts_with("HTTP/1.1 201"));
+  Reader reader(other);
+  test::run_until(s.io, [&] { return reader.ended; });
+  CHECK(reader.received.starts_with("HTTP/1.1 201"));
 }
 
 TEST_CASE("http server: a connection that sends nothing is dropped at the first-byte deadline", "[http]") {
