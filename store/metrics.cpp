@@ -3,59 +3,50 @@
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
-namespace {
 
-Result<std::vector<LabeledCount>> grouped(Database& db, std::string_view sql, int labels) {
-  auto query = Query::prepare(db, sql);
-  if (!query) return std::unexpected(query.error());
-  std::vector<LabeledCount> out;
-  while (true) {
-    auto row = query->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    LabeledCount count;
-    for (int i = 0; i < labels; ++i) count.labels.push_back(query->text(i));
-    count.count = query->integer(labels);
-    out.push_back(std::move(count));
-  }
-}
-
-}  // namespace
-
+// The counts come from metric_counts and metric_latency, which triggers keep as rows change
+// (migration 0008): a scrape reads a few dozen rows whatever the size of the history.
 Result<MetricsSnapshot> read_metrics(Database& db) {
   MetricsSnapshot m;
-  auto messages = grouped(db, "SELECT channel, outcome, count(*) FROM inbox GROUP BY 1, 2 ORDER BY 1, 2", 2);
-  if (!messages) return std::unexpected(messages.error());
-  m.messages = std::move(*messages);
-  auto attempts =
-      grouped(db, "SELECT verdict, coalesce(error_class, ''), count(*) FROM attempts GROUP BY 1, 2 ORDER BY 1, 2", 2);
-  if (!attempts) return std::unexpected(attempts.error());
-  m.attempts = std::move(*attempts);
-  auto escalations = grouped(db, "SELECT reason, status, count(*) FROM escalations GROUP BY 1, 2 ORDER BY 1, 2", 2);
-  if (!escalations) return std::unexpected(escalations.error());
-  m.escalations = std::move(*escalations);
-  auto actions = grouped(db, "SELECT status, count(*) FROM actions GROUP BY 1 ORDER BY 1", 1);
-  if (!actions) return std::unexpected(actions.error());
-  m.actions = std::move(*actions);
-  auto reasks = db.query_int("SELECT count(*) FROM attempts WHERE attempt > 1");
-  if (!reasks) return std::unexpected(reasks.error());
-  m.reasks = *reasks;
-
-  std::string buckets;
-  for (const auto bound : k_latency_buckets_ms) {
-    buckets += ", sum(latency_ms <= " + std::to_string(bound) + ")";
+  auto counts = Query::prepare(db, "SELECT metric, label1, label2, n FROM metric_counts WHERE n != 0 ORDER BY 1, 2, 3");
+  if (!counts) return std::unexpected(counts.error());
+  while (true) {
+    auto row = counts->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    const std::string metric = counts->text(0);
+    LabeledCount count{{counts->text(1), counts->text(2)}, counts->integer(3)};
+    if (metric == "messages") {
+      m.messages.push_back(std::move(count));
+    } else if (metric == "attempts") {
+      m.attempts.push_back(std::move(count));
+    } else if (metric == "escalations") {
+      m.escalations.push_back(std::move(count));
+    } else if (metric == "actions") {
+      count.labels.pop_back();
+      m.actions.push_back(std::move(count));
+    } else if (metric == "reasks") {
+      m.reasks = count.count;
+    }
   }
-  auto latency = Query::prepare(db, "SELECT provider, model, count(*), sum(latency_ms)" + buckets +
-                                        " FROM attempts WHERE latency_ms IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2");
+
+  auto latency = Query::prepare(db, "SELECT provider, model, bucket, n, sum_ms FROM metric_latency ORDER BY 1, 2, 3");
   if (!latency) return std::unexpected(latency.error());
   while (true) {
     auto row = latency->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) break;
-    LatencyHistogram h{latency->text(0), latency->text(1), {}, latency->integer(2), latency->integer(3)};
-    for (std::size_t i = 0; i < k_latency_buckets_ms.size(); ++i)
-      h.cumulative[i] = latency->integer(4 + static_cast<int>(i));
-    m.latency.push_back(std::move(h));
+    const std::string provider = latency->text(0);
+    const std::string model = latency->text(1);
+    if (m.latency.empty() || m.latency.back().provider != provider || m.latency.back().model != model)
+      m.latency.push_back({provider, model, {}, 0, 0});
+    LatencyHistogram& h = m.latency.back();
+    const auto bucket = static_cast<std::size_t>(latency->integer(2));
+    const std::int64_t n = latency->integer(3);
+    h.count += n;
+    h.sum_ms += latency->integer(4);
+    // Cumulative: an attempt in bucket i is also under every larger bound.
+    for (std::size_t i = bucket; i < k_latency_buckets_ms.size(); ++i) h.cumulative[i] += n;
   }
 
   auto waiting =

@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "daemon/metrics.h"
 #include "store/queue.h"
@@ -19,7 +21,83 @@ store::MetricsSnapshot empty_snapshot(const test::TempDir& dir) {
   return std::move(*snapshot);
 }
 
+// The counts as full-table aggregates, what read_metrics computed before the counters
+// (migration 0008): the oracle the trigger-kept counts must equal.
+long long aggregate(store::Database& db, const std::string& sql) {
+  auto n = db.query_int(sql);
+  REQUIRE(n);
+  return *n;
+}
+
+std::string quoted(const std::string& label) { return "'" + label + "'"; }
+
+// Each group's count against its table, and no group missing.
+void check_groups(store::Database& db, const std::vector<store::LabeledCount>& groups, const std::string& table,
+                  const std::vector<std::string>& columns) {
+  long long total = 0;
+  for (const auto& c : groups) {
+    REQUIRE(c.labels.size() == columns.size());
+    std::string where;
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      where += (i == 0 ? " WHERE " : " AND ") + columns[i] + " = " + quoted(c.labels[i]);
+    CHECK(c.count == aggregate(db, "SELECT count(*) FROM " + table + where));
+    total += c.count;
+  }
+  CHECK(total == aggregate(db, "SELECT count(*) FROM " + table));
+}
+
+void check_counts_equal_aggregates(store::Database& db) {
+  auto snapshot = store::read_metrics(db);
+  REQUIRE(snapshot);
+  check_groups(db, snapshot->messages, "inbox", {"channel", "outcome"});
+  check_groups(db, snapshot->attempts, "attempts", {"verdict", "coalesce(error_class, '')"});
+  check_groups(db, snapshot->escalations, "escalations", {"reason", "status"});
+  check_groups(db, snapshot->actions, "actions", {"status"});
+  CHECK(snapshot->reasks == aggregate(db, "SELECT count(*) FROM attempts WHERE attempt > 1"));
+  long long timed = 0;
+  for (const auto& h : snapshot->latency) {
+    const std::string of = " FROM attempts WHERE provider = " + quoted(h.provider) + " AND model = " + quoted(h.model);
+    CHECK(h.count == aggregate(db, "SELECT count(latency_ms)" + of));
+    CHECK(h.sum_ms == aggregate(db, "SELECT sum(latency_ms)" + of));
+    for (std::size_t i = 0; i < store::k_latency_buckets_ms.size(); ++i) {
+      CHECK(h.cumulative[i] == aggregate(db, "SELECT count(*)" + of + " AND latency_ms <= " +
+                                                 std::to_string(store::k_latency_buckets_ms[i])));
+    }
+    timed += h.count;
+  }
+  CHECK(timed == aggregate(db, "SELECT count(latency_ms) FROM attempts"));
+}
+
 }  // namespace
+
+TEST_CASE("metrics: the counts kept by triggers equal the full-table aggregates", "[metrics]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  REQUIRE(test::seed_history(db, test::k_t0));
+  check_counts_equal_aggregates(db);
+  // Rows changing state move their counts: a claim, a resolve, a dismissal.
+  using store::EscalationReason;
+  const auto a = test::escalate(db, "m1", "1555", "a", EscalationReason::contract_failed, test::k_t0 + 72h);
+  const auto b = test::escalate(db, "m2", "1555", "b", EscalationReason::undecodable, test::k_t0 + 72h);
+  REQUIRE(store::claim_escalation(db, a, "ana", test::k_t0 + 73h));
+  REQUIRE(store::close_escalation(db, a, "ana", store::EscalationStatus::resolved, "done", test::k_t0 + 74h));
+  REQUIRE(store::close_escalation(db, b, "ana", store::EscalationStatus::dismissed, "spam", test::k_t0 + 74h));
+  check_counts_equal_aggregates(db);
+}
+
+TEST_CASE("metrics: an upgraded database's counts are filled from its history", "[metrics]") {
+  test::TempDir dir;
+  auto db = store::Database::open(dir.file("d.db"));
+  REQUIRE(db);
+  auto migrations = store::load_migrations(test::source_path("migrations"));
+  REQUIRE(migrations);
+  auto before = *migrations;
+  std::erase_if(before, [](const store::Migration& m) { return m.version >= 8; });
+  REQUIRE(store::migrate(*db, before, store::format_time(test::k_t0)));
+  REQUIRE(test::seed_history(*db, test::k_t0));
+  REQUIRE(store::migrate(*db, *migrations, store::format_time(test::k_t0 + 48h)));
+  check_counts_equal_aggregates(*db);
+}
 
 TEST_CASE("metrics: the seeded history in the Prometheus text format", "[metrics]") {
   test::TempDir dir;
