@@ -17,6 +17,9 @@ namespace {
 
 constexpr const char* k_json = "application/json";
 constexpr std::string_view k_cookie_name = "dispatchd_session";
+// Escalation listings come in pages (a Link header names the next one).
+constexpr std::int64_t k_page_default = 500;
+constexpr std::int64_t k_page_max = 1000;
 
 // A request body is untrusted input: parsed strictly (iterative, no duplicate keys), and
 // one level deeper than the validator reads an edited action, so that an edit nested too
@@ -98,6 +101,17 @@ std::optional<std::string> query_value(std::string_view query, std::string_view 
       return std::string(pair.substr(key.size() + 1));
   }
   return std::nullopt;
+}
+
+// The listing's next page: the same filters (values already checked, so nothing unchecked
+// is echoed into a header) and `after` moved past `last`.
+std::string next_page(std::string_view query, std::int64_t last) {
+  std::string out = "/api/escalations?";
+  for (const std::string_view key : {"status", "reason", "channel", "limit"}) {
+    if (const auto value = query_value(query, key); value && !value->empty())
+      out.append(key).append("=").append(*value).append("&");
+  }
+  return out + "after=" + std::to_string(last);
 }
 
 std::optional<std::string> bearer(const Request& request) {
@@ -273,9 +287,24 @@ Response StaffApi::escalations(const Request& request, const staff::Staffer& who
       if (*channel != "whatsapp" && *channel != "gmail") return refusal(400, "channel is whatsapp or gmail");
       filter.channel = *channel;
     }
+    std::int64_t limit = k_page_default;
+    if (const auto text = query_value(request.query, "limit"); text && !text->empty()) {
+      const auto n = parse_id(*text);
+      if (!n || *n > k_page_max) return refusal(400, "limit is 1 to " + std::to_string(k_page_max));
+      limit = *n;
+    }
+    if (const auto after = query_value(request.query, "after"); after && !after->empty()) {
+      filter.after = parse_id(*after);
+      if (!filter.after) return refusal(400, "after is an escalation id");
+    }
+    filter.limit = limit + 1;  // one more tells whether a next page exists
     auto rows = store::list_escalations(m_db, filter);
     if (!rows) return store_failure(rows.error());
-    return json(200, staff::escalations_json(*rows));
+    const bool more = static_cast<std::int64_t>(rows->size()) > limit;
+    if (more) rows->pop_back();
+    Response r = json(200, staff::escalations_json(*rows));
+    if (more) r.headers.emplace_back("Link", "<" + next_page(request.query, rows->back().id) + ">; rel=\"next\"");
+    return r;
   }
   if (rest.front() != '/') return refusal(404, "no such endpoint");
   rest.remove_prefix(1);

@@ -48,11 +48,22 @@ ActionRow read_action(const Query& q) {
 }  // namespace
 
 Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter) {
-  auto query = Query::prepare(db, std::string(k_escalation_columns) +
-                                      "WHERE (?1 IS NULL OR e.status = ?1) AND (?2 IS NULL OR e.reason = ?2)"
-                                      " AND (?3 IS NULL OR m.channel = ?3) ORDER BY e.created_at, e.escalation_id");
+  // Only the filter's conditions, written out: "?1 IS NULL OR status = ?1" would hide them
+  // from the planner, which then scans every escalation for a page.
+  std::string where = "WHERE 1";
+  if (filter.status) where += " AND e.status = ?1";
+  if (filter.reason) where += " AND e.reason = ?2";
+  if (filter.channel) where += " AND m.channel = ?3";
+  if (filter.after)
+    where += " AND (e.created_at, e.escalation_id) > (SELECT created_at, id FROM escalations WHERE id = ?4)";
+  auto query = Query::prepare(
+      db, std::string(k_escalation_columns) + where + " ORDER BY e.created_at, e.escalation_id LIMIT ?5");
   if (!query) return std::unexpected(query.error());
-  query->bind(1, filter.status).bind(2, filter.reason).bind(3, filter.channel);
+  if (filter.status) query->bind(1, *filter.status);
+  if (filter.reason) query->bind(2, *filter.reason);
+  if (filter.channel) query->bind(3, *filter.channel);
+  if (filter.after) query->bind(4, *filter.after);
+  query->bind(5, filter.limit.value_or(-1));
   return collect<EscalationRow>(*query, read_escalation);
 }
 

@@ -74,14 +74,18 @@ struct EscalationRow {
   std::string text;
 };
 
-// Which escalations a listing shows; an unset member does not filter.
+// Which escalations a listing shows; an unset member does not filter. A page: the `limit`
+// oldest after escalation `after` (keyset paging: pages stay put while new ones open).
 struct EscalationFilter {
   std::optional<EscalationStatus> status;
   std::optional<EscalationReason> reason;
   std::optional<std::string> channel;
+  std::optional<std::int64_t> after;  // an escalation id: the rows opened after it
+  std::optional<std::int64_t> limit;  // at most this many rows
 };
 
-// Escalations, oldest first.
+// Escalations, oldest first (by created_at, then id). Indexed by status and by age, so a
+// page costs the same at a million escalations as at ten.
 Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter = {});
 
 struct EscalationCase {

@@ -1,10 +1,13 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "daemon/staff_api.h"
 #include "staff/accounts.h"
 #include "tests/staff/escalation_fixture.h"
+#include "tests/store/escalate_fixture.h"
 
 using namespace dispatchd;
 
@@ -265,6 +268,40 @@ TEST_CASE("staff api: the queue filters by status, reason and channel", "[staff]
   CHECK(count("status=resolved") == 0);
   CHECK(a.api.handle({"GET", "/api/escalations", "reason=bogus", auth, ""}).status == 400);
   CHECK(a.api.handle({"GET", "/api/escalations", "channel=sms", auth, ""}).status == 400);
+}
+
+TEST_CASE("staff api: the queue comes in pages, each naming the next in a Link header", "[staff]") {
+  Api a;
+  const Headers auth{{"authorization", "Bearer " + a.ana}};
+  for (int i = 0; i < 4; ++i) {
+    test::escalate(a.f.db, "page" + std::to_string(i), "15550001", "hi", store::EscalationReason::undecodable,
+                   test::k_t0 + std::chrono::minutes(i + 1));
+  }
+  // Five open escalations (the fixture's and four), two a page, oldest first.
+  std::vector<std::int64_t> seen;
+  std::string query = "status=open&limit=2";
+  for (int page = 0; page < 3; ++page) {
+    const auto answer = a.api.handle({"GET", "/api/escalations", query, auth, ""});
+    REQUIRE(answer.status == 200);
+    const auto rows = test::parse_json(answer.body);
+    CHECK(rows.Size() == (page < 2 ? 2u : 1u));
+    for (const auto& row : rows.GetArray()) seen.push_back(row["escalation_id"].GetInt64());
+    const auto link =
+        std::find_if(answer.headers.begin(), answer.headers.end(), [](const auto& h) { return h.first == "Link"; });
+    if (page == 2) {
+      CHECK(link == answer.headers.end());
+      break;
+    }
+    REQUIRE(link != answer.headers.end());
+    CHECK(link->second ==
+          "</api/escalations?status=open&limit=2&after=" + std::to_string(seen.back()) + ">; rel=\"next\"");
+    query = link->second.substr(link->second.find('?') + 1, link->second.find('>') - link->second.find('?') - 1);
+  }
+  CHECK(seen.size() == 5);
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+  for (const std::string bad : {"limit=0", "limit=1001", "limit=ten", "after=-3", "after=x"})
+    CHECK(a.api.handle({"GET", "/api/escalations", bad, auth, ""}).status == 400);
 }
 
 TEST_CASE("staff api: a body nested 100,000 deep is refused as 400 without recursion", "[staff]") {

@@ -21,7 +21,7 @@ export function whenSessionEnds(handler) {
   onSessionEnded = handler;
 }
 
-export async function api(method, path, body) {
+async function call(method, path, body) {
   const headers = {Accept: 'application/json'};
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
@@ -45,5 +45,27 @@ export async function api(method, path, body) {
   }
   if (response.status === 401 && path !== '/api/session') onSessionEnded();
   if (!response.ok) throw new ApiError(response.status, data);
-  return data;
+  return {data, response};
+}
+
+export async function api(method, path, body) {
+  return (await call(method, path, body)).data;
+}
+
+// A listing that comes in pages (a Link rel="next" header names the next one), read until
+// it ends or `maxRows` rows are in: the rows, and whether some were left unread.
+export async function apiPages(path, maxRows) {
+  const rows = [];
+  let next = path;
+  while (next && rows.length < maxRows) {
+    const {data, response} = await call('GET', next);
+    if (Array.isArray(data)) rows.push(...data);
+    next = nextPage(response.headers.get('Link'));
+  }
+  return {rows, more: Boolean(next)};
+}
+
+function nextPage(link) {
+  const match = /<([^>]*)>;\s*rel="next"/.exec(link ?? '');
+  return match && match[1].startsWith('/api/escalations?') ? match[1] : null;
 }

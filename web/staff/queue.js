@@ -1,12 +1,15 @@
 // The queue: escalations oldest first with age, reason, channel, sender, the first line of
 // the message and who holds each; filters by status (on the server), reason and channel
 // (here, so that the counts per reason stay visible while one reason is shown).
-import {api} from './api.js';
+import {apiPages} from './api.js';
 import {$, age, append, el, firstLine, holder, reasonLabel} from './dom.js';
 
 export const REASONS = ['contract_failed', 'model_escalated', 'needs_approval', 'review_flags', 'policy_violation',
   'provider_unavailable', 'send_failed', 'delivery_unknown', 'undecodable'];
 const CHANNELS = {whatsapp: 'WhatsApp', gmail: 'Gmail'};
+// The oldest this many of a status are listed; a long history of resolved ones is the
+// trail's business, not the queue's.
+const k_max_rows = 5000;
 
 const byAge = (a, b) => (Date.parse(a.created_at) - Date.parse(b.created_at)) || (a.escalation_id - b.escalation_id);
 
@@ -41,17 +44,20 @@ export class Queue {
 
   async load() {
     const wanted = this.statusFilter();
-    const fetchStatus = (s) => api('GET', s ? `/api/escalations?status=${encodeURIComponent(s)}` : '/api/escalations');
+    const fetchStatus = (s) => apiPages(s ? `/api/escalations?status=${encodeURIComponent(s)}` : '/api/escalations',
+        k_max_rows);
     const request = (async () => {
       const lists = wanted === 'active' ? await Promise.all([fetchStatus('open'), fetchStatus('claimed')]) :
         [await fetchStatus(wanted)];
-      return lists.flat().filter((r) => r && typeof r === 'object').sort(byAge);
+      return {rows: lists.flatMap((l) => l.rows).filter((r) => r && typeof r === 'object').sort(byAge),
+        more: lists.some((l) => l.more)};
     })();
     this.loading = request;
     try {
-      const rows = await request;
+      const {rows, more} = await request;
       if (this.loading !== request) return;  // a newer load answers instead
       this.rows = rows;
+      this.more = more;
       this.render();
     } catch (error) {
       if (this.loading === request) this.onError(error);
@@ -93,7 +99,8 @@ export class Queue {
             this.render();
           }}, label, ' ', el('span', {class: 'count'}, String(n))));
     $('counts').replaceChildren(chip('', rows.length, 'All'),
-        ...[...counts.entries()].sort().map(([r, n]) => chip(r, n, reasonLabel(r))));
+        ...[...counts.entries()].sort().map(([r, n]) => chip(r, n, reasonLabel(r))),
+        ...(this.more ? [el('li', {class: 'more'}, `the oldest ${k_max_rows.toLocaleString('en')} shown`)] : []));
   }
 
   renderRow(r) {
