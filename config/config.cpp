@@ -289,7 +289,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.integer("timeout_ms", llm.timeout_ms, 100, 600000),
                             r.integer("connect_timeout_ms", llm.connect_timeout_ms, 100, 60000),
                             r.integer("max_retries", llm.max_retries, 0, 5),
-                            r.integer("max_concurrency", llm.max_concurrency, 1, 1024),
+                            r.integer("max_concurrency", llm.max_concurrency, 1, 4096),
                             r.integer("max_tool_steps", llm.max_tool_steps, 0, 16),
                             r.integer("history_messages", llm.history_messages, 0, 100),
                             r.integer("provider_deadline_s", llm.provider_deadline_s, 1, 7 * 24 * 3600),

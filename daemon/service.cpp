@@ -103,7 +103,8 @@ struct Service::Parts {
       : config(std::move(c)),
         io(io_),
         store(std::move(ready)),
-        transport(io_),
+        // Every model permit may hold a connection, besides the channels' and the notifier's.
+        transport(io_, {.max_idle_connections = config.llm.max_concurrency + 256}),
         limiter(io_, static_cast<std::size_t>(config.llm.max_concurrency)),
         tick(io_),
         watchdog(io_) {}

@@ -25,9 +25,12 @@ struct CurlTransportOptions {
   // Bodies beyond this fail with too_large; the transfer stops as soon as it passes it.
   std::size_t max_response_bytes = 8u << 20;
   std::string user_agent = "dispatchd";
-  // Kept-alive connections curl may hold. Without a fixed number curl allows four per
-  // request in flight at the moment a transfer ends, and so closes connections whenever
-  // the load dips, only to open new ones on the next burst.
+  // Connections curl's cache may hold, in use or idle. Without a fixed number curl allows
+  // four per request in flight at the moment a transfer ends, and so closes connections
+  // whenever the load dips, only to open new ones on the next burst. Below the requests in
+  // flight, every finished transfer closes its connection (the cache is full of busy ones)
+  // and the next opens a new one: size it to the most requests in flight (the daemon: its
+  // model permits plus room for the channels).
   long max_idle_connections = 256;
 };
 

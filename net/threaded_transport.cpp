@@ -14,7 +14,7 @@ namespace dispatchd::net {
 namespace asio = boost::asio;
 
 struct ThreadedTransport::Impl {
-  explicit Impl(asio::io_context& home_) : home(home_), curl(io) {}
+  Impl(asio::io_context& home_, CurlTransportOptions options) : home(home_), curl(io, std::move(options)) {}
 
   asio::io_context& home;
   asio::io_context io{1};
@@ -23,7 +23,8 @@ struct ThreadedTransport::Impl {
   std::thread thread;
 };
 
-ThreadedTransport::ThreadedTransport(asio::io_context& home) : m_impl(std::make_unique<Impl>(home)) {
+ThreadedTransport::ThreadedTransport(asio::io_context& home, CurlTransportOptions options)
+    : m_impl(std::make_unique<Impl>(home, std::move(options))) {
   m_impl->thread = std::thread([impl = m_impl.get()] { impl->io.run(); });
 }
 

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "net/curl_transport.h"
 #include "net/http.h"
 
 namespace boost::asio {
@@ -22,7 +23,7 @@ class ThreadedTransport final : public Transport {
  public:
   // `home` is where the callbacks run. Throws std::runtime_error when libcurl cannot be
   // initialised (a start-up failure).
-  explicit ThreadedTransport(boost::asio::io_context& home);
+  explicit ThreadedTransport(boost::asio::io_context& home, CurlTransportOptions options = {});
   ~ThreadedTransport() override;
   ThreadedTransport(const ThreadedTransport&) = delete;
   ThreadedTransport& operator=(const ThreadedTransport&) = delete;

@@ -283,3 +283,18 @@ TEST_CASE("config: the listener's per-address connection cap", "[config]") {
   REQUIRE_FALSE(bad);
   CHECK(any_contains(bad.error(), "/http/max_connections_per_address: must be an integer from 1 to 512"));
 }
+
+TEST_CASE("config: llm.max_concurrency reaches 4,096 (latency-bound loads), not beyond", "[config]") {
+  const auto with = [](int n) {
+    return config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+      "model": "m", "api_key_env": "K", "max_concurrency": )" +
+                             std::to_string(n) + "}}",
+                         "d.json");
+  };
+  auto most = with(4096);
+  REQUIRE(most);
+  CHECK(most->llm.max_concurrency == 4096);
+  auto beyond = with(4097);
+  REQUIRE_FALSE(beyond);
+  CHECK(any_contains(beyond.error(), "/llm/max_concurrency: must be an integer from 1 to 4096"));
+}
