@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""The large-history benchmark: dispatchd on a database holding a long history (bench/large_db
+writes one: 1M messages are about 100 days of a busy number). A benchmark, not a test: it
+prints numbers and fails only when the daemon does not serve.
+
+Usage: large_db_bench.py BUILD_DIR SOURCE_DIR DATABASE [--json FILE] [--webhooks N]
+
+DATABASE is used in place (the daemon writes to it: a few thousand messages per run). Reported:
+READY on it (sd_notify on a test socket; the first start also applies pending migrations),
+`dispatchctl audit verify` time, /metrics and staff listing times, and how long the event
+loop is held: a prober sends GET /healthz every 5 ms on its own connection during each phase
+(idle; /metrics scraped every second; staff listings paged through; webhooks; webhooks with
+/metrics every second) and reports the median, p99 and max answer time. A request or periodic
+task that held the loop for X ms shows as a /healthz answer of about X ms.
+"""
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import daemon_bench  # noqa: E402
+import harness  # noqa: E402
+
+
+def option(name, default):
+    args = sys.argv[4:]
+    return type(default)(args[args.index(name) + 1]) if name in args[:-1] else default
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else 0.0
+
+
+class Prober:
+    """GET /healthz every 5 ms on one kept-alive connection; answer times in ms."""
+
+    def __init__(self, port):
+        self.port, self.times, self.stop, self.failures = port, [], threading.Event(), 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        while not self.stop.is_set():
+            started = time.perf_counter()
+            try:
+                conn.request("GET", "/healthz")
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    self.failures += 1
+            except (OSError, http.client.HTTPException):
+                self.failures += 1
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            self.times.append((time.perf_counter() - started) * 1000)
+            time.sleep(0.005)
+
+    def phase(self):
+        """The answer times since the last call."""
+        taken, self.times = self.times, []
+        return {"probes": len(taken), "p50_ms": round(statistics.median(taken), 2) if taken else 0,
+                "p99_ms": round(percentile(taken, 0.99), 2), "max_ms": round(max(taken, default=0), 2)}
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+
+
+def timed_get(stack, path, headers=None):
+    started = time.perf_counter()
+    status, body = stack.get(path, headers)
+    return status, body, (time.perf_counter() - started) * 1000
+
+
+def scrape_every_second(stack, out, seconds=None, until=None):
+    """GET /metrics every second for `seconds`, or until the Event `until` is set."""
+    end = time.time() + (seconds or 0)
+    while (until is not None and not until.is_set()) or (until is None and time.time() < end):
+        status, _, ms = timed_get(stack, "/metrics")
+        out.append(ms if status == 200 else -1)
+        time.sleep(max(0.0, 1.0 - ms / 1000))
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    build, source, database = (os.path.abspath(a) for a in sys.argv[1:4])
+    webhooks = option("--webhooks", 5000)
+    result = {"database_bytes": os.path.getsize(database)}
+    stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False,
+                          quiet_graph=True, extra_config={"database": database,
+                                                          "http": {"max_connections_per_address": 512}})
+    stack.db = database
+    try:
+        result["messages_before"] = stack.scalar("SELECT count(*) FROM inbox")
+        notify = os.path.join(stack.dir, "notify.sock")
+        daemon, first = daemon_bench.start_ready(stack, notify)
+        result["ready_first_start_ms"] = round(first * 1000, 1)
+        daemon.stop()
+        readies = []
+        for _ in range(3):
+            daemon, ready = daemon_bench.start_ready(stack, notify)
+            readies.append(ready * 1000)
+            if len(readies) < 3:
+                daemon.stop()
+        stack.daemon = daemon
+        result["ready_ms"] = round(statistics.median(readies), 1)
+        token = stack.add_staff("bench")
+        auth = {"Authorization": f"Bearer {token}"}
+
+        started = time.perf_counter()
+        verify = stack.audit_verify()
+        result["audit_verify_s"] = round(time.perf_counter() - started, 2)
+        result["audit_verify_ok"] = verify.returncode == 0
+
+        prober = Prober(stack.port)
+        time.sleep(3)
+        result["loop_idle"] = prober.phase()
+
+        scrapes = []
+        scrape_every_second(stack, scrapes, seconds=10)
+        result["metrics_ms"] = {"median": round(statistics.median(scrapes), 1), "max": round(max(scrapes), 1)}
+        result["loop_while_scraping"] = prober.phase()
+
+        pages = []
+        for status_filter in ("open", "resolved", ""):
+            path = "/api/escalations?limit=500" + (f"&status={status_filter}" if status_filter else "")
+            for _ in range(10):  # the first ten pages of each listing
+                status, body, ms = timed_get(stack, path, auth)
+                if status != 200:
+                    raise RuntimeError(f"{path}: {status} {body[:200]}")
+                pages.append(ms)
+                rows = json.loads(body)
+                if len(rows) < 500:
+                    break
+                path = path.split("&after=")[0] + f"&after={rows[-1]['escalation_id']}"
+        result["staff_page_ms"] = {"pages": len(pages), "median": round(statistics.median(pages), 1),
+                                   "max": round(max(pages), 1)}
+        first_case = json.loads(stack.get("/api/escalations?limit=1", auth)[1])[0]["escalation_id"]
+        result["staff_case_ms"] = round(timed_get(stack, f"/api/escalations/{first_case}", auth)[2], 1)
+        result["loop_while_paging"] = prober.phase()
+
+        url = stack.url("/webhooks/whatsapp")
+        quiet = daemon_bench.load(build, "webhook", url, webhooks, 16, first_sender=5215600000000)
+        result["webhooks_quiet"] = {"per_s": quiet["per_second"], "p50_ms": quiet["latency_ms"]["p50"],
+                                    "p99_ms": quiet["latency_ms"]["p99"]}
+        result["loop_under_webhooks"] = prober.phase()
+        scrapes = []
+        done = threading.Event()
+        scraper = threading.Thread(target=scrape_every_second, args=(stack, scrapes), kwargs={"until": done})
+        scraper.start()
+        scraped = daemon_bench.load(build, "webhook", url, webhooks, 16, first_sender=5215700000000)
+        done.set()
+        scraper.join()
+        result["webhooks_scraped"] = {"per_s": scraped["per_second"], "p50_ms": scraped["latency_ms"]["p50"],
+                                      "p99_ms": scraped["latency_ms"]["p99"], "scrapes": len(scrapes)}
+        result["loop_under_webhooks_and_scrapes"] = prober.phase()
+        result["prober_failures"] = prober.failures
+        prober.close()
+        print(json.dumps(result, indent=2), flush=True)
+        if option("--json", ""):
+            with open(option("--json", ""), "w") as f:
+                json.dump(result, f, indent=2)
+        return 0 if result["audit_verify_ok"] else 1
+    finally:
+        stack.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
