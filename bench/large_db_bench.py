@@ -132,14 +132,14 @@ def main():
 
         pages = []
         for status_filter in ("open", "resolved", ""):
-            path = "/api/escalations?limit=500" + (f"&status={status_filter}" if status_filter else "")
+            path = "/api/escalations?limit=100" + (f"&status={status_filter}" if status_filter else "")
             for _ in range(10):  # the first ten pages of each listing
                 status, body, ms = timed_get(stack, path, auth)
                 if status != 200:
                     raise RuntimeError(f"{path}: {status} {body[:200]}")
                 pages.append(ms)
                 rows = json.loads(body)
-                if len(rows) < 500:
+                if len(rows) < 100:
                     break
                 path = path.split("&after=")[0] + f"&after={rows[-1]['escalation_id']}"
         result["staff_page_ms"] = {"pages": len(pages), "median": round(statistics.median(pages), 1),

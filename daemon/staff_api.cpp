@@ -18,8 +18,8 @@ namespace {
 constexpr const char* k_json = "application/json";
 constexpr std::string_view k_cookie_name = "dispatchd_session";
 // Escalation listings come in pages (a Link header names the next one).
-constexpr std::int64_t k_page_default = 500;
-constexpr std::int64_t k_page_max = 1000;
+constexpr std::int64_t k_page_default = 100;
+constexpr std::int64_t k_page_max = 500;
 
 // A request body is untrusted input: parsed strictly (iterative, no duplicate keys), and
 // one level deeper than the validator reads an edited action, so that an edit nested too
