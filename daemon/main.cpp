@@ -78,6 +78,13 @@ int main(int argc, char** argv) {
   if (check_only) return check_config(*config);
 
   setup_logging();
+  // Open files: systemd starts a service at a soft limit of 1,024; a large
+  // llm.max_concurrency needs more (a connection per model permit).
+  const auto needed = dispatchd::daemon::open_files_needed(*config);
+  if (auto limit = dispatchd::daemon::raise_open_files_limit(needed); !limit)
+    spdlog::warn("cannot raise the open files limit: {}", limit.error());
+  else if (*limit < needed)
+    spdlog::warn("open files limited to {} (the configuration may use {}): raise LimitNOFILE", *limit, needed);
   boost::asio::io_context io(1);
   auto service = dispatchd::daemon::Service::create(std::move(*config), io);
   if (!service) {

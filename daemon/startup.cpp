@@ -1,9 +1,15 @@
 #include "daemon/startup.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "catalog/catalog.h"
 #include "config/secrets.h"
+#include "daemon/http_server.h"
 #include "store/migrations.h"
 #include "store/outbox.h"
 #include "validator/lint.h"
@@ -75,6 +81,27 @@ std::expected<StoreReady, std::string> prepare_store(const config::Config& confi
     return std::unexpected("releasing the previous run's leases: " + released.error().message);
   }
   return ready;
+}
+
+std::uint64_t open_files_needed(const config::Config& config) {
+  constexpr std::uint64_t k_client_room = 256;  // the channels' and the notifier's connections
+  constexpr std::uint64_t k_own = 64;           // the database, its WAL, the logs, the loop's own
+  return HttpLimits{}.max_connections + static_cast<std::uint64_t>(config.llm.max_concurrency) + k_client_room + k_own;
+}
+
+std::uint64_t open_files_target(std::uint64_t soft, std::uint64_t hard, std::uint64_t needed) {
+  if (soft >= needed) return soft;
+  return std::min(hard, needed);
+}
+
+std::expected<std::uint64_t, std::string> raise_open_files_limit(std::uint64_t needed) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return std::unexpected(std::string("getrlimit: ") + std::strerror(errno));
+  const auto target = static_cast<rlim_t>(open_files_target(limit.rlim_cur, limit.rlim_max, needed));
+  if (target == limit.rlim_cur) return limit.rlim_cur;
+  limit.rlim_cur = target;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return std::unexpected(std::string("setrlimit: ") + std::strerror(errno));
+  return target;
 }
 
 }  // namespace dispatchd::daemon

@@ -2,6 +2,7 @@
 // What dispatchd does before it serves: check the configuration, and bring the store to a
 // known state.
 
+#include <cstdint>
 #include <expected>
 #include <string>
 #include <vector>
@@ -30,5 +31,19 @@ struct StoreReady {
 // once the messages the previous run of `worker` left in processing.
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
                                                      store::Time now);
+
+// The descriptors dispatchd may hold at once with `config`: every listener connection, a
+// connection per model permit plus the HTTP client's room for the channels, and the
+// database's files and the process's own.
+std::uint64_t open_files_needed(const config::Config& config);
+
+// The soft open-files limit to ask for: `needed` when the soft limit is below it, never
+// above `hard` and never lower than `soft` (systemd starts services at a soft 1,024 under a
+// far higher hard limit).
+std::uint64_t open_files_target(std::uint64_t soft, std::uint64_t hard, std::uint64_t needed);
+
+// Raises the soft RLIMIT_NOFILE to open_files_target(...); returns the limit in force
+// afterwards, or why it could not be read or set.
+std::expected<std::uint64_t, std::string> raise_open_files_limit(std::uint64_t needed);
 
 }  // namespace dispatchd::daemon

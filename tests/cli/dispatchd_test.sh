@@ -42,6 +42,18 @@ wait "$pid"
 code=$?
 [ "$code" -eq 0 ] && pass || { fail "SIGTERM: exit $code"; cat "$tmp/run.log"; }
 expect "the database is ready" 0 'audit: ok' -- "$ctl" --config "$cfg" audit verify </dev/null
+# Started at systemd's soft limit of 1,024 open files with 2,000 model permits: dispatchd
+# raises its own soft limit to what the configuration needs (the hard limit allowing).
+sed 's|"model": "m",|"model": "m", "max_concurrency": 2000,|' "$cfg" >"$tmp/wide.json"
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 4096 ]; then
+  (ulimit -Sn 1024; DISPATCHD_TEST_KEY=k exec "$daemon" --config "$tmp/wide.json" >"$tmp/wide.log" 2>&1) &
+  pid=$!
+  for _ in $(seq 100); do grep -q 'listening on' "$tmp/wide.log" && break; sleep 0.1; done
+  soft=$(awk '/Max open files/ {print $4}' "/proc/$pid/limits")
+  [ "$soft" -ge 2800 ] && pass || { fail "open files soft limit $soft, expected >= 2800"; cat "$tmp/wide.log"; }
+  kill -TERM "$pid"
+  wait "$pid"
+fi
 expect "needs --config" 2 '--config FILE is required' -- "$daemon" </dev/null
 
 summary

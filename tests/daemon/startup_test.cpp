@@ -151,3 +151,25 @@ TEST_CASE("wiring: connectors.whatsapp.message_types become the agent's rules fo
   CHECK(rules.at("location").action == agent::TypeAction::reply);
   CHECK(rules.at("location").reply_text == "Recibido.");
 }
+
+TEST_CASE("start-up: the open files limit asked for, as a table", "[daemon]") {
+  struct Row {
+    std::uint64_t soft, hard, needed, target;
+  };
+  for (const auto& r : {Row{1024, 524288, 2900, 2900},    // systemd's default: raised to what is needed
+                        Row{1024, 2048, 2900, 2048},      // the hard limit is the ceiling
+                        Row{65536, 524288, 2900, 65536},  // already enough: never lowered
+                        Row{1024, 1024, 2900, 1024}}) {
+    CAPTURE(r.soft, r.hard, r.needed);
+    CHECK(daemon::open_files_target(r.soft, r.hard, r.needed) == r.target);
+  }
+}
+
+TEST_CASE("start-up: the descriptors a configuration needs grow with llm.max_concurrency", "[daemon]") {
+  config::Config small;
+  small.llm.max_concurrency = 8;
+  config::Config large = small;
+  large.llm.max_concurrency = 2000;
+  CHECK(daemon::open_files_needed(large) - daemon::open_files_needed(small) == 1992);
+  CHECK(daemon::open_files_needed(small) >= 512 + 8);  // every listener connection besides the model's
+}
