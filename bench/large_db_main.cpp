@@ -31,8 +31,7 @@ using store::Result;
 constexpr int k_batch = 2000;
 
 std::string send_json(const std::string& to, const std::string& content) {
-  return R"({"action":"send_message","recipient":")" + to + R"(","content":")" + content +
-         R"(","priority":"medium"})";
+  return R"({"action":"send_message","recipient":")" + to + R"(","content":")" + content + R"(","priority":"medium"})";
 }
 
 class History {
@@ -66,7 +65,8 @@ class History {
       return store::finish(m_db, message, store::Outcome::replied, at + 4s);
     }
     if (kind < 97) {
-      if (auto a = attempt(message, 1, R"({"action":"escalate_to_human"})", store::Verdict::valid, {}, at); !a) return a;
+      if (auto a = attempt(message, 1, R"({"action":"escalate_to_human"})", store::Verdict::valid, {}, at); !a)
+        return a;
       return escalate(message, store::EscalationReason::model_escalated, kind < 96, sender, at);
     }
     if (kind < 99) {
@@ -100,7 +100,10 @@ class History {
   }
 
   static store::NewAction reply(std::int64_t message, const std::string& to, const std::string& body) {
-    return {.message_id = message, .action = "send_message", .arguments = send_json(to, body), .recipient = to,
+    return {.message_id = message,
+            .action = "send_message",
+            .arguments = send_json(to, body),
+            .recipient = to,
             .body = body};
   }
 
@@ -122,8 +125,8 @@ class History {
     if (auto claimed = store::claim_escalation(m_db, *opened, "ana", at + 10min); !claimed) return claimed;
     if (sender.empty())
       return store::close_escalation(m_db, *opened, "ana", store::EscalationStatus::dismissed, "spam", at + 11min);
-    auto resolved = store::resolve_with_action(m_db, *opened, "ana", reply(message, sender, "Lo revisamos."), "ok",
-                                               at + 11min);
+    auto resolved =
+        store::resolve_with_action(m_db, *opened, "ana", reply(message, sender, "Lo revisamos."), "ok", at + 11min);
     if (!resolved) return std::unexpected(resolved.error());
     return deliver(at + 12min);
   }
