@@ -73,6 +73,8 @@ def load(build, mode, url, count, concurrency, **extra):
     if mode == "webhook":
         env["BENCH_APP_SECRET"] = harness.APP_SECRET
         argv += ["--secret-env", "BENCH_APP_SECRET", "--first-sender", str(extra.get("first_sender", 5215500000000))]
+    if extra.get("rate"):  # open loop: this many requests a second
+        argv += ["--rate", str(extra["rate"])]
     if mode == "graph":
         argv += ["--token", harness.ACCESS_TOKEN]
     out = subprocess.run(argv, env=env, capture_output=True, text=True)

@@ -6,7 +6,11 @@
 //   webhook_load --mode webhook --url http://127.0.0.1:P/webhooks/whatsapp --secret-env NAME
 //   webhook_load --mode openai  --url http://127.0.0.1:P/v1/chat/completions
 //   webhook_load --mode graph   --url http://127.0.0.1:P/v21.0/ID/messages --token T
-//   common: [--count N] [--concurrency C] [--first-sender NUMBER]
+//   common: [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R]
+//
+// With --rate the load is open-loop: request i leaves at start + i/R seconds (at most C in
+// flight; a request held back by that leaves as soon as one returns), as traffic arrives in
+// production whatever the server's speed; without it, each answer sends the next.
 //
 // `webhook` posts Cloud API text-message webhooks signed as Meta signs them (one new
 // sender and wamid per request, non-ASCII escaped); `openai` and `graph` post what
@@ -19,6 +23,7 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -43,6 +48,7 @@ struct Options {
   long count = 10'000;
   long concurrency = 64;
   std::uint64_t first_sender = 5215500000000;
+  double rate = 0;  // requests per second; 0: closed loop
 };
 
 std::string webhook_body(long i, std::uint64_t sender, long now) {
@@ -70,7 +76,7 @@ std::string graph_body(std::uint64_t sender) {
 
 class Load {
  public:
-  Load(boost::asio::io_context& io, Options options) : m_transport(io), m_options(std::move(options)) {
+  Load(boost::asio::io_context& io, Options options) : m_transport(io), m_timer(io), m_options(std::move(options)) {
     m_latencies.reserve(static_cast<std::size_t>(m_options.count));
     m_now =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -78,6 +84,7 @@ class Load {
 
   void start() {
     m_start = Clock::now();
+    if (m_options.rate > 0) return pace();
     for (long i = 0; i < m_options.concurrency && m_next < m_options.count; ++i) send_next();
   }
 
@@ -107,8 +114,23 @@ class Load {
   bool ok() const { return m_errors == 0 && m_answered == m_options.count; }
 
  private:
+  // Open loop: sends every request that is due (as far as the concurrency allows), then
+  // sleeps until the next one is.
+  void pace() {
+    const auto due = [this](long i) {
+      return m_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / m_options.rate));
+    };
+    while (m_next < m_options.count && m_in_flight < m_options.concurrency && due(m_next) <= Clock::now()) send_next();
+    if (m_next >= m_options.count || m_in_flight >= m_options.concurrency) return;
+    m_timer.expires_at(due(m_next));
+    m_timer.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) pace();
+    });
+  }
+
   void send_next() {
     const long i = m_next++;
+    ++m_in_flight;
     const std::uint64_t sender = m_options.first_sender + static_cast<std::uint64_t>(i);
     dispatchd::net::HttpRequest request;
     request.method = "POST";
@@ -137,12 +159,18 @@ class Load {
         if (m_errors <= 3) std::fprintf(stderr, "webhook_load: %s\n", result.error().message.c_str());
       }
       m_end = now;
-      if (m_next < m_options.count) send_next();
+      --m_in_flight;
+      if (m_options.rate > 0)
+        pace();
+      else if (m_next < m_options.count)
+        send_next();
     });
   }
 
   dispatchd::net::CurlTransport m_transport;
+  boost::asio::steady_timer m_timer;
   Options m_options;
+  long m_in_flight = 0;
   long m_now = 0;
   long m_next = 0;
   long m_answered = 0;
@@ -156,7 +184,7 @@ class Load {
 int usage(const char* problem) {
   std::fprintf(stderr,
                "webhook_load: %s\nusage: webhook_load --mode webhook|openai|graph --url URL [--secret-env NAME] "
-               "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER]\n",
+               "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R]\n",
                problem);
   return 2;
 }
@@ -183,6 +211,8 @@ int main(int argc, char** argv) {
       options.count = std::atol(value);
     } else if (flag == "--concurrency") {
       options.concurrency = std::atol(value);
+    } else if (flag == "--rate") {
+      options.rate = std::atof(value);
     } else if (flag == "--first-sender") {
       options.first_sender = std::strtoull(value, nullptr, 10);
     } else {
