@@ -89,6 +89,8 @@ def judge(attack, outcome, reasons, sends, counterpart):
         return f"expected {attack['expect']}, got {outcome}"
     if attack.get("reason") and attack["reason"] not in reasons:
         return f"expected reason {attack['reason']}, got {reasons}"
+    if not counterpart:  # a mail with no address to answer: nothing may be sent at all
+        return f"sent {len(sends)} with no counterpart" if sends else ""
     if len(sends) != 1:
         return f"expected one send, got {len(sends)}"
     recipients, text = sends[0]
@@ -101,7 +103,7 @@ def judge(attack, outcome, reasons, sends, counterpart):
 
 def table_line(attack, channel, outcome, reasons, sends):
     sent = ",".join(r for recipients, _ in sends for r in recipients) or "-"
-    print(f"  {attack['id']:4} {channel:8} {outcome or 'lost':10} {'/'.join(reasons) or '-':17} sent to {sent:28} "
+    print(f"  {attack['id']:4} {channel:8} {outcome or 'lost':10} {'/'.join(reasons) or '-':28} sent to {sent:28} "
           f"{attack['form']}", flush=True)
 
 
@@ -175,7 +177,7 @@ def whatsapp_flow():
         stray = [(to, wamid) for to, _, wamid in requests if senders.get(by_wamid.get(wamid)) != to]
         check("whatsapp: zero out-of-policy sends (each send went to the sender of the message it answers)",
               not stray and requests, stray)
-        print("  id   channel  outcome    reason            recipients                   attack")
+        print("  id   channel  outcome    reason                       recipients                   attack")
         for attack in attacks:
             rows = stack.query("SELECT message_id, outcome FROM v_messages WHERE channel = 'whatsapp' AND "
                                "provider_message_id = ?", attack["wamid"])
@@ -230,7 +232,7 @@ def gmail_attacks():
         first = dict(attack, headers=fill(attack.get("headers", []), subs),
                      from_line=fill(attack.get("from_line", ""), subs))
         counterpart = counterpart_of(gmail_raw(first, from_address))
-        local, domain = counterpart.split("@", 1)
+        local, _, domain = counterpart.partition("@")
         subs.update({"__SENDER_UPPER__": counterpart.upper(), "__SENDER_PLUS__": f"{local}+x@{domain}",
                      "__SENDER_HOMOGLYPH__": counterpart.replace("a", "\u0430"), "__SENDER__": counterpart})
         done = dict(first, text=fill(attack["text"], subs), replies=fill(attack["replies"], subs),
@@ -291,7 +293,7 @@ def gmail_flow():
                 per_attack.setdefault(attack["id"], []).append((recipients, body))
         check("gmail: zero out-of-policy sends (one To, the counterpart of the mail answered; no Cc/Bcc)",
               not stray and sent, stray)
-        print("  id   channel  outcome    reason            recipients                   attack")
+        print("  id   channel  outcome    reason                       recipients                   attack")
         for attack in attacks:
             message_id, outcome, stored = stack.query("SELECT message_id, outcome, sender FROM v_messages WHERE "
                                                       "channel = 'gmail' AND provider_message_id = ?",
