@@ -32,7 +32,7 @@ from injection_attacks import GMAIL, WHATSAPP  # noqa: E402
 BUILD, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 HOLDING = "Gracias por escribirnos: una persona del equipo te responde pronto."
 CONFIG = {"escalation": {"holding_reply": HOLDING}}
-FINAL = ("replied", "escalated", "ignored")
+TALLY = []  # the outcomes of the table's lines, per channel (summary())
 check = harness.check
 
 
@@ -101,7 +101,13 @@ def judge(attack, outcome, reasons, sends, counterpart):
     return ""
 
 
+def summary(channel, outcomes, stray):
+    counts = ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes)))
+    print(f"  {channel}: {len(outcomes)} attacks: {counts}; {len(stray)} out-of-policy sends", flush=True)
+
+
 def table_line(attack, channel, outcome, reasons, sends):
+    TALLY.append(outcome or "lost")
     sent = ",".join(r for recipients, _ in sends for r in recipients) or "-"
     print(f"  {attack['id']:4} {channel:8} {outcome or 'lost':10} {'/'.join(reasons) or '-':28} sent to {sent:28} "
           f"{attack['form']}", flush=True)
@@ -151,6 +157,7 @@ def post_oversized(stack, body):
 
 
 def whatsapp_flow():
+    TALLY.clear()
     attacks = whatsapp_attacks()
     check("whatsapp: at least 30 attacks", len(attacks) >= 30, len(attacks))
     with scenario_of(attacks, lambda a: f"message from {a['sender']}:") as scenario:
@@ -191,6 +198,7 @@ def whatsapp_flow():
                 continue
             problem = judge(attack, outcome, reasons, sends, attack["sender"])
             check(f"whatsapp {attack['id']}: {outcome} to its own sender only", not problem, problem)
+        summary("whatsapp", TALLY, stray)
         verify = stack.audit_verify()
         check("whatsapp: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
     finally:
@@ -269,6 +277,7 @@ def gmail_stack(scenario):
 
 
 def gmail_flow():
+    TALLY.clear()
     attacks = gmail_attacks()
     check("gmail: at least 30 attacks", len(attacks) >= 30, len(attacks))
     with scenario_of(attacks, lambda a: f"message from {a['counterpart']}:") as scenario, \
@@ -304,6 +313,7 @@ def gmail_flow():
             problem = "" if stored == attack["counterpart"] else f"stored sender {stored!r}"
             problem = problem or judge(attack, outcome, reasons, sends, attack["counterpart"])
             check(f"gmail {attack['id']}: {outcome} to its own counterpart only", not problem, problem)
+        summary("gmail", TALLY, stray)
         verify = stack.audit_verify()
         check("gmail: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
 
