@@ -101,6 +101,14 @@ def judge(attack, outcome, reasons, sends, counterpart):
     return ""
 
 
+def clean_exit(stack, channel):
+    """Stops dispatchd (SIGTERM) and checks it exits 0 with no sanitizer report (under ASan a
+    leak is reported only at exit)."""
+    code = stack.daemon.stop()
+    reports = [line for line in stack.daemon.lines if "Sanitizer" in line or "runtime error" in line]
+    check(f"{channel}: dispatchd exits 0 with no sanitizer report", code == 0 and not reports, (code, reports[:5]))
+
+
 def summary(channel, outcomes, stray):
     counts = ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes)))
     print(f"  {channel}: {len(outcomes)} attacks: {counts}; {len(stray)} out-of-policy sends", flush=True)
@@ -201,6 +209,7 @@ def whatsapp_flow():
         summary("whatsapp", TALLY, stray)
         verify = stack.audit_verify()
         check("whatsapp: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
+        clean_exit(stack, "whatsapp")
     finally:
         stack.close()
 
@@ -316,6 +325,7 @@ def gmail_flow():
         summary("gmail", TALLY, stray)
         verify = stack.audit_verify()
         check("gmail: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
+        clean_exit(stack, "gmail")
 
 
 if __name__ == "__main__":
