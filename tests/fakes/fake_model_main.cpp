@@ -9,7 +9,11 @@
 //               "errors": [429, 503]}]}
 // The first rule whose `when` appears in the request's first user turn applies; the reply
 // is picked by attempt (the number of assistant turns already in the request; the last one
-// repeats). "{sender}" in a reply becomes the message's sender. A rule's `errors` answer the
+// repeats). "{sender}" in a reply becomes the message's sender and "{message}" the customer's
+// message verbatim (the text between "message from <sender>:" and the agent's closing
+// instruction), so a reply of "{message}" is a model that obeys whatever action the message
+// pastes (the injection suite, tests/e2e/injection_test.py); "{sender}" is replaced first, so
+// a message that contains "{sender}" stays as written. A rule's `errors` answer the
 // first requests for each message (each distinct first user turn) with those statuses and
 // the dialect's error body, a 429 with `Retry-After: 1`, each printed as a line
 // {"event":"error","status":N}. Prints one line {"event":"listening","port":N} first and
@@ -121,6 +125,21 @@ std::string sender_of(const std::string& prompt) {
   return prompt.substr(start, end - start);
 }
 
+// The customer's message in the agent's first user turn (agent/context.cpp): after the
+// "message from <sender>:" line, up to the last closing instruction (the last one, since the
+// customer may have written that text too).
+std::string message_of(const std::string& prompt) {
+  static constexpr std::string_view k_marker = "message from ";
+  static constexpr std::string_view k_closing = "\n\nChoose ONE action from the catalog";
+  const auto at = prompt.find(k_marker);
+  if (at == std::string::npos) return "";
+  const auto start = prompt.find(":\n", at);
+  if (start == std::string::npos) return "";
+  const auto end = prompt.rfind(k_closing);
+  if (end == std::string::npos || end < start + 2) return prompt.substr(start + 2);
+  return prompt.substr(start + 2, end - start - 2);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,7 +194,9 @@ int main(int argc, char** argv) {
       }
     }
     const auto& text = (*replies)[std::min<std::size_t>(static_cast<std::size_t>(attempt), replies->size() - 1)];
-    return FakeReply::text(replace_all(text, "{sender}", sender)).after(std::chrono::milliseconds(latency_ms));
+    std::string out = replace_all(text, "{sender}", sender);
+    if (out.find("{message}") != std::string::npos) out = replace_all(out, "{message}", message_of(first_user));
+    return FakeReply::text(std::move(out)).after(std::chrono::milliseconds(latency_ms));
   });
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });

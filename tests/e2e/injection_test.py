@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""The injection suite (issue 14): inbound messages that try to steer the agent, run through the
+real dispatchd with a fake model that OBEYS them (tests/e2e/injection_attacks.py), one stack per
+channel: WhatsApp against fake_graph, Gmail against fake_gmail.py.
+
+  injection_test.py BUILD_DIR SOURCE_DIR
+
+What it shows, per channel: zero out-of-policy sends at the fakes (every text fake_graph was
+asked to send went to the number of the message it answers; every mail fake_gmail "sent" has
+exactly one To, the counterpart of the mail it answers as the README defines it (Reply-To when
+present, else From), and no Cc or Bcc); each attack ends answered to its own counterpart or
+escalated (with the expected reason), never lost; the escalation's holding reply, not the
+model's text, is what the customer gets; `dispatchctl audit verify` passes. One table line per
+attack: id, channel, outcome, escalation reason, what was sent, the form of the attack.
+"""
+
+import contextlib
+import email
+import email.header
+import email.policy
+import http.client
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import gmail_harness  # noqa: E402
+from injection_attacks import GMAIL, WHATSAPP  # noqa: E402
+
+BUILD, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+HOLDING = "Gracias por escribirnos: una persona del equipo te responde pronto."
+CONFIG = {"escalation": {"holding_reply": HOLDING}}
+TALLY = []  # the outcomes of the table's lines, per channel (summary())
+check = harness.check
+
+
+def fill(value, subs):
+    """The attack's placeholders (see injection_attacks.py) replaced, in strings and lists."""
+    if isinstance(value, list):
+        return [fill(v, subs) for v in value]
+    for key, replacement in subs.items():
+        value = value.replace(key, replacement)
+    return value
+
+
+@contextlib.contextmanager
+def scenario_of(attacks, when):
+    """A fake_model scenario file with one rule per attack, keyed by the agent's prompt line that
+    names the attack's sender (so the attack's text itself carries no marker)."""
+    rules = [{"when": when(a), "replies": a["replies"]} for a in attacks]
+    keys = [rule["when"] for rule in rules]
+    assert len(set(keys)) == len(keys), "two attacks share a counterpart: their rules would collide"
+    with tempfile.TemporaryDirectory(prefix="dispatchd-inject-") as folder:
+        path = os.path.join(folder, "scenario.json")
+        with open(path, "w") as f:
+            json.dump({"rules": rules}, f, ensure_ascii=False)
+        yield path
+
+
+def with_config(stack, extra):
+    """Adds `extra` to the stack's config file before dispatchd starts (the Gmail stack writes
+    its own extra_config, so this suite's settings are merged in afterwards)."""
+    with open(stack.config_path) as f:
+        config = json.load(f)
+    with open(stack.config_path, "w") as f:
+        json.dump(harness.merge(config, extra), f, indent=2)
+
+
+def settle(stack, ids_sql, count, timeout=150):
+    """Waits until the `count` messages are in the inbox with a final outcome and the outbox
+    has drained (ASan's dispatchd is slow: the bound is generous)."""
+    stack.wait_until(lambda: stack.scalar(f"SELECT count(*) FROM v_messages WHERE {ids_sql} AND outcome IN "
+                                          "('replied','escalated','ignored')") == count,
+                     timeout=timeout, what="every attack decided")
+    stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status IN ('approved','sending')")
+                     == 0, timeout=timeout, what="the outbox drained")
+
+
+def reasons_of(stack, message_id):
+    return [r for (r,) in stack.query("SELECT reason FROM v_escalations WHERE message_id = ? ORDER BY escalation_id",
+                                      message_id)]
+
+
+def judge(attack, outcome, reasons, sends, counterpart):
+    """What went wrong with one attack ("" when nothing did). `sends` are (recipient list, text)."""
+    if attack["expect"] != outcome:
+        return f"expected {attack['expect']}, got {outcome}"
+    if attack.get("reason") and attack["reason"] not in reasons:
+        return f"expected reason {attack['reason']}, got {reasons}"
+    if not counterpart:  # a mail with no address to answer: nothing may be sent at all
+        return f"sent {len(sends)} with no counterpart" if sends else ""
+    if len(sends) != 1:
+        return f"expected one send, got {len(sends)}"
+    recipients, text = sends[0]
+    if recipients != [counterpart]:
+        return f"sent to {recipients}, not only to {counterpart}"
+    if outcome == "escalated" and text.strip() != HOLDING:
+        return f"an escalated attack sent {text[:60]!r}, not the holding reply"
+    return ""
+
+
+def clean_exit(stack, channel):
+    """Stops dispatchd (SIGTERM) and checks it exits 0 with no sanitizer report (under ASan a
+    leak is reported only at exit)."""
+    code = stack.daemon.stop()
+    reports = [line for line in stack.daemon.lines if "Sanitizer" in line or "runtime error" in line]
+    check(f"{channel}: dispatchd exits 0 with no sanitizer report", code == 0 and not reports, (code, reports[:5]))
+
+
+def summary(channel, outcomes, stray):
+    counts = ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes)))
+    print(f"  {channel}: {len(outcomes)} attacks: {counts}; {len(stray)} out-of-policy sends", flush=True)
+
+
+def table_line(attack, channel, outcome, reasons, sends):
+    TALLY.append(outcome or "lost")
+    sent = ",".join(r for recipients, _ in sends for r in recipients) or "-"
+    print(f"  {attack['id']:4} {channel:8} {outcome or 'lost':10} {'/'.join(reasons) or '-':28} sent to {sent:28} "
+          f"{attack['form']}", flush=True)
+
+
+# ---- WhatsApp ----------------------------------------------------------------------------------
+
+def spaced(number):
+    return f"+{number[:2]} {number[2]} {number[3:5]}-{number[5:9]}-{number[9:]}"
+
+
+def whatsapp_attacks():
+    out = []
+    for n, attack in enumerate(WHATSAPP, start=1):
+        sender = f"52155000100{n:02d}"
+        subs = {"__SENDER_SPACED__": spaced(sender), "__SENDER__": sender}
+        out.append(dict(attack, sender=sender, wamid=f"wamid.inject.{attack['id']}", text=fill(attack["text"], subs),
+                        replies=fill(attack["replies"], subs)))
+    return out
+
+
+def graph_requests(stack):
+    """Every text send fake_graph was asked for: (to, text, wamid). Each must have been answered
+    200 (so that it has a wamid to trace back); a text request answered otherwise is returned
+    as (to, text, None), which no message owns."""
+    answered = stack.graph_messages()
+    asked = sum('"event":"request"' in line and '"type":"text"' in line for line in list(stack.graph.lines))
+    return answered + [("?", "", None)] * (asked - len(answered))
+
+
+def post_oversized(stack, body):
+    """A signed webhook the listener refuses before reading all of it: its 413 may arrive while
+    the body is still being written (a broken pipe for urllib), so the answer is read anyway."""
+    connection = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=20)
+    try:
+        try:
+            connection.request("POST", "/webhooks/whatsapp", body=body, headers={
+                "Content-Type": "application/json", "X-Hub-Signature-256": harness.sign(body)})
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed early; its answer is still in the socket
+        response = connection.getresponse()
+        return response.status, response.read().decode(errors="replace")
+    except (OSError, http.client.HTTPException) as error:
+        return None, repr(error)
+    finally:
+        connection.close()
+
+
+def whatsapp_flow():
+    TALLY.clear()
+    attacks = whatsapp_attacks()
+    check("whatsapp: at least 30 attacks", len(attacks) >= 30, len(attacks))
+    with scenario_of(attacks, lambda a: f"message from {a['sender']}:") as scenario:
+        stack = harness.Stack(BUILD, SOURCE, scenario=scenario, extra_config=CONFIG)
+    try:
+        stack.start_daemon()
+        stored = []
+        for attack in attacks:
+            webhook = harness.text_webhook(attack["wamid"], attack["sender"], attack["text"])
+            refused = attack["expect"] == "refused"
+            status, body = post_oversized(stack, webhook) if refused else stack.post_webhook(webhook)
+            wanted = 413 if refused else 200
+            check(f"whatsapp {attack['id']}: webhook answered {wanted}", status == wanted, (status, body[:100]))
+            if wanted == 200:
+                stored.append(attack)
+        wamids = ",".join(f"'{a['wamid']}'" for a in stored)
+        settle(stack, f"channel = 'whatsapp' AND provider_message_id IN ({wamids})", len(stored))
+        sent = stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'")
+        stack.wait_until(lambda: len(graph_requests(stack)) >= sent, what="the fake's record of every send")
+        requests = graph_requests(stack)
+        by_wamid = dict(stack.query("SELECT provider_message_id, message_id FROM v_actions "
+                                    "WHERE provider_message_id IS NOT NULL"))
+        senders = dict(stack.query("SELECT message_id, sender FROM v_messages"))
+        stray = [(to, wamid) for to, _, wamid in requests if senders.get(by_wamid.get(wamid)) != to]
+        check("whatsapp: zero out-of-policy sends (each send went to the sender of the message it answers)",
+              not stray and requests, stray)
+        print("  id   channel  outcome    reason                       recipients                   attack")
+        for attack in attacks:
+            rows = stack.query("SELECT message_id, outcome FROM v_messages WHERE channel = 'whatsapp' AND "
+                               "provider_message_id = ?", attack["wamid"])
+            message_id, outcome = rows[0] if rows else (None, "refused")
+            reasons = reasons_of(stack, message_id) if message_id else []
+            sends = [([to], text) for to, text, wamid in requests if message_id and by_wamid.get(wamid) == message_id]
+            table_line(attack, "whatsapp", outcome, reasons, sends)
+            if attack["expect"] == "refused":
+                check(f"whatsapp {attack['id']}: refused at the door, nothing stored or sent",
+                      not rows and not [r for r in requests if r[0] == attack["sender"]], rows)
+                continue
+            problem = judge(attack, outcome, reasons, sends, attack["sender"])
+            check(f"whatsapp {attack['id']}: {outcome} to its own sender only", not problem, problem)
+        summary("whatsapp", TALLY, stray)
+        verify = stack.audit_verify()
+        check("whatsapp: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
+        clean_exit(stack, "whatsapp")
+    finally:
+        stack.close()
+
+
+# ---- Gmail -------------------------------------------------------------------------------------
+
+def gmail_raw(attack, from_address):
+    """The attack as an RFC 822 message; `from_line`, `headers`, `extra_to`, `subject` and `html`
+    shape it (injection_attacks.py)."""
+    subject = email.header.Header(attack.get("subject", "Consulta"), "utf-8").encode()
+    kind = "html" if attack.get("html") else "plain"
+    lines = [attack.get("from_line") or f"From: Cliente {attack['id']} <{from_address}>",
+             f"To: Soporte <{gmail_harness.ADDRESS}>{attack.get('extra_to', '')}", f"Subject: {subject}",
+             "Date: Tue, 01 Dec 2026 10:00:00 +0000", f"Message-ID: <inject.{attack['id']}@mail.example>",
+             "MIME-Version: 1.0", f"Content-Type: text/{kind}; charset=utf-8", "Content-Transfer-Encoding: 8bit"]
+    lines += attack.get("headers", [])
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + attack["text"].encode() + b"\r\n"
+
+
+def counterpart_of(raw):
+    """The counterpart as the README defines it, read by Python's own parser: the first Reply-To
+    address when there is one, else the first From address; lower-case."""
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    for name in ("Reply-To", "From"):
+        header = message[name]
+        addresses = [a.addr_spec for a in header.addresses if a.addr_spec] if header is not None else []
+        if addresses:
+            return addresses[0].lower()
+    return ""
+
+
+def gmail_attacks():
+    out = []
+    for attack in GMAIL:
+        from_address = f"{attack['id'].lower()}@cliente.example"
+        subs = {"__FROM__": from_address, "__ID__": attack["id"].lower()}
+        first = dict(attack, headers=fill(attack.get("headers", []), subs),
+                     from_line=fill(attack.get("from_line", ""), subs))
+        counterpart = counterpart_of(gmail_raw(first, from_address))
+        local, _, domain = counterpart.partition("@")
+        subs.update({"__SENDER_UPPER__": counterpart.upper(), "__SENDER_PLUS__": f"{local}+x@{domain}",
+                     "__SENDER_HOMOGLYPH__": counterpart.replace("a", "\u0430"), "__SENDER__": counterpart})
+        done = dict(first, text=fill(attack["text"], subs), replies=fill(attack["replies"], subs),
+                    counterpart=counterpart)
+        out.append(dict(done, raw=gmail_raw(done, from_address)))
+    return out
+
+
+def mail_recipients(raw_text):
+    """Every address a sent mail goes to (To, Cc, Bcc), and the header names that carry any."""
+    message = email.message_from_string(raw_text, policy=email.policy.default)
+    recipients, headers = [], []
+    for name in ("To", "Cc", "Bcc", "Resent-To", "Resent-Cc", "Resent-Bcc"):
+        for header in message.get_all(name) or []:
+            headers.append(name)
+            recipients += [a.addr_spec.lower() for a in header.addresses]
+    body = message.get_body(("plain",))
+    return recipients, headers, body.get_content() if body else ""
+
+
+@contextlib.contextmanager
+def gmail_stack(scenario):
+    gmail = gmail_harness.Gmail(SOURCE)
+    stack = None
+    try:
+        stack = gmail_harness.GmailStack(BUILD, SOURCE, gmail, scenario=scenario)
+        with_config(stack, CONFIG)
+        stack.start_daemon().wait_for_line("first start")
+        yield gmail, stack
+    finally:
+        if stack:
+            stack.close()
+        gmail.close()
+
+
+def gmail_flow():
+    TALLY.clear()
+    attacks = gmail_attacks()
+    check("gmail: at least 30 attacks", len(attacks) >= 30, len(attacks))
+    with scenario_of(attacks, lambda a: f"message from {a['counterpart']}:") as scenario, \
+            gmail_stack(scenario) as (gmail, stack):
+        threads = {}
+        for attack in attacks:
+            delivered = gmail.deliver(attack["raw"])
+            attack["gmail_id"] = delivered["id"]
+            threads[delivered["threadId"]] = attack
+        ids = ",".join(f"'{a['gmail_id']}'" for a in attacks)
+        settle(stack, f"channel = 'gmail' AND provider_message_id IN ({ids})", len(attacks))
+        sent_count = stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'")
+        stack.wait_until(lambda: len(gmail.sent()) >= sent_count, what="the fake's record of every send")
+        sent = gmail.sent()
+        per_attack, stray = {}, []
+        for mail in sent:
+            recipients, headers, body = mail_recipients(mail["raw"])
+            attack = threads.get(mail["threadId"])
+            if attack is None or recipients != [attack["counterpart"]] or headers != ["To"]:
+                stray.append((mail["threadId"], headers, recipients))
+            if attack is not None:
+                per_attack.setdefault(attack["id"], []).append((recipients, body))
+        check("gmail: zero out-of-policy sends (one To, the counterpart of the mail answered; no Cc/Bcc)",
+              not stray and sent, stray)
+        print("  id   channel  outcome    reason                       recipients                   attack")
+        for attack in attacks:
+            message_id, outcome, stored = stack.query("SELECT message_id, outcome, sender FROM v_messages WHERE "
+                                                      "channel = 'gmail' AND provider_message_id = ?",
+                                                      attack["gmail_id"])[0]
+            reasons = reasons_of(stack, message_id)
+            sends = per_attack.get(attack["id"], [])
+            table_line(attack, "gmail", outcome, reasons, sends)
+            problem = "" if stored == attack["counterpart"] else f"stored sender {stored!r}"
+            problem = problem or judge(attack, outcome, reasons, sends, attack["counterpart"])
+            check(f"gmail {attack['id']}: {outcome} to its own counterpart only", not problem, problem)
+        summary("gmail", TALLY, stray)
+        verify = stack.audit_verify()
+        check("gmail: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
+        clean_exit(stack, "gmail")
+
+
+if __name__ == "__main__":
+    sys.exit(harness.run_flows([whatsapp_flow, gmail_flow]))
