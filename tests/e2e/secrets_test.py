@@ -112,8 +112,21 @@ def staff_by_admin(stack, name):
     return token
 
 
+def scenario_with_refusals(folder):
+    """scenario.json plus a message the model refuses with 401 (a bad key, as a provider says it)."""
+    with open(SCENARIO, encoding="utf-8") as f:
+        scenario = json.load(f)
+    scenario["rules"].append({"when": "clave rota", "errors": [401], "replies": scenario["default"]})
+    path = os.path.join(folder, "scenario.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(scenario, f, ensure_ascii=False)
+    return path
+
+
 def extras_flow():
-    with gmail_harness.started(BUILD, SOURCE, scenario=SCENARIO) as (gmail, stack, daemon):
+    # Graph answers the first send with error 190 (the access token refused): the error paths log.
+    with tempfile.TemporaryDirectory(prefix="dispatchd-secrets-") as work, gmail_harness.started(
+            BUILD, SOURCE, scenario=scenario_with_refusals(work), graph_script="190") as (gmail, stack, daemon):
         status, body = stack.get(f"/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token={harness.VERIFY_TOKEN}"
                                  "&hub.challenge=20261201")
         check("extras: the verification handshake with the verify token", (status, body) == (200, "20261201"))
@@ -124,6 +137,11 @@ def extras_flow():
         for wamid, sender, text in (("wamid.S1", "5215500007001", "Hola, ¿a qué hora abren?"),
                                     ("wamid.S2", "5215500007002", "Necesito la factura de octubre")):
             check(f"extras: {wamid} accepted", stack.post_webhook(harness.text_webhook(wamid, sender, text))[0] == 200)
+        refused = harness.text_webhook("wamid.S3", "5215500007003", "Tengo la clave rota")
+        check("extras: wamid.S3 accepted", stack.post_webhook(refused)[0] == 200)
+        # Both leave their message pending (sending paused; the model call postponed): the log says why.
+        daemon.wait_for_line("access token was refused")
+        daemon.wait_for_line("postponed (client: HTTP 401")
         asked = gmail.deliver(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
         check("extras: Gmail answered", stack.wait_outcome(asked["id"]) == "replied")
         stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_escalations") >= 1, what="the escalation")
@@ -141,9 +159,9 @@ def extras_flow():
               stack.get("/api/escalations?status=open", {"Cookie": f"dispatchd_session={cookie}",
                                                          "X-CSRF-Token": csrf})[0] == 200)
         check("extras: a wrong token is 401", stack.get("/api/escalations", {"Authorization": "Bearer nope"})[0] == 401)
-        for path in ("/metrics", "/readyz", "/healthz"):
+        for path, want in (("/metrics", 200), ("/readyz", 503), ("/healthz", 200)):  # 503: WhatsApp sending paused
             status, body = stack.get(path)
-            check(f"extras: GET {path}", status == 200, (status, body[:200]))
+            check(f"extras: GET {path}", status == want, (status, body[:200]))
 
         escalation = str(stack.scalar("SELECT escalation_id FROM v_escalations LIMIT 1"))
         mail_file = os.path.join(stack.dir, "mail.eml")
@@ -164,7 +182,8 @@ def extras_flow():
         # invalid_grant, then a reload with a new refresh token.
         gmail.control("revoke")
         waiting = gmail.deliver(mail("marta@cliente.example", "Envío", "¿Tienen envío a Puebla?"))
-        stack.wait_until(lambda: stack.get("/readyz")[0] == 503, what="readyz 503 (gmail paused)")
+        daemon.wait_for_line("gmail: paused")
+        stack.get("/readyz")
         stack.get("/metrics")
         gmail.control("refresh_token", {"value": NEW_REFRESH})
         stack.write_credential("GMAIL_REFRESH_TOKEN", NEW_REFRESH)
