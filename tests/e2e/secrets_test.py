@@ -94,8 +94,10 @@ def login(stack, name, token):
     request = urllib.request.Request(stack.url("/api/session"), data=json.dumps({"name": name, "token": token}).encode(),
                                      headers={"Content-Type": "application/json"}, method="POST")
     with urllib.request.urlopen(request, timeout=20) as response:
-        cookie = response.headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
-        csrf = json.loads(response.read())["csrf"]
+        cookie = response.headers["Set-Cookie"].split(";")[0].split("=", 1)[1]  # the header only carries it
+        body = response.read().decode()
+    harness.audit_write("http", f"POST /api/session -> 200\n{body}")
+    csrf = json.loads(body)["csrf"]
     harness.remember_secret(cookie, "session")
     return cookie, csrf
 
@@ -159,11 +161,14 @@ def extras_flow():
               stack.get("/api/escalations?status=open", {"Cookie": f"dispatchd_session={cookie}",
                                                          "X-CSRF-Token": csrf})[0] == 200)
         check("extras: a wrong token is 401", stack.get("/api/escalations", {"Authorization": "Bearer nope"})[0] == 401)
+        escalation = str(stack.scalar("SELECT escalation_id FROM v_escalations LIMIT 1"))
+        for path in (f"/api/escalations/{escalation}", "/api/catalog", "/staff/"):
+            status, body = stack.get(path, {"Authorization": f"Bearer {ana}"})
+            check(f"extras: GET {path}", status == 200, (status, body[:200]))
         for path, want in (("/metrics", 200), ("/readyz", 503), ("/healthz", 200)):  # 503: WhatsApp sending paused
             status, body = stack.get(path)
             check(f"extras: GET {path}", status == want, (status, body[:200]))
 
-        escalation = str(stack.scalar("SELECT escalation_id FROM v_escalations LIMIT 1"))
         mail_file = os.path.join(stack.dir, "mail.eml")
         with open(mail_file, "wb") as f:
             f.write(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
