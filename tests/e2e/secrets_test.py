@@ -210,6 +210,8 @@ def scan_flow():
         print(f"  {kind:16} {files:5} files {size:12} bytes", flush=True)
     made = list(secrets_scan.made_during_run(AUDIT_ROOT))
     print(f"  secrets made during the runs: {len(made)} (staff tokens, sessions, Gmail access tokens)", flush=True)
+    print(f"  model requests: {scan.model_requests}, {scan.authorized_with_llm_key} with the LLM key as their bearer",
+          flush=True)
     for kind in ("out-dispatchd", "dispatchctl", "http", "stack", "model-requests"):
         check(f"scanned: {kind} records", scan.by_kind.get(kind, [0, 0])[1] > 0, scan.by_kind)
     check("scanned: SQLite files", any(name.endswith((".db", ".db-wal")) for _, _, files in os.walk(AUDIT_ROOT)
