@@ -15,7 +15,10 @@ import urllib.request
 import harness
 
 ADDRESS = "soporte@tienda.example"
-CLIENT_ID, CLIENT_SECRET, REFRESH = "client-123.apps.example", "secret-456", "1//refresh-789"
+CLIENT_ID = "client-123.apps.example"  # not a secret: Google shows it on the consent screen
+# Long and distinctive, as harness.py's: the secrets audit searches for them.
+CLIENT_SECRET = "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1e9f3b7d2a580"
+REFRESH = "1//refresh-GMREFRESH-0b8e2d6a4f1c9375e0a8c2f6b4d1e793"
 def mail(sender, subject, body, headers=None, charset="utf-8", message_id=None, name="Ana Pérez"):
     """An RFC 822 message as a mail client writes it: non-ASCII names and subjects as RFC 2047
     encoded words, the body 8-bit in `charset`."""
@@ -35,9 +38,15 @@ class Gmail:
         self.proc = harness.Process([sys.executable, os.path.join(source, "tests", "fakes", "fake_gmail.py"),
                                      "--address", ADDRESS, "--client-id", CLIENT_ID, "--client-secret",
                                      CLIENT_SECRET, "--refresh-token", REFRESH, "--token-lifetime",
-                                     str(token_lifetime), "--quiet"], name="fake_gmail")
+                                     str(token_lifetime), "--quiet"] + self._audit_flags(), name="fake_gmail")
         first = json.loads(self.proc.wait_for_line('"listening"'))
         self.api, self.token_url = first["api_base_url"], first["token_url"]
+
+    @staticmethod
+    def _audit_flags():
+        # The access tokens it issues are secrets too: the audit searches for each of them.
+        issued = harness.audit_path("gmail-access-tokens", ".secrets")
+        return ["--issued-tokens", issued] if issued else []
 
     def control(self, path, body=None):
         data = None if body is None else json.dumps(body).encode()

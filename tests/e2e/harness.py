@@ -3,11 +3,21 @@
 Shared by the end-to-end tests (tests/e2e/), the demo (scripts/demo.sh) and the daemon
 benchmark (bench/): it writes a config in a temporary folder, starts the three processes,
 signs webhook bodies as Meta does, and reads the SQLite views.
+
+Secrets audit (issue 14): with DISPATCHD_SECRETS_AUDIT_DIR set, everything the stack says or
+keeps is also written under that folder for tests/e2e/secrets_test.py to search for the secrets
+below: every Process's output (stderr included), every dispatchctl output (run through
+Stack.dispatchctl), every answer dispatchd gives the harness (status and body, not the request),
+each request the model fake received (fake_model --dump-requests) and, at close, every file of the
+stack's folder but the credentials (the SQLite file, its -wal/-shm, backups). Secrets made during
+the run (staff tokens, the fake Gmail's access tokens) go to *.secrets files there.
 """
 import hashlib
 import hmac
+import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -16,13 +26,40 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
-APP_SECRET = "demo-app-secret"
-VERIFY_TOKEN = "demo-verify-token"
-ACCESS_TOKEN = "demo-access-token"
-STAFF_TOKEN = "demo-staff-token"
+# Long and distinctive, one per secret, so that a search of everything the stack wrote finds
+# any of them (and in no other way by chance).
+LLM_KEY = "sk-live-LLMKEY-5f2c9a81d7e34b6f0a9c2e71b58d3f46"
+APP_SECRET = "appsecret-WAAPP-8b1e4d7a2c9f30e5b6a1d8c4f72e9b03"
+VERIFY_TOKEN = "verify-WAVERIFY-3c7a9e15f0b24d86a1e5c9b3d7f20a64"
+ACCESS_TOKEN = "EAAG-WAACCESS-e4b7c1a9d3f58026b9e1c7a4d2f63b85"
+STAFF_TOKEN = "staff-ADMIN-9d2f6b1e8a4c37059e2b8d6f1a4c73e0"
 PHONE_NUMBER_ID = "109876543210001"
+
+AUDIT_DIR = os.environ.get("DISPATCHD_SECRETS_AUDIT_DIR") or None
+_audit_serial = itertools.count()
+
+
+def audit_path(kind, suffix=""):
+    """A fresh path in the secrets audit folder (None when the audit is off)."""
+    if not AUDIT_DIR:
+        return None
+    os.makedirs(AUDIT_DIR, exist_ok=True)
+    return os.path.join(AUDIT_DIR, f"{kind}-{os.getpid()}-{next(_audit_serial)}{suffix}")
+
+
+def audit_write(kind, text, suffix=".txt"):
+    path = audit_path(kind, suffix)
+    if path:
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(text)
+
+
+def remember_secret(value, kind="staff-token"):
+    """A secret made during the run, for the audit to search for."""
+    audit_write(kind, value + "\n", ".secrets")
 
 
 def sign(body: bytes, secret: str = APP_SECRET) -> str:
@@ -60,6 +97,8 @@ class Process:
     def __init__(self, argv, env=None, name=""):
         self.name = name or os.path.basename(argv[0])
         self.lines = []
+        record = audit_path("out-" + self.name, ".log")
+        self._record = open(record, "w", buffering=1, encoding="utf-8") if record else None
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
                                      bufsize=1)
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -68,6 +107,10 @@ class Process:
     def _read(self):
         for line in self.proc.stdout:
             self.lines.append(line.rstrip("\n"))
+            if self._record:
+                self._record.write(line)
+        if self._record:
+            self._record.close()
 
     def wait_for_line(self, needle, timeout=20.0):
         deadline = time.time() + timeout
@@ -164,6 +207,8 @@ class Stack:
             model_argv += ["--scenario", scenario]
         if not record:
             model_argv.append("--no-record")
+        if AUDIT_DIR:
+            model_argv += ["--dump-requests", audit_path("model-requests", ".jsonl")]
         self.model = Process(model_argv, name="fake_model")
         self.model_port = json.loads(self.model.wait_for_line('"listening"'))["port"]
         graph_argv = [os.path.join(build_dir, "tests", "fake_graph"), "--token", ACCESS_TOKEN,
@@ -193,7 +238,7 @@ class Stack:
         merge(config, extra_config or {})
         with open(self.config_path, "w") as f:
             json.dump(config, f, indent=2)
-        self.env = dict(os.environ, DISPATCHD_LLM_KEY="sk-fake", WHATSAPP_ACCESS_TOKEN=ACCESS_TOKEN,
+        self.env = dict(os.environ, DISPATCHD_LLM_KEY=LLM_KEY, WHATSAPP_ACCESS_TOKEN=ACCESS_TOKEN,
                         WHATSAPP_APP_SECRET=APP_SECRET, WHATSAPP_VERIFY_TOKEN=VERIFY_TOKEN,
                         DISPATCHD_STAFF_TOKEN=STAFF_TOKEN, **(env_extra or {}))
         self.daemon = None
@@ -205,11 +250,22 @@ class Stack:
         self.daemon.wait_for_line("listening on")
         return self.daemon
 
+    def dispatchctl(self, *args, check=False, token_first=False, config=True):
+        """`dispatchctl --config <the stack's> ARGS...` (without --config when `config` is false):
+        the CompletedProcess (text). Its output goes to the secrets audit; with token_first, the
+        first line (a token dispatchctl prints by design) becomes a secret to search for instead."""
+        argv = [os.path.join(self.build, "cli", "dispatchctl")] + (["--config", self.config_path] if config else [])
+        done = subprocess.run(argv + list(args), capture_output=True, text=True, env=self.env, check=check)
+        stdout = done.stdout
+        if token_first and stdout:
+            token, _, stdout = stdout.partition("\n")
+            remember_secret(token.strip())
+        audit_write("dispatchctl", f"$ dispatchctl {' '.join(args)}\nexit {done.returncode}\n{stdout}{done.stderr}")
+        return done
+
     def add_staff(self, name):
         """A staff account made with dispatchctl; returns its personal token."""
-        done = subprocess.run([os.path.join(self.build, "cli", "dispatchctl"), "--config", self.config_path, "staff",
-                               "add", name], capture_output=True, text=True, check=True)
-        return done.stdout.splitlines()[0]
+        return self.dispatchctl("staff", "add", name, check=True, token_first=True).stdout.splitlines()[0]
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
@@ -230,9 +286,12 @@ class Stack:
     def _call(request):
         try:
             with urllib.request.urlopen(request, timeout=20) as response:
-                return response.status, response.read().decode()
+                status, body = response.status, response.read().decode()
         except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
+            status, body = error.code, error.read().decode()
+        # The answer only: the request's query may carry the verify token by design.
+        audit_write("http", f"{request.get_method()} {urllib.parse.urlsplit(request.full_url).path} -> {status}\n{body}")
+        return status, body
 
     def query(self, sql, *args):
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10) as db:
@@ -243,8 +302,7 @@ class Stack:
 
     def audit_verify(self):
         """`dispatchctl audit verify` on the stack's database: the CompletedProcess."""
-        return subprocess.run([os.path.join(self.build, "cli", "dispatchctl"), "--config", self.config_path, "audit",
-                               "verify"], capture_output=True, text=True, env=self.env)
+        return self.dispatchctl("audit", "verify")
 
     def graph_messages(self, answered=200):
         """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""
@@ -270,5 +328,22 @@ class Stack:
         for p in (self.daemon, self.graph, self.model):
             if p:
                 p.stop()
+        self._keep_files_for_audit()
         if self._tmp:
             self._tmp.cleanup()
+
+    def _keep_files_for_audit(self):
+        """Copies the stack's folder (database, -wal, -shm, backups, config) into the secrets
+        audit, all but the credentials, which hold the secrets by design."""
+        target = audit_path("stack")
+        if not target:
+            return
+        for root, dirs, files in os.walk(self.dir):
+            dirs[:] = [d for d in dirs if d != "credentials"]
+            for name in files:
+                source = os.path.join(root, name)
+                if not os.path.isfile(source) or os.path.islink(source):  # sockets, links
+                    continue
+                copy = os.path.join(target, os.path.relpath(source, self.dir))
+                os.makedirs(os.path.dirname(copy), exist_ok=True)
+                shutil.copyfile(source, copy)

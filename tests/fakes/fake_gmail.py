@@ -4,11 +4,14 @@ tests and the demo. Python 3 standard library only.
 
   fake_gmail.py [--port N] [--address A] [--client-id ID] [--client-secret S]
                 [--refresh-token T] [--token-lifetime S] [--page-size N] [--quiet]
+                [--issued-tokens FILE]
 
 stdout is JSON lines: first {"event":"listening","port":N,"api_base_url":"http://127.0.0.1:N",
 "token_url":"http://127.0.0.1:N/token"}, then one {"event":"request",...} per request (none with
 --quiet; a caller that does not read stdout must pass --quiet, or a full pipe blocks the server).
-Exit 0 on SIGINT/SIGTERM, 2 on bad flags.
+Exit 0 on SIGINT/SIGTERM, 2 on bad flags. Access tokens are long and unique to the run
+(ya29.fake-<random>-<n>) so a search can tell them apart; --issued-tokens appends each one, a line
+per token, to FILE (the secrets audit of tests/e2e searches everything else for them).
 
 The wire formats are Google's as documented: the refresh-token grant and its errors
 (invalid_grant 400, invalid_client 401); users.getProfile, history.list, messages.list/get
@@ -43,6 +46,7 @@ import base64
 import email
 import email.policy
 import json
+import secrets
 import signal
 import sys
 import threading
@@ -158,8 +162,11 @@ class Mailbox:
         if self.refresh_token is None or form["refresh_token"] != self.refresh_token:
             raise HttpError(400, {"error": "invalid_grant", "error_description": "Token has been expired or revoked."})
         self.token_counter += 1
-        token = "ya29.fake-%d" % self.token_counter
+        token = "ya29.fake-%s-%06d" % (self.options.token_salt, self.token_counter)
         self.tokens[token] = time.time() + self.options.token_lifetime
+        if self.options.issued_tokens:
+            with open(self.options.issued_tokens, "a") as f:
+                f.write(token + "\n")
         return {"access_token": token, "expires_in": self.options.token_lifetime, "scope": SCOPE,
                 "token_type": "Bearer"}
 
@@ -543,7 +550,10 @@ def parse_args(argv):
     parser.add_argument("--token-lifetime", type=int, default=3600)
     parser.add_argument("--page-size", type=int, default=100)
     parser.add_argument("--quiet", action="store_true")
-    return parser.parse_args(argv)  # exits 2 on bad flags
+    parser.add_argument("--issued-tokens", default=None)
+    options = parser.parse_args(argv)  # exits 2 on bad flags
+    options.token_salt = secrets.token_hex(16)  # survives /_fake/reset: tokens never repeat in a run
+    return options
 
 
 def stop(_signum, _frame):

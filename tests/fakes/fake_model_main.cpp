@@ -1,6 +1,6 @@
 // fake_model: the fake model server as a program, for the demo and the benchmark.
 //
-//   fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record]
+//   fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE]
 //
 // Speaks the OpenAI, Gemini and Anthropic formats (routed by path). Without a scenario it
 // answers every request with `default`. A scenario file says what the "model" answers:
@@ -17,7 +17,8 @@
 // first requests for each message (each distinct first user turn) with those statuses and
 // the dialect's error body, a 429 with `Retry-After: 1`, each printed as a line
 // {"event":"error","status":N}. Prints one line {"event":"listening","port":N} first and
-// then runs until SIGTERM or SIGINT.
+// then runs until SIGTERM or SIGINT. --dump-requests appends one JSON line per model request to
+// FILE: {"target","headers":[[name,value]...],"body"} (the secrets audit of tests/e2e reads it).
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <unistd.h>
@@ -34,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_out.h"
 #include "tests/fakes/fake_model_server.h"
 
 namespace {
@@ -111,6 +113,15 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
+// One request as a JSON line for --dump-requests: everything dispatchd sent, headers included.
+std::string dump_line(const ReceivedRequest& request) {
+  dispatchd::JsonOut w;
+  w.begin_object().field("target", request.target).begin_array("headers");
+  for (const auto& [name, value] : request.headers) w.begin_array().value(name).value(value).end_array();
+  w.end_array().field("body", request.body).end_object();
+  return w.str() + "\n";
+}
+
 volatile std::sig_atomic_t g_stop = 0;
 
 // The sender in the agent's prompt, "... message from <sender>: ...": a plain scan, since
@@ -146,6 +157,7 @@ int main(int argc, char** argv) {
   unsigned short port = 0;
   int latency_ms = 0;
   bool record = true;
+  std::ofstream dump;
   Scenario scenario;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -155,13 +167,21 @@ int main(int argc, char** argv) {
       latency_ms = std::atoi(argv[++i]);
     else if (arg == "--no-record")
       record = false;
-    else if (arg == "--scenario" && i + 1 < argc) {
+    else if (arg == "--dump-requests" && i + 1 < argc) {
+      dump.open(argv[++i], std::ios::app | std::ios::binary);
+      if (!dump) {
+        std::fprintf(stderr, "fake_model: cannot open %s\n", argv[i]);
+        return 2;
+      }
+    } else if (arg == "--scenario" && i + 1 < argc) {
       if (!load_scenario(argv[++i], scenario)) {
         std::fprintf(stderr, "fake_model: cannot read the scenario %s\n", argv[i]);
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record]\n");
+      std::fprintf(
+          stderr,
+          "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE]\n");
       return 2;
     }
   }
@@ -169,6 +189,7 @@ int main(int argc, char** argv) {
   server.set_recording(record);
   std::map<std::string, std::size_t> errors_served;  // by first user turn; the responder runs on one thread
   server.set_responder([&](const ReceivedRequest& request) -> std::optional<FakeReply> {
+    if (dump.is_open()) dump << dump_line(request) << std::flush;
     rapidjson::Document body;
     body.Parse(request.body.c_str());
     std::string first_user;
