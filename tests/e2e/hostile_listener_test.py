@@ -414,6 +414,8 @@ def main_flow():
         check("after: RSS back near the baseline", rss <= baseline_rss + RSS_TOLERANCE_KIB, (rss, baseline_rss))
         check("peak RSS under its bound", peak <= PEAK_RSS_BOUND_KIB, peak)
         check("dispatchd is still running", stack.daemon.proc.poll() is None, stack.daemon.proc.returncode)
+        reports = [line for line in stack.daemon.lines if "runtime error:" in line or "Sanitizer" in line]
+        check("no sanitizer report in dispatchd's output", not reports, reports[:5])
         verify = stack.audit_verify()
         check("the audit chain verifies", verify.returncode == 0, verify.stdout + verify.stderr)
     finally:
