@@ -144,9 +144,9 @@ class Run : public std::enable_shared_from_this<Run> {
   std::optional<FailedPair> resumed_pair() const;
   void ask();
   void on_completion(llm::CompletionResult result);
-  bool record(store::AttemptRecord record);
-  bool record_answer(const llm::Completion& completion, const validator::Verdict& verdict);
-  bool record_error(const llm::ProviderError& error);
+  store::Result<void> record(store::AttemptRecord record);
+  store::Result<void> record_answer(const llm::Completion& completion, const validator::Verdict& verdict);
+  store::Result<void> record_error(const llm::ProviderError& error);
   void carry_out(const Latest& latest);
   void perform(Ask step);
   void perform(RunTool step);
@@ -236,23 +236,26 @@ void Run::on_completion(llm::CompletionResult result) {
   if (result) {
     Answered answered{result->output,
                       validator::validate(catalog(), result->output, {m_message.sender, m_message.text})};
-    if (!record_answer(*result, answered.verdict)) return fail("cannot record the attempt");
+    // A store that refuses for now (busy: another process holds the write lock) hands the
+    // message back after a pause; it must not wait out its lease.
+    if (auto recorded = record_answer(*result, answered.verdict); !recorded) return fail(recorded.error());
     return carry_out(std::move(answered));
   }
-  if (!record_error(result.error())) return fail("cannot record the attempt");
+  if (auto recorded = record_error(result.error()); !recorded) return fail(recorded.error());
   carry_out(std::move(result.error()));
 }
 
-bool Run::record(store::AttemptRecord attempt) {
+store::Result<void> Run::record(store::AttemptRecord attempt) {
   attempt.message_id = m_message.id;
   attempt.attempt = m_counts.total + 1;
-  if (!store::record_attempt(db(), attempt, m_state->now())) return false;
+  if (auto stored = store::record_attempt(db(), attempt, m_state->now()); !stored)
+    return std::unexpected(std::move(stored.error()));
   ++m_counts.total;
   if (attempt.verdict == store::Verdict::invalid || attempt.verdict == store::Verdict::error) ++m_counts.failed;
-  return true;
+  return {};
 }
 
-bool Run::record_answer(const llm::Completion& completion, const validator::Verdict& verdict) {
+store::Result<void> Run::record_answer(const llm::Completion& completion, const validator::Verdict& verdict) {
   std::optional<std::string> error_class;
   if (!verdict.errors.empty()) error_class = verdict.errors.front().code;
   const store::Verdict verdict_kind = !verdict.ok              ? store::Verdict::invalid
@@ -275,9 +278,9 @@ bool Run::record_answer(const llm::Completion& completion, const validator::Verd
 // output limit, never repaired; blocked by a content filter; refused; without text), with
 // what came back, the finish reason and the tokens; or a body that is not the documented
 // JSON. No answer at all (the provider is down) records nothing.
-bool Run::record_error(const llm::ProviderError& error) {
+store::Result<void> Run::record_error(const llm::ProviderError& error) {
   const auto verdict = attempt_verdict(error.error_class);
-  if (!verdict) return true;
+  if (!verdict) return {};
   const validator::Finding finding = finding_of(error);
   store::AttemptRecord attempt{.provider = error.info.provider,
                                .model = error.info.model,

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <deque>
+#include <list>
 #include <map>
 
 namespace dispatchd::daemon {
@@ -40,6 +42,10 @@ constexpr std::size_t k_max_stream_backlog = 256 * 1024;
 // The first read of a connection, before the HTTP parser takes over what it read.
 constexpr std::size_t k_first_read = 4096;
 
+// How long the listener pauses after a failed accept (out of descriptors, say) before it
+// accepts again: retrying at once would spin on the same error.
+constexpr auto k_accept_retry = std::chrono::milliseconds(100);
+
 }  // namespace
 
 std::optional<std::string_view> Request::header(std::string_view lower_name) const {
@@ -59,11 +65,18 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   std::vector<std::weak_ptr<Closable>> streams;          // open streaming responses
   std::map<asio::ip::address, std::size_t> per_address;  // open connections by client address
+  // Connections waiting for the client (for a first byte, the rest of a request, or the
+  // next kept-alive request), the longest waiting first: what a new client may evict at
+  // the global cap. A connection whose request is being answered is never here.
+  std::list<Closable*> waiting;
+  asio::steady_timer accept_retry;
 
   State(asio::io_context& io_, HttpLimits limits_, Handler handler_)
-      : io(io_), limits(limits_), handler(std::move(handler_)), acceptor(io_) {}
+      : io(io_), limits(limits_), handler(std::move(handler_)), acceptor(io_), accept_retry(io_) {}
 
   void accept();
+  // Closes the connection that has waited longest for its client; false when none waits.
+  bool evict_longest_waiting();
 };
 
 namespace {
@@ -76,9 +89,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
     ++m_state->per_address[m_peer];
   }
   ~Session() {
-    --m_state->open;
-    if (const auto at = m_state->per_address.find(m_peer); at != m_state->per_address.end() && --at->second == 0)
-      m_state->per_address.erase(at);
+    release();
     if (m_answering) --m_state->answering;  // the handler dropped its Respond
   }
 
@@ -89,6 +100,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
     }
     // A connection that sends nothing is dropped after the first-byte deadline, well before
     // the read deadline, so idle connections cannot hold the slots for long.
+    wait_for_client();
     m_stream.expires_after(m_state->limits.first_byte_timeout);
     m_stream.async_read_some(m_buffer.prepare(k_first_read),
                              [self = shared_from_this()](beast::error_code ec, std::size_t n) {
@@ -105,6 +117,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
     m_parser.emplace();
     m_parser->header_limit(static_cast<std::uint32_t>(m_state->limits.max_header_bytes));
     m_parser->body_limit(m_state->limits.max_body_bytes);
+    wait_for_client();
     m_stream.expires_after(deadline);
     http::async_read(m_stream, m_buffer, *m_parser,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
@@ -118,6 +131,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   }
 
   void on_read(beast::error_code ec) {
+    stop_waiting();
     if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::operation_aborted) {
       return close();
     }
@@ -245,6 +259,8 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
  public:
   void close() override {
     if (std::exchange(m_closed, true)) return;
+    // The slot and the descriptor are free now, not when the last handler lets go.
+    release();
     beast::error_code ignored;
     m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     m_stream.close();
@@ -265,6 +281,26 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
   std::deque<std::string> m_queue;  // the front is being written
   std::size_t m_backlog = 0;        // bytes in m_queue
   std::array<char, 512> m_peek{};
+  // This connection's place in State::waiting while it waits for its client.
+  std::optional<std::list<Closable*>::iterator> m_waiting;
+  bool m_released = false;
+
+  // Joins the end of the waiting line (a connection already in it keeps its place: a
+  // slowloris client's dribbled bytes do not make it young again).
+  void wait_for_client() {
+    if (!m_waiting) m_waiting = m_state->waiting.insert(m_state->waiting.end(), this);
+  }
+  void stop_waiting() {
+    if (m_waiting) m_state->waiting.erase(*std::exchange(m_waiting, std::nullopt));
+  }
+  // Gives the connection's slot back, once: at close, or at destruction without a close.
+  void release() {
+    stop_waiting();
+    if (std::exchange(m_released, true)) return;
+    --m_state->open;
+    if (const auto at = m_state->per_address.find(m_peer); at != m_state->per_address.end() && --at->second == 0)
+      m_state->per_address.erase(at);
+  }
 };
 
 }  // namespace
@@ -272,17 +308,32 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
 void HttpServer::State::accept() {
   acceptor.async_accept(io, [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || self->stopping) return;
-    if (!ec) {
-      beast::error_code peer_ec;
-      const auto peer = socket.remote_endpoint(peer_ec).address();
-      const auto from_peer = self->per_address.find(peer);
-      const bool refuse =
-          peer_ec || self->open >= self->limits.max_connections ||
-          (from_peer != self->per_address.end() && from_peer->second >= self->limits.max_connections_per_address);
-      std::make_shared<Session>(std::move(socket), self, peer)->start(refuse);
+    if (ec) {
+      self->accept_retry.expires_after(k_accept_retry);
+      return self->accept_retry.async_wait([self](beast::error_code wait_ec) {
+        if (!wait_ec && !self->stopping) self->accept();
+      });
     }
+    beast::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec).address();
+    const auto from_peer = self->per_address.find(peer);
+    bool refuse = peer_ec || (from_peer != self->per_address.end() &&
+                              from_peer->second >= self->limits.max_connections_per_address);
+    // At the global cap a new client takes the slot of the connection that has waited
+    // longest for its own client (idle, dribbling, or between kept-alive requests): those
+    // are what an attack from many addresses fills the slots with, while a real request
+    // arrives whole and is answered in milliseconds. Only when every slot is answering a
+    // request is the new client refused.
+    if (!refuse && self->open >= self->limits.max_connections) refuse = !self->evict_longest_waiting();
+    std::make_shared<Session>(std::move(socket), self, peer)->start(refuse);
     self->accept();
   });
+}
+
+bool HttpServer::State::evict_longest_waiting() {
+  if (waiting.empty()) return false;
+  waiting.front()->close();  // leaves `waiting` and gives its slot back at once
+  return true;
 }
 
 Handler answer_now(std::function<Response(const Request&)> handler) {
@@ -319,6 +370,7 @@ void HttpServer::stop() {
   m_state->stopping = true;
   beast::error_code ignored;
   m_state->acceptor.close(ignored);
+  m_state->accept_retry.cancel();
   // Streams never end by themselves: a stopping listener ends them.
   for (const auto& weak : std::exchange(m_state->streams, {})) {
     if (const auto stream = weak.lock()) stream->close();

@@ -3,8 +3,13 @@
 // session object per connection, a deadline on every step). Limits: header and body size
 // (431 and 413 before the handler runs), a first-byte deadline (a connection that sends
 // nothing is dropped soon), a read deadline (a slow client is dropped), an idle deadline
-// between keep-alive requests, and connection caps, in all and per client address (503 past
-// either, then close: one address cannot hold every slot).
+// between keep-alive requests, and connection caps, in all and per client address. Past
+// the per-address cap a client gets one 503 and is closed: one address cannot hold every
+// slot. At the global cap a new client takes the slot of the connection that has waited
+// longest for its own client (idle, dribbling a request, or between kept-alive requests),
+// so idle connections from many addresses cannot lock real clients out either; only when
+// every slot is answering a request does the new client get the 503. The listener never
+// holds more than max_connections sockets (plus the ones being refused), whatever the flood.
 //
 // A handler may also answer with a response that stays open (Response::on_stream), which
 // the listener closes when it stops.
@@ -37,7 +42,7 @@ struct HttpLimits {
   std::chrono::seconds first_byte_timeout{3};  // from accept to the first byte of the first request
   std::chrono::seconds read_timeout{10};       // one whole request, headers and body
   std::chrono::seconds idle_timeout{60};       // between requests on a kept-alive connection
-  std::size_t max_connections = 512;
+  std::size_t max_connections = 512;           // the process's descriptor limit must exceed it (1024 by default)
   std::size_t max_connections_per_address = 64;
 };
 
