@@ -171,10 +171,12 @@ void check(Config& c, Reader& r) {
   // listen: host:port
   const auto colon = c.http.listen.rfind(':');
   unsigned port = 0;
-  if (colon == std::string::npos || colon == 0 ||
-      std::from_chars(c.http.listen.data() + colon + 1, c.http.listen.data() + c.http.listen.size(), port).ec !=
-          std::errc() ||
-      port > 65535) {
+  const char* const end = c.http.listen.data() + c.http.listen.size();
+  // The whole rest is the port: "127.0.0.1:8,80" is not port 8 (found by fuzz/config.cpp).
+  const auto [digits_end, ec] = colon == std::string::npos
+                                    ? std::from_chars_result{end, std::errc::invalid_argument}
+                                    : std::from_chars(c.http.listen.data() + colon + 1, end, port);
+  if (colon == std::string::npos || colon == 0 || ec != std::errc() || digits_end != end || port > 65535) {
     r.problem("/http/listen", "must be HOST:PORT, e.g. \"127.0.0.1:8080\"");
   } else {
     c.http.host = c.http.listen.substr(0, colon);

@@ -8,10 +8,11 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <cctype>
 #include <deque>
 #include <list>
 #include <map>
+
+#include "daemon/internal/http_parser.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -20,13 +21,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // A connection that can be closed from outside: what the listener closes when it stops.
 class Closable {
@@ -47,13 +41,6 @@ constexpr std::size_t k_first_read = 4096;
 constexpr auto k_accept_retry = std::chrono::milliseconds(100);
 
 }  // namespace
-
-std::optional<std::string_view> Request::header(std::string_view lower_name) const {
-  for (const auto& [name, value] : headers) {
-    if (name == lower_name) return value;
-  }
-  return std::nullopt;
-}
 
 struct HttpServer::State : std::enable_shared_from_this<State> {
   asio::io_context& io;
@@ -115,8 +102,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
 
   void read(std::chrono::seconds deadline) {
     m_parser.emplace();
-    m_parser->header_limit(static_cast<std::uint32_t>(m_state->limits.max_header_bytes));
-    m_parser->body_limit(m_state->limits.max_body_bytes);
+    configure(*m_parser, m_state->limits);
     wait_for_client();
     m_stream.expires_after(deadline);
     http::async_read(m_stream, m_buffer, *m_parser,
@@ -140,20 +126,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
     if (ec) return send(error(400, "bad request\n"), false);
 
     const auto& message = m_parser->get();
-    Request request;
-    request.method = std::string(message.method_string());
-    const std::string target(message.target());
-    const auto question = target.find('?');
-    request.path = target.substr(0, question);
-    if (question != std::string::npos) request.query = target.substr(question + 1);
-    for (const auto& field : message) {
-      const auto name = field.name_string();
-      const auto value = field.value();
-      request.headers.emplace_back(lower(std::string_view(name.data(), name.size())),
-                                   std::string(value.data(), value.size()));
-    }
-    request.body = message.body();
-
+    const Request request = to_request(message);
     const unsigned version = message.version();
     const bool keep_alive = message.keep_alive();
     m_answering = true;
@@ -269,7 +242,7 @@ class Session : public Closable, public std::enable_shared_from_this<Session> {
  private:
   beast::tcp_stream m_stream;
   beast::flat_buffer m_buffer;
-  std::optional<http::request_parser<http::string_body>> m_parser;
+  std::optional<RequestParser> m_parser;
   std::unique_ptr<StringResponse> m_response;
   std::shared_ptr<HttpServer::State> m_state;
   asio::ip::address m_peer;

@@ -1,10 +1,10 @@
 #include "daemon/staff_api.h"
 
+#include "daemon/staff_bodies.h"
+
 #include <charconv>
 
-#include "common/json_access.h"
 #include "common/json_out.h"
-#include "common/strict_json.h"
 #include "common/text.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
@@ -20,11 +20,6 @@ constexpr std::string_view k_cookie_name = "dispatchd_session";
 // Escalation listings come in pages (a Link header names the next one).
 constexpr std::int64_t k_page_default = 100;
 constexpr std::int64_t k_page_max = 500;
-
-// A request body is untrusted input: parsed strictly (iterative, no duplicate keys), and
-// one level deeper than the validator reads an edited action, so that an edit nested too
-// deep gets the validator's own verdict. The listener already bounds its size.
-constexpr json::ParseLimits k_body_limits{.max_depth = validator::Limits{}.max_depth + 1};
 
 Response json(int status, std::string body) { return Response{status, std::move(body), k_json, {}, {}}; }
 
@@ -122,13 +117,7 @@ std::optional<std::string> bearer(const Request& request) {
 
 bool changes_state(const Request& request) { return request.method != "GET" && request.method != "HEAD"; }
 
-// One JSON object from a request body, or the 400 that says why not.
-std::expected<json::Parsed, Response> body_object(const std::string& body) {
-  auto parsed = json::parse_strict(body, k_body_limits);
-  if (!parsed) return std::unexpected(refusal(400, "the body is not valid JSON: " + parsed.error().message));
-  if (!parsed->document.IsObject()) return std::unexpected(refusal(400, "the body must be a JSON object"));
-  return std::move(*parsed);
-}
+Response bad_body(const BodyError& error) { return refusal(400, error.message); }
 
 }  // namespace
 
@@ -208,17 +197,18 @@ Response StaffApi::handle(const Request& request) {
 Response StaffApi::session(const Request& request, store::Time now) {
   const std::string id = cookie_value(request.header("cookie").value_or(""), k_cookie_name);
   if (request.method == "POST") {
-    auto body = body_object(request.body);
-    if (!body) return std::move(body.error());
-    const auto name = json::string_member(body->document, "name");
-    const auto token = json::string_member(body->document, "token");
-    if (!name || !token) return refusal(400, "\"name\" and \"token\" are required");
-    auto opened = staff::log_in(m_db, *name, *token, now);
+    const auto body = read_login(request.body);
+    if (!body) return bad_body(body.error());
+    auto opened = staff::log_in(m_db, body->name, body->token, now);
     if (!opened) return unauthenticated(opened.error());
     const int max_age = static_cast<int>(std::chrono::seconds(m_settings.sessions.max).count());
-    Response r = json(
-        200,
-        JsonOut().begin_object().field("ok", true).field("name", *name).field("csrf", opened->csrf).end_object().str());
+    Response r = json(200, JsonOut()
+                               .begin_object()
+                               .field("ok", true)
+                               .field("name", body->name)
+                               .field("csrf", opened->csrf)
+                               .end_object()
+                               .str());
     r.headers.emplace_back("Set-Cookie", cookie(opened->id, max_age));
     return r;
   }
@@ -244,14 +234,13 @@ Response StaffApi::accounts(const Request& request, store::Time now) {
   constexpr std::string_view k_actor = "admin";
   if (request.path == "/api/staff") {
     if (request.method != "POST") return refusal(405, "use POST");
-    auto body = body_object(request.body);
-    if (!body) return std::move(body.error());
-    const auto name = json::string_member(body->document, "name");
-    if (!name) return refusal(400, "\"name\" is required");
-    auto token = staff::add_account(m_db, *name, std::string(k_actor), now);
+    const auto body = read_account(request.body);
+    if (!body) return bad_body(body.error());
+    auto token = staff::add_account(m_db, body->name, std::string(k_actor), now);
     if (!token) return refused(token.error());
     return json(
-        200, JsonOut().begin_object().field("ok", true).field("name", *name).field("token", *token).end_object().str());
+        200,
+        JsonOut().begin_object().field("ok", true).field("name", body->name).field("token", *token).end_object().str());
   }
   if (request.method != "DELETE") return refusal(405, "use DELETE");
   const std::string name = request.path.substr(std::string_view("/api/staff/").size());
@@ -323,29 +312,23 @@ Response StaffApi::escalations(const Request& request, const staff::Staffer& who
 
 Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
                           store::Time now) {
-  auto parsed = body_object(body);
-  if (!parsed) return std::move(parsed.error());
-  const rapidjson::Document& doc = parsed->document;
+  const auto parsed = read_decision(body, verb == "edit");
+  if (!parsed) return bad_body(parsed.error());
   std::expected<std::int64_t, staff::Refusal> action =
       std::unexpected(staff::Refusal{staff::RefusalKind::invalid, "unknown decision " + verb, {}});
   if (verb == "claim" || verb == "dismiss") {
-    auto done = verb == "claim" ? staff::claim(m_db, id, who, now)
-                                : staff::dismiss(m_db, id, who, json::string_member(doc, "note").value_or(""), now);
+    auto done = verb == "claim" ? staff::claim(m_db, id, who, now) : staff::dismiss(m_db, id, who, parsed->note, now);
     if (!done) return refused(done.error());
     return ok();
   }
   if (verb == "reply") {
-    action = staff::reply(m_db, id, who, json::string_member(doc, "text").value_or(""), now);
+    action = staff::reply(m_db, id, who, parsed->text, now);
   } else if (verb == "approve" || verb == "edit") {
     const auto catalog = m_catalog();
     if (verb == "approve") {
       action = staff::approve(m_db, *catalog, id, who, now);
     } else {
-      const rapidjson::Value* edited = json::member(doc, "action");
-      if (edited == nullptr) return refusal(400, "\"action\" is required");
-      // The edited action as a string of JSON, or as the JSON object itself.
-      const std::string text = edited->IsString() ? std::string(json::string_of(edited)) : json::to_string(*edited);
-      action = staff::edit(m_db, *catalog, id, who, text, now);
+      action = staff::edit(m_db, *catalog, id, who, *parsed->action, now);
     }
   } else {
     return refusal(404, "unknown decision " + verb);

@@ -76,6 +76,23 @@ TEST_CASE("config: every problem is reported with its pointer", "[config]") {
   CHECK(any_contains(p, "/connectors/whatsapp/app_secret_env: is required when whatsapp is enabled"));
 }
 
+TEST_CASE("config: http.listen's port is the whole rest after the last colon", "[config]") {
+  for (const std::string listen : {"127.0.0.1:8,80", "127.0.0.1:80abc", "127.0.0.1:", "127.0.0.1:+80", "[::1]:70000"}) {
+    CAPTURE(listen);
+    const auto c = config::parse(R"({"catalog": "c.json", "http": {"listen": ")" + listen + R"("},
+      "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9000/v1", "model": "m", "api_key_env": "K"}})",
+                                 "d.json");
+    REQUIRE_FALSE(c);
+    CHECK(any_contains(c.error(), "/http/listen: must be HOST:PORT"));
+  }
+  const auto ok = config::parse(R"({"catalog": "c.json", "http": {"listen": "[::1]:8081"},
+    "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9000/v1", "model": "m", "api_key_env": "K"}})",
+                                "d.json");
+  REQUIRE(ok);
+  CHECK(ok->http.host == "[::1]");
+  CHECK(ok->http.port == 8081);
+}
+
 TEST_CASE("config: not JSON is one clear problem", "[config]") {
   auto c = config::parse("{\"catalog\": ", "d.json");
   REQUIRE_FALSE(c);
