@@ -196,11 +196,19 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             stack.close()
 
 
-def main():
+def build_and_source(doc):
+    """BUILD_DIR and SOURCE_DIR from the command line, or None after printing `doc`."""
     if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
+        print(doc, file=sys.stderr)
+        return None
+    return os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+
+
+def main():
+    dirs = build_and_source(__doc__)
+    if not dirs:
         return 2
-    build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    build, source = dirs
     count, concurrency = option("--count", 20000), option("--concurrency", 64)
     runs, starts = option("--runs", 3), option("--starts", 5)
     model_concurrency = option("--model-concurrency", 64)

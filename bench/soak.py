@@ -46,10 +46,10 @@ def growth(first, last):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
+    dirs = daemon_bench.build_and_source(__doc__)
+    if not dirs:
         return 2
-    build, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    build, source = dirs
     minutes, rate = option("--minutes", 30.0), option("--rate", 200.0)
     latency_ms, every = option("--model-latency-ms", 1000), option("--sample-s", 30.0)
     warmup_s = option("--warmup-min", 5.0) * 60
