@@ -5,12 +5,15 @@ on (synchronous=FULL, every step audited). A benchmark, not a test: it fails onl
 pipeline does not deliver every message, never on timing.
 
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
-       [--starts S] [--model-concurrency M] [--model-latency-ms L] [--json FILE] [--strace FILE]
+       [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
+       [--json FILE] [--strace FILE]
 
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
 the model fake takes to answer each request (0): with it, throughput is bounded by
-M / L messages per second, and the summary says how near the run came. --strace FILE attaches
+M / L messages per second, and the summary says how near the run came. --webhook-rate
+sends the webhooks open-loop at W per second (as traffic arrives), so their latency is
+measured at that rate instead of at the load generator's fastest. --strace FILE attaches
 `strace -c -f` to dispatchd during the load and writes its system call counts to FILE (one
 run; the tracing slows dispatchd down, so its timings mean nothing then).
 
@@ -103,7 +106,7 @@ def start_ready(stack, notify_path):
         sock.close()
 
 
-def one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms=0, strace_file=""):
+def one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms=0, strace_file="", rate=0):
     with tempfile.TemporaryDirectory(prefix="dispatchd-bench-") as workdir:
         stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
                               record=False, quiet_graph=True, workdir=workdir, model_latency_ms=latency_ms,
@@ -112,7 +115,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                                             "http": {"max_connections_per_address": 512}})
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency,
-                      "model_latency_ms": latency_ms}
+                      "model_latency_ms": latency_ms, "webhook_rate": rate}
             alone = min(count, 20000) if latency_ms == 0 else 0
             # With a model latency the fakes' own speed is not the question (and the model
             # fake would take count / concurrency * latency to answer alone).
@@ -150,7 +153,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             # however long the load generator then takes to exit.
             loading = {}
             loader = threading.Thread(target=lambda: loading.update(
-                acked=load(build, "webhook", stack.url("/webhooks/whatsapp"), count, concurrency)))
+                acked=load(build, "webhook", stack.url("/webhooks/whatsapp"), count, concurrency, rate=rate)))
             loader.start()
             while True:
                 sent = db.execute("SELECT count(*) FROM actions WHERE status = 'sent'").fetchone()[0]
@@ -215,7 +218,8 @@ def main():
     latency_ms = option("--model-latency-ms", 0)
     results = []
     for run in range(runs):
-        result = one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms, option("--strace", ""))
+        result = one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms, option("--strace", ""),
+                         option("--webhook-rate", 0.0))
         print(json.dumps(result), flush=True)
         results.append(result)
     keys = ["fake_model_alone", "fake_graph_alone", "messages_per_s", "webhooks_acked_per_s", "cpu_ms_per_message",
