@@ -168,6 +168,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "large_db: %s\n", migrated.error().message.c_str());
     return 1;
   }
+  // A page cache that holds the indexes (SQLite's default is 2 MB): beyond a million
+  // messages every insert would otherwise read its index pages back from the OS.
+  if (auto cached = db->exec("PRAGMA cache_size=-1048576"); !cached) {
+    std::fprintf(stderr, "large_db: %s\n", cached.error().message.c_str());
+    return 1;
+  }
   History history(*db);
   const auto start = now - std::chrono::seconds(total * 86400 / per_day);
   const auto began = std::chrono::steady_clock::now();
