@@ -2,10 +2,13 @@
 
 #include "net/threaded_transport.h"
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <thread>
+#include <vector>
 
 #include "net/curl_transport.h"
 
@@ -13,18 +16,44 @@ namespace dispatchd::net {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// libcurl (7.88) looks for a reusable connection by walking every connection it holds to
+// the request's host, each time a transfer starts. With thousands of HTTP/1.1 calls in
+// flight to one model endpoint that walk became the costliest step of a call, so the
+// connections are split among several curl multi handles, each with a short list; a
+// request goes to the next one in turn. All of them run on the one thread.
+constexpr long k_connections_per_shard = 128;
+
+std::vector<std::unique_ptr<CurlTransport>> make_shards(asio::io_context& io, const CurlTransportOptions& options) {
+  const long wanted = std::max(1L, options.max_idle_connections);
+  const long shards = (wanted + k_connections_per_shard - 1) / k_connections_per_shard;
+  std::vector<std::unique_ptr<CurlTransport>> out;
+  for (long i = 0; i < shards; ++i) {
+    CurlTransportOptions mine = options;
+    mine.max_idle_connections = (wanted + shards - 1) / shards;
+    out.push_back(std::make_unique<CurlTransport>(io, std::move(mine)));
+  }
+  return out;
+}
+
+}  // namespace
+
 struct ThreadedTransport::Impl {
-  Impl(asio::io_context& home_, CurlTransportOptions options) : home(home_), curl(io, std::move(options)) {}
+  Impl(asio::io_context& home_, const CurlTransportOptions& options) : home(home_), shards(make_shards(io, options)) {}
+
+  CurlTransport& next() { return *shards[turn.fetch_add(1, std::memory_order_relaxed) % shards.size()]; }
 
   asio::io_context& home;
   asio::io_context io{1};
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
-  CurlTransport curl;  // driven by `io`, on `thread`
+  std::vector<std::unique_ptr<CurlTransport>> shards;  // driven by `io`, on `thread`
+  std::atomic<std::size_t> turn{0};
   std::thread thread;
 };
 
 ThreadedTransport::ThreadedTransport(asio::io_context& home, CurlTransportOptions options)
-    : m_impl(std::make_unique<Impl>(home, std::move(options))) {
+    : m_impl(std::make_unique<Impl>(home, options)) {
   m_impl->thread = std::thread([impl = m_impl.get()] { impl->io.run(); });
 }
 
@@ -37,7 +66,7 @@ ThreadedTransport::~ThreadedTransport() {
 void ThreadedTransport::send(HttpRequest request, HttpCallback done) {
   // CurlTransport::send may be called from any thread; its callback runs on our thread,
   // and the answer goes back home.
-  m_impl->curl.send(std::move(request), [home = &m_impl->home, done = std::move(done)](HttpResult result) mutable {
+  m_impl->next().send(std::move(request), [home = &m_impl->home, done = std::move(done)](HttpResult result) mutable {
     asio::post(*home, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
   });
 }

@@ -5,6 +5,9 @@
 // `done` runs. The same contract as Transport: `done` exactly once, on the caller's loop,
 // never inside send().
 //
+// options.max_idle_connections is shared among several curl handles, one per 128
+// connections, each request going to the next in turn (why: threaded_transport.cpp).
+//
 // Thread-safety: send() from any thread. Destroy it when the caller's loop no longer
 // sends; requests still in flight are then abandoned without their callbacks.
 

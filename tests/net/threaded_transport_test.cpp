@@ -82,3 +82,28 @@ TEST_CASE("ThreadedTransport destroyed with requests in flight drops them withou
   home.run_for(std::chrono::milliseconds(400));
   CHECK(called == 0);
 }
+
+TEST_CASE("ThreadedTransport spreads many connections over several curl handles and still reuses them all") {
+  // 258 connections make three shards of 86 (net/threaded_transport.cpp), and requests go to
+  // them in turn, so each burst gives each shard 86: every shard must keep its own
+  // connections, or the second burst would open new ones.
+  constexpr int k_burst = 258;
+  FakeModelServer fake;
+  fake.set_fallback(FakeReply::raw(200, "ok").after(std::chrono::milliseconds(50)));
+  fake.hold_until_in_flight(k_burst);
+  boost::asio::io_context home;
+  net::ThreadedTransport transport(home, {.max_idle_connections = k_burst});
+  int ok = 0;
+  int done = 0;
+  for (int burst = 1; burst <= 2; ++burst) {
+    for (int i = 0; i < k_burst; ++i)
+      transport.send(post(fake.base_url(Dialect::openai) + "/chat/completions"), [&](net::HttpResult r) {
+        ++done;
+        if (r && r->status == 200 && r->body == "ok") ++ok;
+      });
+    test::run_until(home, [&] { return done == burst * k_burst; });
+  }
+  CHECK(ok == 2 * k_burst);
+  CHECK(fake.max_in_flight() == k_burst);
+  CHECK(fake.connections_accepted() == k_burst);
+}
