@@ -117,8 +117,10 @@ Result<Database> Database::open(const std::string& path, Mode mode) {
   }
   sqlite3_busy_timeout(impl->db, 5000);
   Database db(std::move(impl));
+  // journal_size_limit: when the WAL starts over, its file is cut back to 64 MiB instead of
+  // keeping the size of its largest burst.
   if (auto ok = db.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL; "
-                        "PRAGMA temp_store=MEMORY;");
+                        "PRAGMA temp_store=MEMORY; PRAGMA journal_size_limit=67108864;");
       !ok) {
     return std::unexpected(with_context(std::move(ok.error()), path));
   }

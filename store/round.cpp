@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -24,6 +25,10 @@ namespace {
 
 // SQLite's automatic checkpoint threshold, kept: the WAL holds 1000 pages (4 MiB).
 constexpr int k_checkpoint_frames = 1000;
+// After this long without a commit to sync, the syncer copies the WAL's last pages (see
+// State::idle_checkpoint_due), when it holds at least this many.
+constexpr auto k_idle_before_checkpoint = std::chrono::milliseconds(50);
+constexpr int k_idle_checkpoint_frames = 100;
 
 // A descriptor of our own for the database's WAL file (-1 when it does not exist yet):
 // fdatasync on it syncs the same file SQLite writes.
@@ -71,6 +76,10 @@ struct Round::State : std::enable_shared_from_this<State> {
   // its size says nothing; the page count does.
   std::atomic<int> wal_frames{0};
   int frames_at_checkpoint = 0;
+  // Syncer thread only: the pages the last checkpoint copied, and the WAL's pages when the
+  // syncer last decided to checkpoint at a pause.
+  int frames_copied = 0;
+  int frames_at_idle_checkpoint = 0;
 
   State(Database& db_, Post post_) : db(db_), post(std::move(post_)) {}
 
@@ -90,7 +99,17 @@ struct Round::State : std::enable_shared_from_this<State> {
       std::int64_t target = 0;
       {
         std::unique_lock lock(mutex);
-        wake.wait(lock, [&] { return stopping || requested > synced; });
+        const auto work = [&] { return stopping || requested > synced; };
+        if (idle_checkpoint_due()) {
+          if (!wake.wait_for(lock, k_idle_before_checkpoint, work)) {
+            lock.unlock();
+            frames_at_idle_checkpoint = wal_frames.load(std::memory_order_relaxed);
+            checkpoint();
+            continue;
+          }
+        } else {
+          wake.wait(lock, work);
+        }
         if (requested <= synced) break;  // stopping, nothing left
         target = requested;
       }
@@ -103,23 +122,42 @@ struct Round::State : std::enable_shared_from_this<State> {
       else if (::fdatasync(fd) != 0)
         why = std::string("fdatasync of the WAL file: ") + std::strerror(errno);
       const bool ok = why.empty();
-      bool checkpointed = false;
-      if (ok && checkpointer && checkpoint_due()) {
-        // PASSIVE: copies what no reader still needs, never blocks the loop's writes.
-        checkpointed = checkpointer->exec("PRAGMA wal_checkpoint(PASSIVE)").has_value();
-      }
       {
         const std::lock_guard lock(mutex);
         ++syncs;
         if (!ok) ++failed_syncs;
-        if (checkpointed) ++checkpoints;
       }
       synced = target;
+      // The waiters first: a checkpoint takes milliseconds they need not wait for.
       post([weak = weak_from_this(), target, why = std::move(why)] {
         if (auto self = weak.lock()) self->on_synced(target, why);
       });
+      if (ok && checkpointer && checkpoint_due()) checkpoint();
     }
     if (fd >= 0) ::close(fd);
+  }
+
+  // PASSIVE: copies what no reader still needs, never blocks the loop's writes.
+  void checkpoint() {
+    int in_wal = 0;
+    int copied = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(internal::Access::handle(*checkpointer), nullptr,
+                                             SQLITE_CHECKPOINT_PASSIVE, &in_wal, &copied);
+    if (rc != SQLITE_OK) return;
+    frames_copied = copied;
+    const std::lock_guard lock(mutex);
+    ++checkpoints;
+  }
+
+  // SQLite starts the WAL over only when a write begins after a checkpoint copied all of
+  // it. Under steady traffic a commit always lands between a checkpoint and the next write,
+  // so the WAL would grow for as long as the traffic lasts; copying the last pages once the
+  // commits pause lets the next write start it over. Once per WAL size: a reader that kept
+  // a checkpoint from finishing is not polled.
+  bool idle_checkpoint_due() const {
+    if (!checkpointer) return false;
+    const int frames = wal_frames.load(std::memory_order_relaxed);
+    return frames >= k_idle_checkpoint_frames && frames != frames_copied && frames != frames_at_idle_checkpoint;
   }
 
   // Once the WAL holds k_checkpoint_frames pages. A checkpoint that a reader kept from
@@ -258,6 +296,7 @@ Round::Stats Round::stats() const {
   out.syncs = m_state->syncs;
   out.failed_syncs = m_state->failed_syncs;
   out.checkpoints = m_state->checkpoints;
+  out.wal_pages = m_state->wal_frames.load(std::memory_order_relaxed);
   return out;
 }
 

@@ -12,7 +12,9 @@
 // one sync covers every commit made before it, so commits that pile up during a sync
 // share the next one. The same thread checkpoints (copies the WAL back into the database
 // file) through its own connection each time the WAL has grown by 1000 pages, as SQLite
-// would, instead of SQLite doing it inside a COMMIT on the loop.
+// would, instead of SQLite doing it inside a COMMIT on the loop, and once more when commits
+// pause for 50 ms, so that the WAL starts over even under steady traffic (SQLite restarts
+// it only when a write begins after a checkpoint copied all of it).
 //
 // A step whose effect leaves the process (answering 200 to a webhook, calling the Graph
 // API after marking an action `sending`, telling staff a decision is stored) registers
@@ -75,6 +77,8 @@ class Round {
     std::int64_t syncs = 0;  // fdatasync calls: fewer than commits under load
     std::int64_t failed_syncs = 0;
     std::int64_t checkpoints = 0;
+    // Pages in the WAL after the last commit: it falls when the WAL starts over.
+    std::int64_t wal_pages = 0;
   };
   Stats stats() const;
 

@@ -196,3 +196,33 @@ TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after ever
   CHECK(stats.checkpoints <= 10);
   CHECK(f.committed_events() == k_commits);
 }
+
+TEST_CASE("round: after steady commits the WAL starts over once they pause", "[round]") {
+  // Commits keep coming while the syncer checkpoints, so no checkpoint copies the whole WAL
+  // before the next write; without a checkpoint at the pause the WAL would never start over.
+  Fixture f;
+  const std::string detail = "{\"pad\":\"" + std::string(16 * 1024, 'x') + "\"}";
+  constexpr int k_burst = 1500;  // about 7 pages each: several checkpoints' worth
+  int synced = 0;
+  for (int i = 0; i < k_burst; ++i) {
+    REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
+    store::after_commit(*f.db, [&](bool durable) { synced += durable ? 1 : 0; });
+    f.round->commit();
+    f.run_queue();
+  }
+  f.run_until([&] { return synced == k_burst; });
+  const auto burst = f.round->stats();
+  CHECK(burst.wal_pages > 1000);
+  // The pause (several times the syncer's 50 ms): it copies the last pages...
+  const auto paused = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  f.run_until([&] { return std::chrono::steady_clock::now() > paused; });
+  // ...and the next write starts the WAL over.
+  REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:02Z", "padding", std::nullopt, "dispatchd", detail}));
+  bool done = false;
+  store::after_commit(*f.db, [&](bool durable) { done = durable; });
+  f.round->commit();
+  f.run_until([&] { return done; });
+  INFO("pages in the WAL after the burst " << burst.wal_pages << ", checkpoints " << burst.checkpoints);
+  CHECK(f.round->stats().wal_pages < 100);
+  CHECK(f.committed_events() == k_burst + 1);
+}
