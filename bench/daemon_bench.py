@@ -78,6 +78,18 @@ def thread_cpu(pid):
     return out
 
 
+def thread_schedstat(pid):
+    """(ns on a CPU, ns runnable but waiting for one) per thread of `pid`."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            running, waiting, _ = open(f"/proc/{pid}/task/{tid}/schedstat").read().split()
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+        out[tid] = (int(running), int(waiting))
+    return out
+
+
 def load(build, mode, url, count, concurrency, **extra):
     argv = [os.path.join(build, "bench", "webhook_load"), "--mode", mode, "--url", url, "--count", str(count),
             "--concurrency", str(concurrency)]
@@ -176,6 +188,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             cpu_before = cpu_seconds(pid)
             fakes_before = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid)
             threads_before = thread_cpu(pid)
+            sched_before = thread_schedstat(pid) if timelines else {}
             tracer = None
             if strace_file:
                 tracer = subprocess.Popen(["strace", "-c", "-f", "-o", strace_file, "-p", str(pid)],
@@ -208,6 +221,17 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             fakes = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid) - fakes_before
             threads = thread_cpu(pid)
             busiest = max(threads[t] - threads_before.get(t, 0.0) for t in threads)
+            if timelines:
+                # On a shared machine a thread may be ready and get no CPU: the scheduler's
+                # run-queue wait of the busiest thread (the loop's) says how much.
+                sched = thread_schedstat(pid)
+                deltas = {t: (run - sched_before.get(t, (0, 0))[0], wait - sched_before.get(t, (0, 0))[1])
+                          for t, (run, wait) in sched.items()}
+                run_ns, wait_ns = max(deltas.values())
+                result["loop_thread_on_cpu_pct"] = round(100 * run_ns / 1e9 / elapsed)
+                result["loop_thread_waiting_for_cpu_pct"] = round(100 * wait_ns / 1e9 / elapsed)
+                result["dispatchd_waiting_for_cpu_ms_per_message"] = round(
+                    sum(w for _, w in deltas.values()) / 1e6 / count, 3)
             outcomes = dict(db.execute("SELECT outcome, count(*) FROM inbox GROUP BY 1").fetchall())
             if outcomes != {"replied": count} or sent != count:
                 raise RuntimeError(f"not every message was answered: {outcomes}, {sent} sent")
@@ -268,7 +292,8 @@ def main():
         keys += [f"{interval}_ms_{p}" for interval in ("webhook_to_model", "webhook_to_model_no_slot_wait",
                                                        "webhook_to_ack", "ack_to_model", "answer_to_graph")
                  for p in ("p50", "p99", "max")]
-        keys += ["overhead_slot_wait_messages", "overhead_model_max_in_flight"]
+        keys += ["overhead_slot_wait_messages", "overhead_model_max_in_flight", "loop_thread_on_cpu_pct",
+                 "loop_thread_waiting_for_cpu_pct", "dispatchd_waiting_for_cpu_ms_per_message"]
     summary = {k: statistics.median(r[k] for r in results) for k in keys}
     if "--json" in sys.argv[3:-1]:
         with open(option("--json", ""), "w") as f:
