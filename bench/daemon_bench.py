@@ -6,7 +6,7 @@ pipeline does not deliver every message, never on timing.
 
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
-       [--json FILE] [--strace FILE]
+       [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR]
 
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
@@ -16,6 +16,13 @@ sends the webhooks open-loop at W per second (as traffic arrives), so their late
 measured at that rate instead of at the load generator's fastest. --strace FILE attaches
 `strace -c -f` to dispatchd during the load and writes its system call counts to FILE (one
 run; the tracing slows dispatchd down, so its timings mean nothing then).
+--overhead has the load generator and both fakes keep event timelines (--timeline) and
+reports dispatchd's own time per message, the model excluded (bench/overhead.py): webhook
+written -> model request read, and model answer written -> Graph send read, p50/p99/max,
+the messages that waited for a model slot, and the keys that did not join.
+--tmpdir DIR puts each run's folder (database, WAL, timelines) in DIR instead of the system's
+temporary folder: on a tmpfs (/dev/shm) fdatasync costs nothing, which separates the disk's
+syncs from dispatchd's own time (nothing is durable then: a measurement, not a set-up).
 
 Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
 the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY
@@ -38,6 +45,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
 import harness  # noqa: E402
+
+import overhead  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -69,6 +78,18 @@ def thread_cpu(pid):
     return out
 
 
+def thread_schedstat(pid):
+    """(ns on a CPU, ns runnable but waiting for one) per thread of `pid`."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            running, waiting, _ = open(f"/proc/{pid}/task/{tid}/schedstat").read().split()
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+        out[tid] = (int(running), int(waiting))
+    return out
+
+
 def load(build, mode, url, count, concurrency, **extra):
     argv = [os.path.join(build, "bench", "webhook_load"), "--mode", mode, "--url", url, "--count", str(count),
             "--concurrency", str(concurrency)]
@@ -80,6 +101,8 @@ def load(build, mode, url, count, concurrency, **extra):
         argv += ["--rate", str(extra["rate"])]
     if mode == "graph":
         argv += ["--token", harness.ACCESS_TOKEN]
+    if extra.get("timeline"):
+        argv += ["--timeline", extra["timeline"]]
     out = subprocess.run(argv, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"webhook_load {mode} failed: {out.stdout}{out.stderr}")
@@ -106,13 +129,35 @@ def start_ready(stack, notify_path):
         sock.close()
 
 
-def one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms=0, strace_file="", rate=0):
-    with tempfile.TemporaryDirectory(prefix="dispatchd-bench-") as workdir:
-        stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
-                              record=False, quiet_graph=True, workdir=workdir, model_latency_ms=latency_ms,
-                              extra_config={"llm": {"max_concurrency": model_concurrency},
-                                            # the load generator's connections all come from 127.0.0.1
-                                            "http": {"max_connections_per_address": 512}})
+def stack_with_timelines(timelines, *args, **kwargs):
+    """harness.Stack, its fakes started with --timeline timelines[name] (by Process name):
+    harness.Stack starts them itself, so their argv is extended while it is built."""
+    plain = harness.Process
+
+    class WithTimeline(plain):
+        def __init__(self, argv, env=None, name=""):
+            super().__init__(list(argv) + (["--timeline", timelines[name]] if name in timelines else []), env=env,
+                             name=name)
+
+    harness.Process = WithTimeline
+    try:
+        return harness.Stack(*args, **kwargs)
+    finally:
+        harness.Process = plain
+
+
+def one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms=0, strace_file="", rate=0,
+            timelines=False):
+    with tempfile.TemporaryDirectory(prefix="dispatchd-bench-", dir=option("--tmpdir", "") or None) as workdir:
+        paths = {name: os.path.join(workdir, f"timeline-{name}.txt") for name in ("fake_model", "fake_graph",
+                                                                                  "webhook_load")}
+        stack = stack_with_timelines(
+            {k: paths[k] for k in ("fake_model", "fake_graph")} if timelines else {}, build, source,
+            scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False, quiet_graph=True,
+            workdir=workdir, model_latency_ms=latency_ms,
+            extra_config={"llm": {"max_concurrency": model_concurrency},
+                          # the load generator's connections all come from 127.0.0.1
+                          "http": {"max_connections_per_address": 512}})
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency,
                       "model_latency_ms": latency_ms, "webhook_rate": rate}
@@ -143,6 +188,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             cpu_before = cpu_seconds(pid)
             fakes_before = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid)
             threads_before = thread_cpu(pid)
+            sched_before = thread_schedstat(pid) if timelines else {}
             tracer = None
             if strace_file:
                 tracer = subprocess.Popen(["strace", "-c", "-f", "-o", strace_file, "-p", str(pid)],
@@ -153,7 +199,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             # however long the load generator then takes to exit.
             loading = {}
             loader = threading.Thread(target=lambda: loading.update(
-                acked=load(build, "webhook", stack.url("/webhooks/whatsapp"), count, concurrency, rate=rate)))
+                acked=load(build, "webhook", stack.url("/webhooks/whatsapp"), count, concurrency, rate=rate,
+                           timeline=paths["webhook_load"] if timelines else "")))
             loader.start()
             while True:
                 sent = db.execute("SELECT count(*) FROM actions WHERE status = 'sent'").fetchone()[0]
@@ -174,6 +221,17 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             fakes = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid) - fakes_before
             threads = thread_cpu(pid)
             busiest = max(threads[t] - threads_before.get(t, 0.0) for t in threads)
+            if timelines:
+                # On a shared machine a thread may be ready and get no CPU: the scheduler's
+                # run-queue wait of the busiest thread (the loop's) says how much.
+                sched = thread_schedstat(pid)
+                deltas = {t: (run - sched_before.get(t, (0, 0))[0], wait - sched_before.get(t, (0, 0))[1])
+                          for t, (run, wait) in sched.items()}
+                run_ns, wait_ns = max(deltas.values())
+                result["loop_thread_on_cpu_pct"] = round(100 * run_ns / 1e9 / elapsed)
+                result["loop_thread_waiting_for_cpu_pct"] = round(100 * wait_ns / 1e9 / elapsed)
+                result["dispatchd_waiting_for_cpu_ms_per_message"] = round(
+                    sum(w for _, w in deltas.values()) / 1e6 / count, 3)
             outcomes = dict(db.execute("SELECT outcome, count(*) FROM inbox GROUP BY 1").fetchall())
             if outcomes != {"replied": count} or sent != count:
                 raise RuntimeError(f"not every message was answered: {outcomes}, {sent} sent")
@@ -194,9 +252,12 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             db.close()
             code = daemon.stop()
             result["exit_code_on_sigterm"] = code
-            return result
         finally:
-            stack.close()
+            stack.close()  # the fakes write their timelines as they exit
+        if timelines:
+            result.update(overhead.join_files(paths["webhook_load"], paths["fake_model"], paths["fake_graph"],
+                                              model_concurrency))
+        return result
 
 
 def build_and_source(doc):
@@ -216,16 +277,23 @@ def main():
     runs, starts = option("--runs", 3), option("--starts", 5)
     model_concurrency = option("--model-concurrency", 64)
     latency_ms = option("--model-latency-ms", 0)
+    timelines = "--overhead" in sys.argv[3:]
     results = []
     for run in range(runs):
         result = one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms, option("--strace", ""),
-                         option("--webhook-rate", 0.0))
+                         option("--webhook-rate", 0.0), timelines)
         print(json.dumps(result), flush=True)
         results.append(result)
     keys = ["fake_model_alone", "fake_graph_alone", "messages_per_s", "webhooks_acked_per_s", "cpu_ms_per_message",
             "loop_thread_busy_pct", "fakes_and_load_cpu_ms_per_message",
             "idle_rss_mib", "peak_rss_mib", "ready_existing_db_ms", "ready_new_db_ms", "webhook_latency_ms_p50",
             "webhook_latency_ms_p99"]
+    if timelines:
+        keys += [f"{interval}_ms_{p}" for interval in ("webhook_to_model", "webhook_to_model_no_slot_wait",
+                                                       "webhook_to_ack", "ack_to_model", "answer_to_graph")
+                 for p in ("p50", "p99", "max")]
+        keys += ["overhead_slot_wait_messages", "overhead_model_max_in_flight", "loop_thread_on_cpu_pct",
+                 "loop_thread_waiting_for_cpu_pct", "dispatchd_waiting_for_cpu_ms_per_message"]
     summary = {k: statistics.median(r[k] for r in results) for k in keys}
     if "--json" in sys.argv[3:-1]:
         with open(option("--json", ""), "w") as f:
@@ -237,8 +305,13 @@ def main():
         print(f"  {'share_of_latency_bound':34} {summary['messages_per_s'] / bound:>10.2f}   (bound {bound:.0f}/s)")
     targets = {"messages_per_s": ">= 2000", "idle_rss_mib": "<= 35", "peak_rss_mib": "<= 70",
                "ready_existing_db_ms": "<= 100"}
+    if timelines:
+        targets.update({"webhook_to_model_ms_p99": "<= 2", "answer_to_graph_ms_p99": "<= 2"})
     for k in keys:
         print(f"  {k:34} {summary[k]:>10}   {('target ' + targets[k]) if k in targets else ''}")
+    if timelines:
+        unmatched = {k: sum(r["overhead_unmatched"][k] for r in results) for k in results[0]["overhead_unmatched"]}
+        print(f"  overhead keys not joined (all runs): {json.dumps(unmatched)}")
     return 0
 
 

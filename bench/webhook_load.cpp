@@ -6,7 +6,7 @@
 //   webhook_load --mode webhook --url http://127.0.0.1:P/webhooks/whatsapp --secret-env NAME
 //   webhook_load --mode openai  --url http://127.0.0.1:P/v1/chat/completions
 //   webhook_load --mode graph   --url http://127.0.0.1:P/v21.0/ID/messages --token T
-//   common: [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R]
+//   common: [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R] [--timeline FILE]
 //
 // With --rate the load is open-loop: request i leaves at start + i/R seconds (at most C in
 // flight; a request held back by that leaves as soon as one returns), as traffic arrives in
@@ -16,6 +16,13 @@
 // sender and wamid per request, non-ASCII escaped); `openai` and `graph` post what
 // dispatchd itself sends to the model and to the Graph API, to measure the fakes alone.
 // A benchmark tool: it never judges the numbers.
+//
+// --timeline writes FILE at the end (tests/fakes/timeline.h): per request a line "<ns>
+// webhook <sender>" stamped as it is handed to curl (curl writes it within the next turns
+// of this single-threaded loop, so the stamp is early, never late) and "<ns> webhook_acked
+// <sender>" when its answer came back, for the benchmark's overhead join
+// (bench/daemon_bench.py --overhead). The sender is unique per request and is what the
+// model's prompt and the Graph send carry on.
 
 #include <utility>
 
@@ -35,6 +42,7 @@
 
 #include "connectors/whatsapp/signature.h"
 #include "net/curl_transport.h"
+#include "tests/fakes/timeline.h"
 
 namespace {
 
@@ -49,6 +57,7 @@ struct Options {
   long concurrency = 64;
   std::uint64_t first_sender = 5215500000000;
   double rate = 0;  // requests per second; 0: closed loop
+  std::string timeline;
 };
 
 std::string webhook_body(long i, std::uint64_t sender, long now) {
@@ -113,6 +122,8 @@ class Load {
 
   bool ok() const { return m_errors == 0 && m_answered == m_options.count; }
 
+  bool write_timeline() const { return m_options.timeline.empty() || m_timeline.write(m_options.timeline); }
+
  private:
   // Open loop: sends every request that is due (as far as the concurrency allows), then
   // sleeps until the next one is.
@@ -148,8 +159,10 @@ class Load {
       request.headers.add("Authorization", "Bearer " + m_options.token);
     }
     const auto sent = Clock::now();
-    m_transport.send(std::move(request), [this, sent](dispatchd::net::HttpResult result) {
+    if (!m_options.timeline.empty()) m_timeline.add(sent, "webhook", std::to_string(sender));
+    m_transport.send(std::move(request), [this, sent, sender](dispatchd::net::HttpResult result) {
       const auto now = Clock::now();
+      if (!m_options.timeline.empty()) m_timeline.add(now, "webhook_acked", std::to_string(sender));
       m_latencies.push_back(std::chrono::duration<double, std::milli>(now - sent).count());
       if (result) {
         ++m_answered;
@@ -177,6 +190,7 @@ class Load {
   long m_errors = 0;
   std::map<int, long> m_statuses;
   std::vector<double> m_latencies;
+  dispatchd::fakes::Timeline m_timeline;
   Clock::time_point m_start{};
   Clock::time_point m_end{};
 };
@@ -184,7 +198,7 @@ class Load {
 int usage(const char* problem) {
   std::fprintf(stderr,
                "webhook_load: %s\nusage: webhook_load --mode webhook|openai|graph --url URL [--secret-env NAME] "
-               "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R]\n",
+               "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R] [--timeline FILE]\n",
                problem);
   return 2;
 }
@@ -213,6 +227,8 @@ int main(int argc, char** argv) {
       options.concurrency = std::atol(value);
     } else if (flag == "--rate") {
       options.rate = std::atof(value);
+    } else if (flag == "--timeline") {
+      options.timeline = value;
     } else if (flag == "--first-sender") {
       options.first_sender = std::strtoull(value, nullptr, 10);
     } else {
@@ -228,5 +244,9 @@ int main(int argc, char** argv) {
   load.start();
   io.run();
   load.report();
+  if (!load.write_timeline()) {
+    std::fprintf(stderr, "webhook_load: cannot write the timeline %s\n", options.timeline.c_str());
+    return 1;
+  }
   return load.ok() ? 0 : 1;
 }

@@ -162,8 +162,11 @@ struct FakeGraph::Impl {
   }
 
   // Decides the answer to one request and records both; sets `delay` for scripted delays.
+  // Called as soon as the request was read: it stamps RecordedRequest::received.
   Response answer(const Request& request, std::chrono::milliseconds& delay) {
+    const auto received = std::chrono::steady_clock::now();
     RecordedRequest record = record_of(request);
+    record.received = received;
     Response response = decide(request, record, delay);
     response.keep_alive(request.keep_alive());
     response.set(http::field::content_type, "application/json");

@@ -30,6 +30,8 @@ struct RecordedRequest {
   std::string target;  // path and query as received
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // When its last byte was read (CLOCK_MONOTONIC, which other processes share).
+  std::chrono::steady_clock::time_point received{};
   // From the JSON body when it parsed (empty otherwise):
   std::string messaging_product;
   std::string to;

@@ -2,13 +2,17 @@
 // trying the daemon by hand.
 //
 //   fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet]
+//              [--timeline FILE]
 //
 // ITEM scripts the answers to the first message POSTs, in order: a Graph error code with
 // a canned body (131047, 130429, 131056, 131026, 190, 100, 2, 1), "http:STATUS" (a bare
 // status), "delay:MS" (answer normally after MS milliseconds) or "ok".
 // stdout is JSON lines: first {"event":"listening","port":N,"base_url":"http://127.0.0.1:N/v21.0"},
 // then one {"event":"request",…} per request received (none with --quiet, for the
-// benchmark). Runs until SIGINT or SIGTERM.
+// benchmark). Runs until SIGINT or SIGTERM. --timeline writes FILE at exit
+// (tests/fakes/timeline.h): per request a line "<ns> graph_send <to>" for a text message or
+// "<ns> graph_other <to>" for anything else, stamped when its body was read, for the
+// benchmark's overhead join (bench/daemon_bench.py --overhead).
 // Exit 0 on a signal, 2 on bad flags or when it cannot listen.
 
 #include <pthread.h>
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "tests/fakes/fake_graph.h"
+#include "tests/fakes/timeline.h"
 
 namespace {
 
@@ -52,7 +57,8 @@ std::vector<ScriptedReply> script_list(std::string_view list) {
 
 int usage(const std::string& problem) {
   std::cerr << "fake_graph: " << problem << "\n"
-            << "usage: fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet]\n";
+            << "usage: fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet] "
+               "[--timeline FILE]\n";
   return 2;
 }
 
@@ -63,6 +69,8 @@ int main(int argc, char** argv) {
   std::vector<ScriptedReply> script;
   std::mutex out_mutex;
   bool quiet = false;
+  std::string timeline_path;
+  dispatchd::fakes::Timeline timeline;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string_view flag = argv[i];
@@ -78,6 +86,8 @@ int main(int argc, char** argv) {
         options.access_token = value;
       } else if (flag == "--phone-number-id") {
         options.phone_number_id = value;
+      } else if (flag == "--timeline") {
+        timeline_path = value;
       } else if (flag == "--script") {
         script = script_list(value);
       } else {
@@ -87,7 +97,11 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage(std::string("bad value: ") + e.what());
   }
-  options.on_request = [&out_mutex, quiet](const dispatchd::fakes::RecordedRequest& request) {
+  options.on_request = [&](const dispatchd::fakes::RecordedRequest& request) {
+    if (!timeline_path.empty()) {
+      const bool send = request.type == "text" && !request.to.empty();
+      timeline.add(request.received, send ? "graph_send" : "graph_other", request.to.empty() ? "-" : request.to);
+    }
     if (quiet) return;
     const std::lock_guard lock(out_mutex);
     std::cout << dispatchd::fakes::to_json_line(request) << std::endl;
@@ -113,6 +127,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "fake_graph: " << e.what() << "\n";
     return 2;
+  }
+  if (!timeline_path.empty() && !timeline.write(timeline_path)) {
+    std::cerr << "fake_graph: cannot write the timeline " << timeline_path << "\n";
+    return 1;
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // fake_model: the fake model server as a program, for the demo and the benchmark.
 //
 //   fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE]
+//              [--timeline FILE]
 //
 // Speaks the OpenAI, Gemini and Anthropic formats (routed by path). Without a scenario it
 // answers every request with `default`. A scenario file says what the "model" answers:
@@ -19,6 +20,10 @@
 // {"event":"error","status":N}. Prints one line {"event":"listening","port":N} first and
 // then runs until SIGTERM or SIGINT. --dump-requests appends one JSON line per model request to
 // FILE: {"target","headers":[[name,value]...],"body"} (the secrets audit of tests/e2e reads it).
+// --timeline writes FILE at exit (tests/fakes/timeline.h): per model request a line
+// "<ns> model_request <sender>" stamped when its body was read, and "<ns> model_answer
+// <sender>" just before its answer was written (after --latency-ms), for the benchmark's
+// overhead join (bench/daemon_bench.py --overhead).
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <unistd.h>
@@ -30,6 +35,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -37,6 +43,7 @@
 
 #include "common/json_out.h"
 #include "tests/fakes/fake_model_server.h"
+#include "tests/fakes/timeline.h"
 
 namespace {
 
@@ -158,6 +165,8 @@ int main(int argc, char** argv) {
   int latency_ms = 0;
   bool record = true;
   std::ofstream dump;
+  std::string timeline_path;
+  Timeline timeline;
   Scenario scenario;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -165,6 +174,8 @@ int main(int argc, char** argv) {
       port = static_cast<unsigned short>(std::atoi(argv[++i]));
     else if (arg == "--latency-ms" && i + 1 < argc)
       latency_ms = std::atoi(argv[++i]);
+    else if (arg == "--timeline" && i + 1 < argc)
+      timeline_path = argv[++i];
     else if (arg == "--no-record")
       record = false;
     else if (arg == "--dump-requests" && i + 1 < argc) {
@@ -181,14 +192,15 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(
           stderr,
-          "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE]\n");
+          "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE] "
+          "[--timeline FILE]\n");
       return 2;
     }
   }
-  FakeModelServer server(port);
-  server.set_recording(record);
+  auto server = std::make_unique<FakeModelServer>(port);
+  server->set_recording(record);
   std::map<std::string, std::size_t> errors_served;  // by first user turn; the responder runs on one thread
-  server.set_responder([&](const ReceivedRequest& request) -> std::optional<FakeReply> {
+  server->set_responder([&](const ReceivedRequest& request) -> std::optional<FakeReply> {
     if (dump.is_open()) dump << dump_line(request) << std::flush;
     rapidjson::Document body;
     body.Parse(request.body.c_str());
@@ -196,6 +208,13 @@ int main(int argc, char** argv) {
     int attempt = 0;
     read_turns(request.dialect, body, first_user, attempt);
     const std::string sender = sender_of(first_user);
+    const auto stamped = [&](FakeReply reply) {
+      if (timeline_path.empty()) return reply;
+      const std::string key = sender.empty() ? "-" : sender;
+      timeline.add(request.received, "model_request", key);
+      reply.before_write = [&timeline, key] { timeline.add(Timeline::Clock::now(), "model_answer", key); };
+      return reply;
+    };
     const std::vector<std::string>* replies = &scenario.fallback;
     for (const auto& rule : scenario.rules) {
       if (first_user.find(rule.when) != std::string::npos && !rule.replies.empty()) {
@@ -208,7 +227,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             FakeReply reply = FakeReply::error(status);
             if (status == 429) reply.with_header("Retry-After", "1");
-            return reply.after(std::chrono::milliseconds(latency_ms));
+            return stamped(reply.after(std::chrono::milliseconds(latency_ms)));
           }
         }
         break;
@@ -217,12 +236,17 @@ int main(int argc, char** argv) {
     const auto& text = (*replies)[std::min<std::size_t>(static_cast<std::size_t>(attempt), replies->size() - 1)];
     std::string out = replace_all(text, "{sender}", sender);
     if (out.find("{message}") != std::string::npos) out = replace_all(out, "{message}", message_of(first_user));
-    return FakeReply::text(std::move(out)).after(std::chrono::milliseconds(latency_ms));
+    return stamped(FakeReply::text(std::move(out)).after(std::chrono::milliseconds(latency_ms)));
   });
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });
-  std::printf("{\"event\":\"listening\",\"port\":%u}\n", server.port());
+  std::printf("{\"event\":\"listening\",\"port\":%u}\n", server->port());
   std::fflush(stdout);
   while (!g_stop) pause();
+  server.reset();  // joins the server thread: nothing adds to the timeline any more
+  if (!timeline_path.empty() && !timeline.write(timeline_path)) {
+    std::fprintf(stderr, "fake_model: cannot write the timeline %s\n", timeline_path.c_str());
+    return 1;
+  }
   return 0;
 }

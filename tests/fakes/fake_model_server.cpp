@@ -234,8 +234,10 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void on_read(beast::error_code ec) {
     if (ec) return close();
+    const auto received = std::chrono::steady_clock::now();
     const auto& req = m_parser->get();
-    const ReceivedRequest record = to_record(req);
+    ReceivedRequest record = to_record(req);
+    record.received = received;
     std::size_t serial = 0;
     const FakeReply reply = m_state.take(record, serial);
     m_dialect = record.dialect;
@@ -245,6 +247,7 @@ class Session : public std::enable_shared_from_this<Session> {
     m_response.keep_alive(req.keep_alive());
     m_response.body() = reply_body(record.dialect, reply, record, serial);
     m_response.prepare_payload();
+    m_before_write = reply.before_write;
     std::optional<std::chrono::milliseconds> held;
     if (m_dialect != Dialect::unknown)
       held = m_state.hold([weak = weak_from_this()] {
@@ -259,6 +262,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void write() {
     m_state.answered(m_dialect);  // before the write: the client cannot have it earlier
+    if (m_before_write) std::exchange(m_before_write, nullptr)();
     m_stream.expires_after(k_io_deadline);
     http::async_write(m_stream, m_response, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec || !self->m_response.keep_alive()) return self->close();
@@ -278,6 +282,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> m_parser;
   http::response<http::string_body> m_response;
   Dialect m_dialect = Dialect::unknown;
+  std::function<void()> m_before_write;
 };
 
 }  // namespace

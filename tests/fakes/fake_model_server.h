@@ -39,6 +39,9 @@ struct FakeReply {
   std::vector<std::pair<std::string, std::string>> headers;  // extra ones, e.g. Retry-After
   std::optional<std::string> raw_body;                       // sent verbatim instead of a generated body
   std::chrono::milliseconds delay{0};                        // waited (without blocking the server) before answering
+  // Called on the server thread just before the answer is written, after the delay (the
+  // benchmark's timeline stamps it there). Held requests call it too.
+  std::function<void()> before_write;
   int input_tokens = 11;
   int output_tokens = 7;
 
@@ -58,6 +61,8 @@ struct ReceivedRequest {
   std::string target;                                        // path and query as sent
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
+  // When its last byte was read (CLOCK_MONOTONIC, which other processes share).
+  std::chrono::steady_clock::time_point received{};
 
   // The first value of header `name` (lower-case), or "" when absent.
   std::string header(std::string_view name) const;

@@ -5,6 +5,8 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <mutex>
+#include <optional>
 
 #include "net/curl_transport.h"
 #include "tests/io_run.h"
@@ -80,4 +82,33 @@ TEST_CASE("fake model: a gate that never fills lets its requests go at the cap, 
   client.send();
   test::run_until(client.io, [&] { return client.answered == 3; });
   CHECK(std::chrono::steady_clock::now() - later < 1s);
+}
+
+TEST_CASE("fake model: a request carries when it was read, and before_write runs after the delay, once") {
+  FakeModelServer fake;
+  std::mutex mutex;  // the stamps are taken on the server's thread
+  std::chrono::steady_clock::time_point received{};
+  std::chrono::steady_clock::time_point written{};
+  int writes = 0;
+  fake.set_responder([&](const fakes::ReceivedRequest& request) -> std::optional<FakeReply> {
+    const std::lock_guard lock(mutex);
+    received = request.received;
+    FakeReply reply = FakeReply::raw(200, "ok").after(100ms);
+    reply.before_write = [&] {
+      const std::lock_guard inner(mutex);
+      written = std::chrono::steady_clock::now();
+      ++writes;
+    };
+    return reply;
+  });
+  Client client{fake};
+  const auto sent = std::chrono::steady_clock::now();
+  client.send();
+  test::run_until(client.io, [&] { return client.answered == 1; });
+  const auto answered = std::chrono::steady_clock::now();
+  const std::lock_guard lock(mutex);
+  CHECK(writes == 1);
+  CHECK(sent <= received);
+  CHECK(written - received >= 100ms);  // the delay lies between the two stamps
+  CHECK(written <= answered);
 }
