@@ -8,7 +8,8 @@ The history is written by bench/large_db (through the store's own functions): ab
 recorded attempts per message, so N attempts (100,000) need N / 1.08 messages. An existing
 --db is reused as it is. The replay runs against a copy of catalog/examples/support.en.json
 without `escalate_to_human` (4% of the history's replies change), R times (3); reported:
-the median wall time, messages/s and attempts/s, and the peak RSS of dispatchctl.
+the median wall time, messages/s and attempts/s, CPU time per run and the peak RSS of
+dispatchctl.
 """
 import json
 import os
@@ -47,6 +48,7 @@ def main():
                "--report", os.path.join(work, "report.md"), "--json"]
     print("command:", " ".join(command))
     times, summary = [], None
+    before = sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
     for _ in range(runs):
         t = time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True)
@@ -55,13 +57,17 @@ def main():
             sys.exit(f"replay failed ({done.returncode}): {done.stderr}")
         summary = json.loads(done.stdout)["summary"]
     wall = statistics.median(times)
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rss_mb = usage.ru_maxrss / 1024
+    cpu = (usage.ru_utime + usage.ru_stime - before) / runs
     print(f"replayed {summary['messages']} messages, {summary['attempts']} attempts "
           f"({summary['checked']} checked, {summary['valid_to_refused']} valid -> refused, "
           f"{summary['refused_to_valid']} refused -> valid)")
     print(f"wall (median of {runs}): {wall:.2f} s; runs: {', '.join(f'{t:.2f}' for t in times)}")
     print(f"throughput: {summary['messages'] / wall:,.0f} messages/s, {summary['attempts'] / wall:,.0f} attempts/s; "
           f"peak RSS {rss_mb:.0f} MB")
+    print(f"CPU per run (user + sys, mean): {cpu:.2f} s: {summary['messages'] / cpu:,.0f} messages per CPU second "
+          f"(wall above CPU: the machine's other load, and reads from the page cache)")
 
 
 if __name__ == "__main__":

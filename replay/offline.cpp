@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <queue>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -14,9 +14,11 @@
 namespace dispatchd::replay {
 namespace {
 
-// Messages per read: large enough that the per-page query cost is spread thin, small
-// enough that a page of 64 KiB replies stays a few megabytes.
-constexpr std::int64_t k_page_messages = 500;
+// Keys per page: each page scans the inbox (no index on received_at), so pages are long;
+// a key is a few dozen bytes.
+constexpr std::int64_t k_page_keys = 10000;
+// Messages whose attempts are read at once: a batch of 64 KiB replies stays small.
+constexpr std::size_t k_batch = 250;
 
 // Finish reasons with which the providers say the output limit cut the answer off (llm/:
 // the agent records such an answer as the provider's `truncated`, whatever its text).
@@ -182,20 +184,32 @@ std::expected<Report, store::Error> run_offline(store::Database& db, const catal
   Replayer replayer(catalog, report);
   std::optional<Sampler> sampler;
   if (selection.sample) sampler.emplace(*selection.sample, selection.seed);
-  store::ReplayPage page{.since = selection.since};
+  store::ReplayPage page{.since = selection.since, .messages = k_page_keys};
   std::int64_t seen = 0;
-  while (!selection.limit || seen < *selection.limit) {
-    page.messages = selection.limit ? std::min(k_page_messages, *selection.limit - seen) : k_page_messages;
-    auto messages = store::recorded_attempts(db, page);
-    if (!messages) return std::unexpected(std::move(messages.error()));
-    if (messages->empty()) break;
-    seen += static_cast<std::int64_t>(messages->size());
-    page.after = store::ReplayKey{messages->back().received_at, messages->back().id};
-    for (auto& message : *messages) {
-      if (sampler)
-        sampler->offer(std::move(message));
-      else
-        replayer.replay(message);
+  const auto take = [&](store::RecordedMessage& message) {
+    if (selection.limit && seen == *selection.limit) return false;
+    ++seen;
+    if (sampler)
+      sampler->offer(std::move(message));
+    else
+      replayer.replay(message);
+    return true;
+  };
+  for (bool more = true; more;) {
+    auto keys = store::replay_keys(db, page);
+    if (!keys) return std::unexpected(std::move(keys.error()));
+    if (keys->empty()) break;
+    page.after = keys->back();
+    for (std::size_t from = 0; more && from < keys->size(); from += k_batch) {
+      const std::span<const store::ReplayKey> batch(keys->data() + from, std::min(k_batch, keys->size() - from));
+      auto messages = store::recorded_attempts(db, batch);
+      if (!messages) return std::unexpected(std::move(messages.error()));
+      for (auto& message : *messages) {
+        if (!take(message)) {
+          more = false;
+          break;
+        }
+      }
     }
   }
   if (sampler) {

@@ -3,12 +3,14 @@
 // the agent recorded, with what the validator needs to judge its raw output again (the
 // message's sender and text, exactly as the agent passed them), in received_at order.
 //
-// Read through the documented views (v_messages, v_attempts) in pages: each call is one
-// short read, so a replay of a large history never holds a read snapshot for long (which
-// would keep the WAL from being checkpointed while the daemon writes).
+// Read through the documented views (v_messages, v_attempts) in keyset pages: first the
+// messages' keys in order, then their attempts in small batches. Each call is one short
+// read, so a replay of a large history never holds a read snapshot for long (which would
+// keep the WAL from being checkpointed while the daemon writes).
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,7 @@ struct RecordedMessage {
   std::vector<RecordedAttempt> attempts;  // at least one, in attempt order
 };
 
-// Where the previous page ended: its last message's (received_at, id).
+// A message's place in received_at order.
 struct ReplayKey {
   std::string received_at;
   std::int64_t message_id = 0;
@@ -48,13 +50,17 @@ struct ReplayKey {
 struct ReplayPage {
   std::optional<std::string> since;  // "YYYY-MM-DD": messages received that UTC day or later
   std::optional<ReplayKey> after;    // keyset: only messages after this one
-  std::int64_t messages = 500;       // at most this many messages (with all their attempts)
+  std::int64_t messages = 10000;     // at most this many keys
 };
 
-// The messages that have at least one recorded attempt, oldest first (received_at, then
-// id), each with all its attempts. Messages without attempts (still pending, or decided by
-// a type rule) are not returned and do not count toward `messages`. An empty result is the
-// end. REQUIRES: page.messages > 0.
-Result<std::vector<RecordedMessage>> recorded_attempts(Database& db, const ReplayPage& page);
+// The keys of the next messages, oldest first (received_at, then id), whether or not they
+// have attempts; an empty result is the end. Keys only, so that a page can be long: without
+// an index on received_at each page costs a scan of the inbox. REQUIRES: page.messages > 0.
+Result<std::vector<ReplayKey>> replay_keys(Database& db, const ReplayPage& page);
+
+// The messages of `keys` that have recorded attempts, each with all of them, in the order of
+// `keys` (a message without attempts is left out). Everything is read at once: pass a few
+// hundred keys at a time.
+Result<std::vector<RecordedMessage>> recorded_attempts(Database& db, std::span<const ReplayKey> keys);
 
 }  // namespace dispatchd::store

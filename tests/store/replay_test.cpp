@@ -36,7 +36,22 @@ std::vector<std::string> provider_ids(const std::vector<store::RecordedMessage>&
 
 }  // namespace
 
-TEST_CASE("store: recorded attempts come by received_at in pages that never split a message", "[store][replay]") {
+// Every message with its attempts, read as run_offline reads them: key pages of `per_page`.
+std::vector<store::RecordedMessage> read_all(store::Database& db, store::ReplayPage page) {
+  std::vector<store::RecordedMessage> out;
+  while (true) {
+    auto keys = store::replay_keys(db, page);
+    REQUIRE(keys);
+    if (keys->empty()) return out;
+    REQUIRE(keys->size() <= static_cast<std::size_t>(page.messages));
+    page.after = keys->back();
+    auto messages = store::recorded_attempts(db, *keys);
+    REQUIRE(messages);
+    out.insert(out.end(), messages->begin(), messages->end());
+  }
+}
+
+TEST_CASE("store: recorded attempts come by received_at, keyset page after page", "[store][replay]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
   // Inserted out of received_at order; "d" has no attempts.
@@ -46,10 +61,15 @@ TEST_CASE("store: recorded attempts come by received_at in pages that never spli
   message(db, "b", k_t0 + 24h, 2);
   message(db, "e", k_t0 + 24h, 1);  // same second as "b": then by message id
 
-  auto all = store::recorded_attempts(db, {});
-  REQUIRE(all);
-  CHECK(provider_ids(*all) == std::vector<std::string>{"a", "b", "e", "c"});
-  const auto& a = all->front();
+  auto keys = store::replay_keys(db, {});
+  REQUIRE(keys);
+  REQUIRE(keys->size() == 5);
+  CHECK(keys->at(0).received_at == "2026-11-30T12:00:00Z");
+  CHECK(keys->at(1).received_at == "2026-11-30T13:00:00Z");  // "d": a key, though it has no attempts
+
+  const auto all = read_all(db, {});
+  CHECK(provider_ids(all) == std::vector<std::string>{"a", "b", "e", "c"});
+  const auto& a = all.front();
   CHECK(a.sender == "1555a");
   CHECK(a.text == "text of a");
   CHECK(a.received_at == "2026-11-30T12:00:00Z");
@@ -60,26 +80,18 @@ TEST_CASE("store: recorded attempts come by received_at in pages that never spli
   CHECK(a.attempts[2].raw_output == "out a 3");
   CHECK(a.attempts[2].verdict == store::Verdict::valid);
 
-  SECTION("pages of one message follow the keyset") {
-    std::vector<std::string> seen;
-    store::ReplayPage page{.messages = 1};
-    while (true) {
-      auto next = store::recorded_attempts(db, page);
-      REQUIRE(next);
-      if (next->empty()) break;
-      REQUIRE(next->size() == 1);
-      seen.push_back(next->front().provider_message_id);
-      CHECK_FALSE(next->front().attempts.empty());
-      page.after = store::ReplayKey{next->front().received_at, next->front().id};
-    }
-    CHECK(seen == std::vector<std::string>{"a", "b", "e", "c"});
+  SECTION("pages of one or two keys give the same messages") {
+    CHECK(provider_ids(read_all(db, {.messages = 1})) == provider_ids(all));
+    CHECK(provider_ids(read_all(db, {.messages = 2})) == provider_ids(all));
+  }
+  SECTION("attempts in the order of the keys given") {
+    const std::vector<store::ReplayKey> reversed(keys->rbegin(), keys->rend());
+    auto messages = store::recorded_attempts(db, reversed);
+    REQUIRE(messages);
+    CHECK(provider_ids(*messages) == std::vector<std::string>{"c", "e", "b", "a"});
   }
   SECTION("since a day: received that UTC day or later") {
-    auto later = store::recorded_attempts(db, {.since = "2026-12-01"});
-    REQUIRE(later);
-    CHECK(provider_ids(*later) == std::vector<std::string>{"b", "e", "c"});
-    auto none = store::recorded_attempts(db, {.since = "2026-12-03"});
-    REQUIRE(none);
-    CHECK(none->empty());
+    CHECK(provider_ids(read_all(db, {.since = "2026-12-01"})) == std::vector<std::string>{"b", "e", "c"});
+    CHECK(read_all(db, {.since = "2026-12-03"}).empty());
   }
 }
