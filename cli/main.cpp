@@ -46,6 +46,12 @@ constexpr const char* k_usage =
     "      exit 0 printed (also with defects), 1 cannot be decoded\n"
     "  staff add NAME | staff list [--json] | staff revoke NAME\n"
     "      named staff accounts for the staff page and API; add prints the token once (first line)\n"
+    "  replay --offline --report OUT.md [--catalog NEW] [--since YYYY-MM-DD] [--limit N]\n"
+    "         [--sample N [--seed S]] [--json]\n"
+    "      judge every recorded model output again against the catalog (NEW, else the config's):\n"
+    "      the Markdown report lists the replies whose verdict changes; --json prints it as JSON\n"
+    "      on stdout. --online, --system-prompt, --llm-model: not yet supported (exit 2)\n"
+    "      exit 0 report written, 1 cannot open or write, 2 usage error\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -60,7 +66,7 @@ constexpr Command k_commands[] = {
     {"catalog", dispatchd::cli::cmd_catalog},   {"migrate", dispatchd::cli::cmd_migrate},
     {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
-    {"staff", dispatchd::cli::cmd_staff},
+    {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

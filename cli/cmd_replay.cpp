@@ -1,0 +1,148 @@
+// dispatchctl replay: what would a catalog change have done to past traffic? --offline
+// judges every recorded model output again with the validator (replay/offline.h); --online
+// (the agent loop against a model, in a scratch copy) is parsed but not built yet.
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/target.h"
+#include "replay/offline.h"
+
+namespace dispatchd::cli {
+namespace {
+
+constexpr const char* k_usage =
+    "usage: dispatchctl replay --config FILE | --db FILE (--offline | --online) [--catalog NEW]\n"
+    "         [--system-prompt NEW] [--llm-model NAME] [--since YYYY-MM-DD] [--limit N] [--sample N [--seed S]]\n"
+    "         --report OUT.md [--json]";
+
+constexpr int k_exit_failure = 1;
+
+int failure(const std::string& message) {
+  std::fprintf(stderr, "dispatchctl: replay: %s\n", message.c_str());
+  return k_exit_failure;
+}
+
+// A strict YYYY-MM-DD naming a real day.
+bool is_day(const std::string& text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
+  int y = 0;
+  unsigned m = 0, d = 0;
+  const char* s = text.data();
+  const auto digits = [&](int from, int to, auto& out) {
+    const auto [end, ec] = std::from_chars(s + from, s + to, out);
+    return ec == std::errc() && end == s + to;
+  };
+  if (!digits(0, 4, y) || !digits(5, 7, m) || !digits(8, 10, d)) return false;
+  return std::chrono::year_month_day{std::chrono::year{y}, std::chrono::month{m}, std::chrono::day{d}}.ok();
+}
+
+// A count given as --NAME N: a positive integer (or, with `zero_ok`, 0 as well).
+std::expected<std::optional<std::uint64_t>, std::string> count_option(const Args& args, const std::string& name,
+                                                                      bool zero_ok = false) {
+  const auto text = args.get(name);
+  if (!text) return std::nullopt;
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+  if (ec != std::errc() || end != text->data() + text->size() || (n == 0 && !zero_ok) ||
+      n > static_cast<std::uint64_t>(INT64_MAX))
+    return std::unexpected("--" + name + (zero_ok ? " takes a number" : " takes a positive number"));
+  return n;
+}
+
+std::expected<replay::Selection, std::string> selection_of(const Args& args) {
+  replay::Selection selection;
+  selection.since = args.get("since");
+  if (selection.since && !is_day(*selection.since))
+    return std::unexpected("--since takes a UTC day written YYYY-MM-DD");
+  const auto limit = count_option(args, "limit");
+  const auto sample = count_option(args, "sample");
+  const auto seed = count_option(args, "seed", true);
+  for (const auto* n : {&limit, &sample, &seed})
+    if (!*n) return std::unexpected(n->error());
+  if (*limit) selection.limit = static_cast<std::int64_t>(**limit);
+  if (*sample) selection.sample = static_cast<std::int64_t>(**sample);
+  if (*seed) {
+    if (!selection.sample) return std::unexpected("--seed goes with --sample");
+    selection.seed = **seed;
+  }
+  return selection;
+}
+
+// The whole report or nothing: written next to PATH, then renamed over it.
+bool write_report(const std::string& path, const std::string& text, std::string& error) {
+  const std::string partial = path + ".partial";
+  std::FILE* out = std::fopen(partial.c_str(), "wb");
+  if (!out) return error = "cannot write " + partial, false;
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !written) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    return error = "cannot write " + partial, false;
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) return error = "cannot write " + path + ": " + ec.message(), false;
+  return true;
+}
+
+// Usage errors that do not need the database; "" when the command line is usable.
+std::string check_mode(const Args& args) {
+  if (!args.positional.empty()) return k_usage;
+  if (args.has("offline") == args.has("online")) return "replay takes --offline or --online (one of them)";
+  if (args.has("online")) return "replay --online is not yet supported (use --offline)";
+  if (args.has("system-prompt") || args.has("llm-model"))
+    return "--system-prompt and --llm-model change what the model is asked: they need --online, not yet supported";
+  if (!args.has("report")) return "replay needs --report OUT.md";
+  if (!args.has("config") && !args.has("db")) return "which database? give --config FILE or --db FILE";
+  return "";
+}
+
+}  // namespace
+
+int cmd_replay(int argc, char** argv) {
+  auto specs = target_options();
+  specs.insert(specs.end(), {{"offline", false},
+                             {"online", false},
+                             {"system-prompt", true},
+                             {"llm-model", true},
+                             {"since", true},
+                             {"limit", true},
+                             {"sample", true},
+                             {"seed", true},
+                             {"report", true},
+                             {"json", false}});
+  auto args = parse_args(argc, argv, 2, specs);
+  if (!args) return usage_error(args.error());
+  if (const auto problem = check_mode(*args); !problem.empty()) return usage_error(problem);
+  const auto selection = selection_of(*args);
+  if (!selection) return usage_error(selection.error());
+
+  auto target = open_target(*args);
+  if (!target) return failure(target.error());
+  auto catalog = target_catalog(*args, *target);
+  if (!catalog) return failure(catalog.error());
+  auto report = replay::run_offline(target->db, *catalog, *selection);
+  if (!report) return failure("cannot read the recorded attempts: " + report.error().message);
+  report->catalog = args->get("catalog").value_or(target->config ? target->config->catalog : "");
+
+  std::string error;
+  if (!write_report(*args->get("report"), replay::to_markdown(*report), error)) return failure(error);
+  if (args->has("json")) {
+    std::printf("%s\n", replay::to_json(*report).c_str());
+  } else {
+    const auto& total = report->summary.total;
+    std::printf(
+        "replay: %lld attempts of %lld messages checked: %lld unchanged, %lld valid -> refused, %lld refused -> "
+        "valid; report in %s\n",
+        static_cast<long long>(total.checked), static_cast<long long>(report->summary.messages),
+        static_cast<long long>(total.unchanged), static_cast<long long>(total.valid_to_refused),
+        static_cast<long long>(total.refused_to_valid), args->get("report")->c_str());
+  }
+  return k_exit_ok;
+}
+
+}  // namespace dispatchd::cli
