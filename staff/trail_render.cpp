@@ -336,7 +336,7 @@ void actions_md(std::string& out, const store::Trail& t) {
     for (const auto& d : a.deliveries)
       line(out, "- delivery " + d.status + " at " + d.at +
                     (d.provider_message_id ? " (" + *d.provider_message_id + ")" : "") +
-                    (d.error ? ": " + *d.error : ""));
+                    (d.error ? ": " + table_cell(*d.error) : ""));
   }
 }
 

@@ -155,6 +155,39 @@ TEST_CASE("trail: an accepted answer followed by another attempt is a tool call 
   CHECK(json["tool_calls"][0]["answer"].IsNull());
 }
 
+TEST_CASE("trail: an outbox row with its body and the channel's delivery reports", "[trail]") {
+  auto t = hand_made();
+  store::TrailAction a;
+  a.row = {11,
+           7,
+           "send_message",
+           R"({"content":"It ships today"})",
+           "15551234567",
+           "It ships today",
+           "sent",
+           "dispatchd",
+           "wamid.out11",
+           std::nullopt,
+           "2026-11-30T12:00:09Z"};
+  a.created_at = "2026-11-30T12:00:05Z";
+  a.deliveries = {{40, "2026-11-30T12:01:00Z", "delivered", "wamid.out11", std::nullopt},
+                  {41, "2026-11-30T12:02:00Z", "failed", std::nullopt, "(#131026) undeliverable\nretry | later"}};
+  t.actions = {a};
+  const std::string md = staff::trail_markdown(t);
+  CHECK(md.find("| 11 | send_message | sent | dispatchd | 15551234567 | wamid.out11 | - |") != std::string::npos);
+  CHECK(md.find("Body sent to 15551234567:\n\n```text\nIt ships today\n```\n") != std::string::npos);
+  CHECK(md.find("- delivery delivered at 2026-11-30T12:01:00Z (wamid.out11)\n") != std::string::npos);
+  CHECK(md.find("- delivery failed at 2026-11-30T12:02:00Z: (#131026) undeliverable retry \\| later\n") !=
+        std::string::npos);
+  const auto json = parse_json(staff::trail_json(t));
+  const auto& row = json["actions"][0];
+  CHECK(std::string(row["arguments"]["content"].GetString()) == "It ships today");
+  REQUIRE(row["deliveries"].Size() == 2);
+  CHECK(std::string(row["deliveries"][0]["status"].GetString()) == "delivered");
+  CHECK(row["deliveries"][1]["provider_message_id"].IsNull());
+  CHECK(json["decision"]["sent_actions"][0].GetInt() == 11);
+}
+
 TEST_CASE("trail: a broken chain is said in both documents", "[trail]") {
   auto t = hand_made();
   t.chain = store::TrailChain{4, 9, {3, 6, "its contents do not match its hash: the row was changed"}};
