@@ -44,6 +44,10 @@ constexpr const char* k_usage =
     "      the email as the agent sees it (decoded, quoted history trimmed), as JSON;\n"
     "      --gmail-json: FILE is a Gmail messages.get?format=raw response\n"
     "      exit 0 printed (also with defects), 1 cannot be decoded\n"
+    "  trail MESSAGE_ID | --provider-id ID [--markdown | --json]\n"
+    "      one message's story: context, attempts, decision, outbox, escalations, staff\n"
+    "      actions, audit events and their chain; Markdown by default\n"
+    "      exit 0 printed, 1 no such message, 2 usage error\n"
     "  staff add NAME | staff list [--json] | staff revoke NAME\n"
     "      named staff accounts for the staff page and API; add prints the token once (first line)\n"
     "  replay --offline --report OUT.md [--catalog NEW] [--since YYYY-MM-DD] [--limit N]\n"
@@ -67,6 +71,7 @@ constexpr Command k_commands[] = {
     {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
     {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
+    {"trail", dispatchd::cli::cmd_trail},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

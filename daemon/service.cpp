@@ -45,7 +45,8 @@ constexpr int k_session_sweep_ticks = 3600;            // expired staff sessions
 StaffApiSettings staff_settings(const config::Config& config) {
   return {"",
           {std::chrono::minutes(config.staff.session_idle_minutes), std::chrono::hours(config.staff.session_max_hours)},
-          config.staff.secure_cookies};
+          config.staff.secure_cookies,
+          static_cast<std::size_t>(config.llm.history_messages)};
 }
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }

@@ -8,6 +8,8 @@
 #include "common/text.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
+#include "staff/trail_render.h"
+#include "store/trail.h"
 #include "store/views.h"
 #include "validator/validator.h"
 #include "web/assets.h"
@@ -191,6 +193,7 @@ Response StaffApi::handle(const Request& request) {
     if (request.method != "GET") return refusal(405, "use GET");
     return events(request);
   }
+  if (request.path.starts_with("/api/messages/")) return trail(request);
   return escalations(request, *who, now);
 }
 
@@ -255,6 +258,21 @@ Response StaffApi::events(const Request& request) {
   Response r{200, "", "text/event-stream; charset=utf-8", {{"Cache-Control", "no-cache"}}, {}};
   r.on_stream = [this, last](std::shared_ptr<Stream> stream) { m_events.subscribe(std::move(stream), last); };
   return r;
+}
+
+// GET /api/messages/{message_id}/trail: the same JSON as `dispatchctl trail --json`.
+Response StaffApi::trail(const Request& request) {
+  constexpr std::string_view k_prefix = "/api/messages/";
+  constexpr std::string_view k_suffix = "/trail";
+  const std::string_view path = request.path;
+  if (!path.ends_with(k_suffix) || path.size() <= k_prefix.size() + k_suffix.size())
+    return refusal(404, "no such endpoint");
+  const auto id = parse_id(path.substr(k_prefix.size(), path.size() - k_prefix.size() - k_suffix.size()));
+  if (!id) return refusal(404, "no such message");
+  if (request.method != "GET") return refusal(405, "use GET");
+  auto trail = store::load_trail(m_db, *id, m_settings.history_messages);
+  if (!trail) return store_failure(trail.error());
+  return json(200, staff::trail_json(*trail));
 }
 
 Response StaffApi::escalations(const Request& request, const staff::Staffer& who, store::Time now) {

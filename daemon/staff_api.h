@@ -16,6 +16,7 @@
 //   POST /api/escalations/{id}/claim|approve|edit|reply|dismiss
 //        the decisions of staff/decisions.h: 200 {"ok":true,...}, 409 with the refusal and,
 //        for a refused edit, the validator's verdict
+//   GET  /api/messages/{message_id}/trail            one message's trail (staff/trail_render.h JSON)
 //   GET  /api/catalog                                the catalog, for the page's action form
 //   GET  /api/events                                 Server-Sent Events (escalation_events.h)
 //   GET  /staff/...                                  the page's files (web/assets.h)
@@ -39,6 +40,7 @@ struct StaffApiSettings {
   std::string admin_token;  // empty: accounts are managed with dispatchctl only
   staff::SessionPolicy sessions;
   bool secure_cookies = false;
+  std::size_t history_messages = 10;  // llm.history_messages: the history a trail shows
 };
 
 class StaffApi {
@@ -60,6 +62,7 @@ class StaffApi {
   Response decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
                   store::Time now);
   Response events(const Request& request);
+  Response trail(const Request& request);
   std::string cookie(const std::string& value, std::optional<int> max_age_s) const;
 
   store::Database& m_db;

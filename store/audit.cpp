@@ -58,21 +58,21 @@ Result<void> record_event(Database& db, const AuditEvent& event) {
   });
 }
 
-Result<AuditCheck> verify_audit(Database& db) {
-  auto rows =
-      Query::prepare(db, "SELECT id, at, event, message_id, actor, detail, prev_hash, hash FROM audit ORDER BY id");
-  if (!rows) return std::unexpected(rows.error());
+namespace {
+
+// Walks `rows` (id, at, event, message_id, actor, detail, prev_hash, hash in id order),
+// starting from the hash `expected_prev`; stops at the first bad row.
+Result<AuditCheck> check_rows(Query& rows, std::string expected_prev) {
   AuditCheck check;
-  std::string expected_prev = k_audit_genesis;
   while (true) {
-    auto row = rows->step();
+    auto row = rows.step();
     if (!row) return std::unexpected(row.error());
     if (!*row) break;
     ++check.events;
-    const std::int64_t id = rows->integer(0);
-    const AuditEvent event{rows->text(1), rows->text(2), rows->optional_integer(3), rows->text(4), rows->text(5)};
-    const std::string prev = rows->text(6);
-    const std::string stored = rows->text(7);
+    const std::int64_t id = rows.integer(0);
+    const AuditEvent event{rows.text(1), rows.text(2), rows.optional_integer(3), rows.text(4), rows.text(5)};
+    const std::string prev = rows.text(6);
+    const std::string stored = rows.text(7);
     if (prev != expected_prev) {
       check.first_broken = id;
       check.reason = "its prev_hash is not the hash of the row before it: a row before it was deleted or changed";
@@ -86,6 +86,33 @@ Result<AuditCheck> verify_audit(Database& db) {
     expected_prev = stored;
   }
   return check;
+}
+
+}  // namespace
+
+Result<AuditCheck> verify_audit(Database& db) {
+  auto rows =
+      Query::prepare(db, "SELECT id, at, event, message_id, actor, detail, prev_hash, hash FROM audit ORDER BY id");
+  if (!rows) return std::unexpected(rows.error());
+  return check_rows(*rows, k_audit_genesis);
+}
+
+Result<AuditCheck> verify_audit_range(Database& db, std::int64_t from, std::int64_t to) {
+  std::string expected_prev = k_audit_genesis;
+  {
+    auto before = Query::prepare(db, "SELECT hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1");
+    if (!before) return std::unexpected(before.error());
+    before->bind(1, from);
+    auto row = before->step();
+    if (!row) return std::unexpected(row.error());
+    if (*row) expected_prev = before->text(0);
+  }
+  auto rows = Query::prepare(db,
+                             "SELECT id, at, event, message_id, actor, detail, prev_hash, hash FROM audit"
+                             " WHERE id >= ? AND id <= ? ORDER BY id");
+  if (!rows) return std::unexpected(rows.error());
+  rows->bind(1, from).bind(2, to);
+  return check_rows(*rows, std::move(expected_prev));
 }
 
 }  // namespace dispatchd::store

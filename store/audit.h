@@ -39,6 +39,12 @@ struct AuditCheck {
 // Recomputes the whole chain in id order.
 Result<AuditCheck> verify_audit(Database& db);
 
+// Recomputes the rows with ids in [from, to] (a segment, e.g. around one message's events):
+// each row's hash, and each row's link to the row before it; the first row links to the
+// newest row before `from`, or to the genesis hash when there is none. `events` counts the
+// rows checked.
+Result<AuditCheck> verify_audit_range(Database& db, std::int64_t from, std::int64_t to);
+
 // The hash before the first event.
 inline constexpr const char* k_audit_genesis = "0000000000000000000000000000000000000000000000000000000000000000";
 

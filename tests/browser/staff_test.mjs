@@ -224,6 +224,22 @@ async function main() {
     await a.waitForTimeout(500);  // an onerror would have fired by now
     await shot(a, 'xss-case-1366');
 
+    // The decided case's trail, one click away: the raw outputs as stored, the staff action,
+    // the chain's verdict (dispatchctl trail's content on the page).
+    await a.goto(`${base}#/escalations/${env.CASE_ID}`);
+    await a.locator('#trail-link').click();
+    const chain = await textBecomes(a.locator('#trail-chain'), (t) => t.includes('verif'), 'the trail chain')
+        .catch((e) => e.message);
+    check('the trail link shows the chain verdict', chain.includes('The chain verifies across audit ids'), chain);
+    const trailRaws = await a.locator('#trail .attempt pre.raw').allInnerTexts();
+    const storedRaws = JSON.parse(env.CASE_ATTEMPTS).map((x) => x.raw);
+    check('the trail shows each raw output as stored', JSON.stringify(trailRaws) === JSON.stringify(storedRaws),
+        [trailRaws, storedRaws]);
+    const staffActions = await a.locator('section[aria-labelledby="trail-staff"]').innerText();
+    check('the trail names the staff member who decided', staffActions.includes(env.STAFF_A), staffActions);
+    await noStrayText(a, 'trail');
+    await shot(a, 'trail-1366');
+
     // Phone width: the queue as cards, the case in one column, the attempts stacked.
     await a.setViewportSize(phone);
     await shot(a, 'xss-case-375');

@@ -31,7 +31,7 @@ XSS_SENDER = "5215500000002"
 XSS_TEXT = "<script>alert(1)</script><img src=x onerror=alert(2)> ¿me mandan la factura?"
 REPLY_TEXT = "Hola: tu factura de octubre ya está en tu correo. ¡Gracias por tu compra!"
 SCREENSHOTS = ("login-1366", "queue-1366", "case-1366", "refused-1366", "xss-case-1366", "xss-case-375", "case-375",
-               "queue-375", "queue-1366-after-restart")
+               "queue-375", "queue-1366-after-restart", "trail-1366")
 check = harness.check
 
 

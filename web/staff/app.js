@@ -6,8 +6,9 @@ import {CaseView} from './case.js';
 import {$, announce} from './dom.js';
 import {Live} from './live.js';
 import {Queue} from './queue.js';
+import {TrailView} from './trail.js';
 
-const app = {me: null, queue: null, caseView: null, live: null, reload: null};
+const app = {me: null, queue: null, caseView: null, trailView: null, live: null, reload: null};
 
 function reportError(error) {
   if (error.status === 401) return;
@@ -17,9 +18,15 @@ function reportError(error) {
 function route() {
   if (!app.me) return;
   const match = /^#\/escalations\/(\d{1,18})$/.exec(location.hash);
-  $('queue').hidden = Boolean(match);
+  const trail = /^#\/messages\/(\d{1,18})\/trail$/.exec(location.hash);
+  $('queue').hidden = Boolean(match || trail);
   $('case').hidden = !match;
-  if (match) {
+  $('trail').hidden = !trail;
+  if (trail) {
+    announce('');
+    app.caseView.item = null;
+    app.trailView.open(Number(trail[1]));
+  } else if (match) {
     announce('');
     app.caseView.open(Number(match[1]));
   } else {
@@ -47,6 +54,7 @@ function signedIn(session) {
   if (!app.queue) {
     app.queue = new Queue({me: app.me, onError: reportError});
     app.caseView = new CaseView({me: app.me, onError: reportError});
+    app.trailView = new TrailView({onError: reportError});
   }
   app.queue.me = app.caseView.me = app.me;
   app.live.start();
@@ -59,6 +67,7 @@ function showLogin(message = '') {
   $('session').hidden = true;
   $('queue').hidden = true;
   $('case').hidden = true;
+  $('trail').hidden = true;
   $('login').hidden = false;
   $('login-error').textContent = message;
   $('login-name').focus();

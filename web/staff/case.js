@@ -56,6 +56,8 @@ export class CaseView {
         el('div', {class: 'case-meta'},
             el('span', {}, `${c.channel ?? ''} · from `, el('strong', {}, String(c.sender ?? ''))),
             el('span', {title: c.created_at}, `since ${when(c.created_at)}`),
+            el('a', {href: `#/messages/${c.message_id}/trail`, class: 'trail-link', id: 'trail-link'},
+                'Trail: the whole story of this message'),
             el('div', {class: 'holder-box'}, this.holderLine, this.claimButton)),
         this.renderDetail(c.detail),
         el('div', {class: 'case-grid'},

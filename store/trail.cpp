@@ -1,0 +1,205 @@
+#include "store/trail.h"
+
+#include <map>
+
+#include "store/internal/sql.h"
+
+namespace dispatchd::store {
+namespace {
+
+// Steps `query` to the end, calling `read` on each row.
+template <typename Read>
+Result<void> each_row(Query& query, Read read) {
+  while (true) {
+    auto row = query.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return {};
+    read(query);
+  }
+}
+
+Result<Query> prepared(Database& db, std::string_view sql, std::int64_t message_id) {
+  auto query = Query::prepare(db, sql);
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, message_id);
+  return query;
+}
+
+Result<bool> read_message(Database& db, std::int64_t id, Trail& out) {
+  auto q =
+      prepared(db,
+               "SELECT message_id, channel, provider_message_id, conversation_id, sender, received_at, text, state,"
+               " outcome, message_type FROM v_messages WHERE message_id = ?",
+               id);
+  if (!q) return std::unexpected(q.error());
+  auto row = q->step();
+  if (!row || !*row) return row;
+  MessageRow& m = out.message;
+  m.id = q->integer(0);
+  m.channel = q->text(1);
+  m.provider_message_id = q->text(2);
+  m.conversation_id = q->text(3);
+  m.sender = q->text(4);
+  m.received_at = q->text(5);
+  m.text = q->text(6);
+  m.state = q->text(7);
+  m.outcome = q->text(8);
+  out.message_type = q->optional_text(9);
+  return true;
+}
+
+// v_attempts with the request summary, which only the table keeps.
+Result<void> read_attempts(Database& db, std::int64_t id, Trail& out) {
+  auto q =
+      prepared(db,
+               "SELECT v.attempt, v.provider, v.model, v.raw_output, v.verdict, v.errors, v.error_class,"
+               " v.latency_ms, v.input_tokens, v.output_tokens, v.finish_reason, v.created_at, a.request_summary"
+               " FROM v_attempts v JOIN attempts a ON a.id = v.attempt_id WHERE v.message_id = ? ORDER BY v.attempt",
+               id);
+  if (!q) return std::unexpected(q.error());
+  return each_row(*q, [&](const Query& r) {
+    TrailAttempt t;
+    t.row.attempt = r.integer(0);
+    t.row.provider = r.text(1);
+    t.row.model = r.text(2);
+    t.row.raw_output = r.optional_text(3);
+    t.row.verdict = r.text(4);
+    t.row.errors = r.text(5);
+    t.row.error_class = r.optional_text(6);
+    t.row.latency_ms = r.optional_integer(7);
+    t.row.input_tokens = r.optional_integer(8);
+    t.row.output_tokens = r.optional_integer(9);
+    t.row.finish_reason = r.optional_text(10);
+    t.row.created_at = r.text(11);
+    t.request_summary = r.optional_text(12);
+    out.attempts.push_back(std::move(t));
+  });
+}
+
+Result<void> read_actions(Database& db, std::int64_t id, Trail& out) {
+  auto q = prepared(db,
+                    "SELECT action_id, message_id, action, arguments, recipient, body, status, created_by,"
+                    " provider_message_id, error, updated_at, escalation_id, created_at FROM v_actions"
+                    " WHERE message_id = ? ORDER BY action_id",
+                    id);
+  if (!q) return std::unexpected(q.error());
+  return each_row(*q, [&](const Query& r) {
+    TrailAction t;
+    t.row.id = r.integer(0);
+    t.row.message_id = r.integer(1);
+    t.row.action = r.text(2);
+    t.row.arguments = r.text(3);
+    t.row.recipient = r.optional_text(4);
+    t.row.body = r.optional_text(5);
+    t.row.status = r.text(6);
+    t.row.created_by = r.text(7);
+    t.row.provider_message_id = r.optional_text(8);
+    t.row.error = r.optional_text(9);
+    t.row.updated_at = r.text(10);
+    t.escalation_id = r.optional_integer(11);
+    t.created_at = r.text(12);
+    out.actions.push_back(std::move(t));
+  });
+}
+
+// The channel's delivery reports, kept only in the audit trail (store/outbox.h).
+Result<void> read_deliveries(Database& db, std::int64_t id, Trail& out) {
+  std::map<std::int64_t, TrailAction*> by_id;
+  for (auto& a : out.actions) by_id[a.row.id] = &a;
+  auto q = prepared(db,
+                    "SELECT audit_id, at, json_extract(detail, '$.action'), json_extract(detail, '$.status'),"
+                    " json_extract(detail, '$.provider_message_id'), json_extract(detail, '$.error')"
+                    " FROM v_audit WHERE message_id = ? AND event = 'delivery' ORDER BY audit_id",
+                    id);
+  if (!q) return std::unexpected(q.error());
+  return each_row(*q, [&](const Query& r) {
+    const auto action = by_id.find(r.integer(2));
+    if (action == by_id.end()) return;
+    const auto provider_id = r.optional_text(4);
+    action->second->deliveries.push_back({r.integer(0), r.text(1), r.text(3),
+                                          provider_id && !provider_id->empty() ? provider_id : std::nullopt,
+                                          r.optional_text(5)});
+  });
+}
+
+Result<void> read_escalations(Database& db, std::int64_t id, Trail& out) {
+  auto q =
+      prepared(db,
+               "SELECT escalation_id, message_id, reason, detail, status, proposed_action, assignee, resolution,"
+               " created_at, claimed_at, resolved_at FROM v_escalations WHERE message_id = ? ORDER BY escalation_id",
+               id);
+  if (!q) return std::unexpected(q.error());
+  return each_row(*q, [&](const Query& r) {
+    EscalationRow e;
+    e.id = r.integer(0);
+    e.message_id = r.integer(1);
+    e.reason = r.text(2);
+    e.detail = r.optional_text(3);
+    e.status = r.text(4);
+    e.proposed_action = r.optional_text(5);
+    e.assignee = r.optional_text(6);
+    e.resolution = r.optional_text(7);
+    e.created_at = r.text(8);
+    e.claimed_at = r.optional_text(9);
+    e.resolved_at = r.optional_text(10);
+    e.channel = out.message.channel;
+    e.sender = out.message.sender;
+    e.text = out.message.text;
+    out.escalations.push_back(std::move(e));
+  });
+}
+
+Result<Trail> read_trail(Database& db, std::int64_t message_id, std::size_t history_limit) {
+  Trail out;
+  auto found = read_message(db, message_id, out);
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return std::unexpected(Error::not_found("no message " + std::to_string(message_id)));
+  out.history_limit = history_limit;
+  auto history_rows = history(db, message_id, history_limit);
+  if (!history_rows) return std::unexpected(history_rows.error());
+  out.history = std::move(*history_rows);
+  DISPATCHD_TRY(read_attempts(db, message_id, out));
+  DISPATCHD_TRY(read_actions(db, message_id, out));
+  DISPATCHD_TRY(read_deliveries(db, message_id, out));
+  DISPATCHD_TRY(read_escalations(db, message_id, out));
+  auto audit = list_audit(db, message_id, std::nullopt);
+  if (!audit) return std::unexpected(audit.error());
+  out.audit = std::move(*audit);
+  if (!out.audit.empty()) {
+    const std::int64_t from = out.audit.front().id;
+    const std::int64_t to = out.audit.back().id;
+    auto check = verify_audit_range(db, from, to);
+    if (!check) return std::unexpected(check.error());
+    out.chain = TrailChain{from, to, std::move(*check)};
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Trail> load_trail(Database& db, std::int64_t message_id, std::size_t history_limit) {
+  // One read transaction, so that the parts agree (a send completing meanwhile shows in the
+  // action and its audit event both, or in neither). Inside a caller's transaction, that one.
+  if (db.in_transaction()) return read_trail(db, message_id, history_limit);
+  DISPATCHD_TRY(db.exec("BEGIN"));
+  auto trail = read_trail(db, message_id, history_limit);
+  if (auto ended = db.exec("COMMIT"); !ended) {
+    if (auto undone = db.exec("ROLLBACK"); !undone) return std::unexpected(undone.error());
+    if (trail) return std::unexpected(ended.error());
+  }
+  return trail;
+}
+
+Result<std::vector<std::int64_t>> messages_with_provider_id(Database& db, const std::string& provider_id) {
+  // Each channel named, so that the unique (channel, provider_message_id) index answers it.
+  auto query = Query::prepare(db,
+                              "SELECT message_id FROM v_messages WHERE channel IN ('whatsapp', 'gmail')"
+                              " AND provider_message_id = ? ORDER BY message_id");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, provider_id);
+  std::vector<std::int64_t> ids;
+  DISPATCHD_TRY(each_row(*query, [&](const Query& r) { ids.push_back(r.integer(0)); }));
+  return ids;
+}
+
+}  // namespace dispatchd::store

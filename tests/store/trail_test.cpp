@@ -1,0 +1,160 @@
+// store/trail.h on the seeded history (tests/support/seed.cpp, written through the store's
+// own functions): a replied, an escalated and a staff-edited message; delivery reports; the
+// audit chain's segment check.
+#include "store/trail.h"
+
+#include <catch2/catch.hpp>
+
+#include "store/outbox.h"
+#include "tests/store/store_fixture.h"
+#include "tests/support/seed.h"
+
+namespace dispatchd::test {
+namespace {
+
+// Seed ids (tests/support/seed.cpp): 1 replied, 2 model escalated, 3 contract_failed, 4 a
+// review escalation that "ana" edited and sent.
+struct Seeded {
+  TempDir dir;
+  store::Database db = migrated_db(dir);
+  Seeded() { REQUIRE(seed_history(db, k_t0)); }
+
+  store::Trail trail(std::int64_t id, std::size_t history = 10) {
+    auto t = store::load_trail(db, id, history);
+    REQUIRE(t);
+    return std::move(*t);
+  }
+};
+
+std::vector<std::string> events(const store::Trail& t) {
+  std::vector<std::string> out;
+  for (const auto& row : t.audit) out.push_back(row.event + "/" + row.actor);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("trail of a replied message: the attempt, the sent action and its events", "[trail]") {
+  Seeded s;
+  const auto t = s.trail(1);
+  CHECK(t.message.provider_message_id == "wamid.seed1");
+  CHECK(t.message.outcome == "replied");
+  CHECK(t.history.empty());
+  REQUIRE(t.attempts.size() == 1);
+  CHECK(t.attempts[0].row.verdict == "valid");
+  CHECK(t.attempts[0].row.raw_output->find("ORD-1001 ships tomorrow.") != std::string::npos);
+  CHECK(t.attempts[0].request_summary == R"({"turns":2})");
+  REQUIRE(t.actions.size() == 1);
+  CHECK(t.actions[0].row.status == "sent");
+  CHECK(t.actions[0].row.provider_message_id == "out.dispatchd-1-1");
+  CHECK(t.actions[0].row.body == "ORD-1001 ships tomorrow.");
+  CHECK(t.escalations.empty());
+  CHECK(events(t) == std::vector<std::string>{"received/dispatchd", "attempt/dispatchd", "action/dispatchd",
+                                              "action/dispatchd", "action/dispatchd", "done/dispatchd"});
+  REQUIRE(t.chain);
+  CHECK(t.chain->from == t.audit.front().id);
+  CHECK(t.chain->to == t.audit.back().id);
+  CHECK_FALSE(t.chain->check.first_broken);
+  CHECK(t.chain->check.events == t.chain->to - t.chain->from + 1);
+}
+
+TEST_CASE("trail of an escalated message: three rejected attempts and the open escalation", "[trail]") {
+  Seeded s;
+  const auto t = s.trail(3);
+  CHECK(t.message.outcome == "escalated");
+  REQUIRE(t.attempts.size() == 3);
+  CHECK(t.attempts[0].row.error_class == "recipient");
+  CHECK(t.attempts[2].row.error_class == "truncated");
+  CHECK(t.attempts[2].row.errors.find("the reply ends before the JSON object does") != std::string::npos);
+  CHECK(t.actions.empty());
+  REQUIRE(t.escalations.size() == 1);
+  CHECK(t.escalations[0].reason == "contract_failed");
+  CHECK(t.escalations[0].status == "open");
+  CHECK_FALSE(t.escalations[0].assignee);
+}
+
+TEST_CASE("trail of a staff-edited message: the rejected proposal, the edit, who did it", "[trail]") {
+  Seeded s;
+  const auto t = s.trail(4);
+  // The conversation before it: message 1 and the reply sent to it.
+  REQUIRE(t.history.size() == 2);
+  CHECK_FALSE(t.history[0].from_us);
+  CHECK(t.history[1].from_us);
+  CHECK(t.history[1].text == "ORD-1001 ships tomorrow.");
+  CHECK(s.trail(4, 1).history.size() == 1);
+  REQUIRE(t.actions.size() == 2);
+  CHECK(t.actions[0].row.status == "rejected");
+  CHECK(t.actions[0].row.created_by == "dispatchd");
+  CHECK(t.actions[1].row.status == "sent");
+  CHECK(t.actions[1].row.created_by == "ana");
+  CHECK(t.actions[1].row.body == "Your refund for ORD-1001 is on its way (3-5 days).");
+  CHECK(t.actions[1].escalation_id == t.escalations.at(0).id);
+  REQUIRE(t.escalations.size() == 1);
+  CHECK(t.escalations[0].status == "resolved");
+  CHECK(t.escalations[0].resolution == "edited");
+  CHECK(t.escalations[0].assignee == "ana");
+  const auto e = events(t);
+  CHECK(std::count(e.begin(), e.end(), "staff_claim/ana") == 1);
+  CHECK(std::count(e.begin(), e.end(), "staff_resolved/ana") == 1);
+  CHECK_FALSE(t.chain->check.first_broken);
+}
+
+TEST_CASE("trail: delivery reports are listed under their action", "[trail]") {
+  Seeded s;
+  auto delivered =
+      store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "delivered", ""}, k_t0 + std::chrono::hours(72));
+  REQUIRE(delivered);
+  auto read = store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "read", ""}, k_t0 + std::chrono::hours(73));
+  REQUIRE(read);
+  const auto t = s.trail(1);
+  REQUIRE(t.actions.size() == 1);
+  REQUIRE(t.actions[0].deliveries.size() == 2);
+  CHECK(t.actions[0].deliveries[0].status == "delivered");
+  CHECK(t.actions[0].deliveries[1].status == "read");
+  CHECK(t.actions[0].deliveries[1].provider_message_id == "out.dispatchd-1-1");
+  // The segment now reaches the reports, past other messages' events, and still verifies.
+  CHECK(t.chain->to == t.audit.back().id);
+  CHECK(t.chain->check.events > static_cast<std::int64_t>(t.audit.size()));
+  CHECK_FALSE(t.chain->check.first_broken);
+}
+
+TEST_CASE("trail: the chain check names a changed or deleted row in the segment", "[trail]") {
+  Seeded s;
+  const auto before = s.trail(4);
+  const std::int64_t second = before.audit.at(1).id;
+  SECTION("a row of the message changed") {
+    REQUIRE(
+        s.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}' WHERE id = " + std::to_string(second)));
+    const auto t = s.trail(4);
+    CHECK(t.chain->check.first_broken == second);
+    CHECK(t.chain->check.reason.find("do not match its hash") != std::string::npos);
+  }
+  SECTION("the row before the segment deleted: the first row's link breaks") {
+    REQUIRE(s.db.exec("DELETE FROM audit WHERE id = " + std::to_string(before.audit.front().id - 1)));
+    CHECK(s.trail(4).chain->check.first_broken == before.audit.front().id);
+  }
+  SECTION("a row outside the segment changed: this message's segment still verifies") {
+    REQUIRE(s.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}' WHERE id = 1"));
+    CHECK_FALSE(s.trail(4).chain->check.first_broken);
+    auto whole = store::verify_audit(s.db);
+    REQUIRE(whole);
+    CHECK(whole->first_broken == 1);
+  }
+}
+
+TEST_CASE("trail: a missing message, and messages found by provider id", "[trail]") {
+  Seeded s;
+  const auto missing = store::load_trail(s.db, 99, 10);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().kind == store::ErrorKind::not_found);
+  CHECK(*store::messages_with_provider_id(s.db, "wamid.seed4") == std::vector<std::int64_t>{4});
+  CHECK(*store::messages_with_provider_id(s.db, "18c2f0a1b2c3d4e5") == std::vector<std::int64_t>{5});
+  CHECK(store::messages_with_provider_id(s.db, "wamid.nope")->empty());
+  // A message nobody took yet has a trail too: received, nothing else.
+  const auto waiting = s.trail(8);
+  CHECK(waiting.message.outcome == "pending");
+  CHECK(waiting.attempts.empty());
+  CHECK(events(waiting) == std::vector<std::string>{"received/dispatchd"});
+}
+
+}  // namespace dispatchd::test
