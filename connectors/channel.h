@@ -183,8 +183,10 @@ struct ChannelDeps {
   store::Database& db;
   net::Transport& transport;
   std::function<store::Time()> now;
-  std::function<void()> on_inbound;  // new inbox rows are durable (the agent's poke)
-  After after = {};                  // null for a channel that keeps no timer
+  // The agent's poke: new inbox rows are committed (durable, or committed before anything
+  // the agent writes about them, which cannot be durable without them).
+  std::function<void()> on_inbound;
+  After after = {};  // null for a channel that keeps no timer
 };
 
 // What a polling channel counted since the process started, for /metrics.

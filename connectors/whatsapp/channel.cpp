@@ -1,5 +1,7 @@
 #include "connectors/whatsapp/channel.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 #include <deque>
 #include <optional>
@@ -129,13 +131,17 @@ void WhatsAppChannel::State::commit_webhooks() {
     else
       spdlog::error("whatsapp: {}", stored.error().message);
   }
+  // The agent may take the new messages once they are committed, before their sync: what
+  // it writes commits after them, so it cannot be on disk without them (the model hears of
+  // a message one sync sooner). Posted after the round's commit, which the store posted first.
+  const bool fresh = std::ranges::any_of(*outcomes, [](const auto& o) { return o && !o->new_ids.empty(); });
+  if (fresh && deps.on_inbound) deps.post([poke = deps.on_inbound] { poke(); });
   store::after_commit(deps.db, [weak = weak_from_this(), batch, outcomes](bool committed) {
     auto self = weak.lock();
     if (!committed) {
       spdlog::error("whatsapp: the commit of {} webhook(s) failed; answered 500", batch->size());
       outcomes->assign(batch->size(), std::nullopt);
     }
-    bool fresh = false;
     for (std::size_t i = 0; i < batch->size(); ++i) {
       auto& stored = (*outcomes)[i];
       // Not durable: 500 makes Meta deliver the event again later.
@@ -150,9 +156,7 @@ void WhatsAppChannel::State::commit_webhooks() {
       self->counters.duplicates += stored->duplicates;
       self->counters.messages_stored += static_cast<std::int64_t>(stored->new_ids.size());
       for (auto& id : stored->new_ids) self->mark_read(std::move(id));
-      fresh = fresh || !stored->new_ids.empty();
     }
-    if (self && fresh && self->deps.on_inbound) self->deps.on_inbound();
   });
 }
 
