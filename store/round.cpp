@@ -66,19 +66,23 @@ struct Round::State : std::enable_shared_from_this<State> {
   std::int64_t syncs = 0;
   std::int64_t failed_syncs = 0;
   std::int64_t checkpoints = 0;
+  bool checkpoint_wanted = false;
+  std::condition_variable checkpoint_wake;
   std::thread syncer;
-  // The syncer's own connection for checkpoints, so that copying the WAL back into the
-  // database (and its two syncs) happens off the loop too; empty when it cannot open,
-  // and then SQLite's automatic checkpoint stays on the loop's connection.
+  // A connection of its own for checkpoints, on a thread of its own, so that copying the
+  // WAL back into the database (and its two syncs) neither holds the loop nor delays the
+  // syncs commits wait for; empty when it cannot open, and then SQLite's automatic
+  // checkpoint stays on the loop's connection.
   std::optional<Database> checkpointer;
+  std::thread checkpoint_thread;
   // Pages in the WAL after the last commit (SQLite's WAL hook tells), and at the last
   // checkpoint the syncer ran. The WAL file keeps its size when SQLite starts it over, so
   // its size says nothing; the page count does.
   std::atomic<int> wal_frames{0};
   int frames_at_checkpoint = 0;
-  // Syncer thread only: the pages the last checkpoint copied, and the WAL's pages when the
-  // syncer last decided to checkpoint at a pause.
-  int frames_copied = 0;
+  // The pages the last checkpoint copied (written by the checkpoint thread), and the WAL's
+  // pages when the syncer last asked for a checkpoint at a pause (syncer only).
+  std::atomic<int> frames_copied{0};
   int frames_at_idle_checkpoint = 0;
 
   State(Database& db_, Post post_) : db(db_), post(std::move(post_)) {}
@@ -102,9 +106,8 @@ struct Round::State : std::enable_shared_from_this<State> {
         const auto work = [&] { return stopping || requested > synced; };
         if (idle_checkpoint_due()) {
           if (!wake.wait_for(lock, k_idle_before_checkpoint, work)) {
-            lock.unlock();
             frames_at_idle_checkpoint = wal_frames.load(std::memory_order_relaxed);
-            checkpoint();
+            want_checkpoint(lock);
             continue;
           }
         } else {
@@ -132,9 +135,30 @@ struct Round::State : std::enable_shared_from_this<State> {
       post([weak = weak_from_this(), target, why = std::move(why)] {
         if (auto self = weak.lock()) self->on_synced(target, why);
       });
-      if (ok && checkpointer && checkpoint_due()) checkpoint();
+      if (ok && checkpointer && checkpoint_due()) {
+        std::unique_lock lock(mutex);
+        want_checkpoint(lock);
+      }
     }
     if (fd >= 0) ::close(fd);
+  }
+
+  void want_checkpoint(std::unique_lock<std::mutex>&) {
+    checkpoint_wanted = true;
+    checkpoint_wake.notify_one();
+  }
+
+  // The checkpoint thread: one checkpoint for any number of requests made while one ran.
+  void run_checkpoints() {
+    while (true) {
+      {
+        std::unique_lock lock(mutex);
+        checkpoint_wake.wait(lock, [&] { return stopping || checkpoint_wanted; });
+        if (!checkpoint_wanted) break;  // stopping
+        checkpoint_wanted = false;
+      }
+      checkpoint();
+    }
   }
 
   // PASSIVE: copies what no reader still needs, never blocks the loop's writes.
@@ -144,7 +168,7 @@ struct Round::State : std::enable_shared_from_this<State> {
     const int rc = sqlite3_wal_checkpoint_v2(internal::Access::handle(*checkpointer), nullptr,
                                              SQLITE_CHECKPOINT_PASSIVE, &in_wal, &copied);
     if (rc != SQLITE_OK) return;
-    frames_copied = copied;
+    frames_copied.store(copied, std::memory_order_relaxed);
     const std::lock_guard lock(mutex);
     ++checkpoints;
   }
@@ -157,7 +181,8 @@ struct Round::State : std::enable_shared_from_this<State> {
   bool idle_checkpoint_due() const {
     if (!checkpointer) return false;
     const int frames = wal_frames.load(std::memory_order_relaxed);
-    return frames >= k_idle_checkpoint_frames && frames != frames_copied && frames != frames_at_idle_checkpoint;
+    return frames >= k_idle_checkpoint_frames && frames != frames_copied.load(std::memory_order_relaxed) &&
+           frames != frames_at_idle_checkpoint;
   }
 
   // Once the WAL holds k_checkpoint_frames pages. A checkpoint that a reader kept from
@@ -234,6 +259,8 @@ Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std:
   }
   db.attach_round(this);
   m_state->syncer = std::thread([state = m_state.get()] { state->run_syncer(); });
+  if (m_state->checkpointer)
+    m_state->checkpoint_thread = std::thread([state = m_state.get()] { state->run_checkpoints(); });
 }
 
 Round::~Round() {
@@ -245,6 +272,8 @@ Round::~Round() {
   }
   s.wake.notify_one();
   s.syncer.join();
+  s.checkpoint_wake.notify_one();
+  if (s.checkpoint_thread.joinable()) s.checkpoint_thread.join();
   // The syncer's last results may still be queued on the loop: settle them here, with a
   // final sync of our own, so no waiter is left behind.
   // The connection's own settings again. A failure here is kept with the others, where no
