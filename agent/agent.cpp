@@ -107,6 +107,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   bool poke_posted = false;
   std::function<void(const Decision&)> on_decision;
+  std::function<void()> on_committed;
   boost::asio::steady_timer wake;  // waits in real time
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
@@ -390,6 +391,8 @@ void Run::fail(const store::Error& error) {
 }
 
 void Run::done(Outcome outcome, std::string detail) {
+  // Posted after the round's commit, which the store posted when the round began.
+  if (m_state->on_committed) boost::asio::post(m_state->io, [state = m_state] { state->on_committed(); });
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
   m_state->redo.commit_then(
       [self = shared_from_this(), outcome, detail = std::move(detail)] {
@@ -482,5 +485,7 @@ void Agent::stop() {
 }
 std::size_t Agent::in_flight() const { return m_state->running.size(); }
 void Agent::on_decision(std::function<void(const Decision&)> callback) { m_state->on_decision = std::move(callback); }
+
+void Agent::on_committed(std::function<void()> callback) { m_state->on_committed = std::move(callback); }
 
 }  // namespace dispatchd::agent

@@ -129,6 +129,11 @@ class Agent {
   void stop();
   std::size_t in_flight() const;
   void on_decision(std::function<void(const Decision&)> callback);
+  // Called (posted to the io_context) once a decision is committed, before its sync, so that
+  // its outbox rows can be started one sync sooner: whatever the sender writes about them
+  // commits after the decision, so it cannot be on disk without it. on_decision still
+  // reports the decision once it is durable.
+  void on_committed(std::function<void()> callback);
 
  private:
   friend class Run;

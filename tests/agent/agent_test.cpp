@@ -526,3 +526,25 @@ TEST_CASE("agent: a message whose decision was lost waits out the pause on the a
   CHECK(h.count("SELECT count(*) FROM attempts") == 1);
   CHECK(h.count("SELECT count(*) FROM escalations WHERE reason = 'model_escalated'") == 1);
 }
+
+TEST_CASE("agent: on_committed hears of a decision once it is committed, before on_decision reports it durable",
+          "[agent][store]") {
+  AgentHarness h;
+  store::Round round(h.db, [&h](std::function<void()> f) { boost::asio::post(h.io, std::move(f)); });
+  std::vector<std::string> heard;
+  h.agent->on_committed([&] {
+    // The decision's outbox row is committed when the poke runs: another connection sees it.
+    auto other = store::Database::open(h.db.path(), store::Database::Mode::existing);
+    REQUIRE(other);
+    heard.push_back("committed, rows " + std::to_string(other->query_int("SELECT count(*) FROM v_actions").value()));
+  });
+  h.agent->on_decision([&](const agent::Decision& d) {
+    h.decisions.push_back(d);
+    heard.push_back("decided");
+  });
+  h.receive("wamid.1", "Where is my order ORD-1001?");
+  h.fake.push(FakeReply::text(send_message(k_customer, "It ships tomorrow.")));
+  h.decide(1);
+  REQUIRE(h.decisions[0].outcome == agent::Outcome::queued);
+  CHECK(heard == std::vector<std::string>{"committed, rows 1", "decided"});
+}
