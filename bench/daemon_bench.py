@@ -129,30 +129,14 @@ def start_ready(stack, notify_path):
         sock.close()
 
 
-def stack_with_timelines(timelines, *args, **kwargs):
-    """harness.Stack, its fakes started with --timeline timelines[name] (by Process name):
-    harness.Stack starts them itself, so their argv is extended while it is built."""
-    plain = harness.Process
-
-    class WithTimeline(plain):
-        def __init__(self, argv, env=None, name=""):
-            super().__init__(list(argv) + (["--timeline", timelines[name]] if name in timelines else []), env=env,
-                             name=name)
-
-    harness.Process = WithTimeline
-    try:
-        return harness.Stack(*args, **kwargs)
-    finally:
-        harness.Process = plain
-
-
 def one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms=0, strace_file="", rate=0,
             timelines=False):
     with tempfile.TemporaryDirectory(prefix="dispatchd-bench-", dir=option("--tmpdir", "") or None) as workdir:
         paths = {name: os.path.join(workdir, f"timeline-{name}.txt") for name in ("fake_model", "fake_graph",
                                                                                   "webhook_load")}
-        stack = stack_with_timelines(
-            {k: paths[k] for k in ("fake_model", "fake_graph")} if timelines else {}, build, source,
+        fake_args = {k: ["--timeline", paths[k]] for k in ("fake_model", "fake_graph")} if timelines else {}
+        stack = harness.Stack(
+            build, source, fake_args=fake_args,
             scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False, quiet_graph=True,
             workdir=workdir, model_latency_ms=latency_ms,
             extra_config={"llm": {"max_concurrency": model_concurrency},

@@ -196,7 +196,9 @@ class Stack:
 
     def __init__(self, build_dir, source_dir, scenario=None, graph_script=None, catalog="support.es.json",
                  model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None,
-                 quiet_graph=False):
+                 quiet_graph=False, fake_args=None):
+        # fake_args: extra command-line arguments per fake, {"fake_model": [...], "fake_graph": [...]}.
+        fake_args = fake_args or {}
         self.build = build_dir
         self.source = source_dir
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="dispatchd-e2e-")
@@ -209,7 +211,7 @@ class Stack:
             model_argv.append("--no-record")
         if AUDIT_DIR:
             model_argv += ["--dump-requests", audit_path("model-requests", ".jsonl")]
-        self.model = Process(model_argv, name="fake_model")
+        self.model = Process(model_argv + fake_args.get("fake_model", []), name="fake_model")
         self.model_port = json.loads(self.model.wait_for_line('"listening"'))["port"]
         graph_argv = [os.path.join(build_dir, "tests", "fake_graph"), "--token", ACCESS_TOKEN,
                       "--phone-number-id", PHONE_NUMBER_ID]
@@ -217,7 +219,7 @@ class Stack:
             graph_argv += ["--script", graph_script]
         if quiet_graph:  # no line per request: graph_messages() then sees nothing
             graph_argv.append("--quiet")
-        self.graph = Process(graph_argv, name="fake_graph")
+        self.graph = Process(graph_argv + fake_args.get("fake_graph", []), name="fake_graph")
         self.graph_url = json.loads(self.graph.wait_for_line('"listening"'))["base_url"]
         self.port = free_port()
         self.config_path = os.path.join(self.dir, "dispatchd.json")
