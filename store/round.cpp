@@ -25,10 +25,13 @@ namespace {
 
 // SQLite's automatic checkpoint threshold, kept: the WAL holds 1000 pages (4 MiB).
 constexpr int k_checkpoint_frames = 1000;
-// After this long without a commit to sync, the syncer copies the WAL's last pages (see
-// State::idle_checkpoint_due), when it holds at least this many.
+// After this long without a commit to sync, the syncer has the WAL's last pages copied (see
+// State::idle_checkpoint_due), once the WAL holds as many pages as a checkpoint waits for:
+// a smaller WAL is not worth starting over, and while it only grows a full disk fails the
+// next commit at once (starting over reuses the file's space, so commits then go on until
+// that is used up).
 constexpr auto k_idle_before_checkpoint = std::chrono::milliseconds(50);
-constexpr int k_idle_checkpoint_frames = 100;
+constexpr int k_idle_checkpoint_frames = k_checkpoint_frames;
 
 // A descriptor of our own for the database's WAL file (-1 when it does not exist yet):
 // fdatasync on it syncs the same file SQLite writes.

@@ -13,8 +13,9 @@
 // share the next one. The same thread checkpoints (copies the WAL back into the database
 // file) through its own connection each time the WAL has grown by 1000 pages, as SQLite
 // would, instead of SQLite doing it inside a COMMIT on the loop, and once more when commits
-// pause for 50 ms, so that the WAL starts over even under steady traffic (SQLite restarts
-// it only when a write begins after a checkpoint copied all of it).
+// pause for 50 ms with at least 1000 pages in the WAL, so that the WAL starts over even
+// under steady traffic (SQLite restarts it only when a write begins after a checkpoint
+// copied all of it).
 //
 // A step whose effect leaves the process (answering 200 to a webhook, calling the Graph
 // API after marking an action `sending`, telling staff a decision is stored) registers
