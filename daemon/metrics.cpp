@@ -214,9 +214,10 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.sample("dispatchd_http_connections", {}, gauges.http_connections);
   if (const auto& failed = gauges.store_failures) {
     w.family("dispatchd_store_failures_total", "counter",
-             "Group commits and WAL syncs that failed since start (e.g. a full disk): alert on a rise.");
+             "Group commits, WAL syncs and checkpoints that failed since start (e.g. a full disk): alert on a rise.");
     w.sample("dispatchd_store_failures_total", {{"step", "commit"}}, failed->commits);
     w.sample("dispatchd_store_failures_total", {{"step", "sync"}}, failed->syncs);
+    w.sample("dispatchd_store_failures_total", {{"step", "checkpoint"}}, failed->checkpoints);
   }
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
   render_channels(w, gauges.channels, now);

@@ -31,8 +31,9 @@ struct ProcessGauges {
   std::int64_t http_connections = 0;
   std::vector<ChannelGauges> channels;  // the enabled ones
   struct StoreFailures {
-    std::int64_t commits = 0;  // group commits that failed (e.g. a full disk)
-    std::int64_t syncs = 0;    // WAL syncs that failed
+    std::int64_t commits = 0;      // group commits that failed (e.g. a full disk)
+    std::int64_t syncs = 0;        // WAL syncs that failed
+    std::int64_t checkpoints = 0;  // WAL checkpoints SQLite refused (the WAL keeps growing)
   };
   std::optional<StoreFailures> store_failures;  // when group commit runs
   struct Notifications {

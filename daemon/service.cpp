@@ -99,6 +99,7 @@ struct Service::Parts {
   std::int64_t decided = 0;
   std::optional<std::string> store_failure;  // why the last round was not stored, while failing
   std::int64_t store_failures_in_a_row = 0;
+  std::int64_t checkpoint_failures_logged = 0;
 
   Parts(config::Config c, boost::asio::io_context& io_, StoreReady ready)
       : config(std::move(c)),
@@ -120,6 +121,7 @@ struct Service::Parts {
   void sweep_sessions();
   void on_watchdog();
   void on_store_health(bool ok, const std::string& why);
+  void log_checkpoint_failures();
   std::string status() const;
 };
 
@@ -135,6 +137,17 @@ void Service::Parts::on_store_health(bool ok, const std::string& why) {
   if (++store_failures_in_a_row == 1 || store_failures_in_a_row % 100 == 0)
     spdlog::error("store: {} ({} failure(s) in a row); webhooks are answered 500 and decisions taken again", why,
                   store_failures_in_a_row);
+}
+
+// Checkpoints fail on their own thread and lose nothing (the WAL grows until one succeeds),
+// so they are logged at the tick, once a tick at most, with the newest reason.
+void Service::Parts::log_checkpoint_failures() {
+  if (!round) return;
+  const auto stats = round->stats();
+  if (stats.failed_checkpoints == checkpoint_failures_logged) return;
+  spdlog::warn("store: {} WAL checkpoint(s) failed ({}); the WAL grows until one succeeds",
+               stats.failed_checkpoints - checkpoint_failures_logged, stats.last_checkpoint_error);
+  checkpoint_failures_logged = stats.failed_checkpoints;
 }
 
 connectors::WebhookEndpoint* Service::Parts::webhook(std::string_view path) const {
@@ -197,7 +210,10 @@ Response Service::Parts::answer(const Request& r) {
     if (!snapshot) return Response{500, snapshot.error().message + "\n"};
     ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), paused_channel().has_value(),
                          static_cast<std::int64_t>(http->connections()), channel_gauges(), std::nullopt};
-    if (round) gauges.store_failures = {round->stats().failed_commits, round->stats().failed_syncs};
+    if (round) {
+      const auto stats = round->stats();
+      gauges.store_failures = {stats.failed_commits, stats.failed_syncs, stats.failed_checkpoints};
+    }
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
@@ -227,6 +243,7 @@ void Service::Parts::on_tick() {
   notify_status(status());
   ++ticks;
   poll_events();
+  log_checkpoint_failures();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {

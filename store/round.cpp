@@ -69,6 +69,8 @@ struct Round::State : std::enable_shared_from_this<State> {
   std::int64_t syncs = 0;
   std::int64_t failed_syncs = 0;
   std::int64_t checkpoints = 0;
+  std::int64_t failed_checkpoints = 0;
+  std::string last_checkpoint_error;
   bool checkpoint_wanted = false;
   std::condition_variable checkpoint_wake;
   std::thread syncer;
@@ -170,7 +172,13 @@ struct Round::State : std::enable_shared_from_this<State> {
     int copied = 0;
     const int rc = sqlite3_wal_checkpoint_v2(internal::Access::handle(*checkpointer), nullptr,
                                              SQLITE_CHECKPOINT_PASSIVE, &in_wal, &copied);
-    if (rc != SQLITE_OK) return;
+    if (rc != SQLITE_OK) {
+      std::string why = std::string("checkpoint: ") + sqlite3_errstr(rc);
+      const std::lock_guard lock(mutex);
+      ++failed_checkpoints;
+      last_checkpoint_error = std::move(why);
+      return;
+    }
     frames_copied.store(copied, std::memory_order_relaxed);
     const std::lock_guard lock(mutex);
     ++checkpoints;
@@ -328,6 +336,8 @@ Round::Stats Round::stats() const {
   out.syncs = m_state->syncs;
   out.failed_syncs = m_state->failed_syncs;
   out.checkpoints = m_state->checkpoints;
+  out.failed_checkpoints = m_state->failed_checkpoints;
+  out.last_checkpoint_error = m_state->last_checkpoint_error;
   out.wal_pages = m_state->wal_frames.load(std::memory_order_relaxed);
   return out;
 }

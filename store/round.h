@@ -78,6 +78,11 @@ class Round {
     std::int64_t syncs = 0;  // fdatasync calls: fewer than commits under load
     std::int64_t failed_syncs = 0;
     std::int64_t checkpoints = 0;
+    // Checkpoints SQLite refused (a full disk, an I/O error, another process's checkpoint
+    // running), and the last one's reason. A failed checkpoint loses nothing, it only leaves
+    // the WAL growing, so it is counted rather than reported as a failed round.
+    std::int64_t failed_checkpoints = 0;
+    std::string last_checkpoint_error;
     // Pages in the WAL after the last commit: it falls when the WAL starts over.
     std::int64_t wal_pages = 0;
   };

@@ -181,12 +181,13 @@ TEST_CASE("metrics: failed group commits and WAL syncs, when group commit runs",
   const auto snapshot = empty_snapshot(dir);
   daemon::ProcessGauges gauges;
   CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_store_failures_total"));
-  gauges.store_failures = daemon::ProcessGauges::StoreFailures{.commits = 7, .syncs = 2};
+  gauges.store_failures = daemon::ProcessGauges::StoreFailures{.commits = 7, .syncs = 2, .checkpoints = 3};
   const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
   CAPTURE(text);
   CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_store_failures_total counter\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"commit\"} 7\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"sync\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_failures_total{step=\"checkpoint\"} 3\n"));
 }
 
 TEST_CASE("metrics: a polling channel's polls, messages, lag and pause", "[metrics]") {
