@@ -1,6 +1,7 @@
-// dispatchctl replay: what would a catalog change have done to past traffic? --offline
-// judges every recorded model output again with the validator (replay/offline.h); --online
-// (the agent loop against a model, in a scratch copy) is parsed but not built yet.
+// dispatchctl replay: what would a change have done to past traffic? --offline judges every
+// recorded model output again with the validator (replay/offline.h); --online sends the
+// recorded messages through the agent loop against the model again, in a scratch copy of
+// the database next to the report (replay/online.h), resumable and interruptible.
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -8,16 +9,18 @@
 #include <string>
 
 #include "cli/args.h"
+#include "cli/online_args.h"
 #include "cli/target.h"
 #include "replay/offline.h"
+#include "replay/online.h"
 
 namespace dispatchd::cli {
 namespace {
 
 constexpr const char* k_usage =
     "usage: dispatchctl replay --config FILE | --db FILE (--offline | --online) [--catalog NEW]\n"
-    "         [--system-prompt NEW] [--llm-model NAME] [--since YYYY-MM-DD] [--limit N] [--sample N [--seed S]]\n"
-    "         --report OUT.md [--json]";
+    "         [--system-prompt NEW] [--llm-model NAME] [--concurrency N] [--since YYYY-MM-DD] [--limit N]\n"
+    "         [--sample N [--seed S]] --report OUT.md [--json]";
 
 constexpr int k_exit_failure = 1;
 
@@ -72,43 +75,63 @@ std::expected<replay::Selection, std::string> selection_of(const Args& args) {
   return selection;
 }
 
-// The whole report or nothing: written next to PATH, then renamed over it.
-bool write_report(const std::string& path, const std::string& text, std::string& error) {
-  const std::string partial = path + ".partial";
-  std::FILE* out = std::fopen(partial.c_str(), "wb");
-  if (!out) return error = "cannot write " + partial, false;
-  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (std::fclose(out) != 0 || !written) {
-    std::error_code ignored;
-    std::filesystem::remove(partial, ignored);
-    return error = "cannot write " + partial, false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) return error = "cannot write " + path + ": " + ec.message(), false;
-  return true;
-}
-
 // Usage errors that do not need the database; "" when the command line is usable.
 std::string check_mode(const Args& args) {
   if (!args.positional.empty()) return k_usage;
   if (args.has("offline") == args.has("online")) return "replay takes --offline or --online (one of them)";
-  if (args.has("online")) return "replay --online is not yet supported (use --offline)";
-  if (args.has("system-prompt") || args.has("llm-model"))
-    return "--system-prompt and --llm-model change what the model is asked: they need --online, not yet supported";
+  if (!args.has("online") && (args.has("system-prompt") || args.has("llm-model") || args.has("concurrency")))
+    return "--system-prompt, --llm-model and --concurrency change what the model is asked: they need --online";
   if (!args.has("report")) return "replay needs --report OUT.md";
+  if (args.has("online") && !args.has("config"))
+    return "replay --online needs --config FILE (the provider to ask and the database to copy)";
   if (!args.has("config") && !args.has("db")) return "which database? give --config FILE or --db FILE";
   return "";
+}
+
+// The scratch database of a run, next to its report: a second run with the same --report
+// finds it and continues.
+std::string scratch_path(const std::string& report) { return report + ".scratch.db"; }
+
+int replay_online(const Args& args, const replay::Selection& selection) {
+  auto live = open_target(args);
+  if (!live) return failure(live.error());
+  auto catalog = target_catalog(args, *live);
+  if (!catalog) return failure(catalog.error());
+  auto options = model_options_of(args, *live->config, *catalog);
+  if (!options) return failure(options.error());
+  const std::string report_path = *args.get("report");
+  const std::string path = scratch_path(report_path);
+  bool resumed = false;
+  auto scratch = replay::open_scratch(live->db, selection, path, resumed);
+  if (!scratch) return failure(scratch.error());
+  if (resumed) std::fprintf(stderr, "dispatchctl: replay: continuing the run in %s\n", path.c_str());
+  auto ran = replay::run_pending(*scratch, *options, {catch_interrupt(), {}});
+  if (!ran) return failure(ran.error());
+  auto report = replay::collect(*scratch, *catalog, options->provider.model);
+  if (!report) return failure("cannot read the run: " + report.error().message);
+  report->catalog = args.get("catalog").value_or(live->config->catalog);
+  report->scratch = path;
+  std::string error;
+  if (!write_report(report_path, replay::to_markdown(*report), error)) return failure(error);
+  const auto& s = report->summary;
+  if (args.has("json"))
+    std::printf("%s\n", replay::to_json(*report).c_str());
+  else
+    std::printf("replay: %lld of %lld messages replayed (%lld failed), %lld changed decisions%s; report in %s\n",
+                static_cast<long long>(s.decided), static_cast<long long>(s.chosen), static_cast<long long>(s.failed),
+                static_cast<long long>(s.changed), report->partial ? " (partial: run again to continue)" : "",
+                report_path.c_str());
+  return report->partial ? k_exit_interrupted : k_exit_ok;
 }
 
 }  // namespace
 
 int cmd_replay(int argc, char** argv) {
   auto specs = target_options();
+  const auto model_specs = model_option_specs();
+  specs.insert(specs.end(), model_specs.begin(), model_specs.end());
   specs.insert(specs.end(), {{"offline", false},
                              {"online", false},
-                             {"system-prompt", true},
-                             {"llm-model", true},
                              {"since", true},
                              {"limit", true},
                              {"sample", true},
@@ -121,6 +144,7 @@ int cmd_replay(int argc, char** argv) {
   const auto selection = selection_of(*args);
   if (!selection) return usage_error(selection.error());
 
+  if (args->has("online")) return replay_online(*args, *selection);
   auto target = open_target(*args);
   if (!target) return failure(target.error());
   auto catalog = target_catalog(*args, *target);

@@ -54,8 +54,17 @@ constexpr const char* k_usage =
     "         [--sample N [--seed S]] [--json]\n"
     "      judge every recorded model output again against the catalog (NEW, else the config's):\n"
     "      the Markdown report lists the replies whose verdict changes; --json prints it as JSON\n"
-    "      on stdout. --online, --system-prompt, --llm-model: not yet supported (exit 2)\n"
-    "      exit 0 report written, 1 cannot open or write, 2 usage error\n"
+    "      on stdout. exit 0 report written, 1 cannot open or write, 2 usage error\n"
+    "  replay --online --report OUT.md [--catalog NEW] [--system-prompt FILE] [--llm-model NAME]\n"
+    "         [--concurrency N] [--since YYYY-MM-DD] [--limit N] [--sample N [--seed S]] [--json]\n"
+    "      send the recorded messages through the agent loop again in a scratch copy (OUT.md.scratch.db;\n"
+    "      nothing is sent to anyone) and report old vs new decisions; run it again to continue\n"
+    "      exit 0 complete, 1 failed, 2 usage error, 130 interrupted (Ctrl-C; partial report)\n"
+    "  eval SET.jsonl [--catalog NEW] [--system-prompt FILE] [--llm-model NAME] [--concurrency N]\n"
+    "       [--min-accuracy X] [--report OUT.md] [--json]\n"
+    "      run a labelled set through the agent loop; accuracy = correct cases / cases\n"
+    "      exit 0 at or above X, 1 below X (or cannot run), 2 usage error or bad set (line named),\n"
+    "      130 interrupted\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -71,7 +80,7 @@ constexpr Command k_commands[] = {
     {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
     {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
-    {"trail", dispatchd::cli::cmd_trail},
+    {"trail", dispatchd::cli::cmd_trail},       {"eval", dispatchd::cli::cmd_eval},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

@@ -14,8 +14,7 @@
 namespace dispatchd::replay {
 namespace {
 
-// Keys per page: each page scans the inbox (no index on received_at), so pages are long;
-// a key is a few dozen bytes.
+// Keys per page (each page seeks the received_at index); a key is a few dozen bytes.
 constexpr std::int64_t k_page_keys = 10000;
 // Messages whose attempts are read at once: a batch of 64 KiB replies stays small.
 constexpr std::size_t k_batch = 250;
@@ -177,11 +176,8 @@ Recheck recheck(const catalog::Catalog& catalog, const store::RecordedMessage& m
   return r;
 }
 
-std::expected<Report, store::Error> run_offline(store::Database& db, const catalog::Catalog& catalog,
-                                                const Selection& selection) {
-  Report report;
-  report.selection = selection;
-  Replayer replayer(catalog, report);
+std::expected<void, store::Error> for_each_selected(store::Database& db, const Selection& selection,
+                                                    const std::function<void(const store::RecordedMessage&)>& visit) {
   std::optional<Sampler> sampler;
   if (selection.sample) sampler.emplace(*selection.sample, selection.seed);
   store::ReplayPage page{.since = selection.since, .messages = k_page_keys};
@@ -192,7 +188,7 @@ std::expected<Report, store::Error> run_offline(store::Database& db, const catal
     if (sampler)
       sampler->offer(std::move(message));
     else
-      replayer.replay(message);
+      visit(message);
     return true;
   };
   for (bool more = true; more;) {
@@ -213,8 +209,18 @@ std::expected<Report, store::Error> run_offline(store::Database& db, const catal
     }
   }
   if (sampler) {
-    for (const auto& message : sampler->take()) replayer.replay(message);
+    for (const auto& message : sampler->take()) visit(message);
   }
+  return {};
+}
+
+std::expected<Report, store::Error> run_offline(store::Database& db, const catalog::Catalog& catalog,
+                                                const Selection& selection) {
+  Report report;
+  report.selection = selection;
+  Replayer replayer(catalog, report);
+  auto walked = for_each_selected(db, selection, [&](const store::RecordedMessage& m) { replayer.replay(m); });
+  if (!walked) return std::unexpected(std::move(walked.error()));
   return report;
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,6 +57,11 @@ struct Selection {
   std::optional<std::int64_t> sample;
   std::uint64_t seed = 1;
 };
+
+// Calls `visit` for each message of the selection, in the order described above, each with
+// its recorded attempts (online replay takes the same messages as offline replay).
+std::expected<void, store::Error> for_each_selected(store::Database& db, const Selection& selection,
+                                                    const std::function<void(const store::RecordedMessage&)>& visit);
 
 // A past reply whose verdict changes.
 struct Change {

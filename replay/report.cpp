@@ -3,10 +3,10 @@
 #include <string>
 
 #include "common/json_out.h"
+#include "replay/markdown.h"
 #include "replay/offline.h"
 
 namespace dispatchd::replay {
-namespace {
 
 // A table cell: the text on one line, with the characters that would end the cell or
 // start markup escaped. Values come from outside (provider ids, model output).
@@ -23,6 +23,8 @@ std::string cell(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 std::string findings_cell(const std::vector<validator::Finding>& findings) {
   std::string out;

@@ -1,15 +1,19 @@
 #include "store/replay.h"
 
 #include "common/json_out.h"
+#include "store/inbox.h"
 #include "store/internal/sql.h"
+#include "store/transaction.h"
 
 namespace dispatchd::store {
 
 Result<std::vector<ReplayKey>> replay_keys(Database& db, const ReplayPage& page) {
   auto query = Query::prepare(db,
                               "SELECT received_at, message_id FROM v_messages"
-                              " WHERE (?1 IS NULL OR received_at >= ?1)"
-                              " AND (?2 IS NULL OR (received_at, message_id) > (?2, ?3))"
+                              // Bounds written so that both seek the received_at index
+                              // (migration 0011): '' and 0 sort before every stored key.
+                              " WHERE received_at >= coalesce(?1, '')"
+                              " AND (received_at, message_id) > (coalesce(?2, ''), coalesce(?3, 0))"
                               " ORDER BY received_at, message_id LIMIT ?4");
   if (!query) return std::unexpected(query.error());
   query->bind(1, page.since);
@@ -51,6 +55,209 @@ Result<std::vector<RecordedMessage>> recorded_attempts(Database& db, std::span<c
     out.back().attempts.push_back({query->integer(6), query->text(7), query->text(8), query->optional_text(9), *verdict,
                                    query->text(11), query->optional_text(12), query->optional_text(13)});
   }
+}
+
+}  // namespace dispatchd::store
+
+namespace dispatchd::store {
+namespace {
+
+constexpr const char* k_scratch_schema =
+    "CREATE TABLE replay_progress ("
+    " seq INTEGER PRIMARY KEY, message_id INTEGER NOT NULL UNIQUE REFERENCES inbox (id),"
+    " status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'decided', 'failed')),"
+    " detail TEXT NOT NULL DEFAULT '',"
+    " old_kind TEXT NOT NULL, old_action TEXT NOT NULL, old_recipient TEXT NOT NULL, old_reason TEXT NOT NULL,"
+    " old_output TEXT NOT NULL);"
+    "CREATE TABLE replay_marks (first_action INTEGER NOT NULL, first_escalation INTEGER NOT NULL);"
+    "INSERT INTO replay_marks SELECT (SELECT coalesce(max(id), 0) + 1 FROM actions),"
+    " (SELECT coalesce(max(id), 0) + 1 FROM escalations);";
+
+// The decision held by the rows on one side of the marks: `after` picks the run's rows
+// (ids from the marks on), else the recorded ones. Attempts are always the table's: before
+// prepare_scratch deletes them they are the recorded ones, after it the run's.
+Result<StoredDecision> decision_side(Database& db, std::int64_t message_id, bool after) {
+  auto query = Query::prepare(
+      db,
+      "SELECT (SELECT outcome FROM inbox WHERE id = ?1),"
+      " (SELECT reason FROM escalations, replay_marks k WHERE message_id = ?1"
+      "   AND (id >= k.first_escalation) = ?2 AND reason NOT IN ('send_failed', 'delivery_unknown')"
+      "   ORDER BY id LIMIT 1),"
+      " (SELECT action || char(10) || coalesce(recipient, '') FROM actions, replay_marks k WHERE message_id = ?1"
+      "   AND (id >= k.first_action) = ?2 AND created_by = 'dispatchd' AND action <> 'holding_reply'"
+      "   ORDER BY id LIMIT 1),"
+      " (SELECT raw_output FROM attempts WHERE message_id = ?1 AND verdict IN ('valid', 'review')"
+      "   ORDER BY attempt DESC LIMIT 1)");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, message_id).bind(2, after ? 1 : 0);
+  auto row = query->step();
+  if (!row) return std::unexpected(row.error());
+  StoredDecision d;
+  d.output = query->optional_text(3).value_or("");
+  if (const auto action = query->optional_text(2)) {
+    const auto newline = action->find('\n');
+    d.action = action->substr(0, newline);
+    d.recipient = action->substr(newline + 1);
+  }
+  if (const auto reason = query->optional_text(1)) {
+    d.kind = "escalate";
+    d.reason = *reason;
+  } else if (query->optional_text(0) == "ignored") {
+    d.kind = "ignore";
+  } else if (!d.action.empty()) {
+    d.kind = "reply";
+  }
+  return d;
+}
+
+Result<void> run(Database& db, std::string_view sql, std::int64_t id) {
+  auto query = Query::prepare(db, sql);
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, id);
+  return query->run();
+}
+
+}  // namespace
+
+const char* to_string(ProgressStatus status) {
+  switch (status) {
+    case ProgressStatus::pending: return "pending";
+    case ProgressStatus::decided: return "decided";
+    case ProgressStatus::failed: return "failed";
+  }
+  return "pending";
+}
+
+Result<bool> is_replay_scratch(Database& db) {
+  auto n = db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'replay_progress'");
+  if (!n) return std::unexpected(n.error());
+  return *n == 1;
+}
+
+Result<void> prepare_scratch(Database& db, std::span<const std::int64_t> message_ids) {
+  return transaction<void>(db, [&]() -> Result<void> {
+    DISPATCHD_TRY(db.exec(k_scratch_schema));
+    for (const std::int64_t id : message_ids) {
+      auto old = decision_side(db, id, false);
+      if (!old) return std::unexpected(old.error());
+      auto insert = Query::prepare(db,
+                                   "INSERT INTO replay_progress(message_id, old_kind, old_action, old_recipient,"
+                                   " old_reason, old_output) VALUES (?,?,?,?,?,?)");
+      if (!insert) return std::unexpected(insert.error());
+      insert->bind(1, id).bind(2, old->kind).bind(3, old->action).bind(4, old->recipient).bind(5, old->reason);
+      insert->bind(6, old->output);
+      DISPATCHD_TRY(insert->run());
+    }
+    DISPATCHD_TRY(
+        db.exec("DELETE FROM attempts WHERE message_id IN (SELECT message_id FROM replay_progress);"
+                "UPDATE inbox SET state = 'done' WHERE state IN ('received', 'processing')"
+                " AND id NOT IN (SELECT message_id FROM replay_progress);"
+                "UPDATE inbox SET state = 'received', outcome = 'pending', lease_owner = NULL, lease_expires_at = NULL"
+                " WHERE id IN (SELECT message_id FROM replay_progress);"));
+    return {};
+  });
+}
+
+Result<std::int64_t> resume_scratch(Database& db) {
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
+    DISPATCHD_TRY(db.exec(
+        "UPDATE replay_progress SET status = 'decided', detail = '' WHERE status = 'pending'"
+        " AND message_id IN (SELECT id FROM inbox WHERE state IN ('decided', 'done'));"
+        "UPDATE replay_progress SET status = 'pending', detail = '' WHERE status = 'failed';"
+        "DELETE FROM attempts WHERE message_id IN (SELECT message_id FROM replay_progress WHERE status = 'pending');"
+        "UPDATE inbox SET state = 'received', outcome = 'pending', lease_owner = NULL, lease_expires_at = NULL"
+        " WHERE id IN (SELECT message_id FROM replay_progress WHERE status = 'pending');"));
+    auto left = db.query_int("SELECT count(*) FROM replay_progress WHERE status = 'pending'");
+    if (!left) return std::unexpected(left.error());
+    return static_cast<std::int64_t>(*left);
+  });
+}
+
+Result<std::vector<ProgressRow>> replay_progress(Database& db) {
+  auto query = Query::prepare(db,
+                              "SELECT p.seq, p.message_id, m.channel, m.provider_message_id, m.received_at, p.status,"
+                              " p.detail, p.old_kind, p.old_action, p.old_recipient, p.old_reason, p.old_output"
+                              " FROM replay_progress p JOIN inbox m ON m.id = p.message_id ORDER BY p.seq");
+  if (!query) return std::unexpected(query.error());
+  std::vector<ProgressRow> out;
+  while (true) {
+    auto row = query->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    const std::string status = query->text(5);
+    out.push_back({query->integer(0),
+                   query->integer(1),
+                   query->text(2),
+                   query->text(3),
+                   query->text(4),
+                   status == "decided"  ? ProgressStatus::decided
+                   : status == "failed" ? ProgressStatus::failed
+                                        : ProgressStatus::pending,
+                   query->text(6),
+                   {query->text(7), query->text(8), query->text(9), query->text(10), query->text(11)}});
+  }
+}
+
+Result<void> mark_progress(Database& db, std::int64_t message_id, ProgressStatus status, const std::string& detail) {
+  auto update = Query::prepare(db, "UPDATE replay_progress SET status = ?, detail = ? WHERE message_id = ?");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, to_string(status)).bind(2, detail).bind(3, message_id);
+  return update->run();
+}
+
+Result<StoredDecision> new_decision(Database& db, std::int64_t message_id) {
+  return decision_side(db, message_id, true);
+}
+
+Result<std::vector<AttemptStat>> attempt_stats(Database& db, std::int64_t message_id) {
+  auto query = Query::prepare(
+      db,
+      "SELECT attempt, verdict, latency_ms, input_tokens, output_tokens FROM attempts WHERE message_id = ?"
+      " ORDER BY attempt");
+  if (!query) return std::unexpected(query.error());
+  query->bind(1, message_id);
+  std::vector<AttemptStat> out;
+  while (true) {
+    auto row = query->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    const auto verdict = from_sql<Verdict>(query->text(1));
+    if (!verdict) return std::unexpected(Error::internal("attempt with an unknown verdict: " + query->text(1)));
+    out.push_back({query->integer(0), *verdict, query->optional_integer(2), query->optional_integer(3),
+                   query->optional_integer(4)});
+  }
+}
+
+Result<std::int64_t> insert_case(Database& db, const EvalCase& c) {
+  const auto at = parse_time(c.received_at);
+  if (!at) return std::unexpected(Error::internal("bad case time " + c.received_at));
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
+    const std::size_t turns = c.history.size();
+    std::int64_t last_inbound = 0;
+    for (std::size_t i = 0; i <= turns; ++i) {
+      const Time when = *at - std::chrono::seconds(static_cast<std::int64_t>(turns - i));
+      const std::string key = c.conversation_id + "-" + std::to_string(i);
+      if (i < turns && c.history[i].from_us) {
+        if (last_inbound == 0) return std::unexpected(Error::refused("a history must start with the customer"));
+        auto insert = Query::prepare(db,
+                                     "INSERT INTO actions(message_id, action, arguments, recipient, body, status,"
+                                     " created_by, idempotency_key, created_at, updated_at)"
+                                     " VALUES (?1, 'history', '{}', ?2, ?3, 'sent', 'dispatchd', ?4, ?5, ?5)");
+        if (!insert) return std::unexpected(insert.error());
+        insert->bind(1, last_inbound).bind(2, c.sender).bind(3, c.history[i].text).bind(4, key);
+        insert->bind(5, format_time(when));
+        DISPATCHD_TRY(insert->run());
+        continue;
+      }
+      const std::string& text = i < turns ? c.history[i].text : c.text;
+      auto inserted = insert_inbound(db, {c.channel, key, c.conversation_id, c.sender, text, "{}", ""}, when);
+      if (!inserted) return std::unexpected(inserted.error());
+      last_inbound = inserted->id;
+      if (i < turns)
+        DISPATCHD_TRY(run(db, "UPDATE inbox SET state = 'done', outcome = 'replied' WHERE id = ?1", last_inbound));
+    }
+    return last_inbound;
+  });
 }
 
 }  // namespace dispatchd::store

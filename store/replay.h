@@ -54,13 +54,101 @@ struct ReplayPage {
 };
 
 // The keys of the next messages, oldest first (received_at, then id), whether or not they
-// have attempts; an empty result is the end. Keys only, so that a page can be long: without
-// an index on received_at each page costs a scan of the inbox. REQUIRES: page.messages > 0.
+// have attempts; an empty result is the end. Each page seeks the index on (received_at, id)
+// (migration 0011) to its first key and reads on in order: no scan, no sort.
+// REQUIRES: page.messages > 0.
 Result<std::vector<ReplayKey>> replay_keys(Database& db, const ReplayPage& page);
 
 // The messages of `keys` that have recorded attempts, each with all of them, in the order of
 // `keys` (a message without attempts is left out). Everything is read at once: pass a few
 // hundred keys at a time.
 Result<std::vector<RecordedMessage>> recorded_attempts(Database& db, std::span<const ReplayKey> keys);
+
+// ---- Online replay and eval: a scratch database the agent loop runs in ----
+//
+// A scratch database is a copy of the live one (store/backup.h) or a fresh one (eval),
+// never the live file. prepare_scratch() turns it into a replay run in one transaction:
+//   - replay_progress: one row per chosen message, in replay order, with the decision
+//     recorded for it before the run (its "old" decision) and its status in this run
+//     (pending -> decided | failed);
+//   - replay_marks: the first action and escalation ids the run may create, so that the new
+//     decision is told from the recorded one;
+//   - the chosen messages' recorded attempts are deleted (the agent counts them against its
+//     re-ask budget) and the messages are set back to `received`; every other unfinished
+//     message is set to `done` (parked), so that the agent takes the chosen ones only.
+// Their actions and escalations stay: the conversation history the agent reads (earlier
+// messages and the replies that were *sent*) is the recorded one, and a new reply is only
+// ever `approved` in the scratch outbox: no connector runs against a scratch database.
+
+// A message's decision as the store holds it. `kind`: "reply" (an action of the agent's
+// in the outbox), "escalate" (an escalation the agent opened; send_failed and
+// delivery_unknown come after a decision and do not count), "ignore", or "none" (no
+// decision: pending, failed). `output` is the last accepted model output (verdict valid or
+// review), "" when none.
+struct StoredDecision {
+  std::string kind = "none";
+  std::string action;     // the outbox action's name, "" when none
+  std::string recipient;  // the outbox action's recipient, "" when none
+  std::string reason;     // the escalation reason, "" when none
+  std::string output;
+};
+
+enum class ProgressStatus { pending, decided, failed };
+const char* to_string(ProgressStatus status);
+
+struct ProgressRow {
+  std::int64_t seq = 0;
+  std::int64_t message_id = 0;
+  std::string channel;
+  std::string provider_message_id;
+  std::string received_at;
+  ProgressStatus status = ProgressStatus::pending;
+  std::string detail;  // why it failed
+  StoredDecision recorded;
+};
+
+// One attempt of the run (the chosen messages' attempts are all new after prepare_scratch).
+struct AttemptStat {
+  std::int64_t attempt = 0;
+  Verdict verdict = Verdict::invalid;
+  std::optional<std::int64_t> latency_ms;
+  std::optional<std::int64_t> input_tokens;
+  std::optional<std::int64_t> output_tokens;
+};
+
+// True when `db` holds a prepared replay run.
+Result<bool> is_replay_scratch(Database& db);
+
+// Prepares the run described above for `message_ids` (replay order). REQUIRES: !is_replay_scratch.
+Result<void> prepare_scratch(Database& db, std::span<const std::int64_t> message_ids);
+
+// Before a resumed run: a pending message whose decision is stored becomes decided; every
+// other message not decided (pending or failed, possibly left half-way by a crash: its new
+// attempts are deleted) is set back to `received` and pending. Returns how many remain.
+Result<std::int64_t> resume_scratch(Database& db);
+
+Result<std::vector<ProgressRow>> replay_progress(Database& db);
+Result<void> mark_progress(Database& db, std::int64_t message_id, ProgressStatus status, const std::string& detail);
+
+// The decision the run made for `message_id` (rows from replay_marks on).
+Result<StoredDecision> new_decision(Database& db, std::int64_t message_id);
+Result<std::vector<AttemptStat>> attempt_stats(Database& db, std::int64_t message_id);
+
+// Eval: a labelled case stored in a fresh scratch database as a conversation of its own:
+// the history (each turn a `done` inbound message, or a reply marked sent, one second
+// apart) and then the message itself, `received`. Returns the message id.
+struct CaseTurn {
+  bool from_us = false;
+  std::string text;
+};
+struct EvalCase {
+  std::string channel;
+  std::string sender;
+  std::string text;
+  std::vector<CaseTurn> history;
+  std::string conversation_id;  // unique per case
+  std::string received_at;      // format_time; history turns are stored before it
+};
+Result<std::int64_t> insert_case(Database& db, const EvalCase& c);
 
 }  // namespace dispatchd::store

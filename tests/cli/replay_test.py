@@ -85,9 +85,10 @@ with tempfile.TemporaryDirectory() as tmp:
     os.remove(report)
     for name, args, message in [
         ("no mode", ["--offline", "--online"], "--offline or --online"),
-        ("online not yet", ["--online"], "not yet supported"),
-        ("system prompt not yet", ["--offline", "--system-prompt", "p.txt"], "not yet supported"),
-        ("model not yet", ["--offline", "--llm-model", "m2"], "not yet supported"),
+        ("online needs a configuration", ["--online"], "--online needs --config"),
+        ("system prompt offline", ["--offline", "--system-prompt", "p.txt"], "they need --online"),
+        ("model offline", ["--offline", "--llm-model", "m2"], "they need --online"),
+        ("concurrency offline", ["--offline", "--concurrency", "2"], "they need --online"),
         ("bad day", ["--offline", "--since", "2026-02-30"], "YYYY-MM-DD"),
         ("bad limit", ["--offline", "--limit", "0"], "positive number"),
         ("seed without sample", ["--offline", "--seed", "3"], "--seed goes with --sample"),

@@ -1,0 +1,299 @@
+// Online replay and eval (issue 15): recorded messages sent through the agent loop again
+// against the fake model, in a scratch copy; a labelled set scored. History is recorded by
+// the real agent loop (tests/agent/harness.h) with one model answer; the replay's model
+// answers differently for some messages, and exactly those must be reported as changed.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <set>
+
+#include "replay/eval.h"
+#include "replay/online.h"
+#include "tests/agent/harness.h"
+#include "tests/fakes/fake_graph.h"
+
+using namespace dispatchd;
+
+namespace {
+
+constexpr const char* k_escalate =
+    R"({"action":"escalate_to_human","recipient":"15551234567","content":"wants a refund","priority":"high"})";
+
+// Four recorded messages, each in a conversation of its own, all answered with one reply.
+struct Recorded {
+  test::AgentHarness h;
+  std::vector<std::int64_t> ids;
+
+  Recorded() {
+    h.fake.set_fallback(fakes::FakeReply::text(test::send_message(test::k_customer, "We are on it")));
+    const std::vector<std::string> texts = {"where is my order?", "I want my moneyback", "is the shop open?",
+                                            "moneyback now"};
+    for (std::size_t i = 0; i < texts.size(); ++i)
+      ids.push_back(h.receive("wamid.rec" + std::to_string(i + 1), texts[i], test::k_customer,
+                              "conv" + std::to_string(i + 1)));
+    h.decide(texts.size());
+    // The replay's model: the same answer, except that money-back requests now go to a person.
+    h.fake.set_responder([](const fakes::ReceivedRequest& r) -> std::optional<fakes::FakeReply> {
+      if (r.body.find("moneyback") != std::string::npos) return fakes::FakeReply::text(k_escalate);
+      return std::nullopt;
+    });
+  }
+
+  replay::ModelOptions options(std::size_t concurrency = 2) {
+    ::setenv("DISPATCHD_REPLAY_TEST_KEY", "sk-test", 1);
+    config::Config config;
+    config.llm.provider = "openai";
+    config.llm.base_url = h.fake.base_url(fakes::Dialect::openai);
+    config.llm.model = "config-model";
+    config.llm.api_key_env = "DISPATCHD_REPLAY_TEST_KEY";
+    config.llm.timeout_ms = 20000;
+    auto options = replay::model_options(config, test::support_en(), {"replay-model", "Be kind.", concurrency});
+    REQUIRE(options);
+    return std::move(*options);
+  }
+
+  std::string scratch() const { return h.dir.file("report.md.scratch.db"); }
+};
+
+replay::OnlineReport collected(store::Database& scratch) {
+  auto report = replay::collect(scratch, test::support_en(), "replay-model");
+  REQUIRE(report);
+  return std::move(*report);
+}
+
+}  // namespace
+
+TEST_CASE("online replay reports exactly the changed decisions and sends nothing", "[replay][online]") {
+  Recorded r;
+  fakes::FakeGraph graph;
+  const auto before = r.h.fake.request_count();
+  bool resumed = true;
+  auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+  REQUIRE(scratch);
+  CHECK_FALSE(resumed);
+  auto ran = replay::run_pending(*scratch, r.options());
+  REQUIRE(ran);
+  CHECK(*ran == replay::RunEnd::complete);
+  CHECK(r.h.fake.request_count() - before == 4);
+  const auto requests = r.h.fake.requests();
+  for (std::size_t i = before; i < requests.size(); ++i) {
+    const auto& body = requests[i].body;
+    CHECK(body.find("\"replay-model\"") != std::string::npos);  // --llm-model
+    CHECK(body.find("Be kind.") != std::string::npos);          // --system-prompt
+  }
+
+  const auto report = collected(*scratch);
+  CHECK_FALSE(report.partial);
+  CHECK(report.summary.decided == 4);
+  CHECK(report.summary.changed == 2);
+  CHECK(report.summary.escalated == 2);
+  CHECK(report.summary.valid_first == 4);
+  CHECK(report.summary.attempts == 4);
+  CHECK(report.summary.input_tokens == 44);  // the fake's 11 per answer
+  CHECK(report.summary.output_tokens == 28);
+  CHECK_FALSE(report.summary.cost);  // no prices yet
+  REQUIRE(report.summary.p50);
+  std::set<std::string> changed;
+  for (const auto& m : report.messages) {
+    if (m.changes.empty()) {
+      CHECK(m.replayed.kind == "reply");
+      continue;
+    }
+    changed.insert(m.row.provider_message_id);
+    CHECK(m.recorded.kind == "reply");
+    CHECK(m.recorded.action == "send_message");
+    CHECK(m.recorded.recipient == test::k_customer);
+    CHECK(m.replayed.kind == "escalate");
+    CHECK(m.replayed.reason == "model_escalated");
+    CHECK(m.replayed.action == "escalate_to_human");
+    CHECK(std::ranges::find(m.changes, "field content") != m.changes.end());
+    CHECK(std::ranges::find(m.changes, "field priority") != m.changes.end());
+  }
+  CHECK(changed == std::set<std::string>{"wamid.rec2", "wamid.rec4"});
+
+  const auto md = replay::to_markdown(report);
+  CHECK_THAT(md, Catch::StartsWith("# Online replay\n"));
+  CHECK_THAT(md, Catch::Contains("## Changed decisions (2)"));
+  CHECK_THAT(md, Catch::Contains("### message " + std::to_string(r.ids[1]) + " (wamid.rec2)"));
+  CHECK_THAT(md, Catch::Contains("| escalation reason | - | model\\_escalated |"));
+  CHECK_THAT(md, Catch::Contains("| valid on the first attempt | 4 (100.0%) |"));
+  const auto json = test::parse_json(replay::to_json(report));
+  CHECK(json["summary"]["changed"].GetInt() == 2);
+  CHECK(json["messages"].Size() == 4);
+
+  // Nothing left the scratch copy: no Graph request, and the live database is as recorded.
+  CHECK(graph.requests().empty());
+  CHECK(r.h.count("SELECT count(*) FROM attempts") == 4);
+  CHECK(r.h.count("SELECT count(*) FROM escalations") == 0);
+  auto live_scratch = store::is_replay_scratch(r.h.db);
+  REQUIRE(live_scratch);
+  CHECK_FALSE(*live_scratch);
+  // The new replies wait, approved, in the scratch outbox: no connector runs on it.
+  CHECK(scratch->query_int("SELECT count(*) FROM actions WHERE status NOT IN ('approved', 'proposed')"
+                           " AND id >= (SELECT first_action FROM replay_marks)")
+            .value() == 0);
+}
+
+TEST_CASE("an interrupted online replay leaves a partial report and resumes where it stopped", "[replay][online]") {
+  Recorded r;
+  const auto before = r.h.fake.request_count();
+  bool resumed = false;
+  std::vector<std::int64_t> reported;
+  {
+    auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+    REQUIRE(scratch);
+    volatile std::sig_atomic_t interrupt = 0;
+    // As Ctrl-C after the first message: one at a time, so exactly one is done.
+    auto ran = replay::run_pending(*scratch, r.options(1), {&interrupt, [&](std::int64_t id) {
+                                                               reported.push_back(id);
+                                                               interrupt = 1;
+                                                             }});
+    REQUIRE(ran);
+    CHECK(*ran == replay::RunEnd::interrupted);
+    const auto report = collected(*scratch);
+    CHECK(report.partial);
+    CHECK(report.summary.decided == 1);
+    CHECK(report.summary.pending == 3);
+    const auto md = replay::to_markdown(report);
+    CHECK_THAT(md, Catch::StartsWith("# Online replay (partial)\n"));
+    CHECK_THAT(md, Catch::Contains("partial: 3 of 4 messages not replayed yet"));
+  }
+  auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+  REQUIRE(scratch);
+  CHECK(resumed);
+  auto ran = replay::run_pending(*scratch, r.options(), {nullptr, [&](std::int64_t id) { reported.push_back(id); }});
+  REQUIRE(ran);
+  CHECK(*ran == replay::RunEnd::complete);
+  // Every message once: decided once, asked once, reported once.
+  CHECK(std::set<std::int64_t>(reported.begin(), reported.end()) ==
+        std::set<std::int64_t>(r.ids.begin(), r.ids.end()));
+  CHECK(reported.size() == 4);
+  CHECK(r.h.fake.request_count() - before == 4);
+  const auto report = collected(*scratch);
+  CHECK_FALSE(report.partial);
+  REQUIRE(report.messages.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(report.messages[i].row.message_id == r.ids[i]);
+  CHECK(report.summary.changed == 2);
+}
+
+TEST_CASE("a message half-way through a stopped run is asked again from the start", "[replay][online]") {
+  Recorded r;
+  bool resumed = false;
+  {
+    auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+    REQUIRE(scratch);
+    // As if killed after the first attempt of the first message, before its decision.
+    REQUIRE(scratch->exec("UPDATE inbox SET state = 'processing', lease_owner = 'x', lease_expires_at = "
+                          "'2999-01-01T00:00:00Z' WHERE id = " +
+                          std::to_string(r.ids[0])));
+    REQUIRE(scratch->exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at) VALUES (" +
+                          std::to_string(r.ids[0]) + ", 1, 'openai', 'm', 'invalid', '2026-12-01T00:00:00Z')"));
+  }
+  auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+  REQUIRE(scratch);
+  REQUIRE(replay::run_pending(*scratch, r.options()));
+  const auto report = collected(*scratch);
+  REQUIRE(report.messages.size() == 4);
+  CHECK(report.messages[0].attempts.size() == 1);  // the stale attempt is gone
+  CHECK(report.summary.valid_first == 4);
+}
+
+TEST_CASE("a scratch path that holds something else is refused", "[replay][online]") {
+  Recorded r;
+  bool resumed = false;
+  auto other = replay::open_scratch(r.h.db, {}, r.h.dir.file("d.db"), resumed);
+  REQUIRE_FALSE(other);
+  CHECK_THAT(other.error(), Catch::Contains("not a replay's scratch database"));
+}
+
+TEST_CASE("eval sets: bad lines are named by number", "[replay][eval]") {
+  const std::string good =
+      R"({"channel":"whatsapp","sender":"1","text":"hi","expected_action":"send_message"})";
+  const auto error_of = [](const std::string& text) {
+    auto set = replay::parse_set(text);
+    REQUIRE_FALSE(set);
+    return set.error();
+  };
+  auto parsed = replay::parse_set(good + "\n\n" + good + "\r\n");
+  REQUIRE(parsed);
+  CHECK(parsed->size() == 2);
+  CHECK((*parsed)[1].line == 3);
+  CHECK((*parsed)[1].id == "line 3");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{not json", "not JSON"},
+      {R"({"channel":"sms","sender":"1","text":"hi","must_escalate":true})", "\"channel\""},
+      {R"({"channel":"gmail","sender":"1","text":"hi"})", "either \"expected_action\""},
+      {R"({"channel":"gmail","sender":"1","text":"hi","must_escalate":true,"expected_action":"x"})", "either"},
+      {R"({"channel":"gmail","sender":"1","text":"hi","must_escalate":true,"colour":"red"})", "unknown key"},
+      {R"({"channel":"gmail","sender":"1","text":"hi","must_escalate":false})", "can only be true"},
+      {R"({"channel":"gmail","sender":"1","text":"hi","must_escalate":true,"history":[{"from":"agent","text":"x"}]})",
+       "start with the customer"},
+      {R"({"channel":"gmail","sender":"1","text":"hi","expected_action":"a","expected_fields":{"p":1}})", "string"},
+      {R"({"channel":"gmail","sender":"1","text":"hi","must_escalate":true,"id":[[[[[[[[[1]]]]]]]]]})", "not JSON"},
+  };
+  for (const auto& [line, message] : bad) {
+    const auto e = error_of(good + "\n" + line + "\n");
+    INFO(line);
+    CHECK(e.line == 2);
+    CHECK_THAT(e.message, Catch::Contains(message));
+  }
+  CHECK(error_of("\n\n").message == "the set has no case");
+}
+
+TEST_CASE("eval scores a labelled set through the agent loop", "[replay][eval]") {
+  Recorded r;
+  const std::string set =
+      R"({"id":"order","channel":"whatsapp","sender":"15551234567","text":"where is my order?",)"
+      R"("expected_action":"send_message","expected_fields":{"priority":"medium","recipient":"15551234567"}})"
+      "\n"
+      R"({"id":"refund","channel":"whatsapp","sender":"15551234567","text":"I want my moneyback",)"
+      R"("history":[{"from":"customer","text":"hello"},{"from":"agent","text":"hi, how can I help?"}],)"
+      R"("must_escalate":true})"
+      "\n"
+      R"({"id":"open","channel":"gmail","sender":"15551234567","text":"is the shop open?",)"
+      R"("expected_action":"send_message","expected_fields":{"priority":"high"}})"
+      "\n";
+  auto cases = replay::parse_set(set);
+  REQUIRE(cases);
+  const auto before = r.h.fake.request_count();
+  auto report = replay::run_eval(*cases, r.options(), r.h.dir.file("eval.db"), test::source_path("migrations"));
+  REQUIRE(report);
+  REQUIRE(report->cases.size() == 3);
+  CHECK(r.h.fake.request_count() - before == 3);
+  // The history went into the model's context (cases run concurrently: found by their text).
+  std::size_t with_history = 0;
+  for (const auto& request : r.h.fake.requests())
+    if (request.body.find("moneyback") != std::string::npos &&
+        request.body.find("hi, how can I help?") != std::string::npos)
+      ++with_history;
+  CHECK(with_history == 1);
+  CHECK(report->cases[0].correct);
+  CHECK(report->cases[1].correct);
+  CHECK_FALSE(report->cases[2].correct);  // the fake answers medium, not high
+  CHECK(report->cases[2].wrong == std::vector<std::string>{"field priority"});
+  CHECK(report->correct == 2);
+  CHECK(report->accuracy == Approx(2.0 / 3));
+  const auto field = [&](const std::string& name) {
+    for (const auto& f : report->fields)
+      if (f.name == name) return std::pair{f.right, f.total};
+    return std::pair<std::int64_t, std::int64_t>{-1, -1};
+  };
+  CHECK(field("action") == std::pair<std::int64_t, std::int64_t>{2, 2});
+  CHECK(field("priority") == std::pair<std::int64_t, std::int64_t>{1, 2});
+  CHECK(field("must_escalate") == std::pair<std::int64_t, std::int64_t>{1, 1});
+  const auto md = replay::eval_markdown(*report);
+  CHECK_THAT(md, Catch::Contains("| accuracy | 66.7% |"));
+  CHECK_THAT(md, Catch::Contains("| 3 | open | send\\_message |"));
+  const auto json = test::parse_json(replay::eval_json(*report));
+  CHECK(json["correct"].GetInt() == 2);
+}
+
+TEST_CASE("the shipped example eval sets parse", "[replay][eval]") {
+  for (const char* path : {"catalog/examples/eval/support.es.jsonl", "catalog/examples/eval/support.en.jsonl"}) {
+    INFO(path);
+    auto set = replay::parse_set(test::read_file(test::source_path(path)));
+    REQUIRE(set);
+    CHECK(set->size() >= 10);
+    CHECK(set->size() <= 20);
+    CHECK(std::ranges::count_if(*set, [](const auto& c) { return c.must_escalate; }) >= 3);
+  }
+}
