@@ -56,6 +56,10 @@ constexpr const char* k_usage =
     "      the Markdown report lists the replies whose verdict changes; --json prints it as JSON\n"
     "      on stdout. --online, --system-prompt, --llm-model: not yet supported (exit 2)\n"
     "      exit 0 report written, 1 cannot open or write, 2 usage error\n"
+    "  erase --counterpart ID_OR_ADDRESS --as NAME [--no-vacuum] | erase --scrub-only\n"
+    "      replace a customer's texts, payloads, model outputs, replies, number or address by\n"
+    "      tombstones and a salted digest (README: what remains); the audit chain still verifies\n"
+    "      exit 0 erased and scrubbed, 1 refused (unfinished messages listed) or not scrubbed\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -71,7 +75,7 @@ constexpr Command k_commands[] = {
     {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
     {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
-    {"trail", dispatchd::cli::cmd_trail},
+    {"trail", dispatchd::cli::cmd_trail},       {"erase", dispatchd::cli::cmd_erase},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,
