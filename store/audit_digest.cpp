@@ -68,7 +68,7 @@ std::optional<std::string> audit_row_problem(const AuditRow& row) {
     return std::nullopt;
   }
   if (row.salt && detail_digest(*row.salt, row.event.detail) != *row.detail_digest)
-    return "its detail does not match its digest: the row was changed";
+    return "its contents do not match its hash: its detail does not match its digest, the row was changed";
   if (!row.salt && row.event.detail != k_erased_detail)
     return "it has no salt (erased) but its detail is not the erasure tombstone: the row was changed";
   if (digested_row_hash(row.prev_hash, row.id, row.event, *row.detail_digest) != row.hash)
