@@ -66,7 +66,7 @@ Result<AuditCheck> check_rows(Query& rows, std::string expected_prev) {
     if (!stepped) return std::unexpected(stepped.error());
     if (!*stepped) break;
     ++check.events;
-    const AuditRow row{
+    const ChainRow row{
         rows.integer(0),       {rows.text(1), rows.text(2), rows.optional_integer(3), rows.text(4), rows.text(5)},
         rows.optional_text(8), rows.optional_text(9),
         rows.text(6),          rows.text(7)};

@@ -60,7 +60,7 @@ std::string legacy_row_hash(std::string_view prev_hash, std::int64_t id, const A
   return sha256_hex(std::string(prev_hash) + Canonical().head(id, event).field(event.detail).str());
 }
 
-std::optional<std::string> audit_row_problem(const AuditRow& row) {
+std::optional<std::string> audit_row_problem(const ChainRow& row) {
   if (!row.detail_digest) {
     if (row.salt) return "it has a salt but no digest: the row was changed";
     if (legacy_row_hash(row.prev_hash, row.id, row.event) != row.hash)
@@ -80,18 +80,18 @@ namespace {
 
 constexpr int k_rechain_batch = 1000;
 
-Result<std::vector<AuditRow>> legacy_batch(Database& db, std::int64_t after) {
+Result<std::vector<ChainRow>> legacy_batch(Database& db, std::int64_t after) {
   auto rows = Query::prepare(db,
                              "SELECT id, at, event, message_id, actor, detail, prev_hash FROM audit WHERE id > ?"
                              " ORDER BY id LIMIT ?");
   if (!rows) return std::unexpected(rows.error());
   rows->bind(1, after).bind(2, k_rechain_batch);
-  std::vector<AuditRow> out;
+  std::vector<ChainRow> out;
   while (true) {
     auto row = rows->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return out;
-    AuditRow r;
+    ChainRow r;
     r.id = rows->integer(0);
     r.event = {rows->text(1), rows->text(2), rows->optional_integer(3), rows->text(4), rows->text(5)};
     r.prev_hash = rows->text(6);
@@ -108,7 +108,7 @@ Result<void> rehash_rows(Database& db) {
     auto batch = legacy_batch(db, after);
     if (!batch) return std::unexpected(batch.error());
     if (batch->empty()) return {};
-    for (AuditRow& row : *batch) {
+    for (ChainRow& row : *batch) {
       auto salt = new_audit_salt();
       if (!salt) return std::unexpected(salt.error());
       if (prev) row.prev_hash = *prev;

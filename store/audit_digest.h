@@ -30,7 +30,7 @@ namespace dispatchd::store {
 // The detail of an erased row.
 inline constexpr std::string_view k_erased_detail = R"({"erased":true})";
 
-struct AuditRow {
+struct ChainRow {
   std::int64_t id = 0;
   AuditEvent event;
   std::optional<std::string> salt;
@@ -53,7 +53,7 @@ std::string legacy_row_hash(std::string_view prev_hash, std::int64_t id, const A
 
 // Why `row` does not match its own hash (its link to the row before is not checked here);
 // nullopt when it does.
-std::optional<std::string> audit_row_problem(const AuditRow& row);
+std::optional<std::string> audit_row_problem(const ChainRow& row);
 
 // Migration 0013's code step: verifies the chain with the old formula (refused, nothing
 // changed, when it is broken), gives every legacy row a salt, a digest and a new hash
