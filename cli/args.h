@@ -47,5 +47,6 @@ int cmd_staff(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
 int cmd_trail(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
+int cmd_erase(int argc, char** argv);
 
 }  // namespace dispatchd::cli

@@ -65,6 +65,10 @@ constexpr const char* k_usage =
     "      run a labelled set through the agent loop; accuracy = correct cases / cases\n"
     "      exit 0 at or above X, 1 below X (or cannot run), 2 usage error or bad set (line named),\n"
     "      130 interrupted\n"
+    "  erase --counterpart ID_OR_ADDRESS --as NAME [--no-vacuum] | erase --scrub-only\n"
+    "      replace a customer's texts, payloads, model outputs, replies, number or address by\n"
+    "      tombstones and a salted digest (README: what remains); the audit chain still verifies\n"
+    "      exit 0 erased and scrubbed, 1 refused (unfinished messages listed) or not scrubbed\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -81,6 +85,7 @@ constexpr Command k_commands[] = {
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
     {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
     {"trail", dispatchd::cli::cmd_trail},       {"eval", dispatchd::cli::cmd_eval},
+    {"erase", dispatchd::cli::cmd_erase},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

@@ -2,6 +2,7 @@
 
 #include "common/text.h"
 
+#include "store/audit_digest.h"
 #include "store/internal/sql.h"
 
 #include <algorithm>
@@ -52,9 +53,28 @@ Result<std::map<int, Applied>> applied_migrations(Database& db) {
   return applied;
 }
 
-Result<void> apply(Database& db, const Migration& m, const std::string& now) {
+// The code steps, by version: C++ that a version's SQL cannot express.
+struct CodeStep {
+  int version;
+  Result<void> (*run)(Database& db, const std::string& now);
+};
+constexpr CodeStep k_code_steps[] = {
+    {13, rechain_audit},
+};
+
+Result<void> run_code_step(Database& db, int version, const std::string& now, const MigrateOptions& options) {
+  for (const CodeStep& step : k_code_steps) {
+    if (step.version != version) continue;
+    if (options.run_code_step && !options.run_code_step(db, version)) return {};
+    return step.run(db, now);
+  }
+  return {};
+}
+
+Result<void> apply(Database& db, const Migration& m, const std::string& now, const MigrateOptions& options) {
   auto applied = transaction<void>(db, [&]() -> Result<void> {
     if (auto ok = db.exec(m.sql); !ok) return ok;
+    DISPATCHD_TRY(run_code_step(db, m.version, now, options));
     auto insert =
         Query::prepare(db, "INSERT INTO schema_migrations(version, name, sha256, applied_at) VALUES (?,?,?,?)");
     if (!insert) return std::unexpected(insert.error());
@@ -112,7 +132,8 @@ Result<std::vector<Migration>> load_migrations(const std::string& folder) {
   return out;
 }
 
-Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now) {
+Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now,
+                              const MigrateOptions& options) {
   auto applied = applied_migrations(db);
   if (!applied) return std::unexpected(applied.error());
   std::map<int, const Migration*> known;
@@ -135,7 +156,7 @@ Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrat
   result.version = applied->empty() ? 0 : applied->rbegin()->first;
   for (const auto& m : migrations) {
     if (applied->contains(m.version)) continue;
-    if (auto ok = apply(db, m, now); !ok) return std::unexpected(ok.error());
+    if (auto ok = apply(db, m, now, options); !ok) return std::unexpected(ok.error());
     result.applied.push_back(m.name);
     result.version = m.version;
   }

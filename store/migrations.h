@@ -1,7 +1,8 @@
 #pragma once
 // Forward-only schema migrations: numbered files `NNNN_name.sql` in one folder, applied in
 // order, each in its own transaction together with its row in schema_migrations
-// (version, name, sha256, applied_at).
+// (version, name, sha256, applied_at). A version may have a code step too (C++ run after
+// its SQL, in the same transaction): 0013 re-hashes the audit chain (store/audit_digest.h).
 //
 // Refused with a message naming the file, before anything is applied:
 //   - an applied migration whose file changed (sha256 differs) or disappeared
@@ -9,6 +10,7 @@
 //   - a folder with a badly named file or two files of one version
 
 #include <expected>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,8 +34,17 @@ struct MigrateResult {
   int version = 0;                   // the database's version afterwards
 };
 
-// Applies the pending migrations. `now` is recorded as applied_at (ISO 8601, UTC).
-Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now);
+struct MigrateOptions {
+  // Whether `version`'s code step runs on `db`; null runs every step. A file whose audit
+  // rows are a segment of another database's chain (an archive file) skips 0013's, so its
+  // rows keep the formula they were written with and their link to the live chain.
+  std::function<bool(Database& db, int version)> run_code_step;
+};
+
+// Applies the pending migrations. `now` is recorded as applied_at (ISO 8601, UTC). A code
+// step that fails rolls its version back with it; the error names the file.
+Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now,
+                              const MigrateOptions& options = {});
 
 // The newest applied version (0 for a database no migration has touched).
 Result<int> schema_version(Database& db);

@@ -92,7 +92,9 @@ TEST_CASE("metrics: an upgraded database's counts are filled from its history", 
   auto migrations = store::load_migrations(test::source_path("migrations"));
   REQUIRE(migrations);
   auto before = *migrations;
-  std::erase_if(before, [](const store::Migration& m) { return m.version >= 8; });
+  // Every migration but 0008's: the history is written by today's store (the salted audit
+  // chain of 0013 included), then 0008 fills the counts from it.
+  std::erase_if(before, [](const store::Migration& m) { return m.version == 8; });
   REQUIRE(store::migrate(*db, before, store::format_time(test::k_t0)));
   REQUIRE(test::seed_history(*db, test::k_t0));
   REQUIRE(store::migrate(*db, *migrations, store::format_time(test::k_t0 + 48h)));

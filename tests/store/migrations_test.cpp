@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "store/audit.h"
+#include "store/audit_digest.h"
 #include "store/migrations.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
@@ -136,20 +137,26 @@ TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain 
   REQUIRE(before.back().name == "0003_message_indexes.sql");
   REQUIRE(store::migrate(db, before, k_now));
   CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 1);
+  // Rows as the store wrote them then (the formula before 0013's salted digest).
+  std::string prev = store::k_audit_genesis;
   for (int i = 1; i <= 5; ++i) {
-    REQUIRE(
-        store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"}));
+    const store::AuditEvent event{k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"};
+    const std::string hash = store::legacy_row_hash(prev, i, event);
+    REQUIRE(db.exec("INSERT INTO audit(id, at, event, actor, detail, prev_hash, hash) VALUES (" + std::to_string(i) +
+                    ", '" + k_now + "', 'received', 'dispatchd', '" + event.detail + "', '" + prev + "', '" + hash +
+                    "')"));
+    prev = hash;
   }
   auto upgraded = store::migrate(db, migrations, k_now);
   REQUIRE(upgraded);
   CHECK(upgraded->applied.front() == "0004_audit_hash_not_indexed.sql");
   CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 0);
-  CHECK(db.query_int("SELECT count(*) FROM v_audit").value() == 5);
+  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'received'").value() == 5);
   const auto check = store::verify_audit(db);
   REQUIRE(check);
-  CHECK(check->events == 5);
+  CHECK(check->events == 6);  // and 0013's chain_migrated
   CHECK_FALSE(check->first_broken);
   CHECK_FALSE(db.exec("UPDATE audit SET actor = 'mallory' WHERE id = 2"));  // still append-only
   REQUIRE(store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":6}"}));
-  CHECK(store::verify_audit(db)->events == 6);
+  CHECK(store::verify_audit(db)->events == 7);
 }

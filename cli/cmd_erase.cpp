@@ -1,0 +1,78 @@
+// dispatchctl erase: a customer's personal data replaced by tombstones and a salted digest
+// (store/erase.h says what is erased and what remains), with the audit chain intact; runs
+// while dispatchd runs. Exit 0 erased and scrubbed, 1 refused (not finished, no such
+// counterpart) or erased but not scrubbed (the old bytes may remain in free pages or the
+// WAL: run `erase --scrub-only` later), 2 usage.
+#include <cstdio>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/clock.h"
+#include "cli/target.h"
+#include "store/erase.h"
+
+namespace dispatchd::cli {
+namespace {
+
+constexpr const char* k_usage =
+    "usage: dispatchctl [--config FILE | --db FILE] erase --counterpart ID_OR_ADDRESS --as NAME [--no-vacuum]\n"
+    "       dispatchctl [--config FILE | --db FILE] erase --scrub-only [--no-vacuum]";
+
+void print_scrub(const store::EraseResult::Scrub& scrub, bool vacuum) {
+  std::printf("scrub: %s, %s\n", vacuum ? (scrub.vacuumed ? "vacuumed" : "not vacuumed") : "vacuum skipped",
+              scrub.wal_truncated ? "WAL truncated" : "WAL not truncated");
+}
+
+// 0 when the scrub finished, else 1 with the reason on stderr.
+int scrub_outcome(const store::EraseResult::Scrub& scrub, bool vacuum) {
+  print_scrub(scrub, vacuum);
+  if (scrub.problem.empty()) return k_exit_ok;
+  std::fprintf(stderr,
+               "dispatchctl: %s; the old bytes may remain in the database's free space or WAL: run "
+               "`dispatchctl erase --scrub-only` again later\n",
+               scrub.problem.c_str());
+  return k_exit_rejected;
+}
+
+}  // namespace
+
+int cmd_erase(int argc, char** argv) {
+  auto specs = target_options();
+  specs.insert(specs.end(), {{"counterpart", true}, {"as", true}, {"no-vacuum", false}, {"scrub-only", false}});
+  auto args = parse_args(argc, argv, 2, specs);
+  if (!args) return usage_error(args.error());
+  if (!args->positional.empty()) return usage_error(k_usage);
+  const bool vacuum = !args->has("no-vacuum");
+  const auto counterpart = args->get("counterpart");
+  const auto who = args->get("as");
+  if (args->has("scrub-only")) {
+    if (counterpart || who)
+      return usage_error("--scrub-only takes neither --counterpart nor --as\n" + std::string(k_usage));
+  } else {
+    if (!counterpart || counterpart->empty())
+      return usage_error("erase needs --counterpart ID_OR_ADDRESS\n" + std::string(k_usage));
+    if (!who || who->empty()) return usage_error("erase needs --as NAME (who asked is recorded)");
+  }
+  auto target = open_target(*args);
+  if (!target) return usage_error(target.error());
+  if (args->has("scrub-only")) return scrub_outcome(store::scrub_free_space(target->db, vacuum), vacuum);
+
+  auto erased = store::erase_counterpart(target->db, {*counterpart, *who, vacuum}, now());
+  if (!erased) {
+    const auto kind = erased.error().kind;
+    if (kind == store::ErrorKind::refused || kind == store::ErrorKind::not_found) {
+      std::fprintf(stderr, "dispatchctl: refused: %s\n", erased.error().message.c_str());
+      return k_exit_rejected;
+    }
+    return usage_error("cannot erase: " + erased.error().message);
+  }
+  std::printf(
+      "erased %lld messages, %lld attempts, %lld actions, %lld escalations, %lld audit events of %s "
+      "(audit event %lld)\n",
+      static_cast<long long>(erased->messages), static_cast<long long>(erased->attempts),
+      static_cast<long long>(erased->actions), static_cast<long long>(erased->escalations),
+      static_cast<long long>(erased->audit_events), erased->digest.c_str(), static_cast<long long>(erased->audit_id));
+  return scrub_outcome(erased->scrub, vacuum);
+}
+
+}  // namespace dispatchd::cli

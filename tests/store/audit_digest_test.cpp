@@ -1,0 +1,201 @@
+// The audit chain's salted digest (store/audit_digest.h) and migration 0013, which moves an
+// existing chain over to it.
+#include <catch2/catch.hpp>
+
+#include "store/audit.h"
+#include "store/audit_digest.h"
+#include "store/migrations.h"
+#include "tests/store/temp_dir.h"
+#include "tests/test_util.h"
+
+using namespace dispatchd;
+
+namespace {
+
+constexpr const char* k_now = "2026-12-01T00:00:00Z";
+
+std::vector<store::Migration> shipped() {
+  auto migrations = store::load_migrations(test::source_path("migrations"));
+  REQUIRE(migrations);
+  return *migrations;
+}
+
+// The formula before 0013, written out here on its own: sha256(prev || canonical) where
+// canonical is each of id, at, event, message_id ("" for none), actor, detail as "len:value;".
+std::string old_hash(const std::string& prev, std::int64_t id, const std::string& at, const std::string& detail) {
+  std::string canonical;
+  for (const std::string& field :
+       {std::to_string(id), at, std::string("received"), std::string(), std::string("dispatchd"), detail})
+    canonical += std::to_string(field.size()) + ":" + field + ";";
+  return store::sha256_hex(prev + canonical);
+}
+
+// A database at the version before 0013 with `rows` audit events written with the old formula.
+struct OldChain {
+  test::TempDir dir;
+  store::Database db;
+  std::string head = store::k_audit_genesis;
+
+  explicit OldChain(int rows) : db(store::Database::open(dir.file("d.db")).value()) {
+    auto before = shipped();
+    std::erase_if(before, [](const store::Migration& m) { return m.version >= 13; });
+    REQUIRE(store::migrate(db, before, k_now));
+    for (int id = 1; id <= rows; ++id) {
+      const std::string at = "2026-11-30T12:00:0" + std::to_string(id % 10) + "Z";
+      const std::string detail = R"({"n":)" + std::to_string(id) + "}";
+      const std::string hash = old_hash(head, id, at, detail);
+      REQUIRE(db.exec("INSERT INTO audit(id, at, event, message_id, actor, detail, prev_hash, hash) VALUES (" +
+                      std::to_string(id) + ", '" + at + "', 'received', NULL, 'dispatchd', '" + detail + "', '" + head +
+                      "', '" + hash + "')"));
+      head = hash;
+    }
+  }
+
+  store::AuditCheck verify() {
+    auto check = store::verify_audit(db);
+    REQUIRE(check);
+    return *check;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, verified, and tied to its old head",
+          "[audit][migrate]") {
+  OldChain old(5);
+  const auto before = old.verify();  // the old formula, on the old schema
+  CHECK(before.events == 5);
+  CHECK_FALSE(before.first_broken);
+
+  auto upgraded = store::migrate(old.db, shipped(), k_now);
+  REQUIRE(upgraded);
+  CHECK(upgraded->applied.back() == "0013_audit_salted_digest.sql");
+
+  const auto after = old.verify();
+  CHECK(after.events == 6);
+  CHECK_FALSE(after.first_broken);
+  // Every row committed through a salt and digest; the first still links to the genesis.
+  CHECK(
+      old.db.query_int("SELECT count(*) FROM v_audit WHERE length(salt) = 32 AND length(detail_digest) = 64").value() ==
+      6);
+  CHECK(old.db
+            .query_int(std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") +
+                       store::k_audit_genesis + "'")
+            .value() == 1);
+  CHECK(old.db.query_int("SELECT count(*) FROM audit WHERE hash = '" + old.head + "'").value() == 0);
+  // The auditor holding the old head finds it, and the old count, in the new chain.
+  CHECK(old.db
+            .query_int("SELECT count(*) FROM audit WHERE id = 6 AND event = 'chain_migrated' AND actor = 'dispatchd'"
+                       " AND json_extract(detail, '$.old_head') = '" +
+                       old.head + "' AND json_extract(detail, '$.old_rows') = 5")
+            .value() == 1);
+  // The details themselves are unchanged, and new events follow the new formula.
+  CHECK(old.db.query_int(R"(SELECT count(*) FROM audit WHERE id = 3 AND detail = '{"n":3}')").value() == 1);
+  REQUIRE(store::record_event(old.db, {k_now, "config_reload", std::nullopt, "dispatchd", "{}"}));
+  CHECK(old.verify().events == 7);
+  CHECK_FALSE(old.verify().first_broken);
+}
+
+TEST_CASE("0013: a broken chain is refused, nothing migrated", "[audit][migrate]") {
+  OldChain old(4);
+  REQUIRE(old.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":99}' WHERE id = 2"));
+  auto refused = store::migrate(old.db, shipped(), k_now);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.starts_with("0013_audit_salted_digest.sql: "));
+  CAPTURE(refused.error().message);
+  CHECK(refused.error().message.find("broken at audit id 2") != std::string::npos);
+  CHECK(store::schema_version(old.db).value() < 13);
+  CHECK(old.db.query_int("SELECT count(*) FROM pragma_table_info('audit') WHERE name = 'salt'").value() == 0);
+  CHECK(old.verify().first_broken == 2);
+}
+
+TEST_CASE("0013: the code step is skipped when the predicate says so; legacy rows still verify", "[audit][migrate]") {
+  OldChain old(3);
+  store::MigrateOptions archive_file;
+  int asked = 0;
+  archive_file.run_code_step = [&](store::Database&, int version) {
+    asked += version == 13;
+    return false;
+  };
+  REQUIRE(store::migrate(old.db, shipped(), k_now, archive_file));
+  CHECK(asked == 1);
+  CHECK(old.db.query_int("SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 3);
+  CHECK(old.verify().events == 3);
+  CHECK_FALSE(old.verify().first_broken);
+  // A legacy row edited is still caught by the old formula.
+  REQUIRE(old.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}' WHERE id = 2"));
+  CHECK(old.verify().first_broken == 2);
+}
+
+TEST_CASE("0013: an empty trail gets no chain_migrated event", "[audit][migrate]") {
+  OldChain old(0);
+  REQUIRE(store::migrate(old.db, shipped(), k_now));
+  CHECK(old.db.query_int("SELECT count(*) FROM audit").value() == 0);
+}
+
+namespace {
+
+// A migrated database with `rows` events written by today's store, tampered with by `sql`.
+store::AuditCheck tampered(int rows, const std::string& sql) {
+  OldChain old(0);
+  REQUIRE(store::migrate(old.db, shipped(), k_now));
+  for (int i = 1; i <= rows; ++i)
+    REQUIRE(store::record_event(old.db,
+                                {k_now, "received", std::nullopt, "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
+  REQUIRE(old.verify().events == rows);
+  REQUIRE_FALSE(old.verify().first_broken);
+  REQUIRE(old.db.exec(sql));
+  return old.verify();
+}
+
+}  // namespace
+
+TEST_CASE("0013: tampering is still detected through the digest and the hash", "[audit]") {
+  SECTION("a changed detail no longer matches its digest") {
+    const auto check = tampered(4, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":9}' WHERE id = 2");
+    CHECK(check.first_broken == 2);
+    CHECK(check.reason.find("does not match its digest") != std::string::npos);
+  }
+  SECTION("a changed digest (with a detail to match) no longer matches the hash") {
+    const auto check = tampered(4,
+                                "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":9}',"
+                                " detail_digest = lower(hex(randomblob(32))) WHERE id = 3");
+    CHECK(check.first_broken == 3);
+  }
+  SECTION("a digest recomputed for a new detail breaks the row's hash") {
+    // The digest is sha256(salt || detail); SQLite has no sha256, so the store's function writes it.
+    const auto digest = store::detail_digest("00112233445566778899aabbccddeeff", R"({"n":9})");
+    const auto check =
+        tampered(4,
+                 "DROP TRIGGER audit_no_update; UPDATE audit SET salt = '00112233445566778899aabbccddeeff',"
+                 " detail = '{\"n\":9}', detail_digest = '" +
+                     digest + "' WHERE id = 3");
+    CHECK(check.first_broken == 3);
+    CHECK(check.reason.find("do not match its hash") != std::string::npos);
+  }
+  SECTION("an erased row's detail must be the tombstone") {
+    const auto erased = tampered(3, "UPDATE audit SET salt = NULL, detail = '{\"erased\":true}' WHERE id = 2");
+    CHECK_FALSE(erased.first_broken);
+    const auto forged =
+        tampered(3, "DROP TRIGGER audit_no_update; UPDATE audit SET salt = NULL, detail = '{\"n\":7}' WHERE id = 2");
+    CHECK(forged.first_broken == 2);
+    CHECK(forged.reason.find("not the erasure tombstone") != std::string::npos);
+  }
+  SECTION("a legacy-looking row (digest removed) no longer matches") {
+    const auto check =
+        tampered(3, "DROP TRIGGER audit_no_update; UPDATE audit SET salt = NULL, detail_digest = NULL WHERE id = 2");
+    CHECK(check.first_broken == 2);
+  }
+}
+
+TEST_CASE("0013: the trigger allows only an erasure's change", "[audit]") {
+  OldChain old(0);
+  REQUIRE(store::migrate(old.db, shipped(), k_now));
+  REQUIRE(store::record_event(old.db, {k_now, "received", std::nullopt, "dispatchd", R"({"phone":"34600111222"})"}));
+  CHECK_FALSE(old.db.exec("UPDATE audit SET detail = '{}' WHERE id = 1"));
+  CHECK_FALSE(old.db.exec("UPDATE audit SET salt = NULL, detail = '{}' WHERE id = 1"));
+  CHECK_FALSE(old.db.exec("UPDATE audit SET salt = NULL, detail = '{\"erased\":true}', actor = 'x' WHERE id = 1"));
+  CHECK_FALSE(old.db.exec("UPDATE audit SET salt = 'aa', detail_digest = 'bb' WHERE id = 1"));
+  CHECK(old.db.exec("UPDATE audit SET salt = NULL, detail = '{\"erased\":true}' WHERE id = 1"));
+  CHECK_FALSE(old.verify().first_broken);
+}

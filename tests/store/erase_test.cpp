@@ -1,0 +1,281 @@
+// Erasing a customer's personal data (store/erase.h): no byte of it left in the database
+// file or its WAL, the other customers untouched, the audit chain still verifying.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "store/attempts.h"
+#include "store/audit.h"
+#include "store/erase.h"
+#include "store/outbox.h"
+#include "store/queue.h"
+#include "tests/store/store_fixture.h"
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+using test::k_t0;
+
+namespace {
+
+struct Customer {
+  std::string number;
+  std::string marker;  // in every text they wrote or were sent
+};
+
+const Customer k_erased{"34600111222", "MARKER-zq7x"};
+const Customer k_kept{"34699888777", "KEPT-w4rp"};
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// Takes the message the agent would take next (REQUIRE: `id`).
+void take(store::Database& db, std::int64_t id, store::Time now) {
+  auto taken = store::take_next(db, "w", now, 60s);
+  REQUIRE(taken);
+  REQUIRE(*taken);
+  REQUIRE((*taken)->id == id);
+}
+
+void send_next(store::Database& db, const std::string& provider_id, store::Time now) {
+  auto item = store::begin_send(db, now);
+  REQUIRE(item);
+  REQUIRE(*item);
+  REQUIRE(store::complete_send(db, (*item)->id, provider_id, now));
+  REQUIRE(store::apply_delivery(db, {provider_id, "", "delivered", ""}, now));
+}
+
+std::int64_t inbound(store::Database& db, const Customer& c, int n, store::Time now) {
+  const std::string text = "message " + std::to_string(n) + " " + c.marker;
+  auto stored =
+      store::insert_inbound(db,
+                            {"whatsapp", "wamid.HBg" + c.number + "." + std::to_string(n), c.number, c.number, text,
+                             R"({"from":")" + c.number + R"(","text":{"body":")" + text + "\"}}", "text"},
+                            now);
+  REQUIRE(stored);
+  return stored->id;
+}
+
+std::string reply_json(const Customer& c) {
+  return R"({"accion":"enviar_mensaje","destinatario":")" + c.number + R"(","contenido":"ok )" + c.marker + "\"}";
+}
+
+// Through the store, as the daemon and staff write it: a message answered by the model and
+// sent; a message whose attempt failed, escalated with a proposal, answered by staff.
+void seed(store::Database& db, const Customer& c, store::Time now) {
+  const auto first = inbound(db, c, 1, now);
+  take(db, first, now);
+  REQUIRE(store::record_attempt(db,
+                                {.message_id = first,
+                                 .provider = "openai",
+                                 .model = "m",
+                                 .request_summary = R"({"turns":1})",
+                                 .raw_output = reply_json(c),
+                                 .verdict = store::Verdict::valid},
+                                now));
+  REQUIRE(store::queue_reply(db,
+                             {.message_id = first,
+                              .action = "enviar_mensaje",
+                              .arguments = reply_json(c),
+                              .recipient = c.number,
+                              .body = "ok " + c.marker,
+                              .recipient_written = "+" + c.number},
+                             now));
+  send_next(db, "wamid.out" + c.number + ".1", now);
+
+  const auto second = inbound(db, c, 2, now + 1s);
+  take(db, second, now + 1s);
+  REQUIRE(store::record_attempt(
+      db,
+      {.message_id = second,
+       .provider = "openai",
+       .model = "m",
+       .raw_output = "not json " + c.marker,
+       .verdict = store::Verdict::invalid,
+       .errors = R"([{"path":"","code":"no_json","message":"no JSON in: not json )" + c.marker + "\"}]"},
+      now + 1s));
+  const store::NewAction proposal{.message_id = second,
+                                  .action = "enviar_mensaje",
+                                  .arguments = reply_json(c),
+                                  .recipient = c.number,
+                                  .body = "ok " + c.marker,
+                                  .status = store::ActionStatus::proposed};
+  auto escalation = store::escalate_message(db,
+                                            {second, store::EscalationReason::contract_failed,
+                                             R"({"why":"no JSON: )" + c.marker + "\"}", std::nullopt, proposal},
+                                            std::nullopt, now + 1s);
+  REQUIRE(escalation);
+  REQUIRE(store::claim_escalation(db, *escalation, "ana", now + 2s));
+  REQUIRE(store::resolve_with_action(db, *escalation, "ana",
+                                     {.message_id = second,
+                                      .action = "staff_reply",
+                                      .arguments = R"({"text":"staff )" + c.marker + "\"}",
+                                      .recipient = c.number,
+                                      .body = "staff " + c.marker,
+                                      .created_by = "ana"},
+                                     "replied", now + 2s));
+  send_next(db, "wamid.out" + c.number + ".2", now + 3s);
+}
+
+struct Fixture {
+  test::TempDir dir;
+  store::Database db = test::migrated_db(dir);
+
+  std::string db_bytes() const { return file_bytes(dir.file("d.db")) + file_bytes(dir.file("d.db-wal")); }
+};
+
+}  // namespace
+
+TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouched, chain verifies", "[erase]") {
+  Fixture f;
+  seed(f.db, k_erased, k_t0);
+  seed(f.db, k_kept, k_t0 + 10s);
+  // Stale copies in free space and old WAL frames: the rows were rewritten as their states moved.
+  const std::string before = f.db_bytes();
+  REQUIRE(before.find(k_erased.marker) != std::string::npos);
+  REQUIRE(before.find(k_erased.number) != std::string::npos);
+
+  auto erased = store::erase_counterpart(f.db, {"+" + k_erased.number, "dpo-lucia"}, k_t0 + 1h);
+  REQUIRE(erased);
+  CHECK(erased->messages == 2);
+  CHECK(erased->attempts == 2);
+  CHECK(erased->actions == 3);  // the model's reply, the rejected proposal, the staff reply
+  CHECK(erased->escalations == 1);
+  CHECK(erased->audit_events > 10);
+  CHECK(erased->scrub.vacuumed);
+  CHECK(erased->scrub.wal_truncated);
+  CHECK(erased->scrub.problem.empty());
+
+  const std::string after = f.db_bytes();
+  CHECK(after.find(k_erased.marker) == std::string::npos);
+  CHECK(after.find(k_erased.number) == std::string::npos);
+  CHECK(after.find(k_kept.marker) != std::string::npos);
+  CHECK(after.find(k_kept.number) != std::string::npos);
+
+  const auto check = store::verify_audit(f.db);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
+
+  // The other customer's rows are as they were.
+  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE sender = '" + k_kept.number + "' AND text LIKE '%" +
+                       k_kept.marker + "' AND provider_message_id LIKE 'wamid.HBg%'")
+            .value() == 2);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE recipient = '" + k_kept.number + "' AND body LIKE '%" +
+                       k_kept.marker + "'")
+            .value() == 3);
+  CHECK(f.db.query_int("SELECT count(*) FROM audit a JOIN inbox m ON m.id = a.message_id WHERE m.sender = '" +
+                       k_kept.number + "' AND a.salt IS NULL")
+            .value() == 0);
+
+  // The erased customer's messages still group under one digest; outcomes and ids remain.
+  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE sender = '" + erased->digest +
+                       "' AND conversation_id = '" + erased->digest +
+                       "' AND text = '[erased]' AND outcome IN ('replied', 'escalated')")
+            .value() == 2);
+  CHECK(f.db.query_int("SELECT count(DISTINCT provider_message_id) FROM inbox WHERE sender = '" + erased->digest +
+                       "' AND provider_message_id LIKE 'erased:%'")
+            .value() == 2);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE recipient = '" + erased->digest +
+                       "' AND body = '[erased]' AND status IN ('sent', 'rejected')")
+            .value() == 3);
+  // The erasure is in the chain, naming its actor and the digest only.
+  CHECK(f.db.query_int("SELECT count(*) FROM audit WHERE id = " + std::to_string(erased->audit_id) +
+                       " AND event = 'erased' AND actor = 'dpo-lucia' AND json_extract(detail, '$.counterpart') = '" +
+                       erased->digest + "' AND json_extract(detail, '$.messages') = 2")
+            .value() == 1);
+}
+
+TEST_CASE("erase: refused while the agent or staff are not done, nothing changed", "[erase]") {
+  Fixture f;
+  seed(f.db, k_erased, k_t0);
+  const auto waiting = inbound(f.db, k_erased, 3, k_t0 + 1min);
+  auto refused = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 1h);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == store::ErrorKind::refused);
+  CHECK(refused.error().message.find("message " + std::to_string(waiting) + " is received") != std::string::npos);
+  CHECK(f.db.query_int("SELECT count(*) FROM inbox WHERE sender = '" + k_erased.number + "'").value() == 3);
+  CHECK(f.db.query_int("SELECT count(*) FROM audit WHERE salt IS NULL OR event = 'erased'").value() == 0);
+
+  SECTION("an open escalation is named too") {
+    take(f.db, waiting, k_t0 + 2min);
+    REQUIRE(store::escalate_message(f.db, {waiting, store::EscalationReason::model_escalated, "{}"}, std::nullopt,
+                                    k_t0 + 2min));
+    refused = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 1h);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.find("escalation 2 of message " + std::to_string(waiting) + " is open") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("erase: an unknown counterpart is not_found; addresses compare in lower case", "[erase]") {
+  Fixture f;
+  auto none = store::erase_counterpart(f.db, {"nobody@example.com", "dpo"}, k_t0);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().kind == store::ErrorKind::not_found);
+  CHECK(store::normalize_counterpart("Ana.Perez@Example.COM") == "ana.perez@example.com");
+  CHECK(store::normalize_counterpart("+34600111222") == "34600111222");
+  CHECK(store::normalize_counterpart("34600111222") == "34600111222");
+}
+
+TEST_CASE("erase: an action the model addressed to the customer from another conversation is erased too", "[erase]") {
+  Fixture f;
+  seed(f.db, k_kept, k_t0);
+  seed(f.db, k_erased, k_t0 + 10s);
+  // A message of the kept customer whose (refused) proposal named the erased one.
+  const auto injected = inbound(f.db, k_kept, 3, k_t0 + 1min);
+  take(f.db, injected, k_t0 + 1min);
+  REQUIRE(store::escalate_message(f.db,
+                                  {injected, store::EscalationReason::policy_violation, "{}", std::nullopt,
+                                   store::NewAction{.message_id = injected,
+                                                    .action = "enviar_mensaje",
+                                                    .arguments = reply_json(k_erased),
+                                                    .recipient = k_erased.number,
+                                                    .body = "ok " + k_erased.marker,
+                                                    .status = store::ActionStatus::proposed}},
+                                  std::nullopt, k_t0 + 1min));
+  auto id = f.db.query_int("SELECT id FROM escalations WHERE message_id = " + std::to_string(injected));
+  REQUIRE(store::close_escalation(f.db, *id, "ana", store::EscalationStatus::dismissed, "not for them", k_t0 + 2min));
+  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 1h);
+  REQUIRE(erased);
+  CHECK(erased->actions == 4);
+  CHECK(erased->escalations == 2);  // the dismissed one held the proposal
+  const std::string after = f.db_bytes();
+  CHECK(after.find(k_erased.marker) == std::string::npos);
+  CHECK(after.find(k_erased.number) == std::string::npos);
+  CHECK(f.db.query_int("SELECT count(*) FROM inbox WHERE id = " + std::to_string(injected) + " AND sender = '" +
+                       k_kept.number + "'")
+            .value() == 1);
+  CHECK_FALSE(store::verify_audit(f.db).value().first_broken);
+}
+
+TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finishes the job", "[erase]") {
+  Fixture f;
+  seed(f.db, k_erased, k_t0);
+  REQUIRE(f.db.exec("PRAGMA busy_timeout=50"));  // the daemon's reads would be shorter-lived
+  auto reader = store::Database::open(f.dir.file("d.db"), store::Database::Mode::existing);
+  REQUIRE(reader);
+  // A read transaction on the snapshot before the erasure pins the WAL.
+  REQUIRE(reader->exec("BEGIN"));
+  REQUIRE(reader->query_int("SELECT count(*) FROM inbox").value() == 2);
+
+  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo", false}, k_t0 + 1h);
+  REQUIRE(erased);  // committed: the live rows are erased
+  CHECK(erased->messages == 2);
+  CHECK_FALSE(erased->scrub.wal_truncated);
+  CHECK(erased->scrub.problem.find("the WAL was not truncated") != std::string::npos);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE text LIKE '%" + k_erased.marker + "%'").value() == 0);
+
+  REQUIRE(reader->exec("COMMIT"));
+  const auto scrub = store::scrub_free_space(f.db, true);
+  CHECK(scrub.problem.empty());
+  CHECK(scrub.vacuumed);
+  CHECK(scrub.wal_truncated);
+  const std::string after = f.db_bytes();
+  CHECK(after.find(k_erased.marker) == std::string::npos);
+  CHECK(after.find(k_erased.number) == std::string::npos);
+  CHECK_FALSE(store::verify_audit(f.db).value().first_broken);
+}
