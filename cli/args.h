@@ -46,5 +46,6 @@ int cmd_inspect(int argc, char** argv);
 int cmd_staff(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
 int cmd_trail(int argc, char** argv);
+int cmd_archive(int argc, char** argv);
 
 }  // namespace dispatchd::cli

@@ -38,8 +38,9 @@ constexpr const char* k_usage =
     "      exit 0 done, 1 refused (already resolved, held by someone else, invalid action)\n"
     "  audit [--message ID] [--since TIME] [--json]\n"
     "      the audit trail in order\n"
-    "  audit verify\n"
-    "      recompute the audit trail's hash chain; names the first broken row\n"
+    "  audit verify [--archive PATH]\n"
+    "      recompute the audit trail's hash chain from its anchor; names the first broken row;\n"
+    "      --archive: also the archive file's chain and its link to the live chain\n"
     "  inspect email FILE|- [--gmail-json]\n"
     "      the email as the agent sees it (decoded, quoted history trimmed), as JSON;\n"
     "      --gmail-json: FILE is a Gmail messages.get?format=raw response\n"
@@ -56,6 +57,11 @@ constexpr const char* k_usage =
     "      the Markdown report lists the replies whose verdict changes; --json prints it as JSON\n"
     "      on stdout. --online, --system-prompt, --llm-model: not yet supported (exit 2)\n"
     "      exit 0 report written, 1 cannot open or write, 2 usage error\n"
+    "  archive (--before YYYY-MM-DD | --older-than-days N) PATH [--batch N] [--pause-ms N] [--json]\n"
+    "      move finished messages received before the day (UTC), with their attempts, actions,\n"
+    "      escalations and audit events, into the archive SQLite file PATH (appended to);\n"
+    "      safe while dispatchd runs; an interrupted run is finished by the next one\n"
+    "      exit 0 done, 1 refused or failed, 2 usage error\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -71,7 +77,7 @@ constexpr Command k_commands[] = {
     {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
     {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
-    {"trail", dispatchd::cli::cmd_trail},
+    {"trail", dispatchd::cli::cmd_trail},       {"archive", dispatchd::cli::cmd_archive},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

@@ -369,16 +369,6 @@ bool is_day_shaped(const std::string& day) {
   return true;
 }
 
-// The newest event of `db`'s chain: (id, hash), or nullopt.
-Result<std::optional<AuditAnchor>> last_event(Database& db) {
-  auto q = Query::prepare(db, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
-  if (!q) return std::unexpected(q.error());
-  auto row = q->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::nullopt;
-  return AuditAnchor{q->integer(0), q->text(1)};
-}
-
 bool same(const std::optional<AuditAnchor>& a, const std::optional<AuditAnchor>& b) {
   if (!a || !b) return !a && !b;
   return a->last_id == b->last_id && a->last_hash == b->last_hash;
@@ -407,7 +397,7 @@ Result<void> prepare_archive(Database& live, const std::string& path, const Arch
   if (!live_anchor) return std::unexpected(live_anchor.error());
   auto own_anchor = audit_anchor(*archive);
   if (!own_anchor) return std::unexpected(own_anchor.error());
-  auto last = last_event(*archive);
+  auto last = newest_audit_event(*archive);
   if (!last) return std::unexpected(last.error());
   const std::string live_start =
       *live_anchor ? "after audit id " + std::to_string((*live_anchor)->last_id) : "at genesis";

@@ -34,6 +34,15 @@ Result<std::optional<AuditAnchor>> audit_anchor(Database& db) {
   return AuditAnchor{query->integer(0), query->text(1)};
 }
 
+Result<std::optional<AuditAnchor>> newest_audit_event(Database& db) {
+  auto q = Query::prepare(db, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
+  if (!q) return std::unexpected(q.error());
+  auto row = q->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::nullopt;
+  return AuditAnchor{q->integer(0), q->text(1)};
+}
+
 Result<std::string> append_audit(Database& db, const AuditEvent& event) {
   std::int64_t id = 1;
   std::string prev = k_audit_genesis;
@@ -110,8 +119,6 @@ Result<AuditCheck> check_rows(Query& rows, std::string expected_prev, std::int64
       return check;
     }
     expected_prev = stored;
-    check.last_id = id;
-    check.last_hash = stored;
   }
   return check;
 }
@@ -163,14 +170,18 @@ Result<ArchiveCheck> verify_audit_archive(Database& live, Database& archive) {
   if (!anchor) return std::unexpected(anchor.error());
   const std::string live_start = *anchor ? "the live chain starts after audit id " + std::to_string((*anchor)->last_id)
                                          : "the live chain starts at genesis (nothing archived from it)";
-  if (!out.archive.last_id) {
+  // The link is the archive's newest event, also when its chain broke before it.
+  auto newest = newest_audit_event(archive);
+  if (!newest) return std::unexpected(newest.error());
+  if (!*newest) {
     out.link = ArchiveLink::empty;
     out.detail = "the archive holds no audit event; " + live_start;
     return out;
   }
-  const std::int64_t last = *out.archive.last_id;
+  const std::int64_t last = (*newest)->last_id;
+  const std::string& last_hash = (*newest)->last_hash;
   const std::string ends = "the archive ends at audit id " + std::to_string(last);
-  if (*anchor && (*anchor)->last_id == last && (*anchor)->last_hash == out.archive.last_hash) {
+  if (*anchor && (*anchor)->last_id == last && (*anchor)->last_hash == last_hash) {
     out.link = ArchiveLink::linked;
     out.detail = ends + ", the live chain's anchor";
     return out;
@@ -180,7 +191,7 @@ Result<ArchiveCheck> verify_audit_archive(Database& live, Database& archive) {
   same->bind(1, last);
   auto row = same->step();
   if (!row) return std::unexpected(row.error());
-  if (*row && same->text(0) == out.archive.last_hash) {
+  if (*row && same->text(0) == last_hash) {
     out.link = ArchiveLink::overlap;
     out.detail = ends +
                  ", which is still live too (an archive run stopped between its commits; the next run "
@@ -188,7 +199,7 @@ Result<ArchiveCheck> verify_audit_archive(Database& live, Database& archive) {
     return out;
   }
   out.link = ArchiveLink::unlinked;
-  out.detail = ends + " with hash " + out.archive.last_hash.substr(0, 12) + "..., but " + live_start +
+  out.detail = ends + " with hash " + last_hash.substr(0, 12) + "..., but " + live_start +
                (*anchor ? " with hash " + (*anchor)->last_hash.substr(0, 12) + "..." : "");
   return out;
 }

@@ -45,13 +45,14 @@ struct AuditAnchor {
 // database older than migration 0012).
 Result<std::optional<AuditAnchor>> audit_anchor(Database& db);
 
+// The newest event `db` holds, as (id, hash); nullopt when it holds none.
+Result<std::optional<AuditAnchor>> newest_audit_event(Database& db);
+
 struct AuditCheck {
   std::int64_t events = 0;                   // rows checked
   std::optional<std::int64_t> first_broken;  // audit id of the first bad row
   std::string reason;                        // why that row is bad
   std::optional<AuditAnchor> anchor;         // verify_audit: where the checked chain started
-  std::optional<std::int64_t> last_id;       // the last row checked, and its hash
-  std::string last_hash;
 };
 
 // Recomputes the whole chain in id order, from the anchor's hash (genesis without one).
