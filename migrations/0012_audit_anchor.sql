@@ -11,3 +11,8 @@ CREATE TABLE audit_anchor (
   last_hash  TEXT NOT NULL,     -- that event's hash
   updated_at TEXT NOT NULL
 );
+
+-- Archiving deletes escalations, and with foreign keys on SQLite then looks for actions that
+-- still point at each one (actions.escalation_id): without an index, a scan of every action
+-- per escalation, inside the live write transaction.
+CREATE INDEX actions_escalation ON actions (escalation_id);
