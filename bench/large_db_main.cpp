@@ -2,12 +2,13 @@
 // (so every row, state and audit event is what the daemon would have written), for the
 // large-history benchmark (bench/run-large-db-bench.sh).
 //
-//   large_db PATH MESSAGES [--migrations DIR] [--per-day N]
+//   large_db PATH MESSAGES [--migrations DIR] [--per-day N] [--leave-open yes|no]
 //
 // The history: MESSAGES inbound messages (85% WhatsApp, 15% Gmail) from 50,000 customers,
 // --per-day of them a day (10,000) ending now. Of every 100 messages: 88 answered on the
 // first attempt, 5 answered after a re-ask, 4 escalated by the model (3 resolved by staff
-// with a reply, 1 left open), 2 that failed the contract three times (escalated, then
+// with a reply, 1 left open; with --leave-open no, all 4 resolved: a history that retention
+// can archive whole), 2 that failed the contract three times (escalated, then
 // dismissed) and 1 ignored. Writes 2,000 messages per transaction and prints progress.
 #include <chrono>
 #include <cstdio>
@@ -36,7 +37,7 @@ std::string send_json(const std::string& to, const std::string& content) {
 
 class History {
  public:
-  explicit History(store::Database& db) : m_db(db) {}
+  History(store::Database& db, bool leave_open) : m_db(db), m_leave_open(leave_open) {}
 
   Result<void> message(long long n, store::Time at) {
     const bool gmail = n % 100 >= 85;
@@ -67,7 +68,7 @@ class History {
     if (kind < 97) {
       if (auto a = attempt(message, 1, R"({"action":"escalate_to_human"})", store::Verdict::valid, {}, at); !a)
         return a;
-      return escalate(message, store::EscalationReason::model_escalated, kind < 96, sender, at);
+      return escalate(message, store::EscalationReason::model_escalated, kind < 96 || !m_leave_open, sender, at);
     }
     if (kind < 99) {
       for (int i = 1; i <= 3; ++i) {
@@ -132,10 +133,11 @@ class History {
   }
 
   store::Database& m_db;
+  bool m_leave_open;
 };
 
 int usage() {
-  std::fprintf(stderr, "usage: large_db PATH MESSAGES [--migrations DIR] [--per-day N]\n");
+  std::fprintf(stderr, "usage: large_db PATH MESSAGES [--migrations DIR] [--per-day N] [--leave-open yes|no]\n");
   return 2;
 }
 
@@ -147,12 +149,15 @@ int main(int argc, char** argv) {
   const long long total = std::atoll(argv[2]);
   std::string migrations_dir = DISPATCHD_MIGRATIONS_DIR;
   long long per_day = 10000;
+  bool leave_open = true;
   for (int i = 3; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--migrations")
       migrations_dir = argv[i + 1];
     else if (flag == "--per-day")
       per_day = std::atoll(argv[i + 1]);
+    else if (flag == "--leave-open")
+      leave_open = std::string(argv[i + 1]) != "no";
     else
       return usage();
   }
@@ -174,7 +179,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "large_db: %s\n", cached.error().message.c_str());
     return 1;
   }
-  History history(*db);
+  History history(*db, leave_open);
   const auto start = now - std::chrono::seconds(total * 86400 / per_day);
   const auto began = std::chrono::steady_clock::now();
   for (long long first = 0; first < total; first += k_batch) {

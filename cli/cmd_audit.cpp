@@ -14,18 +14,38 @@ namespace {
 
 constexpr const char* k_usage =
     "usage: dispatchctl [--config FILE | --db FILE] audit [--message ID] [--since TIME] [--json]\n"
-    "       dispatchctl [--config FILE | --db FILE] audit verify";
+    "       dispatchctl [--config FILE | --db FILE] audit verify [--archive PATH]";
 
-int verify(Target& target) {
+// "ok, N events, chain intact" or "BROKEN at ..." for one chain; false when broken.
+bool print_check(const char* label, const store::AuditCheck& check) {
+  if (check.first_broken) {
+    std::printf("%s: BROKEN at audit id %lld after %lld events: %s\n", label,
+                static_cast<long long>(*check.first_broken), static_cast<long long>(check.events - 1),
+                check.reason.c_str());
+    return false;
+  }
+  const std::string from =
+      check.anchor ? " from the anchor after audit id " + std::to_string(check.anchor->last_id) : "";
+  std::printf("%s: ok, %lld events, chain intact%s\n", label, static_cast<long long>(check.events), from.c_str());
+  return true;
+}
+
+int verify(Target& target, const std::optional<std::string>& archive_path) {
   const auto check = store::verify_audit(target.db);
   if (!check) return usage_error("cannot read the audit trail: " + check.error().message);
-  if (check->first_broken) {
-    std::printf("audit: BROKEN at audit id %lld after %lld events: %s\n", static_cast<long long>(*check->first_broken),
-                static_cast<long long>(check->events - 1), check->reason.c_str());
-    return k_exit_rejected;
+  bool ok = print_check("audit", *check);
+  if (archive_path) {
+    auto archive = store::Database::open(*archive_path, store::Database::Mode::existing);
+    if (!archive) return usage_error(archive.error().message);
+    const auto checked = store::verify_audit_archive(target.db, *archive);
+    if (!checked) return usage_error("cannot read the archive's audit trail: " + checked.error().message);
+    ok = print_check("archive", checked->archive) && ok;
+    const bool joined = checked->link == store::ArchiveLink::linked || checked->link == store::ArchiveLink::overlap ||
+                        checked->link == store::ArchiveLink::empty;
+    std::printf("link: %s: %s\n", joined ? "ok" : "BROKEN", checked->detail.c_str());
+    ok = ok && joined;
   }
-  std::printf("audit: ok, %lld events, chain intact\n", static_cast<long long>(check->events));
-  return k_exit_ok;
+  return ok ? k_exit_ok : k_exit_rejected;
 }
 
 // "2026-11-30", "2026-11-30T12", ... "2026-11-30T12:00:00Z": a prefix of the store's format.
@@ -42,7 +62,7 @@ bool is_time_prefix(const std::string& t) {
 
 int cmd_audit(int argc, char** argv) {
   auto specs = target_options();
-  specs.insert(specs.end(), {{"message", true}, {"since", true}, {"json", false}});
+  specs.insert(specs.end(), {{"message", true}, {"since", true}, {"json", false}, {"archive", true}});
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const bool is_verify = args->positional == std::vector<std::string>{"verify"};
@@ -59,7 +79,8 @@ int cmd_audit(int argc, char** argv) {
     return usage_error("--since takes a UTC time such as 2026-11-30 or 2026-11-30T12:00:00Z");
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
-  if (is_verify) return verify(*target);
+  if (is_verify) return verify(*target, args->get("archive"));
+  if (args->has("archive")) return usage_error("--archive goes with audit verify");
 
   auto rows = store::list_audit(target->db, message, since);
   if (!rows) return usage_error(rows.error().message);

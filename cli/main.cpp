@@ -38,8 +38,9 @@ constexpr const char* k_usage =
     "      exit 0 done, 1 refused (already resolved, held by someone else, invalid action)\n"
     "  audit [--message ID] [--since TIME] [--json]\n"
     "      the audit trail in order\n"
-    "  audit verify\n"
-    "      recompute the audit trail's hash chain; names the first broken row\n"
+    "  audit verify [--archive PATH]\n"
+    "      recompute the audit trail's hash chain from its anchor; names the first broken row;\n"
+    "      --archive: also the archive file's chain and its link to the live chain\n"
     "  inspect email FILE|- [--gmail-json]\n"
     "      the email as the agent sees it (decoded, quoted history trimmed), as JSON;\n"
     "      --gmail-json: FILE is a Gmail messages.get?format=raw response\n"
@@ -69,6 +70,11 @@ constexpr const char* k_usage =
     "      replace a customer's texts, payloads, model outputs, replies, number or address by\n"
     "      tombstones and a salted digest (README: what remains); the audit chain still verifies\n"
     "      exit 0 erased and scrubbed, 1 refused (unfinished messages listed) or not scrubbed\n"
+    "  archive (--before YYYY-MM-DD | --older-than-days N) PATH [--batch N] [--pause-ms N] [--json]\n"
+    "      move finished messages received before the day (UTC), with their attempts, actions,\n"
+    "      escalations and audit events, into the archive SQLite file PATH (appended to);\n"
+    "      safe while dispatchd runs; an interrupted run is finished by the next one\n"
+    "      exit 0 done, 1 refused or failed, 2 usage error\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -86,6 +92,7 @@ constexpr Command k_commands[] = {
     {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
     {"trail", dispatchd::cli::cmd_trail},       {"eval", dispatchd::cli::cmd_eval},
     {"erase", dispatchd::cli::cmd_erase},
+    {"archive", dispatchd::cli::cmd_archive},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,
