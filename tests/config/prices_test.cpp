@@ -13,7 +13,8 @@ namespace {
 std::expected<config::Config, std::vector<std::string>> with_prices(const std::string& prices,
                                                                     const std::string& model = "gpt-4o-mini") {
   return config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
-    "model": ")" + model + R"(", "api_key_env": "K", "prices": )" + prices + "}}",
+    "model": ")" + model + R"(", "api_key_env": "K", "prices": )" +
+                           prices + "}}",
                        "/etc/d.json");
 }
 
@@ -70,16 +71,18 @@ TEST_CASE("config: every bad price is reported with its pointer", "[config][cost
 
   auto not_object = with_prices("[]");
   REQUIRE_FALSE(not_object);
-  CHECK(any_is(not_object.error(),
-               R"(/etc/d.json: /llm/prices: must be an object: model name -> {"input": N, "output": N} in USD per million tokens)"));
+  CHECK(any_is(
+      not_object.error(),
+      R"(/etc/d.json: /llm/prices: must be an object: model name -> {"input": N, "output": N} in USD per million tokens)"));
 }
 
 TEST_CASE("config: prices that leave out the configured model are refused", "[config][cost]") {
   // A typo in the model's name would otherwise leave every attempt without a cost.
   auto c = with_prices(R"({"gpt-4o-mni": {"input": 0.15, "output": 0.6}})");
   REQUIRE_FALSE(c);
-  CHECK(any_is(c.error(), "/etc/d.json: /llm/prices: has no price for llm.model \"gpt-4o-mini\" (its attempts would "
-                          "have no known cost)"));
+  CHECK(any_is(c.error(),
+               "/etc/d.json: /llm/prices: has no price for llm.model \"gpt-4o-mini\" (its attempts would "
+               "have no known cost)"));
 }
 
 TEST_CASE("config: the shipped example prices its model", "[config][cost]") {

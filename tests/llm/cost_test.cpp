@@ -65,10 +65,7 @@ TEST_CASE("cost: tokens times the price of their kind, per million", "[cost]") {
        {.input_tokens = 10, .output_tokens = 10, .cache_write_tokens = 1},
        k_gemini,
        std::unexpected(Unpriced::cache_write)},
-      {"a million output tokens cost the output rate",
-       {.output_tokens = 1'000'000},
-       k_claude,
-       15.0},
+      {"a million output tokens cost the output rate", {.output_tokens = 1'000'000}, k_claude, 15.0},
   };
   for (const auto& row : rows) {
     CAPTURE(row.name);

@@ -70,8 +70,9 @@ TEST_CASE("usage: OpenAI's cached and reasoning tokens are taken out of their to
 }
 
 TEST_CASE("usage: OpenAI-compatible servers without the details (Ollama, vLLM) keep their totals", "[usage]") {
-  CHECK(usage_of(ProviderKind::openai, openai_body(R"({"prompt_tokens":40,"completion_tokens":12,"total_tokens":52})")) ==
-        Usage{.input_tokens = 40, .output_tokens = 12});
+  CHECK(
+      usage_of(ProviderKind::openai, openai_body(R"({"prompt_tokens":40,"completion_tokens":12,"total_tokens":52})")) ==
+      Usage{.input_tokens = 40, .output_tokens = 12});
   // Details that are null, or a part larger than its total, never give a negative count.
   CHECK(usage_of(ProviderKind::openai,
                  openai_body(R"({"prompt_tokens":40,"completion_tokens":12,"prompt_tokens_details":null,)"

@@ -62,23 +62,24 @@ TEST_CASE("cost: v_attempts has each attempt's tokens and cost, v_messages their
   REQUIRE(store::record_attempt(db, attempt(unknown, 1, 0.0001), test::k_t0));
   REQUIRE(store::record_attempt(db, attempt(unknown, 2, std::nullopt, "gpt-4o"), test::k_t0 + 1s));
 
-  CHECK(count(db, "SELECT count(*) FROM v_attempts WHERE cached_input_tokens = 500 AND cache_write_tokens = 0"
-                  " AND reasoning_tokens = 30 AND input_tokens = 1000 AND output_tokens = 200") == 4);
-  CHECK(count(db, "SELECT count(*) FROM v_attempts WHERE message_id = " + std::to_string(priced) + " AND attempt = 2 AND " +
-                      near("cost_usd", 0.0005)) == 1);
+  CHECK(count(db,
+              "SELECT count(*) FROM v_attempts WHERE cached_input_tokens = 500 AND cache_write_tokens = 0"
+              " AND reasoning_tokens = 30 AND input_tokens = 1000 AND output_tokens = 200") == 4);
+  CHECK(count(db, "SELECT count(*) FROM v_attempts WHERE message_id = " + std::to_string(priced) +
+                      " AND attempt = 2 AND " + near("cost_usd", 0.0005)) == 1);
   CHECK(count(db, "SELECT count(*) FROM v_attempts WHERE cost_usd IS NULL AND model = 'gpt-4o'") == 1);
   // The sum of the attempts; unknown when one is unknown (never a sum that leaves it out);
   // 0 for a message the model was never asked about.
-  CHECK(count(db, "SELECT " + near("cost_usd", 0.00075) + " FROM v_messages WHERE message_id = " +
-                      std::to_string(priced)) == 1);
+  CHECK(count(db, "SELECT " + near("cost_usd", 0.00075) +
+                      " FROM v_messages WHERE message_id = " + std::to_string(priced)) == 1);
   CHECK(count(db, "SELECT cost_usd IS NULL FROM v_messages WHERE message_id = " + std::to_string(unknown)) == 1);
   CHECK(count(db, "SELECT cost_usd = 0 FROM v_messages WHERE message_id = " + std::to_string(not_asked)) == 1);
 
   SECTION("the staff's case view reads them") {
-    const auto escalation = test::escalate(db, "wamid.9", "1777", "x", store::EscalationReason::contract_failed,
-                                           test::k_t0);
-    const auto escalated = count(db, "SELECT message_id FROM v_escalations WHERE escalation_id = " +
-                                         std::to_string(escalation));
+    const auto escalation =
+        test::escalate(db, "wamid.9", "1777", "x", store::EscalationReason::contract_failed, test::k_t0);
+    const auto escalated =
+        count(db, "SELECT message_id FROM v_escalations WHERE escalation_id = " + std::to_string(escalation));
     REQUIRE(store::record_attempt(db, attempt(escalated, 1, 0.125), test::k_t0));
     auto shown = store::show_escalation(db, escalation);
     REQUIRE(shown);
@@ -121,17 +122,19 @@ TEST_CASE("cost: migration 0010 on a database with old rows keeps them valid", "
   const auto not_asked = message(*db, "wamid.old2");
   // Attempts as the binary before 0010 wrote them (its columns only).
   for (int n = 1; n <= 2; ++n) {
-    REQUIRE(db->exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, latency_ms, input_tokens,"
-                     " output_tokens, created_at) VALUES (" +
-                     std::to_string(asked) + ", " + std::to_string(n) +
-                     ", 'gemini', 'gemini-2.5-flash', 'invalid', 300, 900, 40, '2026-11-30T12:00:00Z')"));
+    REQUIRE(
+        db->exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, latency_ms, input_tokens,"
+                 " output_tokens, created_at) VALUES (" +
+                 std::to_string(asked) + ", " + std::to_string(n) +
+                 ", 'gemini', 'gemini-2.5-flash', 'invalid', 300, 900, 40, '2026-11-30T12:00:00Z')"));
   }
   test::migrate_all(*db, test::k_t0 + 24h);
 
   // The old rows: their tokens as they were, the new columns NULL, their cost unknown.
-  CHECK(count(*db, "SELECT count(*) FROM v_attempts WHERE input_tokens = 900 AND output_tokens = 40"
-                   " AND cached_input_tokens IS NULL AND cache_write_tokens IS NULL AND reasoning_tokens IS NULL"
-                   " AND cost_usd IS NULL") == 2);
+  CHECK(count(*db,
+              "SELECT count(*) FROM v_attempts WHERE input_tokens = 900 AND output_tokens = 40"
+              " AND cached_input_tokens IS NULL AND cache_write_tokens IS NULL AND reasoning_tokens IS NULL"
+              " AND cost_usd IS NULL") == 2);
   CHECK(count(*db, "SELECT cost_usd IS NULL FROM v_messages WHERE message_id = " + std::to_string(asked)) == 1);
   CHECK(count(*db, "SELECT cost_usd = 0 FROM v_messages WHERE message_id = " + std::to_string(not_asked)) == 1);
   // The views keep their columns (message_type, finish_reason) and rows.
