@@ -66,6 +66,18 @@ struct DetailJson {
   }
 };
 
+// The billed tokens, each in its column, and their cost at the prices in force now (none
+// when the model or a kind of token it used has no price).
+void set_usage(store::AttemptRecord& attempt, const llm::Usage& usage, const llm::PriceTable& prices) {
+  attempt.input_tokens = usage.input_tokens;
+  attempt.output_tokens = usage.output_tokens;
+  attempt.cached_input_tokens = usage.cached_input_tokens;
+  attempt.cache_write_tokens = usage.cache_write_tokens;
+  attempt.reasoning_tokens = usage.reasoning_tokens;
+  const llm::Cost cost = llm::cost_usd(usage, prices, attempt.model);
+  attempt.cost_usd = cost ? std::optional<double>(*cost) : std::nullopt;
+}
+
 }  // namespace
 
 std::string_view to_string(Outcome outcome) {
@@ -262,17 +274,17 @@ store::Result<void> Run::record_answer(const llm::Completion& completion, const 
   const store::Verdict verdict_kind = !verdict.ok              ? store::Verdict::invalid
                                       : verdict.needs_review() ? store::Verdict::review
                                                                : store::Verdict::valid;
-  return record({.provider = completion.info.provider,
-                 .model = completion.info.model,
-                 .request_summary = completion.info.request_summary,
-                 .raw_output = completion.output,
-                 .verdict = verdict_kind,
-                 .errors = errors_json(verdict.errors),
-                 .error_class = error_class,
-                 .latency_ms = completion.info.latency.count(),
-                 .input_tokens = completion.usage.input_tokens,
-                 .output_tokens = completion.usage.output_tokens,
-                 .finish_reason = completion.finish_reason});
+  store::AttemptRecord attempt{.provider = completion.info.provider,
+                               .model = completion.info.model,
+                               .request_summary = completion.info.request_summary,
+                               .raw_output = completion.output,
+                               .verdict = verdict_kind,
+                               .errors = errors_json(verdict.errors),
+                               .error_class = error_class,
+                               .latency_ms = completion.info.latency.count(),
+                               .finish_reason = completion.finish_reason};
+  set_usage(attempt, completion.usage, m_state->settings.prices);
+  return record(std::move(attempt));
 }
 
 // An error that is an attempt: a documented answer the validator cannot take (cut off at the
@@ -293,8 +305,7 @@ store::Result<void> Run::record_error(const llm::ProviderError& error) {
   if (*verdict == store::Verdict::invalid) {
     const auto given = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
     attempt.raw_output = given(error.output);
-    attempt.input_tokens = error.usage.input_tokens;
-    attempt.output_tokens = error.usage.output_tokens;
+    set_usage(attempt, error.usage, m_state->settings.prices);
     attempt.finish_reason = given(error.finish_reason);
   }
   return record(std::move(attempt));

@@ -42,6 +42,7 @@
 
 #include "agent/decide.h"
 #include "catalog/catalog.h"
+#include "llm/cost.h"
 #include "llm/provider.h"
 #include "net/http.h"
 #include "store/database.h"
@@ -71,6 +72,9 @@ struct Settings {
   // channel -> message type (store::Leased::type) -> rule; a message with no rule, or a
   // `model` one, goes to the model.
   std::map<std::string, std::map<std::string, TypeRule>> type_rules;
+  // llm.prices: each attempt's cost is computed with these when it is recorded (llm/cost.h);
+  // a model not in it records no cost.
+  llm::PriceTable prices;
 };
 
 // The catalog and prompts, immutable; replaced whole on reload (a run keeps the one it

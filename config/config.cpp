@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -83,12 +84,54 @@ class Reader {
               target = static_cast<Int>(v.GetInt64());
             }};
   }
+  // A price in USD per million tokens: a finite number from 0 to k_max_rate.
+  Key rate(const char* name, std::optional<double>& target);
   Key nested(const char* name, std::function<void(const Value&, const std::string&)> read) { return {name, read}; }
 
  private:
   std::string m_file;
   std::vector<std::string> m_problems;
 };
+
+// No model costs more than this per million tokens: a larger rate is a typo (a price per
+// token or per thousand written in the wrong place), not a price.
+constexpr double k_max_rate = 100000;
+
+Key Reader::rate(const char* name, std::optional<double>& target) {
+  return {name, [this, &target](const Value& v, const std::string& at) {
+            if (!v.IsNumber() || !std::isfinite(v.GetDouble()) || v.GetDouble() < 0 || v.GetDouble() > k_max_rate)
+              return problem(at, "must be a number from 0 to 100000 (USD per million tokens)");
+            target = v.GetDouble();
+          }};
+}
+
+// llm.prices: model name -> {"input", "output", "cached_input", "cache_write"}, USD per
+// million tokens; input and output required.
+void read_prices(Reader& r, const Value& v, const std::string& at, std::map<std::string, ModelPrice>& prices) {
+  if (!v.IsObject())
+    return r.problem(at, R"(must be an object: model name -> {"input": N, "output": N} in USD per million tokens)");
+  for (const auto& member : v.GetObject()) {
+    const std::string model(member.name.GetString(), member.name.GetStringLength());
+    if (model == "$comment") continue;
+    const std::string here = at + "/" + text::pointer_token(model);
+    if (model.empty()) {
+      r.problem(here, "a model name must not be empty");
+      continue;
+    }
+    std::optional<double> input, output, cached_input, cache_write;
+    const std::size_t before = r.problems().size();
+    r.object(member.value, here,
+             {r.rate("input", input), r.rate("output", output), r.rate("cached_input", cached_input),
+              r.rate("cache_write", cache_write)});
+    // Required: reported when absent (a bad value was reported as such).
+    const bool object = member.value.IsObject();
+    if (object && !member.value.HasMember("input"))
+      r.problem(here + "/input", "is required (USD per million input tokens)");
+    if (object && !member.value.HasMember("output"))
+      r.problem(here + "/output", "is required (USD per million output tokens)");
+    if (r.problems().size() == before) prices[model] = {*input, *output, cached_input, cache_write};
+  }
+}
 
 constexpr std::size_t k_max_reply_points = 4096;  // WhatsApp's limit for a text body
 
@@ -188,6 +231,9 @@ void check(Config& c, Reader& r) {
   if (!is_url(c.llm.base_url)) r.problem("/llm/base_url", "must be an http:// or https:// URL");
   if (c.llm.model.empty()) r.problem("/llm/model", "is required");
   if (c.llm.api_key_env.empty()) r.problem("/llm/api_key_env", "is required (the name of the key's variable)");
+  if (!c.llm.prices.empty() && !c.llm.model.empty() && !c.llm.prices.contains(c.llm.model))
+    r.problem("/llm/prices",
+              "has no price for llm.model " + text::quote(c.llm.model) + " (its attempts would have no known cost)");
   if (c.whatsapp.enabled) {
     if (!is_url(c.whatsapp.graph_base_url)) r.problem("/connectors/whatsapp/graph_base_url", "must be an http(s) URL");
     const std::pair<const char*, const std::string*> required[] = {{"phone_number_id", &c.whatsapp.phone_number_id},
@@ -295,7 +341,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.integer("max_tool_steps", llm.max_tool_steps, 0, 16),
                             r.integer("history_messages", llm.history_messages, 0, 100),
                             r.integer("provider_deadline_s", llm.provider_deadline_s, 1, 7 * 24 * 3600),
-                            r.integer("max_output_tokens", llm.max_output_tokens, 16, 65536)});
+                            r.integer("max_output_tokens", llm.max_output_tokens, 16, 65536),
+                            r.nested("prices", [&](const Value& p, const std::string& pat) {
+                              read_prices(r, p, pat, llm.prices);
+                            })});
                 }),
        r.nested("connectors",
                 [&](const Value& v, const std::string& at) {

@@ -27,6 +27,17 @@ struct Http {
   std::size_t max_connections_per_address = 64;
 };
 
+// llm.prices: one model's price, in USD per million tokens. input and output are required;
+// a rate left out means calls that use it have no known cost (llm/cost.h), never a free one.
+struct ModelPrice {
+  double input = 0;
+  double output = 0;
+  std::optional<double> cached_input;
+  std::optional<double> cache_write;
+
+  bool operator==(const ModelPrice&) const = default;
+};
+
 struct Llm {
   std::string provider;  // "openai" | "gemini" | "anthropic"
   std::string base_url;
@@ -40,6 +51,9 @@ struct Llm {
   int history_messages = 10;      // earlier messages of the conversation in the context
   int provider_deadline_s = 900;  // a message waits this long for a provider, then escalates
   int max_output_tokens = 1024;
+  // Model name (as in llm.model) -> price: what each attempt costs (v_attempts.cost_usd).
+  // Empty: no attempt has a known cost.
+  std::map<std::string, ModelPrice> prices;
 };
 
 // What dispatchd does with an inbound message of one type (connectors.whatsapp.message_types).

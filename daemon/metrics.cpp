@@ -1,6 +1,7 @@
 #include "daemon/metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 namespace dispatchd::daemon {
@@ -144,6 +145,36 @@ void render_channels(Writer& w, const std::vector<ChannelGauges>& channels, stor
   w.sample("dispatchd_read_receipts_dropped_total", {}, dropped);
 }
 
+// A cost in USD as Prometheus reads a float, whatever the locale: nine decimals, finer
+// than any one token's price.
+std::string usd(double value) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, 9);
+  return ec == std::errc() ? std::string(buffer, end) : "NaN";
+}
+
+// Billed tokens by kind and the cost of the priced attempts, by provider and model
+// (store::UsageTotals): counters, since attempts are never deleted.
+void render_usage(Writer& w, const std::vector<store::UsageTotals>& usage) {
+  w.family("dispatchd_llm_tokens_total", "counter",
+           "Model tokens billed, by provider, model and kind (input, cached_input, cache_write, output, reasoning).");
+  for (const auto& u : usage) {
+    for (const auto& [kind, count] :
+         {std::pair{"input", u.input_tokens}, std::pair{"cached_input", u.cached_input_tokens},
+          std::pair{"cache_write", u.cache_write_tokens}, std::pair{"output", u.output_tokens},
+          std::pair{"reasoning", u.reasoning_tokens}})
+      w.sample("dispatchd_llm_tokens_total", {{"provider", u.provider}, {"model", u.model}, {"kind", kind}}, count);
+  }
+  w.family("dispatchd_llm_cost_usd_total", "counter",
+           "Cost in USD of the model attempts with a known cost (llm.prices), by provider and model.");
+  for (const auto& u : usage)
+    w.sample("dispatchd_llm_cost_usd_total", {{"provider", u.provider}, {"model", u.model}}, usd(u.cost_usd));
+  w.family("dispatchd_llm_unpriced_attempts_total", "counter",
+           "Model attempts whose cost is unknown (no price for the model or a kind of token), not in the cost total.");
+  for (const auto& u : usage)
+    w.sample("dispatchd_llm_unpriced_attempts_total", {{"provider", u.provider}, {"model", u.model}}, u.unpriced);
+}
+
 }  // namespace
 
 std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges& gauges, store::Time now) {
@@ -198,6 +229,8 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
     w.sample("dispatchd_model_latency_seconds_sum", {{"provider", h.provider}, {"model", h.model}}, seconds(h.sum_ms));
     w.sample("dispatchd_model_latency_seconds_count", {{"provider", h.provider}, {"model", h.model}}, h.count);
   }
+
+  render_usage(w, m.usage);
 
   w.family("dispatchd_inbox_waiting", "gauge", "Inbound messages received or in processing.");
   w.sample("dispatchd_inbox_waiting", {}, m.inbox_waiting);

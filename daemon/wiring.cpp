@@ -56,6 +56,8 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
   const auto calls = 1 + config.llm.max_retries + config.llm.max_tool_steps;
   settings.lease = std::max(settings.lease, std::chrono::ceil<std::chrono::seconds>(per_call * calls));
   settings.worker = worker;
+  for (const auto& [model, price] : config.llm.prices)
+    settings.prices[model] = {price.input, price.output, price.cached_input, price.cache_write};
   auto& whatsapp = settings.type_rules["whatsapp"];
   for (const auto& [type, handling] : config.whatsapp.message_types) {
     whatsapp[type] = {type_action(handling.action), handling.reply_text};

@@ -83,8 +83,12 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   Reply reply;
   reply.finish_reason = string_member(*doc, "stop_reason").value_or("");
   const rapidjson::Value* usage = object_member(*doc, "usage");
-  reply.usage = {json::int_member(usage, "input_tokens").value_or(0),
-                 json::int_member(usage, "output_tokens").value_or(0)};
+  // Cache reads and writes are reported beside input_tokens, not inside it; thinking is
+  // inside output_tokens and not reported apart.
+  reply.usage = {.input_tokens = token_count(usage, "input_tokens"),
+                 .output_tokens = token_count(usage, "output_tokens"),
+                 .cached_input_tokens = token_count(usage, "cache_read_input_tokens"),
+                 .cache_write_tokens = token_count(usage, "cache_creation_input_tokens")};
   auto output = output_of(*content);
   reply.output = output.value_or("");
   if (reply.finish_reason == "max_tokens") {

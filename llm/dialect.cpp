@@ -1,5 +1,7 @@
 #include "llm/internal/dialect.h"
 
+#include <algorithm>
+
 #include "common/strict_json.h"
 #include "common/text.h"
 
@@ -37,5 +39,14 @@ std::expected<rapidjson::Document, std::string> parse_body(std::string_view body
 }
 
 std::string quoted(std::string_view value) { return text::quote(value, 200); }
+
+std::int64_t token_count(json::Lookup holder, std::string_view name) {
+  return std::max<std::int64_t>(0, json::int_member(holder, name).value_or(0));
+}
+
+std::pair<std::int64_t, std::int64_t> split_part(std::int64_t total, std::int64_t part) {
+  const std::int64_t clamped = std::clamp<std::int64_t>(part, 0, total);
+  return {total - clamped, clamped};
+}
 
 }  // namespace dispatchd::llm::detail

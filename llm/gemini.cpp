@@ -82,13 +82,22 @@ std::expected<Reply, std::string> prompt_blocked(const rapidjson::Value& doc, Re
   return reply;
 }
 
+// promptTokenCount includes the cached content (cachedContentTokenCount); the thoughts
+// (thoughtsTokenCount, billed as output) are not in candidatesTokenCount.
+Usage usage_of(const rapidjson::Value* usage) {
+  const auto [input, cached] =
+      split_part(token_count(usage, "promptTokenCount"), token_count(usage, "cachedContentTokenCount"));
+  return {.input_tokens = input,
+          .output_tokens = token_count(usage, "candidatesTokenCount"),
+          .cached_input_tokens = cached,
+          .reasoning_tokens = token_count(usage, "thoughtsTokenCount")};
+}
+
 std::expected<Reply, std::string> parse(std::string_view body) {
   auto doc = parse_body(body);
   if (!doc) return std::unexpected(doc.error());
   Reply reply;
-  const rapidjson::Value* usage = object_member(*doc, "usageMetadata");
-  reply.usage = {json::int_member(usage, "promptTokenCount").value_or(0),
-                 json::int_member(usage, "candidatesTokenCount").value_or(0)};
+  reply.usage = usage_of(object_member(*doc, "usageMetadata"));
   const rapidjson::Value* candidates = array_member(*doc, "candidates");
   if (!candidates || candidates->Empty()) return prompt_blocked(*doc, std::move(reply));
   const rapidjson::Value& candidate = (*candidates)[0];

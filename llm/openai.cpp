@@ -63,6 +63,17 @@ std::string tool_calls(const rapidjson::Value& message) {
   return out;
 }
 
+// Cached tokens are part of prompt_tokens, reasoning tokens part of completion_tokens:
+// each is taken out of its total so that no token is counted twice (llm/provider.h's Usage).
+Usage usage_of(const rapidjson::Value* usage) {
+  const auto [input, cached] = split_part(token_count(usage, "prompt_tokens"),
+                                          token_count(object_member(usage, "prompt_tokens_details"), "cached_tokens"));
+  const auto [output, reasoning] =
+      split_part(token_count(usage, "completion_tokens"),
+                 token_count(object_member(usage, "completion_tokens_details"), "reasoning_tokens"));
+  return {.input_tokens = input, .output_tokens = output, .cached_input_tokens = cached, .reasoning_tokens = reasoning};
+}
+
 std::expected<Reply, std::string> parse(std::string_view body) {
   auto doc = parse_body(body);
   if (!doc) return std::unexpected(doc.error());
@@ -76,9 +87,7 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   Reply reply;
   reply.finish_reason = string_member(choice, "finish_reason").value_or("");
   reply.output = text->value_or("");
-  const rapidjson::Value* usage = object_member(*doc, "usage");
-  reply.usage = {json::int_member(usage, "prompt_tokens").value_or(0),
-                 json::int_member(usage, "completion_tokens").value_or(0)};
+  reply.usage = usage_of(object_member(*doc, "usage"));
   const std::string finish = " (finish_reason " + reply.finish_reason;
   if (reply.finish_reason == "length") {
     reply.ending = Ending::truncated;

@@ -48,9 +48,26 @@ struct CompletionRequest {
   std::shared_ptr<const OutputSchema> schema;  // REQUIRES: non-null
 };
 
+// The tokens a call was billed for, each in exactly one field whatever the provider, so that
+// the fields add up to the billed total and each has one rate (llm/cost.h):
+//                        openai                      gemini                   anthropic
+//   input_tokens         prompt_tokens - cached      promptTokenCount - cached input_tokens
+//   cached_input_tokens  prompt_tokens_details       cachedContentTokenCount   cache_read_input_tokens
+//                        .cached_tokens
+//   cache_write_tokens   0 (no such charge)          0                         cache_creation_input_tokens
+//   output_tokens        completion_tokens - reasoning candidatesTokenCount    output_tokens (thinking included:
+//                                                                                not reported apart)
+//   reasoning_tokens     completion_tokens_details   thoughtsTokenCount        0
+//                        .reasoning_tokens
+// A count the body leaves out is 0; a subset larger than its total is clamped to the total.
 struct Usage {
-  std::int64_t input_tokens = 0;
-  std::int64_t output_tokens = 0;
+  std::int64_t input_tokens = 0;         // input at the input rate
+  std::int64_t output_tokens = 0;        // the answer, at the output rate
+  std::int64_t cached_input_tokens = 0;  // input read from the provider's cache, at the cached-input rate
+  std::int64_t cache_write_tokens = 0;   // input written to the provider's cache, at the cache-write rate
+  std::int64_t reasoning_tokens = 0;     // thinking, at the output rate, not in output_tokens
+
+  bool operator==(const Usage&) const = default;
 };
 
 // What the attempts table records about a call, whatever its outcome.

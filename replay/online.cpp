@@ -54,8 +54,9 @@ std::vector<std::string> differences(const DecisionView& a, const DecisionView& 
 
 struct Tally {
   std::vector<std::int64_t> latencies;
+  bool unpriced = false;
 
-  void add(RunSummary& s, const std::string& model, const MessageResult& m) {
+  void add(RunSummary& s, const MessageResult& m) {
     if (m.row.status == store::ProgressStatus::failed) ++s.failed;
     if (m.row.status != store::ProgressStatus::decided) return;
     ++s.decided;
@@ -75,7 +76,10 @@ struct Tally {
       s.input_tokens += a.input_tokens.value_or(0);
       s.output_tokens += a.output_tokens.value_or(0);
       if (a.latency_ms) latencies.push_back(*a.latency_ms);
-      if (const auto cost = attempt_cost(model, a)) s.cost = s.cost.value_or(0) + *cost;
+      // One unpriced attempt makes the total unknown: unknown is never free (llm/cost.h).
+      const auto cost = attempt_cost(a);
+      if (!cost) unpriced = true;
+      s.cost = unpriced ? std::nullopt : std::optional<double>(s.cost.value_or(0) + *cost);
     }
   }
 };
@@ -103,6 +107,9 @@ std::expected<ModelOptions, std::string> model_options(const config::Config& con
   s.max_in_flight = overrides.concurrency.value_or(static_cast<std::size_t>(config.llm.max_concurrency));
   s.provider_deadline = std::chrono::seconds(0);  // see the header: escalate at once
   s.worker = "dispatchctl-replay";
+  // The agent prices each attempt as it records it (agent/agent.h), in the scratch copy too.
+  for (const auto& [model, price] : config.llm.prices)
+    s.prices[model] = {price.input, price.output, price.cached_input, price.cache_write};
   std::string prompt;
   if (overrides.system_prompt) {
     prompt = *overrides.system_prompt;
@@ -204,11 +211,7 @@ DecisionView view_of(const catalog::Catalog& catalog, const store::StoredDecisio
   return view;
 }
 
-std::optional<double> attempt_cost(const std::string& /*model*/, const store::AttemptStat& /*attempt*/) {
-  // COST: wire llm.prices here (input/output tokens per million, per model) once the
-  // configuration has them. Until then no cost is reported rather than a wrong one.
-  return std::nullopt;
-}
+std::optional<double> attempt_cost(const store::AttemptStat& attempt) { return attempt.cost_usd; }
 
 std::optional<std::int64_t> percentile(std::vector<std::int64_t> values, int p) {
   if (values.empty()) return std::nullopt;
@@ -241,7 +244,7 @@ std::expected<OnlineReport, store::Error> collect(store::Database& scratch, cons
     m.attempts = std::move(*attempts);
     m.row = std::move(row);
     m.changes = differences(m.recorded, m.replayed);
-    tally.add(s, model, m);
+    tally.add(s, m);
     report.messages.push_back(std::move(m));
   }
   report.partial = s.pending > 0;

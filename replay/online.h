@@ -108,13 +108,14 @@ struct RunSummary {
   std::int64_t attempts = 0;
   std::int64_t input_tokens = 0;  // as the providers report them
   std::int64_t output_tokens = 0;
-  std::optional<double> cost;  // see attempt_cost
+  std::optional<double> cost;  // USD, of every attempt; unknown when one is unpriced (attempt_cost)
   // Nearest-rank percentiles of the attempts' latency (ms); none without attempts.
   std::optional<std::int64_t> p50, p90, p99;
 };
 
-// THE one place where cost is computed (llm.prices): nullopt until prices are wired in.
-std::optional<double> attempt_cost(const std::string& model, const store::AttemptStat& attempt);
+// An attempt's cost in USD: the agent priced it with llm.prices when it recorded it
+// (attempts.cost_usd); nullopt when its model has no price.
+std::optional<double> attempt_cost(const store::AttemptStat& attempt);
 
 // Nearest rank: the smallest value with at least p% of `values` at or below it.
 std::optional<std::int64_t> percentile(std::vector<std::int64_t> values, int p);

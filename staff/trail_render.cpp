@@ -1,6 +1,7 @@
 #include "staff/trail_render.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <vector>
 
@@ -78,7 +79,8 @@ void message_json(JsonOut& out, const store::Trail& t) {
   out.begin_object("message").field("message_id", m.id).field("channel", m.channel);
   out.field("provider_message_id", m.provider_message_id).field("conversation_id", m.conversation_id);
   out.field("sender", m.sender).field("received_at", m.received_at).field("message_type", t.message_type);
-  out.field("text", m.text).field("state", m.state).field("outcome", m.outcome).end_object();
+  out.field("text", m.text).field("state", m.state).field("outcome", m.outcome).field("cost_usd", t.cost_usd);
+  out.end_object();
 }
 
 void context_json(JsonOut& out, const store::Trail& t) {
@@ -102,7 +104,9 @@ void attempts_json(JsonOut& out, const store::Trail& t, const Facts& f) {
       out.begin_object().field("code", r.code).field("message", r.message).end_object();
     out.end_array().raw_or_null("errors", a.errors).field("error_class", a.error_class);
     out.field("latency_ms", a.latency_ms).field("input_tokens", a.input_tokens);
-    out.field("output_tokens", a.output_tokens).field("finish_reason", a.finish_reason);
+    out.field("output_tokens", a.output_tokens).field("cached_input_tokens", a.cached_input_tokens);
+    out.field("cache_write_tokens", a.cache_write_tokens).field("reasoning_tokens", a.reasoning_tokens);
+    out.field("cost_usd", a.cost_usd).field("finish_reason", a.finish_reason);
     out.field("tool_call", static_cast<bool>(f.tool_call[i])).end_object();
   }
   out.end_array().begin_array("tool_calls");
@@ -207,6 +211,19 @@ void table_head(std::string& out, const std::vector<std::string>& names) {
 std::string or_dash(const std::optional<std::string>& value) { return value ? *value : "-"; }
 std::string or_dash(const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : "-"; }
 
+// USD for people: fixed-point (never 1e-05), to a hundred-millionth of a dollar, without
+// trailing zeros, whatever the locale.
+std::string usd(double value) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, 8);
+  if (ec != std::errc()) return "?";
+  std::string text(buffer, end);
+  while (text.ends_with('0')) text.pop_back();
+  if (text.ends_with('.')) text.pop_back();
+  return text;
+}
+std::string usd_or_unknown(const std::optional<double>& value) { return value ? usd(*value) : "unknown"; }
+
 void message_md(std::string& out, const store::Trail& t) {
   const auto& m = t.message;
   line(out, "# Trail of message " + std::to_string(m.id));
@@ -251,6 +268,13 @@ void attempt_md(std::string& out, const store::TrailAttempt& attempt, const std:
   line(out);
   line(out, "### Attempt " + std::to_string(a.attempt) + ": " + a.verdict + (tool_call ? " (tool call)" : ""));
   line(out);
+  if (a.cached_input_tokens || a.cache_write_tokens || a.reasoning_tokens) {
+    line(out, "Tokens: input " + or_dash(a.input_tokens) + ", cached input " + or_dash(a.cached_input_tokens) +
+                  ", cache write " + or_dash(a.cache_write_tokens) + ", output " + or_dash(a.output_tokens) +
+                  ", reasoning " + or_dash(a.reasoning_tokens) + "; cost " + usd_or_unknown(a.cost_usd) +
+                  (a.cost_usd ? " USD." : "."));
+    line(out);
+  }
   if (a.raw_output) {
     line(out, "Raw output:");
     line(out);
@@ -279,12 +303,17 @@ void attempts_md(std::string& out, const store::Trail& t, const Facts& f) {
   if (t.attempts.empty()) line(out, "No attempts: the model was not asked.");
   if (!t.attempts.empty())
     table_head(out, {"#", "At", "Provider", "Model", "Verdict", "Error class", "Latency ms", "Tokens in", "Tokens out",
-                     "Finish"});
+                     "Finish", "Cost USD"});
   for (const auto& attempt : t.attempts) {
     const auto& a = attempt.row;
-    table_row(out,
-              {std::to_string(a.attempt), a.created_at, a.provider, a.model, a.verdict, or_dash(a.error_class),
-               or_dash(a.latency_ms), or_dash(a.input_tokens), or_dash(a.output_tokens), or_dash(a.finish_reason)});
+    table_row(out, {std::to_string(a.attempt), a.created_at, a.provider, a.model, a.verdict, or_dash(a.error_class),
+                    or_dash(a.latency_ms), or_dash(a.input_tokens), or_dash(a.output_tokens), or_dash(a.finish_reason),
+                    usd_or_unknown(a.cost_usd)});
+  }
+  if (!t.attempts.empty()) {
+    line(out);
+    line(out, "Cost of the message: " + (t.cost_usd ? usd(*t.cost_usd) + " USD" : "unknown") +
+                  (t.cost_usd ? "" : " (an attempt has no price: llm.prices, or a call from before costs were kept)"));
   }
   for (std::size_t i = 0; i < t.attempts.size(); ++i) attempt_md(out, t.attempts[i], f.repairs[i], f.tool_call[i]);
   line(out);

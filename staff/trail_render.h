@@ -13,13 +13,14 @@
 // audit events whose actor is a person); the audit events with their hashes and whether the
 // chain verifies across them.
 //
-// JSON keys (a contract, tests/staff/trail_render_test.cpp): message, context {prompt_stored,
+// JSON keys (a contract, tests/staff/trail_render_test.cpp): message (... cost_usd: the sum of
+// the attempts' costs, null when one is unknown), context {prompt_stored,
 // history_limit, history [{at, from: "customer"|"us", text}]}, attempts [{attempt, created_at,
 // provider, model, request_summary, verdict, raw_output, repairs [{code, message}], errors
-// (the stored array), error_class, latency_ms, input_tokens, output_tokens, finish_reason,
-// tool_call}], tool_calls [{attempt, call, answer: null}], decision {outcome, state,
-// last_verdict, escalation_reasons, sent_actions, summary}, actions [... deliveries [...]],
-// escalations, staff_actions, audit, chain {verified, from, to, events, first_broken, reason}
+// (the stored array), error_class, latency_ms, input_tokens, output_tokens, cached_input_tokens,
+// cache_write_tokens, reasoning_tokens, cost_usd (null: unknown), finish_reason, tool_call}], tool_calls [{attempt,
+// call, answer: null}], decision {outcome, state, last_verdict, escalation_reasons, sent_actions, summary}, actions
+// [... deliveries [...]], escalations, staff_actions, audit, chain {verified, from, to, events, first_broken, reason}
 // (null without audit events).
 
 #include <string>

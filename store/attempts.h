@@ -25,9 +25,17 @@ struct AttemptRecord {
   std::string errors = "[]";               // the validator's errors, compact JSON array
   std::optional<std::string> error_class;  // first error code, or truncated/transport/...
   std::optional<std::int64_t> latency_ms;
+  // The billed tokens, each in one column (llm/provider.h's Usage; migration 0010): none when
+  // the call's usage is unknown.
   std::optional<std::int64_t> input_tokens;
   std::optional<std::int64_t> output_tokens;
   std::optional<std::string> finish_reason;
+  std::optional<std::int64_t> cached_input_tokens;
+  std::optional<std::int64_t> cache_write_tokens;
+  std::optional<std::int64_t> reasoning_tokens;
+  // USD at the prices in force now (llm/cost.h); none when unknown (no price for the model,
+  // no rate for a kind of token it used, or no usage). Never 0 for "unknown".
+  std::optional<double> cost_usd;
 };
 
 // Stores the attempt and its 'attempt' audit event in one transaction. A second record

@@ -5,7 +5,7 @@
 namespace dispatchd::store {
 
 // The counts come from metric_counts and metric_latency, which triggers keep as rows change
-// (migration 0008): a scrape reads a few dozen rows whatever the size of the history.
+// (migrations 0008 and 0010): a scrape reads a few dozen rows whatever the size of the history.
 Result<MetricsSnapshot> read_metrics(Database& db) {
   MetricsSnapshot m;
   auto counts = Query::prepare(db, "SELECT metric, label1, label2, n FROM metric_counts WHERE n != 0 ORDER BY 1, 2, 3");
@@ -47,6 +47,20 @@ Result<MetricsSnapshot> read_metrics(Database& db) {
     h.sum_ms += latency->integer(4);
     // Cumulative: an attempt in bucket i is also under every larger bound.
     for (std::size_t i = bucket; i < k_latency_buckets_ms.size(); ++i) h.cumulative[i] += n;
+  }
+
+  auto usage = Query::prepare(db,
+                              "SELECT provider, model, input_tokens, cached_input_tokens, cache_write_tokens,"
+                              " output_tokens, reasoning_tokens, cost_usd, priced, unpriced FROM metric_usage"
+                              " ORDER BY 1, 2");
+  if (!usage) return std::unexpected(usage.error());
+  while (true) {
+    auto row = usage->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    m.usage.push_back({usage->text(0), usage->text(1), usage->integer(2), usage->integer(3), usage->integer(4),
+                       usage->integer(5), usage->integer(6), usage->optional_real(7).value_or(0), usage->integer(8),
+                       usage->integer(9)});
   }
 
   auto waiting =

@@ -33,6 +33,22 @@ struct LatencyHistogram {
   std::int64_t sum_ms = 0;
 };
 
+// Billed tokens and cost per provider and model (migration 0010's metric_usage). The cost
+// covers the `priced` attempts only; `unpriced` ones (no price for the model, or no rate for
+// a kind of token they used) are counted apart, never added as 0.
+struct UsageTotals {
+  std::string provider;
+  std::string model;
+  std::int64_t input_tokens = 0;
+  std::int64_t cached_input_tokens = 0;
+  std::int64_t cache_write_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t reasoning_tokens = 0;
+  double cost_usd = 0;
+  std::int64_t priced = 0;    // attempts with a cost
+  std::int64_t unpriced = 0;  // attempts whose cost is unknown
+};
+
 struct MetricsSnapshot {
   std::vector<LabeledCount> messages;     // channel, outcome
   std::vector<LabeledCount> attempts;     // verdict, error_class ("" when none)
@@ -40,6 +56,7 @@ struct MetricsSnapshot {
   std::vector<LabeledCount> escalations;  // reason, status
   std::vector<LabeledCount> actions;      // status
   std::vector<LatencyHistogram> latency;
+  std::vector<UsageTotals> usage;                           // by provider and model
   std::int64_t inbox_waiting = 0;                           // received or processing
   std::optional<std::string> oldest_waiting_since;          // received_at of the oldest waiting one
   std::optional<std::string> oldest_open_escalation_since;  // created_at of the oldest open or claimed escalation

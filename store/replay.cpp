@@ -212,7 +212,7 @@ Result<StoredDecision> new_decision(Database& db, std::int64_t message_id) {
 Result<std::vector<AttemptStat>> attempt_stats(Database& db, std::int64_t message_id) {
   auto query = Query::prepare(
       db,
-      "SELECT attempt, verdict, latency_ms, input_tokens, output_tokens FROM attempts WHERE message_id = ?"
+      "SELECT attempt, verdict, latency_ms, input_tokens, output_tokens, cost_usd FROM attempts WHERE message_id = ?"
       " ORDER BY attempt");
   if (!query) return std::unexpected(query.error());
   query->bind(1, message_id);
@@ -224,7 +224,7 @@ Result<std::vector<AttemptStat>> attempt_stats(Database& db, std::int64_t messag
     const auto verdict = from_sql<Verdict>(query->text(1));
     if (!verdict) return std::unexpected(Error::internal("attempt with an unknown verdict: " + query->text(1)));
     out.push_back({query->integer(0), *verdict, query->optional_integer(2), query->optional_integer(3),
-                   query->optional_integer(4)});
+                   query->optional_integer(4), query->optional_real(5)});
   }
 }
 

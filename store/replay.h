@@ -114,6 +114,7 @@ struct AttemptStat {
   std::optional<std::int64_t> latency_ms;
   std::optional<std::int64_t> input_tokens;
   std::optional<std::int64_t> output_tokens;
+  std::optional<double> cost_usd;  // as recorded (migration 0010): none when unpriced
 };
 
 // True when `db` holds a prepared replay run.

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "store/internal/attempt_row.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
@@ -29,7 +30,7 @@ Result<bool> read_message(Database& db, std::int64_t id, Trail& out) {
   auto q =
       prepared(db,
                "SELECT message_id, channel, provider_message_id, conversation_id, sender, received_at, text, state,"
-               " outcome, message_type FROM v_messages WHERE message_id = ?",
+               " outcome, message_type, cost_usd FROM v_messages WHERE message_id = ?",
                id);
   if (!q) return std::unexpected(q.error());
   auto row = q->step();
@@ -45,35 +46,19 @@ Result<bool> read_message(Database& db, std::int64_t id, Trail& out) {
   m.state = q->text(7);
   m.outcome = q->text(8);
   out.message_type = q->optional_text(9);
+  out.cost_usd = q->optional_real(10);
   return true;
 }
 
 // v_attempts with the request summary, which only the table keeps.
 Result<void> read_attempts(Database& db, std::int64_t id, Trail& out) {
-  auto q =
-      prepared(db,
-               "SELECT v.attempt, v.provider, v.model, v.raw_output, v.verdict, v.errors, v.error_class,"
-               " v.latency_ms, v.input_tokens, v.output_tokens, v.finish_reason, v.created_at, a.request_summary"
-               " FROM v_attempts v JOIN attempts a ON a.id = v.attempt_id WHERE v.message_id = ? ORDER BY v.attempt",
-               id);
+  auto q = prepared(db,
+                    std::string(k_attempt_columns) +
+                        ", (SELECT request_summary FROM attempts WHERE id = attempt_id) FROM v_attempts"
+                        " WHERE message_id = ? ORDER BY attempt",
+                    id);
   if (!q) return std::unexpected(q.error());
-  return each_row(*q, [&](const Query& r) {
-    TrailAttempt t;
-    t.row.attempt = r.integer(0);
-    t.row.provider = r.text(1);
-    t.row.model = r.text(2);
-    t.row.raw_output = r.optional_text(3);
-    t.row.verdict = r.text(4);
-    t.row.errors = r.text(5);
-    t.row.error_class = r.optional_text(6);
-    t.row.latency_ms = r.optional_integer(7);
-    t.row.input_tokens = r.optional_integer(8);
-    t.row.output_tokens = r.optional_integer(9);
-    t.row.finish_reason = r.optional_text(10);
-    t.row.created_at = r.text(11);
-    t.request_summary = r.optional_text(12);
-    out.attempts.push_back(std::move(t));
-  });
+  return each_row(*q, [&](const Query& r) { out.attempts.push_back({read_attempt(r), r.optional_text(16)}); });
 }
 
 Result<void> read_actions(Database& db, std::int64_t id, Trail& out) {

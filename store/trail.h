@@ -57,6 +57,8 @@ struct TrailChain {
 struct Trail {
   MessageRow message;
   std::optional<std::string> message_type;
+  // v_messages.cost_usd: the sum of the attempts' costs in USD; none when any is unknown.
+  std::optional<double> cost_usd;
   std::size_t history_limit = 0;
   std::vector<HistoryEntry> history;  // the conversation before it, oldest first
   std::vector<TrailAttempt> attempts;

@@ -1,5 +1,6 @@
 #include "store/views.h"
 
+#include "store/internal/attempt_row.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
@@ -47,6 +48,25 @@ ActionRow read_action(const Query& q) {
 
 }  // namespace
 
+AttemptRow read_attempt(const Query& q) {
+  return {.attempt = q.integer(0),
+          .provider = q.text(1),
+          .model = q.text(2),
+          .raw_output = q.optional_text(3),
+          .verdict = q.text(4),
+          .errors = q.text(5),
+          .error_class = q.optional_text(6),
+          .latency_ms = q.optional_integer(7),
+          .input_tokens = q.optional_integer(8),
+          .output_tokens = q.optional_integer(9),
+          .finish_reason = q.optional_text(10),
+          .created_at = q.text(11),
+          .cached_input_tokens = q.optional_integer(12),
+          .cache_write_tokens = q.optional_integer(13),
+          .reasoning_tokens = q.optional_integer(14),
+          .cost_usd = q.optional_real(15)};
+}
+
 Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter) {
   // Only the filter's conditions, written out: "?1 IS NULL OR status = ?1" would hide them
   // from the planner, which then scans every escalation for a page.
@@ -91,26 +111,11 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
     out.message = out.conversation.back();
   }
   {
-    auto query = Query::prepare(
-        db,
-        "SELECT attempt, provider, model, raw_output, verdict, errors, error_class, latency_ms, input_tokens,"
-        " output_tokens, finish_reason, created_at FROM v_attempts WHERE message_id = ? ORDER BY attempt");
+    auto query =
+        Query::prepare(db, std::string(k_attempt_columns) + "FROM v_attempts WHERE message_id = ? ORDER BY attempt");
     if (!query) return std::unexpected(query.error());
     query->bind(1, out.escalation.message_id);
-    auto rows = collect<AttemptRow>(*query, [](const Query& q) {
-      return AttemptRow{q.integer(0),
-                        q.text(1),
-                        q.text(2),
-                        q.optional_text(3),
-                        q.text(4),
-                        q.text(5),
-                        q.optional_text(6),
-                        q.optional_integer(7),
-                        q.optional_integer(8),
-                        q.optional_integer(9),
-                        q.optional_text(10),
-                        q.text(11)};
-    });
+    auto rows = collect<AttemptRow>(*query, [](const Query& q) { return read_attempt(q); });
     if (!rows) return std::unexpected(rows.error());
     out.attempts = std::move(*rows);
   }

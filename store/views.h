@@ -40,6 +40,12 @@ struct AttemptRow {
   std::optional<std::int64_t> output_tokens;
   std::optional<std::string> finish_reason;
   std::string created_at;
+  // Migration 0010 (none on older rows): the other billed tokens and the cost in USD, none
+  // when unknown.
+  std::optional<std::int64_t> cached_input_tokens;
+  std::optional<std::int64_t> cache_write_tokens;
+  std::optional<std::int64_t> reasoning_tokens;
+  std::optional<double> cost_usd;
 };
 
 struct ActionRow {

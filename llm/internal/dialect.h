@@ -12,10 +12,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <rapidjson/document.h>
 
+#include "common/json_access.h"
 #include "common/json_out.h"
 #include "llm/providers.h"
 #include "net/http.h"
@@ -69,5 +71,14 @@ std::expected<rapidjson::Document, std::string> parse_body(std::string_view body
 
 // A value from the body quoted for a message (JSON-escaped, at most 200 code points).
 std::string quoted(std::string_view value);
+
+// A token count of a usage object: the member `name` of `holder` as a non-negative integer;
+// 0 when the holder or the member is missing, not an integer, or negative.
+std::int64_t token_count(json::Lookup holder, std::string_view name);
+
+// A provider total and the part of it billed at another rate, as {total - part, part}: the
+// part clamped to [0, total], so that a body whose part exceeds its total never yields a
+// negative count.
+std::pair<std::int64_t, std::int64_t> split_part(std::int64_t total, std::int64_t part);
 
 }  // namespace dispatchd::llm::detail

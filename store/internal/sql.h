@@ -50,6 +50,10 @@ class Query {
     return *this;
   }
   Query& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  Query& bind(int index, double value) {
+    sqlite3_bind_double(m_stmt, index, value);
+    return *this;
+  }
   template <typename E>
   requires std::is_enum_v<E> Query& bind(int index, E value) { return bind(index, to_sql(value)); }
   template <typename T>
@@ -85,6 +89,10 @@ class Query {
   std::optional<std::int64_t> optional_integer(int column) const {
     if (is_null(column)) return std::nullopt;
     return integer(column);
+  }
+  std::optional<double> optional_real(int column) const {
+    if (is_null(column)) return std::nullopt;
+    return sqlite3_column_double(m_stmt, column);
   }
   bool is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "daemon/metrics.h"
+#include "store/attempts.h"
 #include "store/queue.h"
 #include "tests/store/escalate_fixture.h"
 #include "tests/store/store_fixture.h"
@@ -97,7 +98,7 @@ TEST_CASE("metrics: an upgraded database's counts are filled from its history", 
   std::erase_if(before, [](const store::Migration& m) { return m.version == 8; });
   REQUIRE(store::migrate(*db, before, store::format_time(test::k_t0)));
   REQUIRE(test::seed_history(*db, test::k_t0));
-  REQUIRE(store::migrate(*db, *migrations, store::format_time(test::k_t0 + 48h)));
+  test::migrate_all(*db, test::k_t0 + 48h);
   check_counts_equal_aggregates(*db);
 }
 
@@ -267,4 +268,46 @@ TEST_CASE("metrics: the notifier's counters, only when notify_url is set", "[met
   CHECK_THAT(text, Catch::Contains("dispatchd_notifications_total{result=\"failed\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_notifications_pending gauge\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_notifications_pending 3\n"));
+}
+
+TEST_CASE("metrics: billed tokens by kind and the cost of priced attempts, unpriced ones counted apart",
+          "[metrics][cost]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  auto message = store::insert_inbound(db, {"whatsapp", "wamid.c", "1555", "1555", "hola", "{}"}, test::k_t0);
+  REQUIRE(message);
+  store::AttemptRecord attempt{.message_id = message->id,
+                               .attempt = 1,
+                               .provider = "openai",
+                               .model = "gpt-5-mini",
+                               .verdict = store::Verdict::invalid,
+                               .latency_ms = 700,
+                               .input_tokens = 78,
+                               .output_tokens = 139,
+                               .cached_input_tokens = 1408,
+                               .cache_write_tokens = 0,
+                               .reasoning_tokens = 512,
+                               .cost_usd = 0.0015};
+  REQUIRE(store::record_attempt(db, attempt, test::k_t0));
+  attempt.attempt = 2;
+  attempt.cost_usd = 0.00025;
+  REQUIRE(store::record_attempt(db, attempt, test::k_t0));
+  attempt.attempt = 3;
+  attempt.model = "gpt-5";  // no price
+  attempt.cost_usd.reset();
+  REQUIRE(store::record_attempt(db, attempt, test::k_t0));
+  const std::string text = daemon::render_metrics(store::read_metrics(db).value(), {}, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_llm_tokens_total counter\n"));
+  for (const auto& [kind, n] : {std::pair{"input", 156}, std::pair{"cached_input", 2816}, std::pair{"cache_write", 0},
+                                std::pair{"output", 278}, std::pair{"reasoning", 1024}})
+    CHECK_THAT(text, Catch::Contains("dispatchd_llm_tokens_total{provider=\"openai\",model=\"gpt-5-mini\",kind=\"" +
+                                     std::string(kind) + "\"} " + std::to_string(n) + "\n"));
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_llm_cost_usd_total counter\n"));
+  CHECK_THAT(text,
+             Catch::Contains("dispatchd_llm_cost_usd_total{provider=\"openai\",model=\"gpt-5-mini\"} 0.001750000\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_llm_cost_usd_total{provider=\"openai\",model=\"gpt-5\"} 0.000000000\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_llm_unpriced_attempts_total{provider=\"openai\",model=\"gpt-5\"} 1\n"));
+  CHECK_THAT(text,
+             Catch::Contains("dispatchd_llm_unpriced_attempts_total{provider=\"openai\",model=\"gpt-5-mini\"} 0\n"));
 }

@@ -77,8 +77,18 @@ def written_recipients(rows):
     assert (row["written"], row["sent_to"], row["actor"]) == ("Maria@Example.com", "maria@example.com", "dispatchd"), row
 
 
+def re_ask_cost(rows):
+    # The first day's re-asks: seed2's second attempt and seed3's second and third, at
+    # gpt-4o-mini's 0.15 / 0.60 USD per million tokens: 560, 560 and 650 input tokens and 40
+    # output tokens each. The second day has no re-ask.
+    (row,) = rows
+    assert (row["re_asks"], row["unpriced"]) == (3, 0), row
+    assert abs(row["re_ask_cost_usd"] - 0.000338) < 1.5e-6, row
+    assert abs(row["day_cost_usd"] - 0.000621) < 1.5e-6, row
+
+
 CHECKS = [why_escalated, re_ask_rate, error_classes, staff_changes, latency, waiting, sent_to_contact,
-          staff_activity, written_recipients]
+          staff_activity, written_recipients, re_ask_cost]
 
 
 def main():

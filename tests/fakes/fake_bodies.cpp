@@ -40,8 +40,13 @@ void openai_ok(JsonOut& w, const FakeReply& r, const ReceivedRequest& request, s
   w.begin_array("choices").begin_object().field("index", 0);
   w.begin_object("message").field("role", "assistant").field("content", r.output).field("refusal", nullptr);
   w.end_object().field("finish_reason", r.truncated ? "length" : "stop").end_object().end_array();
-  w.begin_object("usage").field("prompt_tokens", r.input_tokens).field("completion_tokens", r.output_tokens);
-  w.field("total_tokens", r.input_tokens + r.output_tokens).end_object();
+  const int prompt = r.input_tokens + r.cached_input_tokens;
+  const int completion = r.output_tokens + r.reasoning_tokens;
+  w.begin_object("usage").field("prompt_tokens", prompt).field("completion_tokens", completion);
+  w.field("total_tokens", prompt + completion);
+  w.begin_object("prompt_tokens_details").field("cached_tokens", r.cached_input_tokens).end_object();
+  w.begin_object("completion_tokens_details").field("reasoning_tokens", r.reasoning_tokens).end_object();
+  w.end_object();
   w.end_object();
 }
 
@@ -50,8 +55,11 @@ void gemini_ok(JsonOut& w, const FakeReply& r, const ReceivedRequest& request) {
   w.begin_array("parts").begin_object().field("text", r.output).end_object().end_array();
   w.field("role", "model").end_object();
   w.field("finishReason", r.truncated ? "MAX_TOKENS" : "STOP").field("index", 0).end_object().end_array();
-  w.begin_object("usageMetadata").field("promptTokenCount", r.input_tokens);
-  w.field("candidatesTokenCount", r.output_tokens).field("totalTokenCount", r.input_tokens + r.output_tokens);
+  const int prompt = r.input_tokens + r.cached_input_tokens;
+  w.begin_object("usageMetadata").field("promptTokenCount", prompt).field("candidatesTokenCount", r.output_tokens);
+  w.field("totalTokenCount", prompt + r.output_tokens + r.reasoning_tokens);
+  if (r.cached_input_tokens) w.field("cachedContentTokenCount", r.cached_input_tokens);
+  if (r.reasoning_tokens) w.field("thoughtsTokenCount", r.reasoning_tokens);
   w.end_object().field("modelVersion", gemini_model(request.target)).end_object();
 }
 
@@ -75,7 +83,9 @@ void anthropic_ok(JsonOut& w, const FakeReply& r, const ReceivedRequest& request
   }
   w.end_object().end_array();
   w.field("stop_reason", r.truncated ? "max_tokens" : tool ? "tool_use" : "end_turn").field("stop_sequence", nullptr);
-  w.begin_object("usage").field("input_tokens", r.input_tokens).field("output_tokens", r.output_tokens).end_object();
+  w.begin_object("usage").field("input_tokens", r.input_tokens);
+  w.field("cache_creation_input_tokens", r.cache_write_tokens).field("cache_read_input_tokens", r.cached_input_tokens);
+  w.field("output_tokens", r.output_tokens + r.reasoning_tokens).end_object();
   w.end_object();
 }
 

@@ -1,7 +1,7 @@
 // fake_model: the fake model server as a program, for the demo and the benchmark.
 //
 //   fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE]
-//              [--timeline FILE]
+//              [--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING]
 //
 // Speaks the OpenAI, Gemini and Anthropic formats (routed by path). Without a scenario it
 // answers every request with `default`. A scenario file says what the "model" answers:
@@ -23,7 +23,9 @@
 // --timeline writes FILE at exit (tests/fakes/timeline.h): per model request a line
 // "<ns> model_request <sender>" stamped when its body was read, and "<ns> model_answer
 // <sender>" just before its answer was written (after --latency-ms), for the benchmark's
-// overhead join (bench/daemon_bench.py --overhead).
+// overhead join (bench/daemon_bench.py --overhead). --usage sets the tokens every answer
+// reports (FakeReply's fields, written in each dialect's own usage shape; default 11,0,0,7,0),
+// so a test can see a recorded cost end to end.
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <unistd.h>
@@ -168,6 +170,7 @@ int main(int argc, char** argv) {
   std::string timeline_path;
   Timeline timeline;
   Scenario scenario;
+  FakeReply usage;  // only its token counts are used
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--port" && i + 1 < argc)
@@ -176,6 +179,10 @@ int main(int argc, char** argv) {
       latency_ms = std::atoi(argv[++i]);
     else if (arg == "--timeline" && i + 1 < argc)
       timeline_path = argv[++i];
+    else if (arg == "--usage" && i + 1 < argc &&
+             std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &usage.input_tokens, &usage.cached_input_tokens,
+                         &usage.cache_write_tokens, &usage.output_tokens, &usage.reasoning_tokens) == 5)
+      continue;
     else if (arg == "--no-record")
       record = false;
     else if (arg == "--dump-requests" && i + 1 < argc) {
@@ -193,7 +200,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE] "
-          "[--timeline FILE]\n");
+          "[--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING]\n");
       return 2;
     }
   }
@@ -236,7 +243,13 @@ int main(int argc, char** argv) {
     const auto& text = (*replies)[std::min<std::size_t>(static_cast<std::size_t>(attempt), replies->size() - 1)];
     std::string out = replace_all(text, "{sender}", sender);
     if (out.find("{message}") != std::string::npos) out = replace_all(out, "{message}", message_of(first_user));
-    return stamped(FakeReply::text(std::move(out)).after(std::chrono::milliseconds(latency_ms)));
+    FakeReply reply = FakeReply::text(std::move(out));
+    reply.input_tokens = usage.input_tokens;
+    reply.cached_input_tokens = usage.cached_input_tokens;
+    reply.cache_write_tokens = usage.cache_write_tokens;
+    reply.output_tokens = usage.output_tokens;
+    reply.reasoning_tokens = usage.reasoning_tokens;
+    return stamped(reply.after(std::chrono::milliseconds(latency_ms)));
   });
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });

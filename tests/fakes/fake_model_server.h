@@ -42,8 +42,14 @@ struct FakeReply {
   // Called on the server thread just before the answer is written, after the delay (the
   // benchmark's timeline stamps it there). Held requests call it too.
   std::function<void()> before_write;
+  // The usage reported, in each field of llm::Usage's meaning; each dialect writes them its
+  // own way (OpenAI and Gemini count cached input inside the prompt total, OpenAI reasoning
+  // inside completion_tokens; Anthropic reports cache reads and writes beside input_tokens).
   int input_tokens = 11;
   int output_tokens = 7;
+  int cached_input_tokens = 0;
+  int cache_write_tokens = 0;  // Anthropic only: the others have no such count
+  int reasoning_tokens = 0;    // Gemini thoughtsTokenCount, OpenAI reasoning_tokens; Anthropic adds it to output_tokens
 
   static FakeReply text(std::string output);
   static FakeReply truncated_text(std::string partial_output);

@@ -46,6 +46,8 @@ struct Recorded {
     config.llm.model = "config-model";
     config.llm.api_key_env = "DISPATCHD_REPLAY_TEST_KEY";
     config.llm.timeout_ms = 20000;
+    // USD per million tokens: the report's cost is what the agent recorded with these.
+    config.llm.prices["replay-model"] = {.input = 1.0, .output = 2.0};
     auto options = replay::model_options(config, test::support_en(), {"replay-model", "Be kind.", concurrency});
     REQUIRE(options);
     return std::move(*options);
@@ -90,7 +92,8 @@ TEST_CASE("online replay reports exactly the changed decisions and sends nothing
   CHECK(report.summary.attempts == 4);
   CHECK(report.summary.input_tokens == 44);  // the fake's 11 per answer
   CHECK(report.summary.output_tokens == 28);
-  CHECK_FALSE(report.summary.cost);  // no prices yet
+  REQUIRE(report.summary.cost);
+  CHECK(*report.summary.cost == Approx((44 * 1.0 + 28 * 2.0) / 1e6));  // llm.prices above
   REQUIRE(report.summary.p50);
   std::set<std::string> changed;
   for (const auto& m : report.messages) {

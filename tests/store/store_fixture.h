@@ -23,4 +23,23 @@ inline store::Database migrated_db(const TempDir& dir) {
   return std::move(*db);
 }
 
+// Opens `dir`/d.db and applies the shipped migrations older than `version` only: a database
+// as an older binary left it, for the tests of an upgrade (then migrate_all).
+inline store::Database db_before_migration(const TempDir& dir, int version) {
+  auto db = store::Database::open(dir.file("d.db"));
+  REQUIRE(db);
+  auto migrations = store::load_migrations(source_path("migrations"));
+  REQUIRE(migrations);
+  std::erase_if(*migrations, [version](const store::Migration& m) { return m.version >= version; });
+  REQUIRE(store::migrate(*db, *migrations, store::format_time(k_t0)));
+  return std::move(*db);
+}
+
+// Applies the shipped migrations still pending, recorded as applied at `now`.
+inline void migrate_all(store::Database& db, store::Time now) {
+  auto migrations = store::load_migrations(source_path("migrations"));
+  REQUIRE(migrations);
+  REQUIRE(store::migrate(db, *migrations, store::format_time(now)));
+}
+
 }  // namespace dispatchd::test

@@ -32,8 +32,10 @@ struct Attempt {
 
 class Seeder {
  public:
-  Seeder(store::Database& db, std::string provider, std::string model)
-      : m_db(db), m_provider(provider), m_model(model) {}
+  // `input_rate`, `output_rate`: the model's price in USD per million tokens, which the agent
+  // would have priced each attempt with (llm.prices).
+  Seeder(store::Database& db, std::string provider, std::string model, double input_rate, double output_rate)
+      : m_db(db), m_provider(provider), m_model(model), m_input_rate(input_rate), m_output_rate(output_rate) {}
 
   std::expected<std::int64_t, std::string> receive(const std::string& channel, const std::string& id,
                                                    const std::string& sender, const std::string& text, Time at) {
@@ -61,7 +63,11 @@ class Seeder {
                                   .latency_ms = a.latency_ms,
                                   .input_tokens = 380 + 90 * n,
                                   .output_tokens = 40,
-                                  .finish_reason = "stop"};
+                                  .finish_reason = "stop",
+                                  .cached_input_tokens = 0,
+                                  .cache_write_tokens = 0,
+                                  .reasoning_tokens = 0};
+      record.cost_usd = (*record.input_tokens * m_input_rate + *record.output_tokens * m_output_rate) / 1e6;
       SEED_TRY(store::record_attempt(m_db, record, at + std::chrono::seconds(n)));
     }
     return {};
@@ -84,6 +90,8 @@ class Seeder {
   store::Database& m_db;
   std::string m_provider;
   std::string m_model;
+  double m_input_rate;
+  double m_output_rate;
 };
 
 std::string send(const std::string& to, const std::string& content, const std::string& priority) {
@@ -105,8 +113,8 @@ store::NewAction reply_action(std::int64_t message, const std::string& to, const
 }  // namespace
 
 std::expected<void, std::string> seed_history(store::Database& db, Time start) {
-  Seeder openai(db, "openai", "gpt-4o-mini");
-  Seeder gemini(db, "gemini", "gemini-2.0-flash");
+  Seeder openai(db, "openai", "gpt-4o-mini", 0.15, 0.60);
+  Seeder gemini(db, "gemini", "gemini-2.0-flash", 0.10, 0.40);
   const std::string enum_error =
       R"([{"path":"/action","code":"enum","message":"\"reply\" is not an allowed value; allowed: \"send_message\", \"query_status\", \"escalate_to_human\""}])";
 
