@@ -58,8 +58,9 @@ int cmd_eval(int argc, char** argv) {
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   if (args->positional.size() != 1)
-    return usage_error("usage: dispatchctl eval SET.jsonl --config FILE [--catalog NEW] [--system-prompt NEW]\n"
-                       "         [--llm-model NAME] [--concurrency N] [--min-accuracy X] [--report OUT.md] [--json]");
+    return usage_error(
+        "usage: dispatchctl eval SET.jsonl --config FILE [--catalog NEW] [--system-prompt NEW]\n"
+        "         [--llm-model NAME] [--concurrency N] [--min-accuracy X] [--report OUT.md] [--json]");
   if (!args->has("config")) return usage_error("eval needs --config FILE (the provider to ask)");
   if (args->has("db")) return usage_error("eval runs in a scratch database of its own: give --config, not --db");
   const auto gate = min_accuracy(*args);
@@ -82,8 +83,8 @@ int cmd_eval(int argc, char** argv) {
 
   TempFolder scratch;
   if (scratch.path.empty()) return failure("cannot create a scratch folder under $TMPDIR");
-  auto report = replay::run_eval(*cases, *options, scratch.path + "/eval.db", config->migrations_dir,
-                                 {catch_interrupt(), {}});
+  auto report =
+      replay::run_eval(*cases, *options, scratch.path + "/eval.db", config->migrations_dir, {catch_interrupt(), {}});
   if (!report) return failure(report.error());
   report->set = set_path;
   report->catalog = args->get("catalog").value_or(config->catalog);

@@ -91,8 +91,7 @@ constexpr Command k_commands[] = {
     {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
     {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
     {"trail", dispatchd::cli::cmd_trail},       {"eval", dispatchd::cli::cmd_eval},
-    {"erase", dispatchd::cli::cmd_erase},
-    {"archive", dispatchd::cli::cmd_archive},
+    {"erase", dispatchd::cli::cmd_erase},       {"archive", dispatchd::cli::cmd_archive},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,

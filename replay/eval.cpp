@@ -21,9 +21,8 @@ constexpr std::size_t k_max_text = 16u << 10;
 constexpr std::size_t k_max_turns = 20;
 constexpr std::size_t k_max_id = 200;
 constexpr std::size_t k_max_depth = 8;
-constexpr std::array<std::string_view, 8> k_keys = {"id",   "channel", "sender",          "text",
-                                                    "history", "expected_action", "expected_fields",
-                                                    "must_escalate"};
+constexpr std::array<std::string_view, 8> k_keys = {"id",      "channel",         "sender",          "text",
+                                                    "history", "expected_action", "expected_fields", "must_escalate"};
 
 std::expected<std::vector<store::CaseTurn>, std::string> history_of(const rapidjson::Value& line) {
   std::vector<store::CaseTurn> out;
@@ -48,7 +47,8 @@ std::expected<LabelledCase, std::string> case_of(const rapidjson::Value& line, i
   if (!line.IsObject()) return std::unexpected("a case is one JSON object");
   for (const auto& m : line.GetObject()) {
     const std::string_view key(m.name.GetString(), m.name.GetStringLength());
-    if (std::ranges::find(k_keys, key) == k_keys.end()) return std::unexpected("unknown key \"" + std::string(key) + "\"");
+    if (std::ranges::find(k_keys, key) == k_keys.end())
+      return std::unexpected("unknown key \"" + std::string(key) + "\"");
   }
   LabelledCase c;
   c.line = number;
@@ -119,8 +119,7 @@ void score(CaseResult& r, std::vector<FieldScore>& fields) {
     // The action as the model's accepted output names it (view_of reads the action field).
     const bool accepted = !r.run.attempts.empty() && !got.fields.empty();
     mark("action", accepted && got.action == *r.label.expected_action);
-    for (const auto& [name, value] : r.label.expected_fields)
-      mark(name, accepted && field_value(got, name) == value);
+    for (const auto& [name, value] : r.label.expected_fields) mark(name, accepted && field_value(got, name) == value);
   }
   r.correct = r.wrong.empty();
 }
@@ -169,8 +168,8 @@ std::expected<EvalReport, std::string> run_eval(const std::vector<LabelledCase>&
   std::vector<std::int64_t> ids;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
-    auto id = store::insert_case(*db, {c.channel, c.sender, c.text, c.history, "eval-" + std::to_string(i + 1),
-                                       store::format_time(received)});
+    auto id = store::insert_case(
+        *db, {c.channel, c.sender, c.text, c.history, "eval-" + std::to_string(i + 1), store::format_time(received)});
     if (!id) return std::unexpected("cannot store case " + c.id + ": " + id.error().message);
     ids.push_back(*id);
   }

@@ -65,8 +65,7 @@ struct Tally {
         (attempts.front().verdict == store::Verdict::valid || attempts.front().verdict == store::Verdict::review))
       ++s.valid_first;
     const bool reasked = std::ranges::any_of(attempts, [&](const store::AttemptStat& a) {
-      return (a.verdict == store::Verdict::invalid || a.verdict == store::Verdict::error) &&
-             &a != &attempts.back();
+      return (a.verdict == store::Verdict::invalid || a.verdict == store::Verdict::error) && &a != &attempts.back();
     });
     if (reasked) ++s.reasked;
     if (m.replayed.kind == "escalate") ++s.escalated;
@@ -216,7 +215,8 @@ std::optional<double> attempt_cost(const store::AttemptStat& attempt) { return a
 std::optional<std::int64_t> percentile(std::vector<std::int64_t> values, int p) {
   if (values.empty()) return std::nullopt;
   std::ranges::sort(values);
-  const auto rank = static_cast<std::size_t>(std::ceil(static_cast<double>(p) / 100.0 * static_cast<double>(values.size())));
+  const auto rank =
+      static_cast<std::size_t>(std::ceil(static_cast<double>(p) / 100.0 * static_cast<double>(values.size())));
   return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
 }
 

@@ -25,9 +25,9 @@
 #include "catalog/catalog.h"
 #include "config/config.h"
 #include "llm/providers.h"
+#include "replay/offline.h"
 #include "store/database.h"
 #include "store/error.h"
-#include "replay/offline.h"
 #include "store/replay.h"
 
 namespace dispatchd::replay {
@@ -40,9 +40,9 @@ struct ModelOptions {
 };
 
 struct Overrides {
-  std::optional<std::string> model;            // --llm-model
-  std::optional<std::string> system_prompt;    // --system-prompt: the text (read by the caller)
-  std::optional<std::size_t> concurrency;      // --concurrency, else llm.max_concurrency
+  std::optional<std::string> model;          // --llm-model
+  std::optional<std::string> system_prompt;  // --system-prompt: the text (read by the caller)
+  std::optional<std::size_t> concurrency;    // --concurrency, else llm.max_concurrency
 };
 
 // The provider from llm.* (the key read from llm.api_key_env or its credential), the agent's
@@ -100,7 +100,7 @@ struct RunSummary {
   std::int64_t chosen = 0;   // messages in the run
   std::int64_t decided = 0;  // reported below
   std::int64_t failed = 0;
-  std::int64_t pending = 0;  // not run yet (a partial report)
+  std::int64_t pending = 0;      // not run yet (a partial report)
   std::int64_t valid_first = 0;  // decided messages whose first attempt was valid (or review)
   std::int64_t reasked = 0;      // decided messages asked again after a refused answer
   std::int64_t escalated = 0;    // decided messages whose new decision is an escalation

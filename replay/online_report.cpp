@@ -97,8 +97,9 @@ std::string to_markdown(const OnlineReport& report) {
   if (s.changed == 0) md += "\nNone.\n";
   for (const auto& m : report.messages)
     if (m.row.status == store::ProgressStatus::decided && !m.changes.empty()) change_section(md, m);
-  md += "\n## Messages\n\n| message_id | provider id | channel | received_at | status | recorded | replayed | attempts "
-        "|\n|---:|---|---|---|---|---|---|---:|\n";
+  md +=
+      "\n## Messages\n\n| message_id | provider id | channel | received_at | status | recorded | replayed | attempts "
+      "|\n|---:|---|---|---|---|---|---|---:|\n";
   for (const auto& m : report.messages) {
     md += "| " + std::to_string(m.row.message_id) + " | " + cell(m.row.provider_message_id) + " | " +
           cell(m.row.channel) + " | " + m.row.received_at + " | " +

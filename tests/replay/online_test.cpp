@@ -28,8 +28,8 @@ struct Recorded {
     const std::vector<std::string> texts = {"where is my order?", "I want my moneyback", "is the shop open?",
                                             "moneyback now"};
     for (std::size_t i = 0; i < texts.size(); ++i)
-      ids.push_back(h.receive("wamid.rec" + std::to_string(i + 1), texts[i], test::k_customer,
-                              "conv" + std::to_string(i + 1)));
+      ids.push_back(
+          h.receive("wamid.rec" + std::to_string(i + 1), texts[i], test::k_customer, "conv" + std::to_string(i + 1)));
     h.decide(texts.size());
     // The replay's model: the same answer, except that money-back requests now go to a person.
     h.fake.set_responder([](const fakes::ReceivedRequest& r) -> std::optional<fakes::FakeReply> {
@@ -131,8 +131,9 @@ TEST_CASE("online replay reports exactly the changed decisions and sends nothing
   REQUIRE(live_scratch);
   CHECK_FALSE(*live_scratch);
   // The new replies wait, approved, in the scratch outbox: no connector runs on it.
-  CHECK(scratch->query_int("SELECT count(*) FROM actions WHERE status NOT IN ('approved', 'proposed')"
-                           " AND id >= (SELECT first_action FROM replay_marks)")
+  CHECK(scratch
+            ->query_int("SELECT count(*) FROM actions WHERE status NOT IN ('approved', 'proposed')"
+                        " AND id >= (SELECT first_action FROM replay_marks)")
             .value() == 0);
 }
 
@@ -147,9 +148,9 @@ TEST_CASE("an interrupted online replay leaves a partial report and resumes wher
     volatile std::sig_atomic_t interrupt = 0;
     // As Ctrl-C after the first message: one at a time, so exactly one is done.
     auto ran = replay::run_pending(*scratch, r.options(1), {&interrupt, [&](std::int64_t id) {
-                                                               reported.push_back(id);
-                                                               interrupt = 1;
-                                                             }});
+                                                              reported.push_back(id);
+                                                              interrupt = 1;
+                                                            }});
     REQUIRE(ran);
     CHECK(*ran == replay::RunEnd::interrupted);
     const auto report = collected(*scratch);
@@ -167,8 +168,7 @@ TEST_CASE("an interrupted online replay leaves a partial report and resumes wher
   REQUIRE(ran);
   CHECK(*ran == replay::RunEnd::complete);
   // Every message once: decided once, asked once, reported once.
-  CHECK(std::set<std::int64_t>(reported.begin(), reported.end()) ==
-        std::set<std::int64_t>(r.ids.begin(), r.ids.end()));
+  CHECK(std::set<std::int64_t>(reported.begin(), reported.end()) == std::set<std::int64_t>(r.ids.begin(), r.ids.end()));
   CHECK(reported.size() == 4);
   CHECK(r.h.fake.request_count() - before == 4);
   const auto report = collected(*scratch);
@@ -185,9 +185,10 @@ TEST_CASE("a message half-way through a stopped run is asked again from the star
     auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
     REQUIRE(scratch);
     // As if killed after the first attempt of the first message, before its decision.
-    REQUIRE(scratch->exec("UPDATE inbox SET state = 'processing', lease_owner = 'x', lease_expires_at = "
-                          "'2999-01-01T00:00:00Z' WHERE id = " +
-                          std::to_string(r.ids[0])));
+    REQUIRE(
+        scratch->exec("UPDATE inbox SET state = 'processing', lease_owner = 'x', lease_expires_at = "
+                      "'2999-01-01T00:00:00Z' WHERE id = " +
+                      std::to_string(r.ids[0])));
     REQUIRE(scratch->exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at) VALUES (" +
                           std::to_string(r.ids[0]) + ", 1, 'openai', 'm', 'invalid', '2026-12-01T00:00:00Z')"));
   }
@@ -209,8 +210,7 @@ TEST_CASE("a scratch path that holds something else is refused", "[replay][onlin
 }
 
 TEST_CASE("eval sets: bad lines are named by number", "[replay][eval]") {
-  const std::string good =
-      R"({"channel":"whatsapp","sender":"1","text":"hi","expected_action":"send_message"})";
+  const std::string good = R"({"channel":"whatsapp","sender":"1","text":"hi","expected_action":"send_message"})";
   const auto error_of = [](const std::string& text) {
     auto set = replay::parse_set(text);
     REQUIRE_FALSE(set);

@@ -23,14 +23,16 @@ inline store::Database migrated_db(const TempDir& dir) {
   return std::move(*db);
 }
 
-// Opens `dir`/d.db and applies the shipped migrations older than `version` only: a database
-// as an older binary left it, for the tests of an upgrade (then migrate_all).
+// Opens `dir`/d.db and applies every shipped migration but `version`: a database as an older
+// binary left that migration's tables, for the tests of an upgrade (then migrate_all). The
+// later ones are applied too, because today's writers (insert_inbound's audit row with its
+// salted digest, 0013) need their columns; an upgrade test must not depend on them.
 inline store::Database db_before_migration(const TempDir& dir, int version) {
   auto db = store::Database::open(dir.file("d.db"));
   REQUIRE(db);
   auto migrations = store::load_migrations(source_path("migrations"));
   REQUIRE(migrations);
-  std::erase_if(*migrations, [version](const store::Migration& m) { return m.version >= version; });
+  std::erase_if(*migrations, [version](const store::Migration& m) { return m.version == version; });
   REQUIRE(store::migrate(*db, *migrations, store::format_time(k_t0)));
   return std::move(*db);
 }
