@@ -17,7 +17,7 @@ namespace dispatchd::cli {
 namespace {
 
 constexpr const char* k_usage =
-    "usage: dispatchctl [--config FILE | --db FILE] archive (--before YYYY-MM-DD | --older-than-days N) PATH\n"
+    "usage: dispatchctl [--config FILE | --db FILE] archive [--before YYYY-MM-DD | --older-than-days N] PATH\n"
     "                   [--batch N] [--pause-ms N] [--migrations DIR] [--json]";
 
 std::optional<long long> number(const Args& args, const std::string& name, long long min, long long max,
@@ -90,11 +90,16 @@ int cmd_archive(int argc, char** argv) {
   const auto pause = number(*args, "pause-ms", 0, 60000, error);
   if (!error.empty()) return usage_error(error);
   auto before = args->get("before");
-  if (before.has_value() == older.has_value()) return usage_error("give --before YYYY-MM-DD or --older-than-days N");
-  if (older) before = days_ago(*older);
-  if (!validator::is_calendar_date(*before)) return usage_error("--before takes a UTC day written YYYY-MM-DD");
+  if (before && older) return usage_error("give --before YYYY-MM-DD or --older-than-days N, not both");
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
+  // Neither: the configuration's retention period (what the nightly timer relies on).
+  const int retention = target->config ? target->config->retention_days : 0;
+  if (!before && !older && retention > 0) before = days_ago(retention);
+  if (older) before = days_ago(*older);
+  if (!before)
+    return usage_error("give --before YYYY-MM-DD or --older-than-days N, or set retention.days in the configuration");
+  if (!validator::is_calendar_date(*before)) return usage_error("--before takes a UTC day written YYYY-MM-DD");
   const std::string folder =
       args->get("migrations")
           .value_or(target->config ? target->config->migrations_dir : config::default_migrations_dir());

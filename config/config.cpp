@@ -378,6 +378,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                    })});
                        })});
                 }),
+       r.nested("retention",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at, {r.integer("days", c.retention_days, 1, 36500)});
+                }),
        r.nested("escalation",
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at,

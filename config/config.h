@@ -127,6 +127,9 @@ struct Config {
   WhatsApp whatsapp;
   Gmail gmail;
   std::optional<std::string> holding_reply;  // escalation.holding_reply
+  // retention.days: `dispatchctl archive` without --before moves finished messages older than
+  // this many days (the nightly dispatchd-archive.timer). 0 (absent): no retention period.
+  int retention_days = 0;
   // escalation.notify_url: an http(s) URL POSTed once per new escalation (daemon/notifier.h);
   // none: no notifications. escalation.notify_timeout_ms: each POST's limit.
   std::optional<std::string> notify_url;

@@ -9,6 +9,7 @@ resolved) is archived `--before` today in batches of 10 messages; each run is ki
 random delay (printed, with the seed, so that a failure can be replayed). Then one run goes
 to the end and the two files are compared with the history as it was.
 """
+import json
 import os
 import random
 import signal
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 TABLES = {"inbox": "id", "attempts": "id", "actions": "id", "escalations": "id", "audit": "id"}
 
@@ -35,6 +36,29 @@ def ids(path, table):
 def fail(message):
     print("FAIL:", message)
     sys.exit(1)
+
+
+def retention_period(ctl, source, live, tmp):
+    """Neither --before nor --older-than-days: retention.days of the configuration decides the
+    day (the nightly timer runs it so); without one, a usage error that names the key."""
+    config = os.path.join(tmp, "dispatchd.json")
+    with open(config, "w") as f:
+        json.dump({"database": live, "catalog": os.path.join(source, "catalog/examples/support.en.json"),
+                   "http": {"listen": "127.0.0.1:8099"},
+                   "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                           "api_key_env": "DISPATCHD_ARCHIVE_TEST_KEY"},
+                   "retention": {"days": 2}}, f)
+    migrations = os.path.join(source, "migrations")
+    run = subprocess.run([ctl, "--config", config, "archive", os.path.join(tmp, "retention.db"), "--json",
+                          "--migrations", migrations], capture_output=True, text=True)
+    day = (datetime.now(timezone.utc) - timedelta(days=2)).strftime("%Y-%m-%d")
+    if run.returncode != 0 or json.loads(run.stdout).get("before") != day:
+        fail(f"retention.days 2 did not archive before {day}: exit {run.returncode} {run.stdout} {run.stderr}")
+    bare = subprocess.run([ctl, "--db", live, "archive", os.path.join(tmp, "retention.db"), "--migrations",
+                           migrations], capture_output=True, text=True)
+    if bare.returncode != 2 or "retention.days" not in bare.stderr:
+        fail(f"no day and no retention.days was not a usage error naming the key: {bare.returncode} {bare.stderr}")
+    print(f"retention.days: archived before {day}; without it a usage error")
 
 
 def main():
@@ -98,6 +122,7 @@ def main():
         print(tampered.stdout.strip())
         if tampered.returncode != 1 or f"archive: BROKEN at audit id {victim + 1}" not in tampered.stdout:
             fail("a deleted archived event was not detected")
+        retention_period(ctl, source, live, tmp)
     print("ok")
     return 0
 

@@ -263,12 +263,14 @@ TEST_CASE("config: escalation notifications and the staff page's public URL", "[
     CHECK_FALSE(c->notify_url.has_value());
     CHECK(c->notify_timeout_ms == 5000);
     CHECK(c->staff_public_url == "http://127.0.0.1:8099");
+    CHECK(c->retention_days == 0);  // no retention period
   }
   SECTION("set") {
     auto c = with(R"(, "escalation": {"notify_url": "https://hooks.example.com/services/T0/B0/x",
                                       "notify_timeout_ms": 2000},
-                     "staff": {"public_url": "https://support.example.com/"})");
+                     "staff": {"public_url": "https://support.example.com/"}, "retention": {"days": 90})");
     REQUIRE(c);
+    CHECK(c->retention_days == 90);
     CHECK(c->notify_url == "https://hooks.example.com/services/T0/B0/x");
     CHECK(c->notify_timeout_ms == 2000);
     CHECK(c->staff_public_url == "https://support.example.com");  // no trailing '/'
@@ -284,6 +286,9 @@ TEST_CASE("config: escalation notifications and the staff page's public URL", "[
     auto timeout = with(R"(, "escalation": {"notify_timeout_ms": 0})");
     REQUIRE_FALSE(timeout);
     CHECK(any_contains(timeout.error(), "/escalation/notify_timeout_ms: must be an integer from 100 to 60000"));
+    auto retention = with(R"(, "retention": {"days": 0})");
+    REQUIRE_FALSE(retention);
+    CHECK(any_contains(retention.error(), "/retention/days: must be an integer from 1 to 36500"));
     auto page = with(R"(, "staff": {"public_url": "support.example.com"})");
     REQUIRE_FALSE(page);
     CHECK(any_contains(page.error(), "/staff/public_url: must be an http:// or https:// URL"));
