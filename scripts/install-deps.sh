@@ -8,6 +8,7 @@ packages=(
   g++ cmake make pkg-config
   libboost-dev libboost-system-dev   # Asio and Beast (header-only), system for Asio
   rapidjson-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
+  libpq-dev postgresql               # the PostgreSQL store; the tests start a throwaway server
   libspdlog-dev catch2 libsystemd-dev libssl-dev
   libgmime-3.0-dev libxml2-dev       # the Gmail connector: MIME and HTML
   python3                            # test fakes and demo simulators

@@ -1,0 +1,22 @@
+#pragma once
+// The two engines the store runs on. SQLite is the embedded default (a file path);
+// PostgreSQL serves several dispatchd instances (ARCHITECTURE.md, "Scale-out path").
+// The `database` setting names the engine by its form: a postgresql:// (or postgres://)
+// URI is PostgreSQL, anything else a SQLite file path.
+
+#include <string_view>
+
+namespace dispatchd::store {
+
+enum class Backend { sqlite, postgresql };
+
+constexpr std::string_view to_string(Backend backend) {
+  return backend == Backend::postgresql ? "postgresql" : "sqlite";
+}
+
+constexpr Backend backend_of(std::string_view target) {
+  return target.starts_with("postgresql://") || target.starts_with("postgres://") ? Backend::postgresql
+                                                                                  : Backend::sqlite;
+}
+
+}  // namespace dispatchd::store
