@@ -7,8 +7,8 @@ Usage: archive_bench.py BUILD_DIR SOURCE_DIR DATABASE [--before YYYY-MM-DD] [--r
                         [--batch N] [--pause-ms N] [--json FILE]
 
 DATABASE is archived in place (make a copy first); the archive is written to DATABASE.archive.db
-(replaced). bench/large_db writes a history: 155,000 messages are about 1,000,000 audit events
-  build/bench/large_db /tmp/h.db 155000 --leave-open no
+(replaced). bench/large_db writes a history: 170,000 messages are 1,048,900 audit events (1,029,618 before today)
+  build/bench/large_db /tmp/h.db 170000 --leave-open no
 Phases: webhooks alone (open loop, --rate a second, 20 s: the baseline), then the same load
 while `archive --before DAY` (default today, UTC: the whole history but today) runs with
 --batch (500) and --pause-ms (0); the load runs in 5-second slices until the archive ends,

@@ -40,6 +40,26 @@ std::string days_ago(long long days) {
   return text;
 }
 
+// A run that met the daemon's write lock past the busy timeout (a long transaction, a
+// checkpoint) changed nothing it has not committed: the next run resumes. So a busy run is
+// run again after a growing pause, k_busy_retries times, before the command gives up.
+constexpr int k_busy_retries = 5;
+
+std::chrono::seconds busy_pause(int retry) { return std::chrono::seconds{1 << (retry - 1)}; }
+
+// What the runs of one command did together: counts add up, the rest is the last run's.
+store::ArchiveResult add(store::ArchiveResult total, const store::ArchiveResult& run) {
+  total.moved.messages += run.moved.messages;
+  total.moved.audit_events += run.moved.audit_events;
+  total.moved.anchor_id = run.moved.anchor_id;
+  total.recovered_messages += run.recovered_messages;
+  total.undone_messages += run.undone_messages;
+  total.stopped_at = run.stopped_at;
+  total.stop_reason = run.stop_reason;
+  total.held_back = run.held_back;
+  return total;
+}
+
 void print_text(const store::ArchiveResult& r, const std::string& path, const std::string& before) {
   if (r.recovered_messages > 0 || r.undone_messages > 0) {
     std::printf("archive: finished an interrupted run: %lld messages deleted from live, %lld copies taken back\n",
@@ -118,15 +138,40 @@ int cmd_archive(int argc, char** argv) {
     };
   }
   const std::string& path = args->positional[0];
-  const auto result = store::archive_before(target->db, path, options);
-  if (!result) {
-    std::fprintf(stderr, "dispatchctl: archive: %s\n", result.error().message.c_str());
-    return k_exit_rejected;
+  store::ArchiveResult total;
+  // Batches committed by a run that then failed are not lost: the progress callback counts
+  // them, and the next run starts after them.
+  store::ArchiveProgress committed;
+  auto pause_after = options.after_batch;
+  options.after_batch = [&committed, pause_after](const store::ArchiveProgress& progress) {
+    committed = progress;
+    if (pause_after) pause_after(progress);
+  };
+  for (int retry = 0;; ++retry) {
+    committed = {};
+    const auto result = store::archive_before(target->db, path, options);
+    if (result) {
+      total = add(std::move(total), *result);
+      break;
+    }
+    total.moved.messages += committed.messages;
+    total.moved.audit_events += committed.audit_events;
+    if (result.error().kind != store::ErrorKind::busy || retry == k_busy_retries) {
+      std::fprintf(stderr, "dispatchctl: archive: %s\n", result.error().message.c_str());
+      if (total.moved.messages > 0)
+        std::fprintf(stderr, "dispatchctl: archive: %lld messages were moved before it; the next run goes on\n",
+                     static_cast<long long>(total.moved.messages));
+      return k_exit_rejected;
+    }
+    const auto pause_s = busy_pause(retry + 1);
+    std::fprintf(stderr, "dispatchctl: archive: %s; the live database is busy, retrying in %lld s (%d of %d)\n",
+                 result.error().message.c_str(), static_cast<long long>(pause_s.count()), retry + 1, k_busy_retries);
+    std::this_thread::sleep_for(pause_s);
   }
   if (args->has("json"))
-    print_json(*result, path, *before);
+    print_json(total, path, *before);
   else
-    print_text(*result, path, *before);
+    print_text(total, path, *before);
   return k_exit_ok;
 }
 
