@@ -6,6 +6,7 @@
 
 #include "common/json_access.h"
 #include "common/json_out.h"
+#include "common/markdown.h"
 #include "common/strict_json.h"
 #include "replay/markdown.h"
 #include "store/inbox.h"
@@ -203,8 +204,8 @@ std::expected<EvalReport, std::string> run_eval(const std::vector<LabelledCase>&
 
 std::string eval_markdown(const EvalReport& report) {
   std::string md = report.partial ? "# Eval (partial)\n\n" : "# Eval\n\n";
-  md += "- set: `" + cell(report.set) + "`\n- catalog: `" + cell(report.catalog) + "`\n- model: `" +
-        cell(report.model) + "`\n";
+  md += "- set: `" + markdown::table_cell(report.set) + "`\n- catalog: `" + markdown::table_cell(report.catalog) +
+        "`\n- model: `" + markdown::table_cell(report.model) + "`\n";
   md += "\n## Summary\n\n| | value |\n|---|---:|\n";
   md += "| cases | " + std::to_string(report.cases.size()) + " |\n";
   md += "| correct | " + std::to_string(report.correct) + " |\n";
@@ -212,17 +213,18 @@ std::string eval_markdown(const EvalReport& report) {
   run_rows(md, report.summary);
   md += "\n## Per field\n\n| field | right | of | accuracy |\n|---|---:|---:|---:|\n";
   for (const auto& f : report.fields)
-    md += "| " + cell(f.name) + " | " + std::to_string(f.right) + " | " + std::to_string(f.total) + " | " +
-          percent(f.total ? static_cast<double>(f.right) / f.total : 0) + " |\n";
+    md += "| " + markdown::table_cell(f.name) + " | " + std::to_string(f.right) + " | " + std::to_string(f.total) +
+          " | " + percent(f.total ? static_cast<double>(f.right) / f.total : 0) + " |\n";
   md += "\n## Cases\n\n| line | id | expected | got | result |\n|---:|---|---|---|---|\n";
   for (const auto& c : report.cases) {
     std::string wrong;
     for (const auto& w : c.wrong) wrong += (wrong.empty() ? "" : ", ") + w;
     const auto& got = c.run.replayed;
-    md += "| " + std::to_string(c.label.line) + " | " + cell(c.label.id) + " | " +
-          cell(c.label.must_escalate ? "escalation" : *c.label.expected_action) + " | " +
-          cell(got.kind + (got.action.empty() ? "" : " " + got.action) + (got.reason.empty() ? "" : " " + got.reason)) +
-          " | " + (c.correct ? std::string("correct") : "wrong: " + cell(wrong)) + " |\n";
+    md += "| " + std::to_string(c.label.line) + " | " + markdown::table_cell(c.label.id) + " | " +
+          markdown::table_cell(c.label.must_escalate ? "escalation" : *c.label.expected_action) + " | " +
+          markdown::table_cell(got.kind + (got.action.empty() ? "" : " " + got.action) +
+                               (got.reason.empty() ? "" : " " + got.reason)) +
+          " | " + (c.correct ? std::string("correct") : "wrong: " + markdown::table_cell(wrong)) + " |\n";
   }
   return md;
 }

@@ -1,14 +1,10 @@
 #pragma once
-// Shared by the replay reports (offline, online, eval): Markdown table cells and rows.
+// Shared by the replay reports (offline, online, eval): Markdown rows (cells escaped by
+// common/markdown.h).
 
 #include <string>
-#include <string_view>
 
 namespace dispatchd::replay {
-
-// A table cell: the text on one line, with the characters that would end the cell or start
-// markup escaped. Values come from outside (provider ids, model output).
-std::string cell(std::string_view text);
 
 struct RunSummary;
 // The summary rows both online replay and eval report (replay/online.h RunSummary): validity

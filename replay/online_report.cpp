@@ -5,13 +5,14 @@
 #include <string>
 
 #include "common/json_out.h"
+#include "common/markdown.h"
 #include "replay/markdown.h"
 #include "replay/online.h"
 
 namespace dispatchd::replay {
 namespace {
 
-std::string or_dash(const std::string& text) { return text.empty() ? "-" : cell(text); }
+std::string or_dash(const std::string& text) { return text.empty() ? "-" : markdown::table_cell(text); }
 
 std::string rate(std::int64_t n, std::int64_t of) {
   if (of == 0) return std::to_string(n);
@@ -28,7 +29,7 @@ std::string brief(const DecisionView& d) {
   if (d.kind == "escalate") out += " " + d.reason;
   if (!d.action.empty()) out += d.kind == "escalate" ? " (" + d.action + ")" : " " + d.action;
   if (!d.recipient.empty()) out += " to " + d.recipient;
-  return cell(out);
+  return markdown::table_cell(out);
 }
 
 std::string field_of(const DecisionView& d, const std::string& name) {
@@ -38,11 +39,12 @@ std::string field_of(const DecisionView& d, const std::string& name) {
 }
 
 void change_section(std::string& md, const MessageResult& m) {
-  md += "\n### message " + std::to_string(m.row.message_id) + " (" + cell(m.row.provider_message_id) + ")\n\n";
-  md += "- channel: " + cell(m.row.channel) + "; received_at: " + m.row.received_at + "\n";
+  md += "\n### message " + std::to_string(m.row.message_id) + " (" + markdown::table_cell(m.row.provider_message_id) +
+        ")\n\n";
+  md += "- channel: " + markdown::table_cell(m.row.channel) + "; received_at: " + m.row.received_at + "\n";
   std::string what;
   for (const auto& c : m.changes) what += (what.empty() ? "" : ", ") + c;
-  md += "- changed: " + cell(what) + "\n\n| | recorded | replayed |\n|---|---|---|\n";
+  md += "- changed: " + markdown::table_cell(what) + "\n\n| | recorded | replayed |\n|---|---|---|\n";
   md += "| decision | " + or_dash(m.recorded.kind) + " | " + or_dash(m.replayed.kind) + " |\n";
   md += "| action | " + or_dash(m.recorded.action) + " | " + or_dash(m.replayed.action) + " |\n";
   md += "| recipient | " + or_dash(m.recorded.recipient) + " | " + or_dash(m.replayed.recipient) + " |\n";
@@ -52,7 +54,7 @@ void change_section(std::string& md, const MessageResult& m) {
     for (const auto& field : d->fields)
       if (std::ranges::find(names, field.first) == names.end()) names.push_back(field.first);
   for (const auto& name : names)
-    md += "| field " + cell(name) + " | " + or_dash(field_of(m.recorded, name)) + " | " +
+    md += "| field " + markdown::table_cell(name) + " | " + or_dash(field_of(m.recorded, name)) + " | " +
           or_dash(field_of(m.replayed, name)) + " |\n";
 }
 
@@ -81,8 +83,9 @@ void run_rows(std::string& md, const RunSummary& s) {
 std::string to_markdown(const OnlineReport& report) {
   const RunSummary& s = report.summary;
   std::string md = report.partial ? "# Online replay (partial)\n\n" : "# Online replay\n\n";
-  md += "- catalog: `" + cell(report.catalog) + "`\n- model: `" + cell(report.model) + "`\n";
-  md += "- scratch database: `" + cell(report.scratch) + "`\n";
+  md += "- catalog: `" + markdown::table_cell(report.catalog) + "`\n- model: `" + markdown::table_cell(report.model) +
+        "`\n";
+  md += "- scratch database: `" + markdown::table_cell(report.scratch) + "`\n";
   md += report.partial ? "- status: partial: " + std::to_string(s.pending) + " of " + std::to_string(s.chosen) +
                              " messages not replayed yet (run the same command again to continue)\n"
                        : "- status: complete\n";
@@ -101,9 +104,9 @@ std::string to_markdown(const OnlineReport& report) {
       "\n## Messages\n\n| message_id | provider id | channel | received_at | status | recorded | replayed | attempts "
       "|\n|---:|---|---|---|---|---|---|---:|\n";
   for (const auto& m : report.messages) {
-    md += "| " + std::to_string(m.row.message_id) + " | " + cell(m.row.provider_message_id) + " | " +
-          cell(m.row.channel) + " | " + m.row.received_at + " | " +
-          (m.row.status == store::ProgressStatus::failed ? "failed: " + cell(m.row.detail)
+    md += "| " + std::to_string(m.row.message_id) + " | " + markdown::table_cell(m.row.provider_message_id) + " | " +
+          markdown::table_cell(m.row.channel) + " | " + m.row.received_at + " | " +
+          (m.row.status == store::ProgressStatus::failed ? "failed: " + markdown::table_cell(m.row.detail)
            : m.changes.empty()                           ? std::string("unchanged")
                                                          : std::string("changed")) +
           " | " + brief(m.recorded) + " | " + brief(m.replayed) + " | " + std::to_string(m.attempts.size()) + " |\n";

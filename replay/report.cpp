@@ -3,26 +3,11 @@
 #include <string>
 
 #include "common/json_out.h"
+#include "common/markdown.h"
 #include "replay/markdown.h"
 #include "replay/offline.h"
 
 namespace dispatchd::replay {
-
-// A table cell: the text on one line, with the characters that would end the cell or
-// start markup escaped. Values come from outside (provider ids, model output).
-std::string cell(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t')
-      out += ' ';
-    else if (c == '|' || c == '\\' || c == '`' || c == '<' || c == '*' || c == '_' || c == '[')
-      out += std::string("\\") + c;
-    else
-      out += c;
-  }
-  return out;
-}
 
 namespace {
 
@@ -32,7 +17,7 @@ std::string findings_cell(const std::vector<validator::Finding>& findings) {
     if (!out.empty()) out += "; ";
     out += (f.path.empty() ? std::string("(reply)") : f.path) + " " + f.code + ": " + f.message;
   }
-  return out.empty() ? "-" : cell(out);
+  return out.empty() ? "-" : markdown::table_cell(out);
 }
 
 std::string or_all(const std::optional<std::string>& since) { return since ? *since : "any date"; }
@@ -55,9 +40,9 @@ void changes_section(std::string& md, const Report& report, Flip flip, std::stri
   md += refused ? "|---:|---|---|---|---:|---|---|---|\n" : "|---:|---|---|---|---:|---|---|---|---|\n";
   for (const auto& c : report.changes) {
     if (c.flip != flip) continue;
-    md += "| " + std::to_string(c.message_id) + " | " + cell(c.provider_message_id) + " | " + cell(c.channel) + " | " +
-          c.received_at + " | " + std::to_string(c.attempt) + " | " + (c.action.empty() ? "-" : cell(c.action)) +
-          " | " + c.recorded_verdict + " | ";
+    md += "| " + std::to_string(c.message_id) + " | " + markdown::table_cell(c.provider_message_id) + " | " +
+          markdown::table_cell(c.channel) + " | " + c.received_at + " | " + std::to_string(c.attempt) + " | " +
+          (c.action.empty() ? "-" : markdown::table_cell(c.action)) + " | " + c.recorded_verdict + " | ";
     md += refused ? findings_cell(c.errors) + " |\n"
                   : findings_cell(c.recorded_errors) + " | " + findings_cell(c.review) + " |\n";
   }
@@ -80,7 +65,7 @@ void counts_json(JsonOut& out, const Counts& c) {
 std::string to_markdown(const Report& report) {
   const Summary& s = report.summary;
   std::string md = "# Offline replay\n\n";
-  md += "- catalog: `" + cell(report.catalog) + "`\n";
+  md += "- catalog: `" + markdown::table_cell(report.catalog) + "`\n";
   md += "- messages received since: " + or_all(report.selection.since) + " (UTC)\n";
   md += "- limit: " + or_none(report.selection.limit) + "; sample: " + or_none(report.selection.sample);
   if (report.selection.sample) md += " (seed " + std::to_string(report.selection.seed) + ")";
@@ -94,7 +79,8 @@ std::string to_markdown(const Report& report) {
   md += "| refused → valid | " + std::to_string(s.total.refused_to_valid) + " |\n";
   md += "\n## Per action\n\n| action | checked | unchanged | valid → refused | refused → valid |\n";
   md += "|---|---:|---:|---:|---:|\n";
-  for (const auto& [name, counts] : s.per_action) counts_row(md, name.empty() ? "(none)" : cell(name), counts);
+  for (const auto& [name, counts] : s.per_action)
+    counts_row(md, name.empty() ? "(none)" : markdown::table_cell(name), counts);
   md += "\n## Changes\n";
   changes_section(md, report, Flip::valid_to_refused, "valid → refused", s.total.valid_to_refused);
   changes_section(md, report, Flip::refused_to_valid, "refused → valid", s.total.refused_to_valid);

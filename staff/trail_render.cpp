@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/json_out.h"
+#include "common/markdown.h"
 #include "validator/extract.h"
 
 namespace dispatchd::staff {
@@ -197,7 +198,7 @@ void code_block(std::string& out, std::string_view text, std::string_view info =
 
 void table_row(std::string& out, const std::vector<std::string>& cells) {
   out += '|';
-  for (const auto& c : cells) out += ' ' + table_cell(c) + " |";
+  for (const auto& c : cells) out += ' ' + markdown::table_cell(c) + " |";
   out += '\n';
 }
 
@@ -365,7 +366,7 @@ void actions_md(std::string& out, const store::Trail& t) {
     for (const auto& d : a.deliveries)
       line(out, "- delivery " + d.status + " at " + d.at +
                     (d.provider_message_id ? " (" + *d.provider_message_id + ")" : "") +
-                    (d.error ? ": " + table_cell(*d.error) : ""));
+                    (d.error ? ": " + markdown::table_cell(*d.error) : ""));
   }
 }
 
@@ -381,7 +382,7 @@ void escalations_md(std::string& out, const store::Trail& t) {
     line(out, "- Opened: " + e.created_at);
     if (e.assignee) line(out, "- Held by: " + *e.assignee + (e.claimed_at ? " since " + *e.claimed_at : ""));
     if (e.resolution) line(out, "- Resolution: " + *e.resolution + " at " + e.resolved_at.value_or("-"));
-    if (e.detail) line(out, "- Detail: " + table_cell(*e.detail));
+    if (e.detail) line(out, "- Detail: " + markdown::table_cell(*e.detail));
     if (e.proposed_action) {
       line(out, "- Proposed action:");
       line(out);
@@ -436,20 +437,6 @@ std::string code_fence(std::string_view text) {
     longest = std::max(longest, run);
   }
   return std::string(std::max<std::size_t>(3, longest + 1), '`');
-}
-
-std::string table_cell(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
 }
 
 std::string trail_markdown(const store::Trail& trail) {

@@ -37,7 +37,4 @@ std::string trail_json(const store::Trail& trail);
 // run of backticks inside it, and never fewer than three.
 std::string code_fence(std::string_view text);
 
-// `text` as one Markdown table cell: `|` escaped, line breaks as spaces.
-std::string table_cell(std::string_view text);
-
 }  // namespace dispatchd::staff

@@ -4,6 +4,7 @@
 
 #include "store/internal/attempt_row.h"
 #include "store/internal/sql.h"
+#include "store/internal/view_rows.h"
 
 namespace dispatchd::store {
 namespace {
@@ -26,25 +27,14 @@ Result<Query> prepared(Database& db, std::string_view sql, std::int64_t message_
   return query;
 }
 
-Result<bool> read_message(Database& db, std::int64_t id, Trail& out) {
-  auto q =
-      prepared(db,
-               "SELECT message_id, channel, provider_message_id, conversation_id, sender, received_at, text, state,"
-               " outcome, message_type, cost_usd FROM v_messages WHERE message_id = ?",
-               id);
+// v_messages with the message type and the cost, which the staff reads leave out.
+Result<bool> load_message(Database& db, std::int64_t id, Trail& out) {
+  auto q = prepared(
+      db, std::string(k_message_columns) + ", message_type, cost_usd FROM v_messages WHERE message_id = ?", id);
   if (!q) return std::unexpected(q.error());
   auto row = q->step();
   if (!row || !*row) return row;
-  MessageRow& m = out.message;
-  m.id = q->integer(0);
-  m.channel = q->text(1);
-  m.provider_message_id = q->text(2);
-  m.conversation_id = q->text(3);
-  m.sender = q->text(4);
-  m.received_at = q->text(5);
-  m.text = q->text(6);
-  m.state = q->text(7);
-  m.outcome = q->text(8);
+  out.message = read_message(*q);
   out.message_type = q->optional_text(9);
   out.cost_usd = q->optional_real(10);
   return true;
@@ -61,29 +51,15 @@ Result<void> read_attempts(Database& db, std::int64_t id, Trail& out) {
   return each_row(*q, [&](const Query& r) { out.attempts.push_back({read_attempt(r), r.optional_text(16)}); });
 }
 
-Result<void> read_actions(Database& db, std::int64_t id, Trail& out) {
+// v_actions with the escalation and the creation time, which the staff reads leave out.
+Result<void> load_actions(Database& db, std::int64_t id, Trail& out) {
   auto q = prepared(db,
-                    "SELECT action_id, message_id, action, arguments, recipient, body, status, created_by,"
-                    " provider_message_id, error, updated_at, escalation_id, created_at FROM v_actions"
-                    " WHERE message_id = ? ORDER BY action_id",
+                    std::string(k_action_columns) +
+                        ", escalation_id, created_at FROM v_actions WHERE message_id = ? ORDER BY action_id",
                     id);
   if (!q) return std::unexpected(q.error());
   return each_row(*q, [&](const Query& r) {
-    TrailAction t;
-    t.row.id = r.integer(0);
-    t.row.message_id = r.integer(1);
-    t.row.action = r.text(2);
-    t.row.arguments = r.text(3);
-    t.row.recipient = r.optional_text(4);
-    t.row.body = r.optional_text(5);
-    t.row.status = r.text(6);
-    t.row.created_by = r.text(7);
-    t.row.provider_message_id = r.optional_text(8);
-    t.row.error = r.optional_text(9);
-    t.row.updated_at = r.text(10);
-    t.escalation_id = r.optional_integer(11);
-    t.created_at = r.text(12);
-    out.actions.push_back(std::move(t));
+    out.actions.push_back({.row = read_action(r), .escalation_id = r.optional_integer(11), .created_at = r.text(12)});
   });
 }
 
@@ -136,7 +112,7 @@ Result<void> read_escalations(Database& db, std::int64_t id, Trail& out) {
 
 Result<Trail> read_trail(Database& db, std::int64_t message_id, std::size_t history_limit) {
   Trail out;
-  auto found = read_message(db, message_id, out);
+  auto found = load_message(db, message_id, out);
   if (!found) return std::unexpected(found.error());
   if (!*found) return std::unexpected(Error::not_found("no message " + std::to_string(message_id)));
   out.history_limit = history_limit;
@@ -144,7 +120,7 @@ Result<Trail> read_trail(Database& db, std::int64_t message_id, std::size_t hist
   if (!history_rows) return std::unexpected(history_rows.error());
   out.history = std::move(*history_rows);
   DISPATCHD_TRY(read_attempts(db, message_id, out));
-  DISPATCHD_TRY(read_actions(db, message_id, out));
+  DISPATCHD_TRY(load_actions(db, message_id, out));
   DISPATCHD_TRY(read_deliveries(db, message_id, out));
   DISPATCHD_TRY(read_escalations(db, message_id, out));
   auto audit = list_audit(db, message_id, std::nullopt);

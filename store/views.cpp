@@ -2,6 +2,7 @@
 
 #include "store/internal/attempt_row.h"
 #include "store/internal/sql.h"
+#include "store/internal/view_rows.h"
 
 namespace dispatchd::store {
 namespace {
@@ -29,24 +30,16 @@ EscalationRow read_escalation(const Query& q) {
           q.optional_text(10), q.text(11),         q.text(12),         q.text(13)};
 }
 
-constexpr const char* k_message_columns =
-    "SELECT message_id, channel, provider_message_id, conversation_id, sender, received_at, text, state, outcome"
-    " FROM v_messages ";
+}  // namespace
 
 MessageRow read_message(const Query& q) {
   return {q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6), q.text(7), q.text(8)};
 }
 
-constexpr const char* k_action_columns =
-    "SELECT action_id, message_id, action, arguments, recipient, body, status, created_by, provider_message_id, error,"
-    " updated_at FROM v_actions ";
-
 ActionRow read_action(const Query& q) {
   return {q.integer(0), q.integer(1), q.text(2),          q.text(3),          q.optional_text(4), q.optional_text(5),
           q.text(6),    q.text(7),    q.optional_text(8), q.optional_text(9), q.text(10)};
 }
-
-}  // namespace
 
 AttemptRow read_attempt(const Query& q) {
   return {.attempt = q.integer(0),
@@ -99,9 +92,10 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
     out.escalation = read_escalation(*query);
   }
   {
-    auto query = Query::prepare(db, std::string(k_message_columns) +
-                                        "WHERE conversation_id = (SELECT conversation_id FROM v_messages"
-                                        " WHERE message_id = ?1) AND message_id <= ?1 ORDER BY message_id");
+    auto query =
+        Query::prepare(db, std::string(k_message_columns) +
+                               "FROM v_messages WHERE conversation_id = (SELECT conversation_id FROM v_messages"
+                               " WHERE message_id = ?1) AND message_id <= ?1 ORDER BY message_id");
     if (!query) return std::unexpected(query.error());
     query->bind(1, out.escalation.message_id);
     auto rows = collect<MessageRow>(*query, read_message);
@@ -120,7 +114,8 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
     out.attempts = std::move(*rows);
   }
   {
-    auto query = Query::prepare(db, std::string(k_action_columns) + "WHERE message_id = ? ORDER BY action_id");
+    auto query =
+        Query::prepare(db, std::string(k_action_columns) + "FROM v_actions WHERE message_id = ? ORDER BY action_id");
     if (!query) return std::unexpected(query.error());
     query->bind(1, out.escalation.message_id);
     auto rows = collect<ActionRow>(*query, read_action);
@@ -129,11 +124,11 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
   }
   {
     // What left (or is leaving) for the customer: not proposals waiting or rejected.
-    auto query =
-        Query::prepare(db, std::string(k_action_columns) +
-                               "WHERE message_id IN (SELECT message_id FROM v_messages WHERE conversation_id = ?1"
-                               " AND message_id <= ?2) AND status NOT IN ('proposed', 'rejected')"
-                               " ORDER BY action_id");
+    auto query = Query::prepare(
+        db, std::string(k_action_columns) +
+                "FROM v_actions WHERE message_id IN (SELECT message_id FROM v_messages WHERE conversation_id = ?1"
+                " AND message_id <= ?2) AND status NOT IN ('proposed', 'rejected')"
+                " ORDER BY action_id");
     if (!query) return std::unexpected(query.error());
     query->bind(1, out.message.conversation_id).bind(2, out.escalation.message_id);
     auto rows = collect<ActionRow>(*query, read_action);

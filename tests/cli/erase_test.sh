@@ -3,15 +3,7 @@
 # is refused, the output, no byte of the customer left in the file or its WAL, the chain
 # still verifying, the other customers untouched.
 # Usage: erase_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
-set -u
-ctl=$1
-seed=$2
-src=$3
-. "$src/tests/cli/lib.sh"
-
-db=$tmp/d.db
-"$seed" "$db" >/dev/null || { echo "FAIL: seeding"; exit 1; }
-q() { sqlite3 "$db" "$1"; }
+. "$3/tests/cli/seeded.sh"
 # Counts the files' bytes matching a pattern (the WAL may be absent).
 traces() { cat "$db" "$db-wal" 2>/dev/null | grep -a -c -i -E -- "$1"; }
 

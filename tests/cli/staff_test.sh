@@ -2,16 +2,8 @@
 # Black-box test of the staff commands on a seeded database (tests/support/seed.cpp):
 # queue, audit, backup, and tampering made with the sqlite3 shell.
 # Usage: staff_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
-set -u
-ctl=$1
-seed=$2
-src=$3
+. "$3/tests/cli/seeded.sh"
 en=$src/catalog/examples/support.en.json
-. "$src/tests/cli/lib.sh"
-
-db=$tmp/d.db
-"$seed" "$db" >/dev/null || { echo "FAIL: seeding"; exit 1; }
-q() { sqlite3 "$db" "$1"; }
 # A --config file pointing at the seeded database and the English catalog.
 cat >"$tmp/dispatchd.json" <<JSON
 // comments are allowed

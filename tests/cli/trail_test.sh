@@ -2,14 +2,7 @@
 # Black-box test of `dispatchctl trail` on a seeded database (tests/support/seed.cpp):
 # exit codes, Markdown sections, JSON content, --provider-id, a tampered chain.
 # Usage: trail_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
-set -u
-ctl=$1
-seed=$2
-src=$3
-. "$src/tests/cli/lib.sh"
-
-db=$tmp/d.db
-"$seed" "$db" >/dev/null || { echo "FAIL: seeding"; exit 1; }
+. "$3/tests/cli/seeded.sh"
 cat >"$tmp/dispatchd.json" <<JSON
 { "database": "d.db", "catalog": "$src/catalog/examples/support.en.json",
   "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K",
@@ -35,8 +28,8 @@ for id in 1 3 4; do
   grep -q '^The chain verifies across audit ids' "$tmp/t$id.md" && pass || fail "trail $id chain sentence"
 done
 "$ctl" --db "$db" trail 4 --markdown | cmp -s - "$tmp/t4.md" && pass || fail "--markdown is the default"
-grep -qE '^\| 3 \| send_message \| sent \| ana \| 15551230001 \| out.dispatchd-4-2 \|' "$tmp/t4.md" && pass || fail "edited: the sent row"
-grep -qE '^\| [0-9]+ \| [0-9TZ:-]+ \| ana \| staff_resolved \|' "$tmp/t4.md" && pass || fail "edited: staff action"
+grep -qE '^\| 3 \| send\\_message \| sent \| ana \| 15551230001 \| out.dispatchd-4-2 \|' "$tmp/t4.md" && pass || fail "edited: the sent row"
+grep -qE '^\| [0-9]+ \| [0-9TZ:-]+ \| ana \| staff\\_resolved \|' "$tmp/t4.md" && pass || fail "edited: staff action"
 # The raw output that holds a ``` fence sits inside a longer one.
 "$ctl" --db "$db" trail 2 >"$tmp/t2.md"
 grep -qx '````' "$tmp/t2.md" && grep -qx '```json' "$tmp/t2.md" && pass || fail "a fenced raw output gets a longer fence"

@@ -55,8 +55,8 @@ TEST_CASE("trail: each attempt's tokens and cost, and the message's total", "[tr
   const std::string md = staff::trail_markdown(t);
   CAPTURE(md);
   CHECK_THAT(md, Catch::Contains("| Tokens in | Tokens out | Finish | Cost USD |\n"));
-  CHECK_THAT(md, Catch::Contains("| 25 | 90 | tool_use | 0.0126 |\n"));
-  CHECK_THAT(md, Catch::Contains("| 25 | 90 | tool_use | 0.00237 |\n"));
+  CHECK_THAT(md, Catch::Contains("| 25 | 90 | tool\\_use | 0.0126 |\n"));
+  CHECK_THAT(md, Catch::Contains("| 25 | 90 | tool\\_use | 0.00237 |\n"));
   CHECK_THAT(md, Catch::Contains("\nCost of the message: 0.01497 USD\n"));
   CHECK_THAT(md, Catch::Contains("Tokens: input 25, cached input 3000, cache write 3000, output 90, reasoning 0; cost "
                                  "0.0126 USD."));
@@ -75,7 +75,7 @@ TEST_CASE("trail: an attempt without a price makes the message's cost unknown in
   CHECK_FALSE(t.cost_usd);
   const std::string md = staff::trail_markdown(t);
   CAPTURE(md);
-  CHECK_THAT(md, Catch::Contains("| 25 | 90 | tool_use | unknown |\n"));
+  CHECK_THAT(md, Catch::Contains("| 25 | 90 | tool\\_use | unknown |\n"));
   CHECK_THAT(md, Catch::Contains("\nCost of the message: unknown (an attempt has no price"));
   const auto json = parse_json(staff::trail_json(t));
   CHECK(json["message"]["cost_usd"].IsNull());

@@ -94,15 +94,6 @@ TEST_CASE("code_fence: longer than any run of backticks inside, at least three",
   }
 }
 
-TEST_CASE("table_cell: pipes escaped, line breaks as spaces", "[trail]") {
-  const std::vector<std::pair<std::string, std::string>> table = {
-      {"plain", "plain"}, {"a|b", "a\\|b"}, {"one\ntwo\r\nthree", "one two  three"}, {"", ""}};
-  for (const auto& [text, cell] : table) {
-    INFO(text);
-    CHECK(staff::table_cell(text) == cell);
-  }
-}
-
 TEST_CASE("trail Markdown: every section, in order, for a replied, an escalated and an edited message", "[trail]") {
   for (const std::int64_t id : {1, 3, 4}) {
     INFO("message " << id);
@@ -114,16 +105,17 @@ TEST_CASE("trail Markdown: every section, in order, for a replied, an escalated 
     CHECK(md.find("| # | At | Provider | Model | Verdict |") != std::string::npos);
   }
   const std::string replied = staff::trail_markdown(seeded_trail(1));
-  CHECK(replied.find("| 1 | send_message | sent | dispatchd | 15551230001 | out.dispatchd-1-1 |") != std::string::npos);
+  CHECK(replied.find("| 1 | send\\_message | sent | dispatchd | 15551230001 | out.dispatchd-1-1 |") !=
+        std::string::npos);
   CHECK(replied.find("Summary: replied; send_message sent to 15551230001 by dispatchd") != std::string::npos);
   const std::string escalated = staff::trail_markdown(seeded_trail(3));
   CHECK(escalated.find("### Escalation 2: contract_failed, open") != std::string::npos);
   CHECK(escalated.find("### Attempt 3: invalid") != std::string::npos);
   CHECK(escalated.find("\"code\":\"truncated\"") != std::string::npos);
   const std::string edited = staff::trail_markdown(seeded_trail(4));
-  CHECK(edited.find("| 3 | send_message | sent | ana | 15551230001 | out.dispatchd-4-2 | 3 |") != std::string::npos);
-  CHECK(edited.find("| ana | staff_claim |") != std::string::npos);
-  CHECK(edited.find("| ana | staff_resolved | {\"escalation\":3,\"resolution\":\"edited\"} |") != std::string::npos);
+  CHECK(edited.find("| 3 | send\\_message | sent | ana | 15551230001 | out.dispatchd-4-2 | 3 |") != std::string::npos);
+  CHECK(edited.find("| ana | staff\\_claim |") != std::string::npos);
+  CHECK(edited.find("| ana | staff\\_resolved | {\"escalation\":3,\"resolution\":\"edited\"} |") != std::string::npos);
   CHECK(edited.find("- Resolution: edited at") != std::string::npos);
 }
 
@@ -174,7 +166,7 @@ TEST_CASE("trail: an outbox row with its body and the channel's delivery reports
                   {41, "2026-11-30T12:02:00Z", "failed", std::nullopt, "(#131026) undeliverable\nretry | later"}};
   t.actions = {a};
   const std::string md = staff::trail_markdown(t);
-  CHECK(md.find("| 11 | send_message | sent | dispatchd | 15551234567 | wamid.out11 | - |") != std::string::npos);
+  CHECK(md.find("| 11 | send\\_message | sent | dispatchd | 15551234567 | wamid.out11 | - |") != std::string::npos);
   CHECK(md.find("Body sent to 15551234567:\n\n```text\nIt ships today\n```\n") != std::string::npos);
   CHECK(md.find("- delivery delivered at 2026-11-30T12:01:00Z (wamid.out11)\n") != std::string::npos);
   CHECK(md.find("- delivery failed at 2026-11-30T12:02:00Z: (#131026) undeliverable retry \\| later\n") !=

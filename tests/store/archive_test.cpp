@@ -4,6 +4,7 @@
 
 #include "store/archive.h"
 #include "store/attempts.h"
+#include "store/audit_digest.h"
 #include "store/backup.h"
 #include "store/outbox.h"
 #include "store/queue.h"
@@ -362,4 +363,80 @@ TEST_CASE("archive: a run interrupted between the archive commit and the live de
     CHECK(messages(restored).size() == 7);
     require_chains(restored, archive, store::ArchiveLink::empty);
   }
+}
+
+TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to after the live database moved to 0013",
+          "[store][archive]") {
+  test::TempDir dir;
+  // The live database as a binary before 0013 wrote it: four events hashed by the old formula
+  // (the writers of today need 0013's columns, so the rows are written here).
+  auto db = store::Database::open(dir.file("d.db")).value();
+  {
+    auto before_0013 = store::load_migrations(test::source_path("migrations")).value();
+    std::erase_if(before_0013, [](const store::Migration& m) { return m.version >= 13; });
+    REQUIRE(store::migrate(db, before_0013, store::format_time(k_day1)));
+  }
+  std::string head = store::k_audit_genesis;
+  for (int id = 1; id <= 4; ++id) {
+    const store::AuditEvent event{store::format_time((id < 4 ? k_day1 : k_day2) + id * 1min), "config_reload",
+                                  std::nullopt, "dispatchd", R"({"n":)" + std::to_string(id) + "}"};
+    const auto hash = store::legacy_row_hash(head, id, event);
+    REQUIRE(db.exec("INSERT INTO audit (id, at, event, message_id, actor, detail, prev_hash, hash) VALUES (" +
+                    std::to_string(id) + ", '" + event.at + "', '" + event.event + "', NULL, '" + event.actor + "', '" +
+                    event.detail + "', '" + head + "', '" + hash + "')"));
+    head = hash;
+  }
+  REQUIRE(store::schema_version(db).value() == 12);
+
+  // The first run, still before 0013: the archive file is created at version 12 and takes
+  // the three events of day 1; the fourth (day 2) stays live.
+  const auto first = store::archive_before(db, dir.file("a.db"), options("2026-11-02"));
+  REQUIRE(first);
+  CHECK(first->moved.audit_events == 3);
+  {
+    auto archive = open(dir.file("a.db"));
+    CHECK(store::schema_version(archive).value() == 12);
+    require_chains(db, archive, store::ArchiveLink::linked);
+  }
+
+  // The live database moves to 0013: its one legacy row is re-hashed (keeping its link to
+  // the anchor, the archive's last legacy hash) and chain_migrated follows; then the daemon
+  // goes on writing messages, hashed through salted digests.
+  test::migrate_all(db, k_day2 + 1h);
+  CHECK(db.query_int("SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 0);
+  History h(db);
+  std::set<std::int64_t> moved;
+  for (int i = 0; i < 3; ++i) moved.insert(h.replied(k_day2 + 2h + i * 1min));
+  const auto newest = h.everything(k_day3);
+
+  // The second run upgrades the file to 0013 without re-hashing what it holds, and appends.
+  const auto second = store::archive_before(db, dir.file("a.db"), options("2026-11-03"));
+  REQUIRE(second);
+  CHECK(second->moved.messages == 3);
+  CHECK(second->stopped_at == newest);
+  auto archive = open(dir.file("a.db"));
+  CHECK(store::schema_version(archive).value() == 13);
+  CHECK(messages(archive) == moved);
+  // Two segments in one file: ids 1-3 by the old formula, the rest through digests, among
+  // them the row 0013 re-hashed live and its chain_migrated event.
+  CHECK(archive.query_int("SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 3);
+  CHECK(archive.query_int("SELECT max(id) FROM audit WHERE detail_digest IS NULL").value() == 3);
+  CHECK(archive.query_int("SELECT count(*) FROM audit WHERE id = 4 AND detail_digest IS NOT NULL").value() == 1);
+  CHECK(archive.query_int("SELECT count(*) FROM audit WHERE event = 'chain_migrated'").value() == 1);
+  CHECK(
+      archive.query_int("SELECT count(*) FROM audit a JOIN audit b ON b.id = 3 WHERE a.id = 4 AND a.prev_hash = b.hash")
+          .value() == 1);
+  require_chains(db, archive, store::ArchiveLink::linked);
+  CHECK(store::verify_audit_archive(db, archive).value().archive.events ==
+        archive.query_int("SELECT count(*) FROM audit").value());
+
+  // Each segment is checked by its own formula: an edit in either is caught.
+  const auto first_broken_after = [&](const std::string& edit) {
+    REQUIRE(archive.exec("DROP TRIGGER audit_no_update; " + edit));
+    return store::verify_audit_archive(db, archive).value().archive.first_broken;
+  };
+  SECTION("an edited legacy row") {
+    CHECK(first_broken_after("UPDATE audit SET detail = '{\"n\":9}' WHERE id = 2") == 2);
+  }
+  SECTION("an edited digested row") { CHECK(first_broken_after("UPDATE audit SET detail = '{}' WHERE id = 4") == 4); }
 }
