@@ -25,7 +25,7 @@ int cmd_migrate(int argc, char** argv) {
   } else {
     return usage_error("migrate needs --db FILE or --config FILE");
   }
-  const auto migrations = store::load_migrations(args->get("migrations").value_or(folder));
+  const auto migrations = store::load_migrations(args->get("migrations").value_or(folder), store::backend_of(path));
   if (!migrations) return usage_error(migrations.error().message);
   auto db = store::Database::open(path);
   if (!db) return usage_error(db.error().message);

@@ -148,7 +148,8 @@ std::expected<Config, std::vector<std::string>> load(const std::string& path);
 std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path);
 
 // The migrations installed with the binaries (cmake --install) when present, else the
-// source tree's, so that a build-tree binary works without installing.
+// source tree's, so that a build-tree binary works without installing. Either is the root
+// holding one folder per engine (sqlite/, postgresql/; store::load_migrations).
 std::string default_migrations_dir();
 
 }  // namespace dispatchd::config

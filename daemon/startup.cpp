@@ -27,7 +27,7 @@ std::vector<std::string> check_environment(const config::Config& c) {
   if (c.system_prompt_file && !std::ifstream(*c.system_prompt_file)) {
     problems.push_back("system_prompt_file: cannot read " + *c.system_prompt_file);
   }
-  if (auto migrations = store::load_migrations(c.migrations_dir); !migrations) {
+  if (auto migrations = store::load_migrations(c.migrations_dir, store::backend_of(c.database)); !migrations) {
     problems.push_back("migrations: " + migrations.error().message);
   }
   std::vector<std::pair<std::string, std::string>> secrets = {{"llm.api_key_env", c.llm.api_key_env}};
@@ -50,7 +50,7 @@ std::vector<std::string> check_environment(const config::Config& c) {
 
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
                                                      store::Time now) {
-  auto migrations = store::load_migrations(config.migrations_dir);
+  auto migrations = store::load_migrations(config.migrations_dir, store::backend_of(config.database));
   if (!migrations) return std::unexpected(migrations.error().message);
   auto db = store::Database::open(config.database);
   if (!db) return std::unexpected(db.error().message);

@@ -104,7 +104,8 @@ std::string sha256_hex(std::string_view bytes) {
   return text::hex(std::span<const unsigned char>(digest, length));
 }
 
-Result<std::vector<Migration>> load_migrations(const std::string& folder) {
+Result<std::vector<Migration>> load_migrations(const std::string& root, Backend backend) {
+  const std::string folder = (fs::path(root) / to_string(backend)).string();
   std::error_code ec;
   fs::directory_iterator it(folder, ec);
   if (ec)

@@ -1,5 +1,6 @@
 #pragma once
-// Forward-only schema migrations: numbered files `NNNN_name.sql` in one folder, applied in
+// Forward-only schema migrations: numbered files `NNNN_name.sql`, one folder per backend
+// under a root (ROOT/sqlite/, ROOT/postgresql/: the same numbers and names), applied in
 // order, each in its own transaction together with its row in schema_migrations
 // (version, name, sha256, applied_at). A version may have a code step too (C++ run after
 // its SQL, in the same transaction): 0013 re-hashes the audit chain (store/audit_digest.h).
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "store/backend.h"
 #include "store/database.h"
 #include "store/error.h"
 
@@ -26,8 +28,9 @@ struct Migration {
   std::string sha256;  // hex of the file's bytes
 };
 
-// Reads every *.sql file of `folder`, sorted by version.
-Result<std::vector<Migration>> load_migrations(const std::string& folder);
+// Reads every *.sql file of `root`/<to_string(backend)>/, sorted by version. `root` is what
+// `migrations.dir` and `--migrations` name: the folder holding one folder per backend.
+Result<std::vector<Migration>> load_migrations(const std::string& root, Backend backend = Backend::sqlite);
 
 struct MigrateResult {
   std::vector<std::string> applied;  // file names applied by this call, in order

@@ -50,7 +50,7 @@ expect "schema gemini ordering" 0 '"propertyOrdering"' -- "$ctl" catalog schema 
 expect "schema bad dialect" 2 'jsonschema, openai, gemini or prompt' -- "$ctl" catalog schema --dialect xml --catalog "$en" </dev/null
 expect "migrate from empty" 0 'applied 0001_initial.sql' -- "$ctl" migrate --db "$tmp/d.db" </dev/null
 expect "migrate again" 0 'schema version [0-9]+ \(up to date\)' -- "$ctl" migrate --db "$tmp/d.db" </dev/null
-mkdir "$tmp/m" && cp "$src"/migrations/*.sql "$tmp/m/" && echo "-- edited" >>"$tmp/m/0001_initial.sql"
+mkdir -p "$tmp/m/sqlite" && cp "$src"/migrations/sqlite/*.sql "$tmp/m/sqlite/" && echo "-- edited" >>"$tmp/m/sqlite/0001_initial.sql"
 expect "migrate refuses an edited migration" 1 'was changed after it was applied' -- \
   "$ctl" migrate --db "$tmp/d.db" --migrations "$tmp/m" </dev/null
 expect "audit verify on an empty trail" 0 'audit: ok, 0 events' -- "$ctl" audit verify --db "$tmp/d.db" </dev/null
