@@ -220,8 +220,8 @@ Result<bool> PostgresqlStatement::step() {
     return m_row < m_rows;
   }
   m_ran = true;
-  m_result = PQexecPrepared(m_owner.handle(), m_name.c_str(), static_cast<int>(m_pointers.size()),
-                            m_pointers.data(), nullptr, nullptr, 0);
+  m_result = PQexecPrepared(m_owner.handle(), m_name.c_str(), static_cast<int>(m_pointers.size()), m_pointers.data(),
+                            nullptr, nullptr, 0);
   const ExecStatusType status = m_result ? PQresultStatus(m_result) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     Error error = m_owner.record_error(m_result);
@@ -245,7 +245,7 @@ void ignore_notice(void*, const char*) {}
 Result<std::unique_ptr<Connection>> open_postgresql(const std::string& uri, const std::string& password) {
   // Later keywords override what the URI says; earlier ones are defaults it may override.
   const char* keywords[] = {"connect_timeout", "application_name", "dbname", "client_encoding", "password", nullptr};
-  const char* values[] = {"10", "dispatchd", uri.c_str(), "UTF8", password.empty() ? nullptr : password.c_str(),
+  const char* values[] = {"10",   "dispatchd", uri.c_str(), "UTF8", password.empty() ? nullptr : password.c_str(),
                           nullptr};
   if (password.empty()) keywords[4] = nullptr;
   PGconn* conn = PQconnectdbParams(keywords, values, 1);

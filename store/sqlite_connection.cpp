@@ -120,8 +120,8 @@ class SqliteConnection final : public Connection {
   Result<Statement*> statement(std::string_view sql) override {
     if (const auto it = m_statements.find(sql); it != m_statements.end()) return it->second.get();
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v3(m_db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
-                           nullptr) != SQLITE_OK) {
+    if (sqlite3_prepare_v3(m_db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) !=
+        SQLITE_OK) {
       Error error = last_error();
       error.message += " (in: " + std::string(sql.substr(0, 80)) + ")";
       return std::unexpected(std::move(error));

@@ -46,30 +46,29 @@ TEST_CASE("dialect: PostgreSQL's SQLSTATE codes map to the store's error kinds",
     ErrorKind kind;
   };
   const Row rows[] = {
-      {"40001", ErrorKind::busy},      // serialization_failure
-      {"40P01", ErrorKind::busy},      // deadlock_detected
-      {"55P03", ErrorKind::busy},      // lock_not_available (lock_timeout)
-      {"08000", ErrorKind::io},        // connection_exception
-      {"08006", ErrorKind::io},        // connection_failure
-      {"08P01", ErrorKind::io},        // protocol_violation
-      {"57P01", ErrorKind::io},        // admin_shutdown
-      {"57P02", ErrorKind::io},        // crash_shutdown
-      {"57P03", ErrorKind::io},        // cannot_connect_now
-      {"53100", ErrorKind::full},      // disk_full
-      {"23505", ErrorKind::refused},   // unique_violation
-      {"23503", ErrorKind::refused},   // foreign_key_violation
-      {"23502", ErrorKind::refused},   // not_null_violation
-      {"23514", ErrorKind::refused},   // check_violation
-      {"XX001", ErrorKind::corrupt},   // data_corrupted
-      {"XX002", ErrorKind::corrupt},   // index_corrupted
-      {"XX000", ErrorKind::internal},  // internal_error
-      {"42601", ErrorKind::internal},  // syntax_error
-      {"42P01", ErrorKind::internal},  // undefined_table
-      {"57014", ErrorKind::internal},  // query_canceled
-      {"53200", ErrorKind::internal},  // out_of_memory
-      {"40002", ErrorKind::internal},  // transaction_integrity_constraint_violation
-      {"", ErrorKind::internal},
-      {"08", ErrorKind::internal},  // not a code
+      {"40001", ErrorKind::busy},                                   // serialization_failure
+      {"40P01", ErrorKind::busy},                                   // deadlock_detected
+      {"55P03", ErrorKind::busy},                                   // lock_not_available (lock_timeout)
+      {"08000", ErrorKind::io},                                     // connection_exception
+      {"08006", ErrorKind::io},                                     // connection_failure
+      {"08P01", ErrorKind::io},                                     // protocol_violation
+      {"57P01", ErrorKind::io},                                     // admin_shutdown
+      {"57P02", ErrorKind::io},                                     // crash_shutdown
+      {"57P03", ErrorKind::io},                                     // cannot_connect_now
+      {"53100", ErrorKind::full},                                   // disk_full
+      {"23505", ErrorKind::refused},                                // unique_violation
+      {"23503", ErrorKind::refused},                                // foreign_key_violation
+      {"23502", ErrorKind::refused},                                // not_null_violation
+      {"23514", ErrorKind::refused},                                // check_violation
+      {"XX001", ErrorKind::corrupt},                                // data_corrupted
+      {"XX002", ErrorKind::corrupt},                                // index_corrupted
+      {"XX000", ErrorKind::internal},                               // internal_error
+      {"42601", ErrorKind::internal},                               // syntax_error
+      {"42P01", ErrorKind::internal},                               // undefined_table
+      {"57014", ErrorKind::internal},                               // query_canceled
+      {"53200", ErrorKind::internal},                               // out_of_memory
+      {"40002", ErrorKind::internal},                               // transaction_integrity_constraint_violation
+      {"", ErrorKind::internal},      {"08", ErrorKind::internal},  // not a code
   };
   for (const auto& row : rows) {
     INFO(row.sqlstate);

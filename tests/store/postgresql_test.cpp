@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
