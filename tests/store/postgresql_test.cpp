@@ -92,7 +92,8 @@ std::int64_t count(Database& db, const std::string& sql) {
 
 }  // namespace
 
-TEST_CASE("postgresql: connects with the password given in the options; a wrong one is io, unnamed", "[postgresql]") {
+TEST_CASE("postgresql: connects with the password given in the options, a wrong one is io and unnamed",
+          "[postgresql]") {
   const Server s = server();
   auto db = Database::open(s.uri, Database::Mode::existing, {s.password});
   REQUIRE(db);
@@ -272,7 +273,7 @@ TEST_CASE("postgresql: store::transaction commits, rolls back, and undoes only a
   CHECK(count(db, "SELECT count(*) FROM t") == 3);
 }
 
-TEST_CASE("postgresql: a broken constraint is refused; a row lock past lock_timeout is busy", "[postgresql]") {
+TEST_CASE("postgresql: a broken constraint is refused, a row lock past lock_timeout is busy", "[postgresql]") {
   Scratch scratch;
   auto db = scratch.open();
   REQUIRE(db.exec("CREATE TABLE t (k text PRIMARY KEY, n bigint NOT NULL DEFAULT 0); INSERT INTO t VALUES ('a', 0)"));
@@ -344,7 +345,7 @@ TEST_CASE("postgresql: after a server restart the old connection fails io and a 
   CHECK(count(fresh, "SELECT count(*) FROM t WHERE k = 'kept'") == 1);
 }
 
-TEST_CASE("postgresql: a round is one plain transaction; its waiters hear after the COMMIT", "[postgresql]") {
+TEST_CASE("postgresql: a round is one plain transaction, its waiters hear after the COMMIT", "[postgresql]") {
   Scratch scratch;
   auto db = scratch.open();
   auto observer = scratch.open();
