@@ -12,15 +12,16 @@ Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& a, Time n
         db,
         "INSERT INTO attempts(message_id, attempt, provider, model, request_summary, raw_output, verdict, errors,"
         " error_class, latency_ms, input_tokens, output_tokens, finish_reason, created_at, cached_input_tokens,"
-        " cache_write_tokens, reasoning_tokens, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        " cache_write_tokens, reasoning_tokens, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
     if (!insert) return std::unexpected(insert.error());
     insert->bind(1, a.message_id).bind(2, a.attempt).bind(3, a.provider).bind(4, a.model).bind(5, a.request_summary);
     insert->bind(6, a.raw_output).bind(7, a.verdict).bind(8, a.errors).bind(9, a.error_class).bind(10, a.latency_ms);
     insert->bind(11, a.input_tokens).bind(12, a.output_tokens).bind(13, a.finish_reason).bind(14, format_time(now));
     insert->bind(15, a.cached_input_tokens).bind(16, a.cache_write_tokens).bind(17, a.reasoning_tokens);
     insert->bind(18, a.cost_usd);
-    DISPATCHD_TRY(insert->run());
-    const std::int64_t id = insert->last_insert_id();
+    auto inserted = insert->inserted_id();
+    if (!inserted) return std::unexpected(inserted.error());
+    const std::int64_t id = *inserted;
     JsonOut detail;
     detail.begin_object().field("attempt", a.attempt).field("provider", a.provider).field("model", a.model);
     detail.field("verdict", to_sql(a.verdict)).field_if_set("error_class", a.error_class).end_object();

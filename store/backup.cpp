@@ -45,6 +45,11 @@ Result<std::int64_t> copy_pages(Database& source, const std::string& path) {
 }  // namespace
 
 Result<BackupResult> backup(Database& db, const std::string& dest) {
+  if (db.backend() == Backend::postgresql) {
+    return std::unexpected(Error::refused(
+        "use pg_dump: a PostgreSQL store is backed up by the server's own tools (pg_dump --format=custom "
+        "--file=FILE URI, or continuous archiving); dispatchctl backup copies SQLite files"));
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(dest, ec)) return std::unexpected(Error::refused(dest + " exists; a backup never overwrites a file"));

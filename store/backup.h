@@ -20,7 +20,8 @@ struct BackupResult {
   std::int64_t audit_events = 0;  // the copy's audit chain, verified
 };
 
-// Refuses an existing `dest`.
+// Refuses an existing `dest`. Refuses a PostgreSQL store (kind refused): the server's own
+// tools back it up (pg_dump, continuous archiving).
 Result<BackupResult> backup(Database& db, const std::string& dest);
 
 }  // namespace dispatchd::store

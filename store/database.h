@@ -1,8 +1,10 @@
 #pragma once
-// An open SQLite database with dispatchd's settings. sqlite3 types live only in store/'s
-// .cpp files and store/internal/; callers see this class and store::Error values.
+// An open store database with dispatchd's settings, on one of two engines
+// (store/backend.h): a SQLite file (the default) or a PostgreSQL server. Engine types
+// (sqlite3, libpq) live only in store/'s .cpp files and store/internal/; callers see this
+// class and store::Error values.
 //
-// Settings applied on open: WAL journal, foreign keys on, busy timeout 5 s, and
+// SQLite settings applied on open: WAL journal, foreign keys on, busy timeout 5 s, and
 // synchronous=FULL, so that a committed transaction (an acknowledged inbound message) is
 // on disk before the commit returns. The daemon commits in rounds (store/round.h), one
 // sync for many steps. temp_store=MEMORY keeps the savepoints' journals in memory: the
@@ -11,6 +13,11 @@
 //
 // Prepared statements are cached per Database (see store/sql.h): each SQL text is compiled
 // once and reused.
+//
+// PostgreSQL: the target is a libpq URI (postgresql://user@host:port/db) without the
+// password, which comes in OpenOptions; transactions run at READ COMMITTED. A connection
+// that fails (the server restarted) stays failed: every call answers `io`, and the owner
+// opens a new Database.
 //
 // Thread-safety: a Database is used by one thread at a time (it is opened without SQLite's
 // per-connection mutex); SQLite serializes writers across connections and processes.
@@ -22,24 +29,34 @@
 #include <string>
 #include <string_view>
 
+#include "store/backend.h"
 #include "store/error.h"
 
 namespace dispatchd::store {
 
 class Round;
 namespace internal {
-struct Access;  // store/internal/access.h: the SQLite handle, for the store's own files
+struct Access;  // store/internal/access.h: the connection, for the store's own files
 }
+
+struct OpenOptions {
+  // PostgreSQL: the role's password (from database_password_env or a systemd credential),
+  // never part of the target. Ignored for SQLite.
+  std::string password;
+};
 
 class Database {
  public:
   enum class Mode {
     create,    // create the file when missing (the daemon, `dispatchctl migrate`)
-    existing,  // refuse a missing file (staff commands: a typo must not make an empty db)
+    existing,  // refuse a missing file (staff commands: a typo must not make an empty db);
+               // PostgreSQL: only connects (whether the schema is there is migrations' call)
   };
 
-  // Opens the database file at `path`.
-  static Result<Database> open(const std::string& path, Mode mode = Mode::create);
+  // Opens the SQLite file at `target`, or connects to the PostgreSQL server a postgresql://
+  // `target` names (backend_of). A connection that cannot be made is `io`, with libpq's
+  // reason in one line and never the password.
+  static Result<Database> open(const std::string& target, Mode mode = Mode::create, const OpenOptions& options = {});
 
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
@@ -71,6 +88,9 @@ class Database {
   // The most recent error of this connection.
   Error last_error() const;
 
+  Backend backend() const;
+  // The target as opened: the SQLite file's path, or the PostgreSQL URI (with any password
+  // in it replaced by ***).
   const std::string& path() const;
 
  private:

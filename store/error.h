@@ -10,7 +10,9 @@
 //              are answers about the data (no such row; a state change the row's state
 //              does not allow, such as deciding a resolved escalation); `schema`, `corrupt`
 //              and `internal` mean the database or the program is wrong.
-// SQLite's result codes are mapped in one place (store/database.cpp).
+// Each engine's codes are mapped in one place: SQLite's result codes in
+// store/sqlite_connection.cpp (kind_of), PostgreSQL's SQLSTATEs in store/dialect.cpp
+// (kind_of_sqlstate, with its table in store/dialect.h).
 
 #include <expected>
 #include <string>
@@ -19,8 +21,10 @@
 namespace dispatchd::store {
 
 enum class ErrorKind {
-  busy,       // SQLITE_BUSY / SQLITE_LOCKED past the busy timeout
-  io,         // a failed system call: SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY
+  busy,       // SQLITE_BUSY / SQLITE_LOCKED past the busy timeout; a PostgreSQL lock or
+              // serialization failure
+  io,         // a failed system call: SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY; no
+              // connection to PostgreSQL (refused, lost, the server shutting down)
   full,       // SQLITE_FULL, or an I/O error whose system reason is ENOSPC / EDQUOT
   not_found,  // the row the call is about does not exist
   refused,    // the row's state does not allow the change; a constraint the data broke

@@ -44,14 +44,15 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time 
     auto insert = Query::prepare(
         db,
         "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
-        " message_type) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (channel, provider_message_id) DO NOTHING");
+        " message_type) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (channel, provider_message_id) DO NOTHING RETURNING id");
     if (!insert) return std::unexpected(insert.error());
     const std::string at = format_time(now);
     insert->bind(1, m.channel).bind(2, m.provider_message_id).bind(3, m.conversation_id).bind(4, m.sender);
     insert->bind(5, at).bind(6, m.text).bind(7, m.raw_payload);
     insert->bind(8, m.type.empty() ? std::nullopt : std::optional<std::string>(m.type));
-    DISPATCHD_TRY(insert->run());
-    if (insert->changes() == 0) {
+    auto inserted = insert->insert_returning_id();
+    if (!inserted) return std::unexpected(inserted.error());
+    if (!*inserted) {
       auto existing = Query::prepare(db, "SELECT id FROM inbox WHERE channel = ? AND provider_message_id = ?");
       if (!existing) return std::unexpected(existing.error());
       existing->bind(1, m.channel).bind(2, m.provider_message_id);
@@ -60,7 +61,7 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time 
         return std::unexpected(Error::internal("the duplicate of " + m.provider_message_id + " vanished"));
       return InsertResult{existing->integer(0), true};
     }
-    const std::int64_t id = insert->last_insert_id();
+    const std::int64_t id = **inserted;
     JsonOut detail;
     detail.begin_object().field("channel", m.channel).field("provider_message_id", m.provider_message_id);
     if (!m.type.empty()) detail.field("type", m.type);

@@ -84,14 +84,15 @@ Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
     auto insert = Query::prepare(
         db,
         "INSERT INTO actions(message_id, escalation_id, action, arguments, recipient, body, status, created_by,"
-        " idempotency_key, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+        " idempotency_key, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
     if (!insert) return std::unexpected(insert.error());
     const std::string at = format_time(now);
     insert->bind(1, a.message_id).bind(2, a.escalation_id).bind(3, a.action).bind(4, a.arguments);
     insert->bind(5, a.recipient).bind(6, a.body).bind(7, a.status).bind(8, a.created_by).bind(9, key);
     insert->bind(10, at).bind(11, at);
-    DISPATCHD_TRY(insert->run());
-    const std::int64_t id = insert->last_insert_id();
+    auto inserted = insert->inserted_id();
+    if (!inserted) return std::unexpected(inserted.error());
+    const std::int64_t id = *inserted;
     JsonOut detail;
     detail.begin_object().field("action", id).field("name", a.action).field("to", to_sql(a.status));
     detail.field_if_set("recipient", a.recipient).field_if_set("recipient_written", a.recipient_written);

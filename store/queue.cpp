@@ -81,14 +81,17 @@ Result<void> close(Database& db, std::int64_t id, const Item& item, const std::s
 Result<std::int64_t> open_escalation(Database& db, const NewEscalation& e, Time now) {
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto insert = Query::prepare(
-        db, "INSERT INTO escalations(message_id, reason, detail, proposed_action, created_at) VALUES (?,?,?,?,?)");
+        db,
+        "INSERT INTO escalations(message_id, reason, detail, proposed_action, created_at) VALUES (?,?,?,?,?)"
+        " RETURNING id");
     if (!insert) return std::unexpected(insert.error());
     std::optional<std::string> proposed = e.proposed_action;
     if (!proposed && e.proposal) proposed = e.proposal->arguments;
     insert->bind(1, e.message_id).bind(2, e.reason).bind(3, e.detail).bind(4, proposed);
     insert->bind(5, format_time(now));
-    DISPATCHD_TRY(insert->run());
-    const std::int64_t id = insert->last_insert_id();
+    auto inserted = insert->inserted_id();
+    if (!inserted) return std::unexpected(inserted.error());
+    const std::int64_t id = *inserted;
     // The audit row names the message; the escalation id goes in the detail.
     DISPATCHD_TRY(append_audit(
         db, {format_time(now), "escalation", e.message_id, "dispatchd",

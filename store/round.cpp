@@ -19,6 +19,7 @@
 
 #include "store/database.h"
 #include "store/internal/access.h"
+#include "store/transaction.h"
 
 namespace dispatchd::store {
 namespace {
@@ -42,6 +43,10 @@ int open_wal(const Database& db) { return ::open((db.path() + "-wal").c_str(), O
 struct Round::State : std::enable_shared_from_this<State> {
   Database& db;
   Post post;
+  // SQLite: the WAL, synced by the syncer thread and checkpointed by its own. PostgreSQL's
+  // COMMIT returns once the server has it on disk (synchronous_commit), so a round there
+  // is a plain transaction and its waiters are answered after the COMMIT.
+  const bool wal;
   bool open = false;
   std::vector<std::function<void(bool)>> waiters;  // of the open round
   // Committed rounds waiting for their sync, oldest first: (generation, waiters).
@@ -57,9 +62,9 @@ struct Round::State : std::enable_shared_from_this<State> {
   void try_setting(const char* sql) {
     if (auto ok = db.exec(sql); !ok) setting_failures.push_back(std::string(sql) + ": " + ok.error().message);
   }
-  // sqlite3_total_changes64 when the round began: a round that changed no row commits even
+  // Rows changed on the connection when the round began: a round that changed no row commits even
   // on a full disk, and says nothing about whether rounds are stored again.
-  sqlite3_int64 changes_at_open = 0;
+  std::int64_t changes_at_open = 0;
 
   // Shared with the syncer thread, under `mutex`.
   std::mutex mutex;
@@ -90,7 +95,7 @@ struct Round::State : std::enable_shared_from_this<State> {
   std::atomic<int> frames_copied{0};
   int frames_at_idle_checkpoint = 0;
 
-  State(Database& db_, Post post_) : db(db_), post(std::move(post_)) {}
+  State(Database& db_, Post post_) : db(db_), post(std::move(post_)), wal(db_.backend() == Backend::sqlite) {}
 
   void request_sync(std::int64_t generation) {
     {
@@ -247,13 +252,23 @@ struct Round::State : std::enable_shared_from_this<State> {
       for (auto& then : waiting) then(false);
       return;
     }
-    if (sqlite3_total_changes64(internal::Access::handle(db)) != changes_at_open) report(true, "");
+    if (internal::Access::connection(db).total_changes() != changes_at_open) report(true, "");
     unsynced.emplace_back(++committed, std::move(waiting));
-    request_sync(committed);
+    if (wal) {
+      request_sync(committed);
+      return;
+    }
+    post([weak = weak_from_this(), generation = committed] {
+      if (auto self = weak.lock()) self->on_synced(generation, "");
+    });
   }
 };
 
 Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std::move(post))) {
+  if (!m_state->wal) {
+    db.attach_round(this);
+    return;
+  }
   // The syncer thread syncs instead. Should this fail, every COMMIT syncs by itself:
   // slower, never less durable.
   m_state->try_setting("PRAGMA synchronous=NORMAL");
@@ -277,6 +292,11 @@ Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std:
 Round::~Round() {
   auto& s = *m_state;
   s.commit();
+  if (!s.wal) {
+    s.on_synced(s.committed, "");
+    s.db.attach_round(nullptr);
+    return;
+  }
   {
     const std::lock_guard lock(s.mutex);
     s.stopping = true;
@@ -306,9 +326,9 @@ Round::~Round() {
 Result<void> Round::open() {
   auto& s = *m_state;
   if (s.open) return {};
-  if (auto ok = s.db.exec("BEGIN IMMEDIATE"); !ok) return ok;
+  if (auto ok = s.db.exec(begin_write(s.db.backend())); !ok) return ok;
   s.open = true;
-  s.changes_at_open = sqlite3_total_changes64(internal::Access::handle(s.db));
+  s.changes_at_open = internal::Access::connection(s.db).total_changes();
   s.post([weak = std::weak_ptr<State>(m_state)] {
     if (auto state = weak.lock()) state->commit();
   });

@@ -29,6 +29,10 @@
 // sent twice, since no send leaves before its `sending` mark is durable). A failed sync
 // (EIO) also answers false: the rows may be in the file but were never promised.
 //
+// On PostgreSQL a round is one plain transaction (BEGIN ... COMMIT): the server syncs its
+// own log before COMMIT returns, so there is no WAL to sync or checkpoint here, and the
+// waiters are answered on the loop right after the COMMIT.
+//
 // Thread-safety: the loop's thread only, like the Database; the syncer thread touches only
 // its own descriptor of the WAL file and hands results back through `post`.
 

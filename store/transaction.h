@@ -1,7 +1,7 @@
 #pragma once
 // Transactions, public so that a caller can group several store calls into one commit.
 //
-// transaction(): BEGIN IMMEDIATE ... COMMIT, or a savepoint when a transaction is already
+// transaction(): BEGIN IMMEDIATE ... COMMIT (BEGIN on PostgreSQL), or a savepoint when a transaction is already
 // open, so store functions compose: the outermost call commits or rolls back everything,
 // and a nested call that fails undoes only its own changes. With a Round attached to the
 // database (store/round.h: the daemon's group commit), a top-level call first joins the
@@ -9,22 +9,32 @@
 
 #include <expected>
 #include <string>
+#include <string_view>
 
+#include "store/backend.h"
 #include "store/database.h"
 #include "store/error.h"
 #include "store/round.h"
 
 namespace dispatchd::store {
 
+// How a top-level write transaction begins. SQLite: IMMEDIATE takes the write lock up
+// front, so two writers queue on the busy timeout instead of deadlocking on a read-to-write
+// upgrade. PostgreSQL: READ COMMITTED with row locks as statements take them; several
+// instances taking the same work apart comes with SELECT ... FOR UPDATE SKIP LOCKED in a
+// later step (ARCHITECTURE.md, "Scale-out path"), not from the transaction's mode.
+constexpr std::string_view begin_write(Backend backend) {
+  return backend == Backend::postgresql ? "BEGIN" : "BEGIN IMMEDIATE";
+}
+
 template <typename T, typename Body>
 Result<T> transaction(Database& db, Body&& body) {
   if (!db.in_transaction() && db.round() != nullptr) {
     if (auto ok = db.round()->open(); !ok) return std::unexpected(ok.error());
   }
-  // IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
-  // instead of deadlocking on a read-to-write upgrade.
   const bool nested = db.in_transaction();
-  if (auto ok = db.exec(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE"); !ok) return std::unexpected(ok.error());
+  if (auto ok = db.exec(nested ? "SAVEPOINT nested" : begin_write(db.backend())); !ok)
+    return std::unexpected(ok.error());
   Result<T> result = body();
   if (result) {
     if (auto ok = db.exec(nested ? "RELEASE nested" : "COMMIT"); !ok) result = std::unexpected(ok.error());

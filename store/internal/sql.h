@@ -12,46 +12,45 @@
 #include <string_view>
 #include <type_traits>
 
-#include <sqlite3.h>
-
 #include "store/database.h"
 #include "store/error.h"
 #include "store/internal/access.h"
+#include "store/internal/connection.h"
 #include "store/states.h"
 #include "store/transaction.h"
 
 namespace dispatchd::store {
 
 // One use of a cached prepared statement: bind, step, read columns. The statement is reset
-// and its bindings cleared when the Query ends, ready for the next use.
+// and its bindings cleared when the Query ends, ready for the next use. The same on both
+// engines (store/internal/connection.h); SQL with `?` or `?N` placeholders.
 class Query {
  public:
   static Result<Query> prepare(Database& db, std::string_view sql) {
-    auto stmt = internal::Access::statement(db, sql);
+    auto& connection = internal::Access::connection(db);
+    auto stmt = connection.statement(sql);
     if (!stmt) return std::unexpected(stmt.error());
-    return Query(db, *stmt);
+    return Query(connection, **stmt);
   }
-  Query(Query&& other) noexcept : m_db(other.m_db), m_stmt(other.m_stmt) { other.m_stmt = nullptr; }
+  Query(Query&& other) noexcept : m_connection(other.m_connection), m_stmt(other.m_stmt) { other.m_stmt = nullptr; }
   Query& operator=(Query&&) = delete;
   ~Query() {
-    if (!m_stmt) return;
-    sqlite3_reset(m_stmt);
-    sqlite3_clear_bindings(m_stmt);
+    if (m_stmt) m_stmt->reset();
   }
 
   Query& bind(int index, std::string_view value) {
-    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    m_stmt->bind_text(index, value);
     return *this;
   }
   Query& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
   Query& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
   Query& bind(int index, std::int64_t value) {
-    sqlite3_bind_int64(m_stmt, index, value);
+    m_stmt->bind_int64(index, value);
     return *this;
   }
   Query& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
   Query& bind(int index, double value) {
-    sqlite3_bind_double(m_stmt, index, value);
+    m_stmt->bind_double(index, value);
     return *this;
   }
   template <typename E>
@@ -59,51 +58,60 @@ class Query {
   template <typename T>
   Query& bind(int index, const std::optional<T>& value) {
     if (value) return bind(index, *value);
-    sqlite3_bind_null(m_stmt, index);
+    m_stmt->bind_null(index);
     return *this;
   }
 
   // Steps once: true when a row is ready, false when the statement is done.
-  Result<bool> step() {
-    const int rc = sqlite3_step(m_stmt);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return std::unexpected(m_db->last_error());
-  }
+  Result<bool> step() { return m_stmt->step(); }
   // Runs a statement that returns no rows.
   Result<void> run() {
     auto row = step();
     if (!row) return std::unexpected(row.error());
     return {};
   }
-
-  std::string text(int column) const {
-    const auto* bytes = sqlite3_column_text(m_stmt, column);
-    return bytes ? std::string(reinterpret_cast<const char*>(bytes), sqlite3_column_bytes(m_stmt, column)) : "";
+  // Runs an INSERT ... RETURNING id: the new row's id, or nullopt when it inserted nothing
+  // (ON CONFLICT DO NOTHING met a duplicate).
+  Result<std::optional<std::int64_t>> insert_returning_id() {
+    auto row = step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return std::nullopt;
+    const std::int64_t id = integer(0);
+    // To the end, so that SQLite finishes the statement as run() would.
+    if (auto done = step(); !done) return std::unexpected(done.error());
+    return id;
   }
+  // The same for an INSERT that always inserts a row.
+  Result<std::int64_t> inserted_id() {
+    auto id = insert_returning_id();
+    if (!id) return std::unexpected(id.error());
+    if (!*id) return std::unexpected(Error::internal("the INSERT ... RETURNING id returned no row"));
+    return **id;
+  }
+
+  std::string text(int column) const { return std::string(m_stmt->column_text(column)); }
   std::optional<std::string> optional_text(int column) const {
     if (is_null(column)) return std::nullopt;
     return text(column);
   }
-  std::int64_t integer(int column) const { return sqlite3_column_int64(m_stmt, column); }
+  std::int64_t integer(int column) const { return m_stmt->column_int64(column); }
   std::optional<std::int64_t> optional_integer(int column) const {
     if (is_null(column)) return std::nullopt;
     return integer(column);
   }
   std::optional<double> optional_real(int column) const {
     if (is_null(column)) return std::nullopt;
-    return sqlite3_column_double(m_stmt, column);
+    return m_stmt->column_double(column);
   }
-  bool is_null(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
+  bool is_null(int column) const { return m_stmt->column_is_null(column); }
 
-  // Rows changed by the last run() on this connection, and the newest rowid.
-  int changes() const { return sqlite3_changes(internal::Access::handle(*m_db)); }
-  std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(internal::Access::handle(*m_db)); }
+  // Rows changed by the last statement run on this connection.
+  std::int64_t changes() const { return m_connection->changes(); }
 
  private:
-  Query(Database& db, sqlite3_stmt* stmt) : m_db(&db), m_stmt(stmt) {}
-  Database* m_db;
-  sqlite3_stmt* m_stmt;
+  Query(internal::Connection& connection, internal::Statement& stmt) : m_connection(&connection), m_stmt(&stmt) {}
+  internal::Connection* m_connection;
+  internal::Statement* m_stmt;
 };
 
 // Shorthand for the common "propagate the error" step inside store functions.
