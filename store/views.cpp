@@ -140,13 +140,14 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
 
 Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_t after, std::int64_t up_to,
                                                        int limit) {
-  auto query =
-      Query::prepare(db,
-                     "SELECT a.audit_id, a.event, e.escalation_id, e.status, e.assignee, e.reason FROM v_audit a"
-                     " JOIN v_escalations e ON e.escalation_id = json_extract(a.detail, '$.escalation')"
-                     " WHERE a.audit_id > ? AND a.audit_id <= ?"
-                     " AND a.event IN ('escalation', 'staff_claim', 'staff_resolved', 'staff_dismissed')"
-                     " ORDER BY a.audit_id LIMIT ?");
+  auto query = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
+                                return "SELECT a.audit_id, a.event, e.escalation_id, e.status, e.assignee, e.reason"
+                                       " FROM v_audit a JOIN v_escalations e ON e.escalation_id = " +
+                                       sql::json_integer(b, "a.detail", "escalation") +
+                                       " WHERE a.audit_id > ? AND a.audit_id <= ?"
+                                       " AND a.event IN ('escalation', 'staff_claim', 'staff_resolved',"
+                                       " 'staff_dismissed') ORDER BY a.audit_id LIMIT ?";
+                              }));
   if (!query) return std::unexpected(query.error());
   query->bind(1, after).bind(2, up_to).bind(3, limit);
   return collect<EscalationEvent>(*query, [](const Query& q) {
