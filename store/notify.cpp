@@ -54,8 +54,9 @@ Result<std::vector<PendingEscalation>> pending_escalations(Database& db, std::in
       Query::prepare(db, per_backend(db.backend(), [](Backend b) {
                        return "SELECT a.id, e.id, e.reason, m.channel, m.sender, substr(ltrim(m.text, ?3), 1, 1000),"
                               " e.created_at"
-                              " FROM audit a JOIN escalations e ON e.id = " +
-                              sql::json_integer(b, "a.detail", "escalation") +
+                              " FROM audit a JOIN escalations e ON e.id = CAST(" +
+                              sql::json_text(b, "a.detail", "escalation") +
+                              (b == Backend::postgresql ? " AS BIGINT)" : " AS INTEGER)") +
                               " JOIN inbox m ON m.id = e.message_id"
                               " WHERE a.id > ?1 AND a.event = 'escalation' ORDER BY a.id LIMIT ?2";
                      }));

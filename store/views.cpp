@@ -166,9 +166,11 @@ Result<std::int64_t> last_audit_id(Database& db) {
 
 Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_t> message_id,
                                          const std::optional<std::string>& since) {
+  // Each parameter compared first, IS NULL after: PostgreSQL types a parameter where it
+  // first meets it, and `? IS NULL` says nothing about its type.
   auto query = Query::prepare(db,
                               "SELECT audit_id, at, event, message_id, actor, detail, prev_hash, hash FROM v_audit"
-                              " WHERE (?1 IS NULL OR message_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY audit_id");
+                              " WHERE (message_id = ?1 OR ?1 IS NULL) AND (at >= ?2 OR ?2 IS NULL) ORDER BY audit_id");
   if (!query) return std::unexpected(query.error());
   query->bind(1, message_id).bind(2, since);
   return collect<AuditRow>(*query, [](const Query& q) {

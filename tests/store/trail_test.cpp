@@ -21,6 +21,7 @@ struct Seeded {
 
   store::Trail trail(std::int64_t id, std::size_t history = 10) {
     auto t = store::load_trail(db, id, history);
+    INFO((t ? std::string() : t.error().message));
     REQUIRE(t);
     return std::move(*t);
   }
