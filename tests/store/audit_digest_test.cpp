@@ -107,7 +107,7 @@ TEST_CASE("0013: a broken chain is refused, nothing migrated", "[audit][migrate]
   CHECK(old.verify().first_broken == 2);
 }
 
-TEST_CASE("0013: the code step is skipped when the predicate says so; legacy rows still verify", "[audit][migrate]") {
+TEST_CASE("0013: the code step is skipped when the predicate says so, legacy rows still verify", "[audit][migrate]") {
   OldChain old(3);
   store::MigrateOptions archive_file;
   int asked = 0;

@@ -11,7 +11,7 @@ using namespace std::chrono_literals;
 
 using test::k_t0;
 
-TEST_CASE("cursor: absent at first, then set; started_at stays the first write's time", "[store][cursor]") {
+TEST_CASE("cursor: absent at first, then set, started_at stays the first write's time", "[store][cursor]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
   CHECK(store::read_cursor(db, "gmail", "support@example.com").value() == std::nullopt);
@@ -39,7 +39,7 @@ TEST_CASE("cursor: moves with the inbox rows in one transaction, or not at all",
   CHECK(db.query_int("SELECT count(*) FROM inbox").value() == 0);
 }
 
-TEST_CASE("stored_inbound: the raw payload and thread of a message; not_found for none", "[store][inbox]") {
+TEST_CASE("stored_inbound: the raw payload and thread of a message, not_found for none", "[store][inbox]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
   auto row =
@@ -54,7 +54,7 @@ TEST_CASE("stored_inbound: the raw payload and thread of a message; not_found fo
   CHECK(store::stored_inbound(db, row->id + 1).error().kind == store::ErrorKind::not_found);
 }
 
-TEST_CASE("recover_sending: a lookup channel's rows stay 'sending' for its lookup; others become unknown",
+TEST_CASE("recover_sending: a lookup channel's rows stay 'sending' for its lookup, others become unknown",
           "[store][outbox]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);

@@ -216,7 +216,7 @@ TEST_CASE("erase: refused while the agent or staff are not done, nothing changed
   }
 }
 
-TEST_CASE("erase: an unknown counterpart is not_found; addresses compare in lower case", "[erase]") {
+TEST_CASE("erase: an unknown counterpart is not_found, addresses compare in lower case", "[erase]") {
   Fixture f;
   auto none = store::erase_counterpart(f.db, {"nobody@example.com", "dpo"}, k_t0);
   REQUIRE_FALSE(none);
@@ -285,7 +285,7 @@ TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finish
   CHECK_FALSE(store::verify_audit(f.db).value().first_broken);
 }
 
-TEST_CASE("erase: while another connection writes (the daemon), it commits or fails retryably; nothing is lost",
+TEST_CASE("erase: while another connection writes (the daemon), it commits or fails retryably, nothing is lost",
           "[erase][sqlite]") {
   Fixture f;
   seed(f.db, k_erased, k_t0);

@@ -71,7 +71,7 @@ TEST_CASE("inbox: a lease hides a message until it expires, then it is taken aga
   CHECK_FALSE(store::finish(db, id, store::Outcome::replied, k_t0 + 62s));  // not twice
 }
 
-TEST_CASE("inbox: the message type is stored, leased and shown; none is NULL", "[inbox]") {
+TEST_CASE("inbox: the message type is stored, leased and shown, none is NULL", "[inbox]") {
   test::TempDir dir;
   auto db = migrated(dir);
   auto image = message("wamid.A", "c1");
