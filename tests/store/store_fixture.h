@@ -8,7 +8,9 @@
 // dir/d.db does. A PostgreSQL database is created on the first open and dropped once its
 // TempDir is gone (checked at the next creation) or at process exit.
 
+#include <unistd.h>
 #include <catch2/catch.hpp>
+
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +46,8 @@ class PostgresqlTestServer {
       : m_uri(std::move(uri)), m_password(std::move(password)) {}
   PostgresqlTestServer(PostgresqlTestServer&&) = default;
   ~PostgresqlTestServer() {
+    // A forked child that exits (a daemon under test) must not drop its parent's databases.
+    if (getpid() != m_creator) return;
     for (const auto& [dir, name] : m_created) drop(name);
   }
 
@@ -110,6 +114,7 @@ class PostgresqlTestServer {
 
   std::string m_uri;
   std::string m_password;
+  pid_t m_creator = getpid();
   std::optional<store::Database> m_admin;
   std::vector<std::pair<std::filesystem::path, std::string>> m_created;
 };
