@@ -31,11 +31,12 @@ Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& a, Time n
 }
 
 Result<AttemptCounts> count_attempts(Database& db, std::int64_t message_id) {
-  auto query = Query::prepare(db,
-                              "SELECT count(*), coalesce(sum(verdict IN ('invalid', 'error')), 0),"
-                              " (SELECT verdict FROM attempts WHERE message_id = ?1 ORDER BY attempt DESC LIMIT 1),"
-                              " (SELECT raw_output FROM attempts WHERE message_id = ?1 ORDER BY attempt DESC LIMIT 1)"
-                              " FROM attempts WHERE message_id = ?1");
+  auto query =
+      Query::prepare(db,
+                     "SELECT count(*), coalesce(sum(CASE WHEN verdict IN ('invalid', 'error') THEN 1 ELSE 0 END), 0),"
+                     " (SELECT verdict FROM attempts WHERE message_id = ?1 ORDER BY attempt DESC LIMIT 1),"
+                     " (SELECT raw_output FROM attempts WHERE message_id = ?1 ORDER BY attempt DESC LIMIT 1)"
+                     " FROM attempts WHERE message_id = ?1");
   if (!query) return std::unexpected(query.error());
   query->bind(1, message_id);
   auto row = query->step();

@@ -8,7 +8,7 @@ namespace dispatchd::store {
 
 Result<std::optional<AuditAnchor>> audit_anchor(Database& db) {
   // A database older than migration 0012 has no anchor table, and nothing archived.
-  auto exists = db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_anchor'");
+  auto exists = db.query_int(per_backend(db.backend(), [](Backend b) { return sql::table_exists(b, "audit_anchor"); }));
   if (!exists) return std::unexpected(exists.error());
   if (*exists == 0) return std::nullopt;
   auto query = Query::prepare(db, "SELECT last_id, last_hash FROM audit_anchor WHERE id = 1");
@@ -82,7 +82,8 @@ namespace {
 // "SELECT <the columns check_rows reads, in its order> FROM audit": a file the salted
 // digest's migration (0013) has not reached reads as legacy rows.
 Result<std::string> select_audit(Database& db) {
-  auto digested = db.query_int("SELECT count(*) FROM pragma_table_info('audit') WHERE name = 'detail_digest'");
+  auto digested = db.query_int(
+      per_backend(db.backend(), [](Backend b) { return sql::column_exists(b, "audit", "detail_digest"); }));
   if (!digested) return std::unexpected(digested.error());
   return std::string("SELECT id, at, event, message_id, actor, detail, prev_hash, hash, ") +
          (*digested ? "salt, detail_digest" : "NULL, NULL") + " FROM audit";

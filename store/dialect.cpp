@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
+#include <string>
 
 namespace dispatchd::store {
 namespace {
@@ -74,5 +76,63 @@ ErrorKind kind_of_sqlstate(std::string_view sqlstate) {
   if (is("XX001") || is("XX002")) return ErrorKind::corrupt;
   return ErrorKind::internal;
 }
+
+namespace sql {
+namespace {
+
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (const auto part : parts) out += part;
+  return out;
+}
+
+}  // namespace
+
+std::string json_text(Backend backend, std::string_view column, std::string_view key) {
+  if (backend == Backend::postgresql) return cat({"(", column, "::jsonb ->> '", key, "')"});
+  return cat({"json_extract(", column, ", '$.", key, "')"});
+}
+
+std::string json_integer(Backend backend, std::string_view column, std::string_view key) {
+  // SQLite's json_extract keeps a JSON number's type; PostgreSQL's ->> gives text.
+  if (backend == Backend::postgresql) return cat({"(", column, "::jsonb ->> '", key, "')::bigint"});
+  return json_text(backend, column, key);
+}
+
+std::string json_integers(Backend backend, std::string_view parameter, std::string_view alias) {
+  // PostgreSQL 15 wants a subquery in FROM named.
+  if (backend == Backend::postgresql)
+    return cat({"(SELECT value::bigint AS value, key FROM jsonb_array_elements_text(", parameter,
+                "::jsonb) WITH ORDINALITY AS e(value, key)) AS ", alias});
+  return cat({"json_each(", parameter, ") AS ", alias});
+}
+
+std::string json_integer_array(Backend backend, std::string_view column, std::string_view order_by) {
+  if (backend == Backend::postgresql)
+    return cat({"coalesce(json_agg(", column, " ORDER BY ", order_by, ")::text, '[]')"});
+  // SQLite aggregates in the order its input comes: the caller's subquery orders it.
+  return cat({"json_group_array(", column, ")"});
+}
+
+std::string contains(Backend backend, std::string_view haystack, std::string_view needle) {
+  if (backend == Backend::postgresql) return cat({"strpos(", haystack, ", ", needle, ") > 0"});
+  return cat({"instr(", haystack, ", ", needle, ") > 0"});
+}
+
+std::string table_exists(Backend backend, std::string_view table) {
+  // to_regclass follows the search_path, as the store's unqualified table names do.
+  if (backend == Backend::postgresql)
+    return cat({"SELECT CASE WHEN to_regclass('", table, "') IS NULL THEN 0 ELSE 1 END"});
+  return cat({"SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '", table, "'"});
+}
+
+std::string column_exists(Backend backend, std::string_view table, std::string_view column) {
+  if (backend == Backend::postgresql)
+    return cat({"SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass('", table, "') AND attname = '", column,
+                "' AND attnum > 0 AND NOT attisdropped"});
+  return cat({"SELECT count(*) FROM pragma_table_info('", table, "') WHERE name = '", column, "'"});
+}
+
+}  // namespace sql
 
 }  // namespace dispatchd::store

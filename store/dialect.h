@@ -18,10 +18,17 @@
 //   refused   class 23 (integrity constraint violation)
 //   corrupt   XX001 data corrupted, XX002 index corrupted
 //   internal  anything else (a syntax error, a missing table: the program is wrong)
+//
+// namespace sql: the fragments of SQL for which the two engines have no common spelling,
+// one builder per idiom. The store writes portable SQL wherever there is one (CASE instead
+// of a sum over a boolean, ON CONFLICT DO NOTHING instead of INSERT OR IGNORE); where there
+// is none, a statement builds its text once per engine from these (store/internal/sql.h,
+// per_backend), so the SQLite text is what it always was and no call pays for the choice.
 
 #include <string>
 #include <string_view>
 
+#include "store/backend.h"
 #include "store/error.h"
 
 namespace dispatchd::store {
@@ -34,5 +41,27 @@ struct PostgresqlSql {
 PostgresqlSql to_postgresql_placeholders(std::string_view sql);
 
 ErrorKind kind_of_sqlstate(std::string_view sqlstate);
+
+namespace sql {
+
+// A top-level member of the JSON object in the text column `column`, as text (a string's
+// value; an object or array as JSON text; NULL when missing). `key` is a plain identifier.
+std::string json_text(Backend backend, std::string_view column, std::string_view key);
+// The same member as an integer, for comparing with an id column.
+std::string json_integer(Backend backend, std::string_view column, std::string_view key);
+// A table named `alias` of the elements of the JSON array of integers bound as text to
+// `parameter` (e.g. "?1"): `value`, an integer, and `key`, which orders them as in the
+// array. For after FROM, as in `IN (SELECT value FROM <this>)`.
+std::string json_integers(Backend backend, std::string_view parameter, std::string_view alias);
+// An aggregate: the JSON array text of `column`'s integers in `order_by` order; "[]" for no row.
+std::string json_integer_array(Backend backend, std::string_view column, std::string_view order_by);
+// True when the text `needle` (an expression, e.g. "?2") occurs in `haystack`.
+std::string contains(Backend backend, std::string_view haystack, std::string_view needle);
+// A query giving 1 when the table `table` (a plain identifier) exists, else 0.
+std::string table_exists(Backend backend, std::string_view table);
+// A query giving 1 when `table` has the column `column`, else 0.
+std::string column_exists(Backend backend, std::string_view table, std::string_view column);
+
+}  // namespace sql
 
 }  // namespace dispatchd::store

@@ -20,24 +20,29 @@ constexpr std::size_t k_min_searched = 6;
 // wal_checkpoint(TRUNCATE) waits for readers up to the busy timeout each time.
 constexpr int k_checkpoint_tries = 3;
 
-// What an erasure covers: the counterpart's messages (a JSON array of ids, bound to
-// `IN (SELECT value FROM json_each(?1))`), the counterpart (?2) and its digest (?3).
+// What an erasure covers: the counterpart's messages (a JSON array of ids, bound to ?1:
+// in_messages), the counterpart (?2) and its digest (?3).
 struct Scope {
+  Backend backend = Backend::sqlite;
   std::string messages;
   std::string counterpart;
   std::string digest;
   std::string salt;  // this erasure's, never stored
 };
 
-constexpr std::string_view k_in_messages = "IN (SELECT value FROM json_each(?1))";
+std::string in_messages(const Scope& s) {
+  return "IN (SELECT value FROM " + sql::json_integers(s.backend, "?1", "j") + ")";
+}
 
 std::string erased_id(const Scope& s, std::string_view value) {
   return "erased:" + sha256_hex(s.salt + std::string(value));
 }
 
 Result<std::string> message_ids(Database& db, const std::string& counterpart) {
-  auto rows =
-      Query::prepare(db, "SELECT json_group_array(id) FROM (SELECT id FROM inbox WHERE sender = ? ORDER BY id)");
+  auto rows = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
+                               return "SELECT " + sql::json_integer_array(b, "id", "id") +
+                                      " FROM (SELECT id FROM inbox WHERE sender = ? ORDER BY id) AS m";
+                             }));
   if (!rows) return std::unexpected(rows.error());
   rows->bind(1, counterpart);
   DISPATCHD_TRY(rows->step());
@@ -55,7 +60,7 @@ Result<std::int64_t> run_scoped(Database& db, const std::string& sql, const Scop
 
 // What the agent or staff have not finished with the counterpart, one line each.
 Result<std::vector<std::string>> unfinished(Database& db, const Scope& s) {
-  const std::string in = std::string(k_in_messages);
+  const std::string in = in_messages(s);
   auto rows = Query::prepare(
       db, "SELECT 'message ' || id || ' is ' || state FROM inbox WHERE id " + in +
               " AND state IN ('received', 'processing', 'decided')"
@@ -102,7 +107,7 @@ Result<void> digest_provider_ids(Database& db, const std::string& select, const 
 }
 
 Result<void> erase_provider_ids(Database& db, const Scope& s) {
-  const std::string in = std::string(k_in_messages);
+  const std::string in = in_messages(s);
   DISPATCHD_TRY(digest_provider_ids(db,
                                     "SELECT id, provider_message_id FROM inbox WHERE id " + in +
                                         " AND channel = 'whatsapp' AND provider_message_id NOT LIKE 'erased:%'",
@@ -120,9 +125,9 @@ Result<void> erase_provider_ids(Database& db, const Scope& s) {
 // enough to search for) any row whose `columns` contain it: e.g. a model output or a
 // proposal in another conversation that was addressed to them.
 std::string scope_of(std::string_view message_column, std::initializer_list<std::string_view> columns, const Scope& s) {
-  std::string where = "(" + std::string(message_column) + " " + std::string(k_in_messages);
+  std::string where = "(" + std::string(message_column) + " " + in_messages(s);
   if (s.counterpart.size() >= k_min_searched) {
-    for (const auto column : columns) where += " OR instr(" + std::string(column) + ", ?2) > 0";
+    for (const auto column : columns) where += " OR " + sql::contains(s.backend, column, "?2");
   }
   return where + ")";
 }
@@ -146,7 +151,7 @@ Result<std::int64_t> erase_audit(Database& db, const Scope& s) {
 }
 
 Result<EraseResult> erase_rows(Database& db, const Scope& s) {
-  const std::string in = std::string(k_in_messages);
+  const std::string in = in_messages(s);
   const std::string text = "'" + std::string(k_erased_text) + "'";
   const std::string json = "'" + std::string(k_erased_detail) + "'";
   const auto blank = [&](std::string_view column, const std::string& with) {
@@ -206,6 +211,7 @@ std::string erased_detail(const EraseResult& r) {
 
 Result<EraseResult> erase_in_transaction(Database& db, const EraseRequest& request, Time now) {
   Scope s;
+  s.backend = db.backend();
   s.counterpart = normalize_counterpart(request.counterpart);
   auto salt = new_audit_salt();
   if (!salt) return std::unexpected(salt.error());
@@ -232,8 +238,23 @@ Result<EraseResult> erase_in_transaction(Database& db, const EraseRequest& reque
   });
 }
 
+// PostgreSQL: VACUUM FULL rewrites the tables without the old row versions; the server's
+// WAL (and any archive of it) keeps them until it recycles its segments, which is the
+// server's to do, not ours: never `wal_truncated`, and the problem says so.
+EraseResult::Scrub scrub_postgresql(Database& db, bool vacuum) {
+  EraseResult::Scrub r;
+  if (vacuum) {
+    auto done = db.exec("VACUUM (FULL) inbox, attempts, actions, escalations, audit");
+    r.vacuumed = done.has_value();
+    if (!done) r.problem = "VACUUM failed (" + done.error().message + "); ";
+  }
+  r.problem += "the old row versions stay in PostgreSQL's WAL until the server recycles it";
+  return r;
+}
+
 // VACUUM (unless skipped), then the WAL's checkpoint and truncation.
 EraseResult::Scrub scrub(Database& db, bool vacuum) {
+  if (db.backend() == Backend::postgresql) return scrub_postgresql(db, vacuum);
   EraseResult::Scrub r;
   std::string problems;
   if (vacuum) {
@@ -256,9 +277,11 @@ EraseResult::Scrub scrub(Database& db, bool vacuum) {
   return r;
 }
 
-// Runs `body` with secure_delete=ON, then sets it back as the connection had it.
+// Runs `body` with secure_delete=ON, then sets it back as the connection had it. SQLite
+// only: PostgreSQL has no such setting (its scrub is VACUUM FULL).
 template <typename Body>
 auto with_secure_delete(Database& db, Body&& body) -> decltype(body()) {
+  if (db.backend() == Backend::postgresql) return body();
   auto before = db.query_int("PRAGMA secure_delete");
   if (!before) return std::unexpected(before.error());
   DISPATCHD_TRY(db.exec("PRAGMA secure_delete=ON"));

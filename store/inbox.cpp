@@ -188,7 +188,7 @@ Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id,
       "  WHERE m.conversation_id = (SELECT conversation_id FROM inbox WHERE id = ?1) AND a.message_id < ?1"
       "    AND a.status = 'sent'"
       "  ORDER BY at DESC, seq DESC, who DESC LIMIT ?2"
-      ") ORDER BY at, who");
+      ") AS h ORDER BY at, who");
   if (!query) return std::unexpected(query.error());
   query->bind(1, message_id).bind(2, static_cast<std::int64_t>(limit));
   std::vector<HistoryEntry> out;

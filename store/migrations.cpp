@@ -89,7 +89,8 @@ Result<void> apply(Database& db, const Migration& m, const std::string& now, con
 }  // namespace
 
 Result<int> schema_version(Database& db) {
-  auto exists = db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'");
+  auto exists =
+      db.query_int(per_backend(db.backend(), [](Backend b) { return sql::table_exists(b, "schema_migrations"); }));
   if (!exists) return std::unexpected(exists.error());
   if (*exists == 0) return 0;
   auto version = db.query_int("SELECT coalesce(max(version), 0) FROM schema_migrations");

@@ -18,10 +18,12 @@ Result<std::optional<NotifyCursor>> read_notify_cursor(Database& db) {
 
 Result<NotifyCursor> init_notify_cursor(Database& db, Time now) {
   return transaction<NotifyCursor>(db, [&]() -> Result<NotifyCursor> {
-    // INSERT OR IGNORE: a cursor already there (any earlier start) is kept as it is.
-    auto insert = Query::prepare(db,
-                                 "INSERT OR IGNORE INTO notify_cursor(id, last_audit_id, started_at, updated_at)"
-                                 " SELECT 1, coalesce(max(id), 0), ?1, ?1 FROM audit");
+    // DO NOTHING: a cursor already there (any earlier start) is kept as it is. (SQLite needs
+    // the WHERE to read ON CONFLICT as the upsert's, not a join's.)
+    auto insert =
+        Query::prepare(db,
+                       "INSERT INTO notify_cursor(id, last_audit_id, started_at, updated_at)"
+                       " SELECT 1, coalesce(max(id), 0), ?1, ?1 FROM audit WHERE true ON CONFLICT DO NOTHING");
     if (!insert) return std::unexpected(insert.error());
     insert->bind(1, format_time(now));
     DISPATCHD_TRY(insert->run());
@@ -33,8 +35,10 @@ Result<NotifyCursor> init_notify_cursor(Database& db, Time now) {
 }
 
 Result<void> advance_notify_cursor(Database& db, std::int64_t audit_id, Time now) {
-  auto update =
-      Query::prepare(db, "UPDATE notify_cursor SET last_audit_id = max(last_audit_id, ?), updated_at = ? WHERE id = 1");
+  auto update = Query::prepare(
+      db,
+      "UPDATE notify_cursor SET last_audit_id = CASE WHEN last_audit_id > ?1 THEN last_audit_id ELSE ?1 END,"
+      " updated_at = ?2 WHERE id = 1");
   if (!update) return std::unexpected(update.error());
   update->bind(1, audit_id).bind(2, format_time(now));
   DISPATCHD_TRY(update->run());
@@ -45,15 +49,19 @@ Result<void> advance_notify_cursor(Database& db, std::int64_t audit_id, Time now
 Result<std::vector<PendingEscalation>> pending_escalations(Database& db, std::int64_t after_audit_id, int limit) {
   // The audit id range is the primary key's: only the events after the cursor are read.
   // The text is bounded here: an email body can be megabytes, a notification needs a line.
-  auto select = Query::prepare(
-      db,
-      "SELECT a.id, e.id, e.reason, m.channel, m.sender, substr(ltrim(m.text, char(32, 9, 10, 13)), 1, 1000),"
-      " e.created_at"
-      " FROM audit a JOIN escalations e ON e.id = CAST(json_extract(a.detail, '$.escalation') AS INTEGER)"
-      " JOIN inbox m ON m.id = e.message_id"
-      " WHERE a.id > ? AND a.event = 'escalation' ORDER BY a.id LIMIT ?");
+  // The blanks trimmed (?3) are bound: the engines spell control characters differently.
+  auto select =
+      Query::prepare(db, per_backend(db.backend(), [](Backend b) {
+                       return "SELECT a.id, e.id, e.reason, m.channel, m.sender, substr(ltrim(m.text, ?3), 1, 1000),"
+                              " e.created_at"
+                              " FROM audit a JOIN escalations e ON e.id = CAST(" +
+                              sql::json_text(b, "a.detail", "escalation") +
+                              (b == Backend::postgresql ? " AS BIGINT)" : " AS INTEGER)") +
+                              " JOIN inbox m ON m.id = e.message_id"
+                              " WHERE a.id > ?1 AND a.event = 'escalation' ORDER BY a.id LIMIT ?2";
+                     }));
   if (!select) return std::unexpected(select.error());
-  select->bind(1, after_audit_id).bind(2, limit);
+  select->bind(1, after_audit_id).bind(2, limit).bind(3, " \t\n\r");
   std::vector<PendingEscalation> out;
   while (true) {
     auto row = select->step();

@@ -67,11 +67,12 @@ Result<void> load_actions(Database& db, std::int64_t id, Trail& out) {
 Result<void> read_deliveries(Database& db, std::int64_t id, Trail& out) {
   std::map<std::int64_t, TrailAction*> by_id;
   for (auto& a : out.actions) by_id[a.row.id] = &a;
-  auto q = prepared(db,
-                    "SELECT audit_id, at, json_extract(detail, '$.action'), json_extract(detail, '$.status'),"
-                    " json_extract(detail, '$.provider_message_id'), json_extract(detail, '$.error')"
-                    " FROM v_audit WHERE message_id = ? AND event = 'delivery' ORDER BY audit_id",
-                    id);
+  const auto& sql = per_backend(db.backend(), [](Backend b) {
+    const auto field = [b](std::string_view key) { return sql::json_text(b, "detail", key); };
+    return "SELECT audit_id, at, " + field("action") + ", " + field("status") + ", " + field("provider_message_id") +
+           ", " + field("error") + " FROM v_audit WHERE message_id = ? AND event = 'delivery' ORDER BY audit_id";
+  });
+  auto q = prepared(db, sql, id);
   if (!q) return std::unexpected(q.error());
   return each_row(*q, [&](const Query& r) {
     const auto action = by_id.find(r.integer(2));

@@ -140,13 +140,14 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
 
 Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_t after, std::int64_t up_to,
                                                        int limit) {
-  auto query =
-      Query::prepare(db,
-                     "SELECT a.audit_id, a.event, e.escalation_id, e.status, e.assignee, e.reason FROM v_audit a"
-                     " JOIN v_escalations e ON e.escalation_id = json_extract(a.detail, '$.escalation')"
-                     " WHERE a.audit_id > ? AND a.audit_id <= ?"
-                     " AND a.event IN ('escalation', 'staff_claim', 'staff_resolved', 'staff_dismissed')"
-                     " ORDER BY a.audit_id LIMIT ?");
+  auto query = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
+                                return "SELECT a.audit_id, a.event, e.escalation_id, e.status, e.assignee, e.reason"
+                                       " FROM v_audit a JOIN v_escalations e ON e.escalation_id = " +
+                                       sql::json_integer(b, "a.detail", "escalation") +
+                                       " WHERE a.audit_id > ? AND a.audit_id <= ?"
+                                       " AND a.event IN ('escalation', 'staff_claim', 'staff_resolved',"
+                                       " 'staff_dismissed') ORDER BY a.audit_id LIMIT ?";
+                              }));
   if (!query) return std::unexpected(query.error());
   query->bind(1, after).bind(2, up_to).bind(3, limit);
   return collect<EscalationEvent>(*query, [](const Query& q) {
@@ -165,9 +166,11 @@ Result<std::int64_t> last_audit_id(Database& db) {
 
 Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_t> message_id,
                                          const std::optional<std::string>& since) {
+  // Each parameter compared first, IS NULL after: PostgreSQL types a parameter where it
+  // first meets it, and `? IS NULL` says nothing about its type.
   auto query = Query::prepare(db,
                               "SELECT audit_id, at, event, message_id, actor, detail, prev_hash, hash FROM v_audit"
-                              " WHERE (?1 IS NULL OR message_id = ?1) AND (?2 IS NULL OR at >= ?2) ORDER BY audit_id");
+                              " WHERE (message_id = ?1 OR ?1 IS NULL) AND (at >= ?2 OR ?2 IS NULL) ORDER BY audit_id");
   if (!query) return std::unexpected(query.error());
   query->bind(1, message_id).bind(2, since);
   return collect<AuditRow>(*query, [](const Query& q) {

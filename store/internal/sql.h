@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "store/database.h"
+#include "store/dialect.h"
 #include "store/error.h"
 #include "store/internal/access.h"
 #include "store/internal/connection.h"
@@ -113,6 +114,16 @@ class Query {
   internal::Connection* m_connection;
   internal::Statement* m_stmt;
 };
+
+// A statement whose text differs between the engines (store/dialect.h, namespace sql):
+// `build(backend)` runs once per engine for each call site (each lambda is its own type, so
+// its own static), and later calls only pick the text.
+//   Query::prepare(db, per_backend(db.backend(), [](Backend b) { return "..." + sql::json_text(b, ...); }))
+template <typename Build>
+const std::string& per_backend(Backend backend, Build build) {
+  static const std::string texts[2] = {build(Backend::sqlite), build(Backend::postgresql)};
+  return texts[backend == Backend::postgresql ? 1 : 0];
+}
 
 // Shorthand for the common "propagate the error" step inside store functions.
 #define DISPATCHD_TRY(expr)                                            \

@@ -5,6 +5,7 @@
 #include "store/audit.h"
 #include "store/audit_digest.h"
 #include "store/migrations.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
 
@@ -14,11 +15,7 @@ namespace {
 
 constexpr const char* k_now = "2026-12-01T00:00:00Z";
 
-std::vector<store::Migration> shipped() {
-  auto migrations = store::load_migrations(test::source_path("migrations"));
-  REQUIRE(migrations);
-  return *migrations;
-}
+std::vector<store::Migration> shipped() { return test::shipped_migrations(); }
 
 // The formula before 0013, written out here on its own: sha256(prev || canonical) where
 // canonical is each of id, at, event, message_id ("" for none), actor, detail as "len:value;".
@@ -36,7 +33,7 @@ struct OldChain {
   store::Database db;
   std::string head = store::k_audit_genesis;
 
-  explicit OldChain(int rows) : db(store::Database::open(dir.file("d.db")).value()) {
+  explicit OldChain(int rows) : db(test::open_db(dir).value()) {
     auto before = shipped();
     std::erase_if(before, [](const store::Migration& m) { return m.version >= 13; });
     REQUIRE(store::migrate(db, before, k_now));
@@ -86,8 +83,9 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
   // The auditor holding the old head finds it, and the old count, in the new chain.
   CHECK(old.db
             .query_int("SELECT count(*) FROM audit WHERE id = 6 AND event = 'chain_migrated' AND actor = 'dispatchd'"
-                       " AND json_extract(detail, '$.old_head') = '" +
-                       old.head + "' AND json_extract(detail, '$.old_rows') = 5")
+                       " AND " +
+                       test::json_text("detail", "old_head") + " = '" + old.head + "' AND " +
+                       test::json_integer("detail", "old_rows") + " = 5")
             .value() == 1);
   // The details themselves are unchanged, and new events follow the new formula.
   CHECK(old.db.query_int(R"(SELECT count(*) FROM audit WHERE id = 3 AND detail = '{"n":3}')").value() == 1);
@@ -98,14 +96,14 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
 
 TEST_CASE("0013: a broken chain is refused, nothing migrated", "[audit][migrate]") {
   OldChain old(4);
-  REQUIRE(old.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":99}' WHERE id = 2"));
+  REQUIRE(old.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":99}' WHERE id = 2"));
   auto refused = store::migrate(old.db, shipped(), k_now);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.starts_with("0013_audit_salted_digest.sql: "));
   CAPTURE(refused.error().message);
   CHECK(refused.error().message.find("broken at audit id 2") != std::string::npos);
   CHECK(store::schema_version(old.db).value() < 13);
-  CHECK(old.db.query_int("SELECT count(*) FROM pragma_table_info('audit') WHERE name = 'salt'").value() == 0);
+  CHECK(old.db.query_int(store::sql::column_exists(test::test_backend(), "audit", "salt")).value() == 0);
   CHECK(old.verify().first_broken == 2);
 }
 
@@ -123,7 +121,7 @@ TEST_CASE("0013: the code step is skipped when the predicate says so, legacy row
   CHECK(old.verify().events == 3);
   CHECK_FALSE(old.verify().first_broken);
   // A legacy row edited is still caught by the old formula.
-  REQUIRE(old.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}' WHERE id = 2"));
+  REQUIRE(old.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = 2"));
   CHECK(old.verify().first_broken == 2);
 }
 
@@ -152,24 +150,24 @@ store::AuditCheck tampered(int rows, const std::string& sql) {
 
 TEST_CASE("0013: tampering is still detected through the digest and the hash", "[audit]") {
   SECTION("a changed detail no longer matches its digest") {
-    const auto check = tampered(4, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":9}' WHERE id = 2");
+    const auto check = tampered(4, test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":9}' WHERE id = 2");
     CHECK(check.first_broken == 2);
     CHECK(check.reason.find("does not match its digest") != std::string::npos);
   }
   SECTION("a changed digest (with a detail to match) no longer matches the hash") {
-    const auto check = tampered(4,
-                                "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":9}',"
-                                " detail_digest = lower(hex(randomblob(32))) WHERE id = 3");
+    const auto check = tampered(4, test::drop_audit_trigger() +
+                                       "UPDATE audit SET detail = '{\"n\":9}',"
+                                       " detail_digest = '" +
+                                       std::string(64, 'a') + "' WHERE id = 3");
     CHECK(check.first_broken == 3);
   }
   SECTION("a digest recomputed for a new detail breaks the row's hash") {
     // The digest is sha256(salt || detail); SQLite has no sha256, so the store's function writes it.
     const auto digest = store::detail_digest("00112233445566778899aabbccddeeff", R"({"n":9})");
-    const auto check =
-        tampered(4,
-                 "DROP TRIGGER audit_no_update; UPDATE audit SET salt = '00112233445566778899aabbccddeeff',"
-                 " detail = '{\"n\":9}', detail_digest = '" +
-                     digest + "' WHERE id = 3");
+    const auto check = tampered(4, test::drop_audit_trigger() +
+                                       "UPDATE audit SET salt = '00112233445566778899aabbccddeeff',"
+                                       " detail = '{\"n\":9}', detail_digest = '" +
+                                       digest + "' WHERE id = 3");
     CHECK(check.first_broken == 3);
     CHECK(check.reason.find("do not match its hash") != std::string::npos);
   }
@@ -177,13 +175,13 @@ TEST_CASE("0013: tampering is still detected through the digest and the hash", "
     const auto erased = tampered(3, "UPDATE audit SET salt = NULL, detail = '{\"erased\":true}' WHERE id = 2");
     CHECK_FALSE(erased.first_broken);
     const auto forged =
-        tampered(3, "DROP TRIGGER audit_no_update; UPDATE audit SET salt = NULL, detail = '{\"n\":7}' WHERE id = 2");
+        tampered(3, test::drop_audit_trigger() + "UPDATE audit SET salt = NULL, detail = '{\"n\":7}' WHERE id = 2");
     CHECK(forged.first_broken == 2);
     CHECK(forged.reason.find("not the erasure tombstone") != std::string::npos);
   }
   SECTION("a legacy-looking row (digest removed) no longer matches") {
     const auto check =
-        tampered(3, "DROP TRIGGER audit_no_update; UPDATE audit SET salt = NULL, detail_digest = NULL WHERE id = 2");
+        tampered(3, test::drop_audit_trigger() + "UPDATE audit SET salt = NULL, detail_digest = NULL WHERE id = 2");
     CHECK(check.first_broken == 2);
   }
 }

@@ -3,6 +3,7 @@
 #include "store/audit.h"
 #include "store/migrations.h"
 #include "store/transaction.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
 
@@ -12,11 +13,9 @@ namespace {
 
 // A migrated database with `events` audit rows.
 store::Database trail(const test::TempDir& dir, int events) {
-  auto db = store::Database::open(dir.file("d.db"));
+  auto db = test::open_db(dir);
   REQUIRE(db);
-  auto migrations = store::load_migrations(test::source_path("migrations"));
-  REQUIRE(migrations);
-  REQUIRE(store::migrate(*db, *migrations, "2026-11-30T12:00:00Z"));
+  REQUIRE(store::migrate(*db, test::shipped_migrations(), "2026-11-30T12:00:00Z"));
   for (int i = 1; i <= events; ++i) {
     REQUIRE(db->exec("BEGIN"));
     REQUIRE(store::append_audit(*db, {"2026-11-30T12:00:0" + std::to_string(i % 10) + "Z", "received", std::nullopt,
@@ -60,7 +59,7 @@ TEST_CASE("audit: the table refuses UPDATE unless the trigger is dropped", "[aud
 }
 
 TEST_CASE("audit: an edited row is named", "[audit]") {
-  const auto check = tampered(5, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{\"n\":99}' WHERE id = 3");
+  const auto check = tampered(5, test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":99}' WHERE id = 3");
   CHECK(check.first_broken == 3);
   CHECK(check.reason.find("the row was changed") != std::string::npos);
 }
@@ -73,7 +72,7 @@ TEST_CASE("audit: a deleted row breaks the chain at the next one", "[audit]") {
 
 TEST_CASE("audit: a row re-hashed by hand still breaks the next link", "[audit]") {
   const auto check =
-      tampered(4, "DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2");
+      tampered(4, test::drop_audit_trigger() + "UPDATE audit SET detail = '{}', hash = 'forged' WHERE id = 2");
   CHECK(check.first_broken == 2);  // its own hash no longer matches its contents
 }
 
@@ -101,7 +100,7 @@ void verified(store::Database& db, std::int64_t events) {
 TEST_CASE("audit: the remembered tail never skips a row rolled back or written by another connection", "[audit]") {
   test::TempDir dir;
   auto db = trail(dir, 1);
-  auto other = store::Database::open(dir.file("d.db"));
+  auto other = test::open_db(dir);
   REQUIRE(other);
 
   // Several appends in one transaction chain on each other (the tail is remembered).

@@ -13,7 +13,7 @@ using namespace dispatchd;
 using namespace std::chrono_literals;
 using test::k_t0;
 
-TEST_CASE("backup: copies taken while another connection writes open and verify", "[backup]") {
+TEST_CASE("backup: copies taken while another connection writes open and verify", "[backup][sqlite]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
   std::atomic<bool> stop{false};
@@ -22,7 +22,7 @@ TEST_CASE("backup: copies taken while another connection writes open and verify"
   // audit events as fast as it can.
   std::thread writer([&] {
     // Catch2's assertions are not thread-safe: the main thread checks `written` instead.
-    auto own = store::Database::open(dir.file("d.db"), store::Database::Mode::existing);
+    auto own = test::open_db(dir, store::Database::Mode::existing);
     if (!own) return;
     for (int i = 0; !stop; ++i) {
       const std::string id = "wamid." + std::to_string(i);
@@ -58,7 +58,7 @@ TEST_CASE("backup: copies taken while another connection writes open and verify"
   CHECK(previous_events > 0);
 }
 
-TEST_CASE("backup: an existing destination is never overwritten", "[backup]") {
+TEST_CASE("backup: an existing destination is never overwritten", "[backup][sqlite]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
   { std::ofstream(dir.file("taken.db")) << "precious"; }

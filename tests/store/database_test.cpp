@@ -7,7 +7,7 @@
 
 using namespace dispatchd;
 
-TEST_CASE("database: an error a failed system call caused names the system's reason", "[store]") {
+TEST_CASE("database: an error a failed system call caused names the system's reason", "[store][sqlite]") {
   test::TempDir dir;
   auto missing = store::Database::open(dir.file("no-such-folder/d.db"), store::Database::Mode::create);
   REQUIRE_FALSE(missing);
@@ -22,7 +22,7 @@ TEST_CASE("database: an error a failed system call caused names the system's rea
   CHECK_THAT(syntax.error().message, Catch::Contains("syntax error") && !Catch::Contains("("));
 }
 
-TEST_CASE("database: SQLite's failures arrive as kinds a caller can branch on", "[store]") {
+TEST_CASE("database: SQLite's failures arrive as kinds a caller can branch on", "[store][sqlite]") {
   test::TempDir dir;
   auto db = store::Database::open(dir.file("d.db"), store::Database::Mode::create);
   REQUIRE(db);

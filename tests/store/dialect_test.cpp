@@ -3,6 +3,7 @@
 #include <string>
 
 #include "store/dialect.h"
+#include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
 
@@ -74,4 +75,69 @@ TEST_CASE("dialect: PostgreSQL's SQLSTATE codes map to the store's error kinds",
     INFO(row.sqlstate);
     CHECK(store::kind_of_sqlstate(row.sqlstate) == row.kind);
   }
+}
+
+TEST_CASE("dialect: each engine's fragment is the text its statements were written with", "[store]") {
+  using store::Backend;
+  namespace sql = store::sql;
+  struct Row {
+    std::string built;
+    std::string expected;
+  };
+  const Row rows[] = {
+      {sql::json_text(Backend::sqlite, "a.detail", "action"), "json_extract(a.detail, '$.action')"},
+      {sql::json_text(Backend::postgresql, "a.detail", "action"), "(a.detail::jsonb ->> 'action')"},
+      {sql::json_integer(Backend::sqlite, "detail", "escalation"), "json_extract(detail, '$.escalation')"},
+      {sql::json_integer(Backend::postgresql, "detail", "escalation"), "(detail::jsonb ->> 'escalation')::bigint"},
+      {sql::json_integers(Backend::sqlite, "?1", "j"), "json_each(?1) AS j"},
+      {sql::json_integers(Backend::postgresql, "?1", "j"),
+       "(SELECT value::bigint AS value, key FROM jsonb_array_elements_text(?1::jsonb) WITH ORDINALITY AS e(value, key))"
+       " AS j"},
+      {sql::json_integer_array(Backend::sqlite, "id", "id"), "json_group_array(id)"},
+      {sql::json_integer_array(Backend::postgresql, "id", "id"), "coalesce(json_agg(id ORDER BY id)::text, '[]')"},
+      {sql::contains(Backend::sqlite, "body", "?2"), "instr(body, ?2) > 0"},
+      {sql::contains(Backend::postgresql, "body", "?2"), "strpos(body, ?2) > 0"},
+      {sql::table_exists(Backend::sqlite, "audit_anchor"),
+       "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_anchor'"},
+      {sql::column_exists(Backend::sqlite, "audit", "detail_digest"),
+       "SELECT count(*) FROM pragma_table_info('audit') WHERE name = 'detail_digest'"},
+  };
+  for (const auto& row : rows) CHECK(row.built == row.expected);
+  // The placeholders in a fragment survive the translation to $N.
+  CHECK(store::to_postgresql_placeholders(sql::json_integers(Backend::postgresql, "?1", "j")).parameters == 1);
+}
+
+TEST_CASE("dialect: the fragments mean the same on the engine the run uses", "[store]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const store::Backend b = db.backend();
+  namespace sql = store::sql;
+  const auto one = [&](const std::string& query) {
+    auto value = db.query_int(query);
+    INFO(query);
+    REQUIRE(value);
+    return *value;
+  };
+  const std::string ids = "'[3, 1, 2]'";
+  CHECK(one("SELECT sum(value) FROM " + sql::json_integers(b, ids, "j")) == 6);
+  CHECK(one("SELECT value FROM " + sql::json_integers(b, ids, "j") + " ORDER BY key LIMIT 1") == 3);
+  CHECK(one("SELECT count(*) FROM inbox WHERE id IN (SELECT value FROM " + sql::json_integers(b, "'[]'", "j") + ")") ==
+        0);
+  const std::string detail = R"('{"escalation": 42, "status": "sent"}')";
+  CHECK(one("SELECT " + sql::json_integer(b, detail, "escalation") + " + 1") == 43);
+  CHECK(one("SELECT CASE WHEN " + sql::json_text(b, detail, "status") + " = 'sent' THEN 1 ELSE 0 END") == 1);
+  CHECK(one("SELECT CASE WHEN " + sql::json_text(b, detail, "missing") + " IS NULL THEN 1 ELSE 0 END") == 1);
+  CHECK(one("SELECT CASE WHEN " + sql::contains(b, "'customer 34600111222 wrote'", "'600111'") +
+            " THEN 1 ELSE 0 END") == 1);
+  CHECK(one("SELECT CASE WHEN " + sql::contains(b, "'customer'", "'600111'") + " THEN 1 ELSE 0 END") == 0);
+  // The array an aggregate builds reads back through json_integers, in its order.
+  const std::string agg = "(SELECT " + sql::json_integer_array(b, "id", "id") +
+                          " FROM (SELECT 7 AS id UNION ALL SELECT 5 ORDER BY id) AS s)";
+  CHECK(one("SELECT value FROM " + sql::json_integers(b, agg, "j") + " ORDER BY key LIMIT 1") == 5);
+  CHECK(one("SELECT CASE WHEN " + sql::json_integer_array(b, "id", "id") +
+            " = '[]' THEN 1 ELSE 0 END FROM (SELECT 1 AS id WHERE 1 = 0) AS s") == 1);
+  CHECK(one(sql::table_exists(b, "audit_anchor")) == 1);
+  CHECK(one(sql::table_exists(b, "no_such_table")) == 0);
+  CHECK(one(sql::column_exists(b, "audit", "detail_digest")) == 1);
+  CHECK(one(sql::column_exists(b, "audit", "no_such_column")) == 0);
 }

@@ -134,7 +134,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouched, chain verifies", "[erase]") {
+TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouched, chain verifies",
+          "[erase][sqlite]") {
   Fixture f;
   seed(f.db, k_erased, k_t0);
   seed(f.db, k_kept, k_t0 + 10s);
@@ -188,8 +189,8 @@ TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouc
             .value() == 3);
   // The erasure is in the chain, naming its actor and the digest only.
   CHECK(f.db.query_int("SELECT count(*) FROM audit WHERE id = " + std::to_string(erased->audit_id) +
-                       " AND event = 'erased' AND actor = 'dpo-lucia' AND json_extract(detail, '$.counterpart') = '" +
-                       erased->digest + "' AND json_extract(detail, '$.messages') = 2")
+                       " AND event = 'erased' AND actor = 'dpo-lucia' AND " + test::json_text("detail", "counterpart") +
+                       " = '" + erased->digest + "' AND " + test::json_integer("detail", "messages") + " = 2")
             .value() == 1);
 }
 
@@ -256,11 +257,11 @@ TEST_CASE("erase: an action the model addressed to the customer from another con
   CHECK_FALSE(store::verify_audit(f.db).value().first_broken);
 }
 
-TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finishes the job", "[erase]") {
+TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finishes the job", "[erase][sqlite]") {
   Fixture f;
   seed(f.db, k_erased, k_t0);
   REQUIRE(f.db.exec("PRAGMA busy_timeout=50"));  // the daemon's reads would be shorter-lived
-  auto reader = store::Database::open(f.dir.file("d.db"), store::Database::Mode::existing);
+  auto reader = test::open_db(f.dir, store::Database::Mode::existing);
   REQUIRE(reader);
   // A read transaction on the snapshot before the erasure pins the WAL.
   REQUIRE(reader->exec("BEGIN"));
@@ -285,11 +286,11 @@ TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finish
 }
 
 TEST_CASE("erase: while another connection writes (the daemon), it commits or fails retryably, nothing is lost",
-          "[erase]") {
+          "[erase][sqlite]") {
   Fixture f;
   seed(f.db, k_erased, k_t0);
   seed(f.db, k_kept, k_t0 + 10s);
-  auto second = store::Database::open(f.dir.file("d.db"), store::Database::Mode::existing);
+  auto second = test::open_db(f.dir, store::Database::Mode::existing);
   REQUIRE(second);
   // A short busy timeout, so that the writer also meets the erasure's lock and its VACUUM as
   // a busy answer (the daemon retries those) rather than only as a wait.

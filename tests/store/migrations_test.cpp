@@ -4,7 +4,9 @@
 
 #include "store/audit.h"
 #include "store/audit_digest.h"
+#include "store/dialect.h"
 #include "store/migrations.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
 
@@ -28,19 +30,39 @@ std::vector<store::Migration> load(const std::string& folder) {
   return std::move(*loaded);
 }
 
+// The run's backend (tests/store/store_fixture.h): its folder of migrations under `dir`/m
+// (created), and those migrations loaded.
+std::string folder(const test::TempDir& dir) {
+  const std::string path = dir.file("m/" + std::string(store::to_string(test::test_backend())));
+  std::filesystem::create_directories(path);
+  return path;
+}
+std::vector<store::Migration> load_run(const std::string& root) {
+  auto loaded = store::load_migrations(root, test::test_backend());
+  REQUIRE(loaded);
+  return std::move(*loaded);
+}
+
+long long table_exists(store::Database& db, const std::string& table) {
+  return db.query_int(store::sql::table_exists(db.backend(), table)).value();
+}
+
 }  // namespace
 
 TEST_CASE("migrate: the shipped migrations build the documented views from empty", "[store]") {
   test::TempDir dir;
-  auto db = open(dir.file("d.db"));
-  const auto migrations = load(test::source_path("migrations"));
+  auto db = test::open_db(dir).value();
+  const auto migrations = load_run(test::source_path("migrations"));
   auto first = store::migrate(db, migrations, k_now);
   REQUIRE(first);
   CHECK(first->applied.front() == "0001_initial.sql");
   CHECK(first->version == migrations.back().version);
   for (const char* view : {"v_messages", "v_attempts", "v_actions", "v_escalations", "v_audit"}) {
     CAPTURE(view);
-    CHECK(db.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") + view + "'")
+    CHECK(db.query_int(std::string(test::on_postgresql()
+                                       ? "SELECT count(*) FROM pg_views WHERE viewname='"
+                                       : "SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") +
+                       view + "'")
               .value() == 1);
   }
   CHECK(db.query_int("SELECT count(*) FROM schema_migrations WHERE applied_at = '" + k_now + "'").value() ==
@@ -53,9 +75,11 @@ TEST_CASE("migrate: the shipped migrations build the documented views from empty
     CHECK(again->version == first->version);
   }
   SECTION("WAL, foreign keys and the unique inbox key are on") {
-    auto other = open(dir.file("d.db"));
-    CHECK(other.query_int("PRAGMA foreign_keys").value() == 1);
-    CHECK(other.query_int("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode='wal'").value() == 1);
+    auto other = test::open_db(dir).value();
+    if (!test::on_postgresql()) {  // SQLite's settings per connection; PostgreSQL's are the server's
+      CHECK(other.query_int("PRAGMA foreign_keys").value() == 1);
+      CHECK(other.query_int("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode='wal'").value() == 1);
+    }
     const char* insert =
         "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload)"
         " VALUES ('whatsapp', 'wamid.1', 'c', 's', 't', 'hi', '{}')";
@@ -69,42 +93,42 @@ TEST_CASE("migrate: the shipped migrations build the documented views from empty
 
 TEST_CASE("migrate: a migration changed after it was applied is refused", "[store]") {
   test::TempDir dir;
-  std::filesystem::create_directories(dir.file("m/sqlite"));
-  write(dir.file("m/sqlite/0001_a.sql"), "CREATE TABLE a (x INTEGER);");
-  auto db = open(dir.file("d.db"));
-  REQUIRE(store::migrate(db, load(dir.file("m")), k_now));
+  const std::string m = folder(dir);
+  write(m + "/0001_a.sql", "CREATE TABLE a (x INTEGER);");
+  auto db = test::open_db(dir).value();
+  REQUIRE(store::migrate(db, load_run(dir.file("m")), k_now));
 
-  write(dir.file("m/sqlite/0001_a.sql"), "CREATE TABLE a (x INTEGER, y TEXT);");
-  write(dir.file("m/sqlite/0002_b.sql"), "CREATE TABLE b (x INTEGER);");
-  auto refused = store::migrate(db, load(dir.file("m")), k_now);
+  write(m + "/0001_a.sql", "CREATE TABLE a (x INTEGER, y TEXT);");
+  write(m + "/0002_b.sql", "CREATE TABLE b (x INTEGER);");
+  auto refused = store::migrate(db, load_run(dir.file("m")), k_now);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("migration 0001_a.sql was changed after it was applied") != std::string::npos);
-  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name='b'").value() == 0);  // nothing applied
+  CHECK(table_exists(db, "b") == 0);  // nothing applied
 }
 
 TEST_CASE("migrate: a database newer than the binary is refused", "[store]") {
   test::TempDir dir;
-  std::filesystem::create_directories(dir.file("m/sqlite"));
-  write(dir.file("m/sqlite/0001_a.sql"), "CREATE TABLE a (x INTEGER);");
-  write(dir.file("m/sqlite/0002_b.sql"), "CREATE TABLE b (x INTEGER);");
-  auto db = open(dir.file("d.db"));
-  REQUIRE(store::migrate(db, load(dir.file("m")), k_now));
-  std::filesystem::remove(dir.file("m/sqlite/0002_b.sql"));
-  auto refused = store::migrate(db, load(dir.file("m")), k_now);
+  const std::string m = folder(dir);
+  write(m + "/0001_a.sql", "CREATE TABLE a (x INTEGER);");
+  write(m + "/0002_b.sql", "CREATE TABLE b (x INTEGER);");
+  auto db = test::open_db(dir).value();
+  REQUIRE(store::migrate(db, load_run(dir.file("m")), k_now));
+  std::filesystem::remove(m + "/0002_b.sql");
+  auto refused = store::migrate(db, load_run(dir.file("m")), k_now);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("newer than this binary") != std::string::npos);
 }
 
 TEST_CASE("migrate: a failing migration leaves nothing half-applied", "[store]") {
   test::TempDir dir;
-  std::filesystem::create_directories(dir.file("m/sqlite"));
-  write(dir.file("m/sqlite/0001_a.sql"), "CREATE TABLE a (x INTEGER);");
-  write(dir.file("m/sqlite/0002_bad.sql"), "CREATE TABLE c (x INTEGER); CREATE TABLE a (x INTEGER);");
-  auto db = open(dir.file("d.db"));
-  auto result = store::migrate(db, load(dir.file("m")), k_now);
+  const std::string m = folder(dir);
+  write(m + "/0001_a.sql", "CREATE TABLE a (x INTEGER);");
+  write(m + "/0002_bad.sql", "CREATE TABLE c (x INTEGER); CREATE TABLE a (x INTEGER);");
+  auto db = test::open_db(dir).value();
+  auto result = store::migrate(db, load_run(dir.file("m")), k_now);
   REQUIRE_FALSE(result);
   CHECK(result.error().message.starts_with("0002_bad.sql: "));
-  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name='c'").value() == 0);
+  CHECK(table_exists(db, "c") == 0);
   CHECK(db.query_int("SELECT max(version) FROM schema_migrations").value() == 1);
 }
 
@@ -161,7 +185,7 @@ TEST_CASE("sha256_hex matches the standard test vector", "[store]") {
   CHECK(store::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain still verifies", "[store]") {
+TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain still verifies", "[store][sqlite]") {
   test::TempDir dir;
   auto db = open(dir.file("d.db"));
   const auto migrations = load(test::source_path("migrations"));

@@ -54,7 +54,7 @@ TEST_CASE("outbox: approved -> sending is committed before the provider call", "
   CHECK((*item)->body == "It ships tomorrow.");
   CHECK((*item)->idempotency_key == "dispatchd-" + std::to_string(f.message_id) + "-1");
   // Another connection (a crash right now would leave this) already sees 'sending'.
-  auto reader = store::Database::open(f.dir.file("d.db"), store::Database::Mode::existing);
+  auto reader = test::open_db(f.dir, store::Database::Mode::existing);
   REQUIRE(reader);
   CHECK(reader->query_int("SELECT count(*) FROM v_actions WHERE status = 'sending'").value() == 1);
   CHECK_FALSE(store::begin_send(f.db, k_t0 + 2s).value());  // taken once
@@ -83,7 +83,8 @@ TEST_CASE("outbox: a call that never left goes back in line, a refused one escal
   REQUIRE(escalation);
   CHECK(f.count("status = 'failed'") == 1);
   CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed' AND status = 'open'"
-                       " AND json_extract(detail, '$.error') = '(#131026) Message undeliverable'")
+                       " AND " +
+                       test::json_text("detail", "error") + " = '(#131026) Message undeliverable'")
             .value() == 1);
   CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
 }

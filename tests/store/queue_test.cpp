@@ -86,8 +86,8 @@ TEST_CASE("queue: a proposal waits as a 'proposed' outbox row shown on the escal
   Fixture f;
   CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'proposed' AND escalation_id IS NOT NULL")
             .value() == 1);
-  CHECK(f.db.query_int("SELECT json_extract(proposed_action, '$.content') = 'Refunded.' FROM v_escalations").value() ==
-        1);
+  CHECK(f.db.query_int("SELECT " + test::json_text("proposed_action", "content") + " = 'Refunded.' FROM v_escalations")
+            .value() == 1);
   CHECK_FALSE(store::begin_send(f.db, k_t0 + 2s).value());  // nothing is sent before approval
 }
 

@@ -15,6 +15,7 @@
 #include "store/audit.h"
 #include "store/migrations.h"
 #include "store/round.h"
+#include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
 
@@ -23,13 +24,11 @@ namespace dispatchd::test {
 // The event loop's queue, by hand; the syncer thread posts into it too.
 struct RoundFixture {
   RoundFixture() {
-    auto opened = store::Database::open(dir.file("d.db"));
+    auto opened = test::open_db(dir);
     REQUIRE(opened);
     db.emplace(std::move(*opened));
-    auto migrations = store::load_migrations(source_path("migrations"));
-    REQUIRE(migrations);
-    REQUIRE(store::migrate(*db, *migrations, "2026-12-01T12:00:00Z"));
-    auto other = store::Database::open(dir.file("d.db"));
+    REQUIRE(store::migrate(*db, test::shipped_migrations(), "2026-12-01T12:00:00Z"));
+    auto other = test::open_db(dir);
     REQUIRE(other);
     observer.emplace(std::move(*other));
     round.emplace(*db, [this](std::function<void()> f) {

@@ -45,7 +45,8 @@ TEST_CASE("round: after_commit runs only once the round is committed and synced"
   f.run_until([&] { return answered.has_value(); });
   CHECK(*answered);
   CHECK(visible_then == 1);  // the effect saw the committed row
-  CHECK(f.round->stats().syncs >= 1);
+  // SQLite: our syncer's fdatasync; PostgreSQL: the server's, at COMMIT (none counted here).
+  if (!test::on_postgresql()) CHECK(f.round->stats().syncs >= 1);
 }
 
 TEST_CASE("round: one sync may cover several commits, and every waiter is answered in order", "[round]") {
@@ -98,7 +99,8 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   CHECK_FALSE(f.db->in_transaction());
   REQUIRE(watched.size() == 1);
   CHECK_FALSE(watched[0].first);
-  CHECK_THAT(watched[0].second, Catch::StartsWith("COMMIT: ") && Catch::Contains("FOREIGN KEY constraint failed"));
+  CHECK_THAT(watched[0].second,
+             Catch::StartsWith("COMMIT: ") && Catch::Contains("foreign key constraint", Catch::CaseSensitive::No));
   // A round that changes nothing commits even on a full disk: it tells nothing.
   REQUIRE(f.round->open());
   f.round->commit();
@@ -119,7 +121,7 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   CHECK(watched.size() == 2);
 }
 
-TEST_CASE("round: nothing reaches the disk before the COMMIT, however much the round changes", "[round]") {
+TEST_CASE("round: nothing reaches the disk before the COMMIT, however much the round changes", "[round][sqlite]") {
   Fixture f;
   REQUIRE(f.event("first"));
   f.run_queue();
@@ -157,7 +159,7 @@ TEST_CASE("round: a commit posted before the round was destroyed does nothing", 
   CHECK(f.committed_events() == 1);
 }
 
-TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[round]") {
+TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[round][sqlite]") {
   Fixture f;
   const std::string detail = "{\"pad\":\"" + std::string(16 * 1024, 'x') + "\"}";
   bool synced = false;
@@ -177,7 +179,8 @@ TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[ro
   CHECK_FALSE(check->first_broken);
 }
 
-TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after every sync once it has grown", "[round]") {
+TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after every sync once it has grown",
+          "[round][sqlite]") {
   // SQLite starts the WAL file over after a checkpoint without shrinking it: the file's size
   // stays above the threshold, the number of pages in it does not.
   Fixture f;
@@ -197,7 +200,7 @@ TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after ever
   CHECK(f.committed_events() == k_commits);
 }
 
-TEST_CASE("round: after steady commits the WAL starts over once they pause", "[round]") {
+TEST_CASE("round: after steady commits the WAL starts over once they pause", "[round][sqlite]") {
   // Commits keep coming while the syncer checkpoints, so no checkpoint copies the whole WAL
   // before the next write; without a checkpoint at the pause the WAL would never start over.
   Fixture f;

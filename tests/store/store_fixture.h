@@ -1,9 +1,28 @@
 #pragma once
-// A migrated database in a temporary folder, for store tests.
+// A migrated database for store tests, on the backend the run asks for:
+//   default                              a SQLite file, `dir`/d.db
+//   DISPATCHD_TEST_BACKEND=postgresql    a PostgreSQL database of the test's own on the
+//                                        server DISPATCHD_TEST_POSTGRESQL_DIR names (its
+//                                        files `uri` and `password`, tests/postgresql/cluster.sh)
+// One database per TempDir: every open_db(dir) reaches the same data, as every open of
+// dir/d.db does. A PostgreSQL database is created on the first open and dropped once its
+// TempDir is gone (checked at the next creation) or at process exit.
 
+#include <unistd.h>
 #include <catch2/catch.hpp>
-#include <chrono>
 
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/dialect.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
 #include "tests/store/temp_dir.h"
@@ -13,35 +32,148 @@ namespace dispatchd::test {
 
 inline const store::Time k_t0 = std::chrono::sys_days{std::chrono::November / 30 / 2026} + std::chrono::hours(12);
 
-// Opens `dir`/d.db and applies the shipped migrations.
-inline store::Database migrated_db(const TempDir& dir) {
-  auto db = store::Database::open(dir.file("d.db"));
-  REQUIRE(db);
-  auto migrations = store::load_migrations(source_path("migrations"));
+// The PostgreSQL server of a DISPATCHD_TEST_BACKEND=postgresql run, and the databases this
+// process made on it.
+class PostgresqlTestServer {
+ public:
+  // Null unless the run is on PostgreSQL; a run that asks for it without a server fails.
+  static PostgresqlTestServer* get() {
+    static std::optional<PostgresqlTestServer> server = make();
+    return server ? &*server : nullptr;
+  }
+
+  PostgresqlTestServer(std::string uri, std::string password)
+      : m_uri(std::move(uri)), m_password(std::move(password)) {}
+  PostgresqlTestServer(PostgresqlTestServer&&) = default;
+  ~PostgresqlTestServer() {
+    // A forked child that exits (a daemon under test) must not drop its parent's databases.
+    if (getpid() != m_creator) return;
+    for (const auto& [dir, name] : m_created) drop(name);
+  }
+
+  const std::string& password() const { return m_password; }
+
+  // The URI of `dir`'s database, created when new.
+  std::string database_for(const std::filesystem::path& dir) {
+    for (const auto& [made_for, name] : m_created)
+      if (made_for == dir) return uri_of(name);
+    drop_finished();
+    std::string name = "t_";
+    for (const char c : dir.filename().string())
+      name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+    auto made = admin().exec("CREATE DATABASE " + name);
+    if (!made) FAIL("cannot create the test database " << name << ": " << made.error().message);
+    m_created.emplace_back(dir, name);
+    return uri_of(name);
+  }
+
+ private:
+  static std::optional<PostgresqlTestServer> make() {
+    const char* backend = std::getenv("DISPATCHD_TEST_BACKEND");
+    if (!backend || std::string_view(backend) != "postgresql") return std::nullopt;
+    const char* dir = std::getenv("DISPATCHD_TEST_POSTGRESQL_DIR");
+    if (!dir || !*dir) {
+      throw std::runtime_error(
+          "DISPATCHD_TEST_BACKEND=postgresql needs DISPATCHD_TEST_POSTGRESQL_DIR (tests/postgresql/cluster.sh start "
+          "DIR)");
+    }
+    const auto line = [&](const char* file) {
+      std::ifstream in(std::string(dir) + "/" + file);
+      std::string text;
+      std::getline(in, text);
+      return text;
+    };
+    return PostgresqlTestServer(line("uri"), line("password"));
+  }
+
+  std::string uri_of(const std::string& name) const { return m_uri.substr(0, m_uri.rfind('/') + 1) + name; }
+
+  store::Database& admin() {
+    if (!m_admin) {
+      auto db = store::Database::open(m_uri, store::Database::Mode::existing, {m_password});
+      if (!db) throw std::runtime_error("cannot reach the test server: " + db.error().message);
+      m_admin.emplace(std::move(*db));
+    }
+    return *m_admin;
+  }
+
+  // FORCE: a connection the finished test left open must not keep its database.
+  void drop(const std::string& name) {
+    // Also runs at exit, outside any test case: stderr, not Catch.
+    if (auto dropped = admin().exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); !dropped)
+      std::fprintf(stderr, "cannot drop the test database %s: %s\n", name.c_str(), dropped.error().message.c_str());
+  }
+
+  void drop_finished() {
+    std::erase_if(m_created, [this](const auto& created) {
+      if (std::filesystem::exists(created.first)) return false;
+      drop(created.second);
+      return true;
+    });
+  }
+
+  std::string m_uri;
+  std::string m_password;
+  pid_t m_creator = getpid();
+  std::optional<store::Database> m_admin;
+  std::vector<std::pair<std::filesystem::path, std::string>> m_created;
+};
+
+inline bool on_postgresql() { return PostgresqlTestServer::get() != nullptr; }
+inline store::Backend test_backend() { return on_postgresql() ? store::Backend::postgresql : store::Backend::sqlite; }
+
+// SQL for tests that tamper with the audit trail or read its details, on either backend.
+inline std::string drop_audit_trigger() {
+  return on_postgresql() ? "DROP TRIGGER audit_no_update ON audit; " : "DROP TRIGGER audit_no_update; ";
+}
+inline std::string json_text(std::string_view column, std::string_view key) {
+  return store::sql::json_text(test_backend(), column, key);
+}
+inline std::string json_integer(std::string_view column, std::string_view key) {
+  return store::sql::json_integer(test_backend(), column, key);
+}
+
+// Opens `dir`'s database (see the top of this file), unmigrated when new: what
+// Database::open(dir/d.db, mode) does on SQLite.
+inline store::Result<store::Database> open_db(const TempDir& dir,
+                                              store::Database::Mode mode = store::Database::Mode::create) {
+  auto* server = PostgresqlTestServer::get();
+  if (server) return store::Database::open(server->database_for(dir.path()), mode, {server->password()});
+  return store::Database::open(dir.file("d.db"), mode);
+}
+
+// The shipped migrations of the run's backend.
+inline std::vector<store::Migration> shipped_migrations() {
+  auto migrations = store::load_migrations(source_path("migrations"), test_backend());
   REQUIRE(migrations);
-  REQUIRE(store::migrate(*db, *migrations, store::format_time(k_t0)));
+  return std::move(*migrations);
+}
+
+// Opens `dir`'s database and applies the shipped migrations.
+inline store::Database migrated_db(const TempDir& dir) {
+  auto db = open_db(dir);
+  if (!db) FAIL("cannot open the test database: " << db.error().message);
+  REQUIRE(store::migrate(*db, shipped_migrations(), store::format_time(k_t0)));
   return std::move(*db);
 }
 
-// Opens `dir`/d.db and applies every shipped migration but `version`: a database as an older
-// binary left that migration's tables, for the tests of an upgrade (then migrate_all). The
-// later ones are applied too, because today's writers (insert_inbound's audit row with its
-// salted digest, 0013) need their columns; an upgrade test must not depend on them.
+// Opens `dir`'s database and applies every shipped migration but `version`: a database as
+// an older binary left that migration's tables, for the tests of an upgrade (then
+// migrate_all). The later ones are applied too, because today's writers (insert_inbound's
+// audit row with its salted digest, 0013) need their columns; an upgrade test must not
+// depend on them.
 inline store::Database db_before_migration(const TempDir& dir, int version) {
-  auto db = store::Database::open(dir.file("d.db"));
-  REQUIRE(db);
-  auto migrations = store::load_migrations(source_path("migrations"));
-  REQUIRE(migrations);
-  std::erase_if(*migrations, [version](const store::Migration& m) { return m.version == version; });
-  REQUIRE(store::migrate(*db, *migrations, store::format_time(k_t0)));
+  auto db = open_db(dir);
+  if (!db) FAIL("cannot open the test database: " << db.error().message);
+  auto migrations = shipped_migrations();
+  std::erase_if(migrations, [version](const store::Migration& m) { return m.version == version; });
+  REQUIRE(store::migrate(*db, migrations, store::format_time(k_t0)));
   return std::move(*db);
 }
 
 // Applies the shipped migrations still pending, recorded as applied at `now`.
 inline void migrate_all(store::Database& db, store::Time now) {
-  auto migrations = store::load_migrations(source_path("migrations"));
-  REQUIRE(migrations);
-  REQUIRE(store::migrate(db, *migrations, store::format_time(now)));
+  REQUIRE(store::migrate(db, shipped_migrations(), store::format_time(now)));
 }
 
 }  // namespace dispatchd::test

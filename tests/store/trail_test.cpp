@@ -21,6 +21,7 @@ struct Seeded {
 
   store::Trail trail(std::int64_t id, std::size_t history = 10) {
     auto t = store::load_trail(db, id, history);
+    INFO((t ? std::string() : t.error().message));
     REQUIRE(t);
     return std::move(*t);
   }
@@ -124,7 +125,7 @@ TEST_CASE("trail: the chain check names a changed or deleted row in the segment"
   const std::int64_t second = before.audit.at(1).id;
   SECTION("a row of the message changed") {
     REQUIRE(
-        s.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}' WHERE id = " + std::to_string(second)));
+        s.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = " + std::to_string(second)));
     const auto t = s.trail(4);
     CHECK(t.chain->check.first_broken == second);
     CHECK(t.chain->check.reason.find("do not match its hash") != std::string::npos);
@@ -134,7 +135,7 @@ TEST_CASE("trail: the chain check names a changed or deleted row in the segment"
     CHECK(s.trail(4).chain->check.first_broken == before.audit.front().id);
   }
   SECTION("a row outside the segment changed: this message's segment still verifies") {
-    REQUIRE(s.db.exec("DROP TRIGGER audit_no_update; UPDATE audit SET detail = '{}' WHERE id = 1"));
+    REQUIRE(s.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = 1"));
     CHECK_FALSE(s.trail(4).chain->check.first_broken);
     auto whole = store::verify_audit(s.db);
     REQUIRE(whole);

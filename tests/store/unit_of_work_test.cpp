@@ -30,7 +30,11 @@ struct FakeTime {
 // Makes every round that writes an audit event fail at its COMMIT, as a full disk does.
 void fill_the_disk(store::Database& db) {
   REQUIRE(db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
-  REQUIRE(db.exec("CREATE TRIGGER disk_full AFTER INSERT ON audit BEGIN INSERT INTO doomed VALUES (-1); END"));
+  REQUIRE(db.exec(test::on_postgresql()
+                      ? "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS"
+                        " $$ BEGIN INSERT INTO doomed VALUES (-1); RETURN NULL; END $$;"
+                        " CREATE TRIGGER disk_full AFTER INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full()"
+                      : "CREATE TRIGGER disk_full AFTER INSERT ON audit BEGIN INSERT INTO doomed VALUES (-1); END"));
 }
 
 store::Result<void> write_event(store::Database& db, const std::string& name) {
@@ -134,7 +138,8 @@ TEST_CASE("Redo: a lost write is kept and done again after each pause until it i
   f.run_until([&] { return redo.kept() == 1; });
   CHECK(time.wakes == std::vector<milliseconds>{1000ms, 2000ms});
 
-  REQUIRE(f.db->exec("DROP TRIGGER disk_full"));  // space again
+  REQUIRE(
+      f.db->exec(test::on_postgresql() ? "DROP TRIGGER disk_full ON audit" : "DROP TRIGGER disk_full"));  // space again
   time.now += 2000ms;
   redo.resume();
   f.run_until([&] { return f.committed_events() == 1 && redo.pause() == 0ms; });
