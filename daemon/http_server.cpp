@@ -3,6 +3,7 @@
 #include "daemon/http_server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -47,8 +48,9 @@ struct HttpServer::State : std::enable_shared_from_this<State> {
   HttpLimits limits;
   Handler handler;
   tcp::acceptor acceptor;
-  std::size_t open = 0;
-  std::size_t answering = 0;  // requests read whose answer is not written yet
+  // Written on the io_context's thread, read from any (HttpServer::connections(), answering()).
+  std::atomic<std::size_t> open = 0;
+  std::atomic<std::size_t> answering = 0;  // requests read whose answer is not written yet
   bool stopping = false;
   std::vector<std::weak_ptr<Closable>> streams;          // open streaming responses
   std::map<asio::ip::address, std::size_t> per_address;  // open connections by client address

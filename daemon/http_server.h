@@ -97,6 +97,7 @@ class HttpServer {
   std::uint16_t port() const;
   // Stops accepting; open connections finish the request they are in, then close.
   void stop();
+  // These two may be read from any thread (daemon/http_front.h reads them from the loop).
   std::size_t connections() const;
   // Requests read and handed to the handler whose answer is not yet written: a draining
   // daemon waits for these (a webhook is answered only after its commit).

@@ -17,7 +17,7 @@
 #include "config/secrets.h"
 #include "connectors/whatsapp/channel.h"
 #include "daemon/escalation_events.h"
-#include "daemon/http_server.h"
+#include "daemon/http_front.h"
 #include "daemon/metrics.h"
 #include "daemon/notifier.h"
 #include "daemon/notify.h"
@@ -89,7 +89,7 @@ struct Service::Parts {
   std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
   std::unique_ptr<Notifier> notifier;  // when escalation.notify_url is set
-  std::unique_ptr<HttpServer> http;
+  std::unique_ptr<HttpFront> http;
   std::unique_ptr<store::Round> round;  // after `store`: commits before the database closes
   boost::asio::steady_timer tick;
   boost::asio::steady_timer watchdog;
@@ -100,6 +100,7 @@ struct Service::Parts {
   std::optional<std::string> store_failure;  // why the last round was not stored, while failing
   std::int64_t store_failures_in_a_row = 0;
   std::int64_t checkpoint_failures_logged = 0;
+  bool refusing = false;  // the front answers 503: the database is out of reach
 
   Parts(config::Config c, boost::asio::io_context& io_, StoreReady ready)
       : config(std::move(c)),
@@ -121,6 +122,7 @@ struct Service::Parts {
   void sweep_sessions();
   void on_watchdog();
   void on_store_health(bool ok, const std::string& why);
+  void check_reachable();
   void log_checkpoint_failures();
   std::string status() const;
 };
@@ -137,6 +139,25 @@ void Service::Parts::on_store_health(bool ok, const std::string& why) {
   if (++store_failures_in_a_row == 1 || store_failures_in_a_row % 100 == 0)
     spdlog::error("store: {} ({} failure(s) in a row); webhooks are answered 500 and decisions taken again", why,
                   store_failures_in_a_row);
+}
+
+// PostgreSQL out of reach: the front answers 503 by itself (webhooks are sent again by
+// their provider, /readyz turns the load balancer away) until a connection is made again.
+// The loop keeps trying, paced by the Database (store/database.h).
+void Service::Parts::check_reachable() {
+  std::optional<std::string> reason;
+  if (store.db.unreachable()) {
+    if (auto probe = store.db.query_int("SELECT 1"); !probe) reason = probe.error().message;
+  }
+  if (reason) {
+    if (!refusing) spdlog::error("store: the database is unreachable, requests are answered 503: {}", *reason);
+    refusing = true;
+    http->set_unavailable(std::move(reason));
+  } else if (refusing) {
+    spdlog::info("store: the database is reachable again");
+    refusing = false;
+    http->set_unavailable(std::nullopt);
+  }
 }
 
 // Checkpoints fail on their own thread and lose nothing (the WAL grows until one succeeds),
@@ -244,6 +265,7 @@ void Service::Parts::on_tick() {
   ++ticks;
   poll_events();
   log_checkpoint_failures();
+  check_reachable();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {
@@ -356,8 +378,12 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   HttpLimits limits;
   limits.max_body_bytes = p.config.http.max_body_bytes;
   limits.max_connections_per_address = p.config.http.max_connections_per_address;
-  p.http = std::make_unique<HttpServer>(io, limits,
-                                        [&p](const Request& r, Respond respond) { p.route(r, std::move(respond)); });
+  // On PostgreSQL the loop waits for the server on every store call: the listener gets a
+  // thread of its own (daemon/http_front.h), so requests are read and refused meanwhile.
+  const FrontThread front =
+      p.store.db.backend() == store::Backend::postgresql ? FrontThread::own : FrontThread::loop;
+  p.http = std::make_unique<HttpFront>(
+      io, limits, [&p](const Request& r, Respond respond) { p.route(r, std::move(respond)); }, front);
   return std::unique_ptr<Service>(new Service(std::move(parts)));
 }
 

@@ -12,6 +12,7 @@ packages=(
   libspdlog-dev catch2 libsystemd-dev libssl-dev
   libgmime-3.0-dev libxml2-dev       # the Gmail connector: MIME and HTML
   python3                            # test fakes and demo simulators
+  haproxy                            # the test of several instances behind a load balancer
   systemd                            # systemd-analyze: the unit's security score test
   chromium                           # the staff page's browser test (headless)
 )

@@ -3,11 +3,13 @@
 #include "store/internal/access.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <filesystem>
 #include <string_view>
 
 #include "store/internal/connection.h"
+#include "store/internal/sql.h"
 
 namespace dispatchd::store {
 namespace {
@@ -47,9 +49,19 @@ Error with_context(Error error, std::string_view context) {
   return error;
 }
 
+// Between two attempts to reach a PostgreSQL server that went away.
+constexpr std::chrono::milliseconds k_first_reconnect{250};
+constexpr std::chrono::milliseconds k_last_reconnect{10'000};
+
 struct Database::Impl {
   std::unique_ptr<internal::Connection> connection;
   std::string path;
+  // PostgreSQL: what a new connection needs, and the pacing of attempts.
+  std::string target;
+  std::string password;
+  std::chrono::steady_clock::time_point next_attempt{};
+  std::chrono::milliseconds pause = k_first_reconnect;
+  bool open_transaction = false;  // a top-level BEGIN not yet ended by COMMIT or ROLLBACK
   Round* round = nullptr;
   std::uint64_t epoch = 0;
   std::optional<AuditTail> audit_tail;
@@ -64,6 +76,8 @@ Result<Database> Database::open(const std::string& target, Mode mode, const Open
   auto impl = std::make_unique<Impl>();
   if (backend_of(target) == Backend::postgresql) {
     impl->path = redact_uri(target);
+    impl->target = target;
+    impl->password = options.password;
     auto connection = internal::open_postgresql(target, options.password);
     if (!connection) return std::unexpected(with_context(std::move(connection.error()), impl->path));
     impl->connection = std::move(*connection);
@@ -99,6 +113,32 @@ std::optional<Database::AuditTail>& Database::audit_tail() { return m_impl->audi
 void Database::attach_round(Round* round) { m_impl->round = round; }
 
 Error Database::last_error() const { return m_impl->connection->last_error(); }
+bool Database::unreachable() const { return m_impl->connection->lost(); }
+
+// A new connection in place of a lost one, where nothing is in flight on it (the callers
+// check): the statements cached on the old one go with it.
+Result<void> Database::reconnect() {
+  auto& impl = *m_impl;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < impl.next_attempt) {
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(impl.next_attempt - now);
+    return std::unexpected(Error{ErrorKind::io, "the connection to PostgreSQL is lost (" +
+                                                    impl.connection->last_error().message + "); next attempt in " +
+                                                    std::to_string(wait.count()) + " ms"});
+  }
+  auto connection = internal::open_postgresql(impl.target, impl.password);
+  if (!connection) {
+    impl.next_attempt = now + impl.pause;
+    impl.pause = std::min(impl.pause * 2, k_last_reconnect);
+    return std::unexpected(with_context(std::move(connection.error()), impl.path));
+  }
+  impl.connection = std::move(*connection);
+  impl.pause = k_first_reconnect;
+  impl.next_attempt = {};
+  impl.audit_tail.reset();
+  ++impl.epoch;
+  return {};
+}
 
 Result<void> Database::exec(std::string_view sql) {
   const auto starts = [&](std::string_view word) {
@@ -106,11 +146,21 @@ Result<void> Database::exec(std::string_view sql) {
              return a == std::toupper(static_cast<unsigned char>(b));
            });
   };
-  if (starts("BEGIN") || starts("ROLLBACK")) ++m_impl->epoch;
-  return m_impl->connection->exec(sql);
+  const bool begin = starts("BEGIN");
+  if (begin || starts("ROLLBACK")) ++m_impl->epoch;
+  if (begin && !m_impl->open_transaction && m_impl->connection->lost()) DISPATCHD_TRY(reconnect());
+  auto done = m_impl->connection->exec(sql);
+  if (begin) {
+    m_impl->open_transaction = done.has_value();
+  } else if (starts("COMMIT") ? done.has_value() : starts("ROLLBACK") && !starts("ROLLBACK TO")) {
+    // A failed COMMIT leaves the transaction open (SQLite: busy); the owner rolls it back.
+    m_impl->open_transaction = false;
+  }
+  return done;
 }
 
 Result<long long> Database::query_int(std::string_view sql) {
+  if (!m_impl->open_transaction && m_impl->connection->lost()) DISPATCHD_TRY(reconnect());
   auto stmt = m_impl->connection->statement(sql);
   if (!stmt) return std::unexpected(stmt.error());
   auto row = (*stmt)->step();

@@ -15,9 +15,12 @@
 // once and reused.
 //
 // PostgreSQL: the target is a libpq URI (postgresql://user@host:port/db) without the
-// password, which comes in OpenOptions; transactions run at READ COMMITTED. A connection
-// that fails (the server restarted) stays failed: every call answers `io`, and the owner
-// opens a new Database.
+// password, which comes in OpenOptions; transactions run at READ COMMITTED. When the link
+// to the server breaks (a restart, a network cut), calls fail with `io` and the Database
+// connects again on its own, but only where no transaction can be cut in two: when a
+// top-level transaction begins (BEGIN) or query_int runs outside one. Attempts are paced
+// (250 ms doubling to 10 s between them); between attempts a call fails at once with `io`
+// and the reason. The new connection prepares its statements again as they are used.
 //
 // Thread-safety: a Database is used by one thread at a time (it is opened without SQLite's
 // per-connection mutex); SQLite serializes writers across connections and processes.
@@ -87,6 +90,8 @@ class Database {
 
   // The most recent error of this connection.
   Error last_error() const;
+  // The link to the PostgreSQL server is broken (see above); never for SQLite.
+  bool unreachable() const;
 
   Backend backend() const;
   // The target as opened: the SQLite file's path, or the PostgreSQL URI (with any password
@@ -97,6 +102,7 @@ class Database {
   friend struct internal::Access;
   struct Impl;
   explicit Database(std::unique_ptr<Impl> impl);
+  Result<void> reconnect();
   std::unique_ptr<Impl> m_impl;
 };
 

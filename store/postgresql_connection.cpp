@@ -192,6 +192,7 @@ class PostgresqlConnection final : public Connection {
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
   }
   Error last_error() const override { return m_last; }
+  bool lost() const override { return PQstatus(m_conn) == CONNECTION_BAD; }
   std::int64_t changes() const override { return m_changes; }
   std::int64_t total_changes() const override { return m_total_changes; }
 

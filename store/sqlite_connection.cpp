@@ -134,6 +134,7 @@ class SqliteConnection final : public Connection {
 
   bool in_transaction() const override { return sqlite3_get_autocommit(m_db) == 0; }
   Error last_error() const override { return describe_error(m_db, sqlite3_errmsg(m_db)); }
+  bool lost() const override { return false; }
   std::int64_t changes() const override { return sqlite3_changes64(m_db); }
   std::int64_t total_changes() const override { return sqlite3_total_changes64(m_db); }
 

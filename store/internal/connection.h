@@ -65,6 +65,9 @@ class Connection {
   virtual bool in_transaction() const = 0;
   // The most recent error of this connection.
   virtual Error last_error() const = 0;
+  // The link to the server broke (PostgreSQL): every call fails until a new connection is
+  // made. Never true for SQLite.
+  virtual bool lost() const = 0;
   // Rows changed by the last statement that ran, and by all of them since opening.
   virtual std::int64_t changes() const = 0;
   virtual std::int64_t total_changes() const = 0;

@@ -191,19 +191,59 @@ class NotifySocket:
         self.sock.close()
 
 
+class PostgresqlDatabase:
+    """A fresh database on a test server started by tests/postgresql/cluster.sh (its DIR).
+    Read through psql (the server's own client: no Python driver needed)."""
+
+    def __init__(self, cluster_dir, name):
+        self.cluster_dir = cluster_dir
+        with open(os.path.join(cluster_dir, "uri")) as f:
+            base = f.read().strip()
+        with open(os.path.join(cluster_dir, "password")) as f:
+            self.password = f.read().strip()
+        self.uri = base.rsplit("/", 1)[0] + "/" + name
+        self.name = name
+        self._psql(["-c", f'DROP DATABASE IF EXISTS "{name}"', "-c", f'CREATE DATABASE "{name}"'], base)
+
+    def _psql(self, args, uri=None):
+        run = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", uri or self.uri] + args,
+                             capture_output=True, text=True, env=dict(os.environ, PGPASSWORD=self.password),
+                             timeout=60)
+        if run.returncode != 0:
+            raise RuntimeError(f"psql: {run.stderr.strip()}")
+        return run.stdout
+
+    def query(self, sql, *args):
+        """Rows of `sql` (with SQLite's `?` placeholders) as tuples, in the columns' order."""
+        variables = []
+        for n, value in enumerate(args, 1):
+            sql = sql.replace("?", f":'p{n}'", 1)
+            variables += ["-v", f"p{n}={value}"]
+        # A psql variable is expanded only in a query read from its input, not in -c.
+        wrapped = f"SELECT coalesce(json_agg(r), '[]') FROM (SELECT row_to_json(q) AS r FROM ({sql}) q) t"
+        out = subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", self.uri] + variables,
+                             input=wrapped + ";\n", capture_output=True, text=True,
+                             env=dict(os.environ, PGPASSWORD=self.password), timeout=60)
+        if out.returncode != 0:
+            raise RuntimeError(f"psql: {out.stderr.strip()}")
+        return [tuple(row.values()) for row in json.loads(out.stdout)]
+
+
 class Stack:
     """fake_model + fake_graph + dispatchd, in a temporary folder."""
 
     def __init__(self, build_dir, source_dir, scenario=None, graph_script=None, catalog="support.es.json",
                  model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None,
-                 quiet_graph=False, fake_args=None):
+                 quiet_graph=False, fake_args=None, database=None):
         # fake_args: extra command-line arguments per fake, {"fake_model": [...], "fake_graph": [...]}.
+        # database: a PostgreSQL database (postgresql_database()) instead of a SQLite file.
         fake_args = fake_args or {}
+        self.pg = database
         self.build = build_dir
         self.source = source_dir
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="dispatchd-e2e-")
         self.dir = workdir or self._tmp.name
-        self.db = os.path.join(self.dir, "dispatchd.db")
+        self.db = database.uri if database else os.path.join(self.dir, "dispatchd.db")
         model_argv = [os.path.join(build_dir, "tests", "fake_model"), "--latency-ms", str(model_latency_ms)]
         if scenario:
             model_argv += ["--scenario", scenario]
@@ -243,6 +283,8 @@ class Stack:
         self.env = dict(os.environ, DISPATCHD_LLM_KEY=LLM_KEY, WHATSAPP_ACCESS_TOKEN=ACCESS_TOKEN,
                         WHATSAPP_APP_SECRET=APP_SECRET, WHATSAPP_VERIFY_TOKEN=VERIFY_TOKEN,
                         DISPATCHD_STAFF_TOKEN=STAFF_TOKEN, **(env_extra or {}))
+        if database:
+            self.env["DISPATCHD_DB_PASSWORD"] = database.password
         self.daemon = None
 
     def start_daemon(self, env_extra=None):
@@ -296,6 +338,8 @@ class Stack:
         return status, body
 
     def query(self, sql, *args):
+        if self.pg:
+            return self.pg.query(sql, *args)
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10) as db:
             return db.execute(sql, args).fetchall()
 
