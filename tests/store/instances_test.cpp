@@ -380,8 +380,21 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
     late = store::insert_inbound(second, {"whatsapp", "wamid.2", "c1", "c1", "two", "{}"}, k_t0);
     done = true;
   });
-  std::this_thread::sleep_for(300ms);
-  CHECK_FALSE(done.load());  // waits for the first one's commit (the audit tail's lock)
+  if (test::on_postgresql()) {
+    // The second waits on the audit tail's advisory lock (not merely slow to start).
+    auto watcher = connection(dir);
+    bool waiting = false;
+    for (int i = 0; i < 200 && !waiting; ++i) {
+      waiting = count_of(watcher,
+                         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                         " AND wait_event_type = 'Lock' AND wait_event = 'advisory'") == 1;
+      if (!waiting) std::this_thread::sleep_for(50ms);
+    }
+    CHECK(waiting);
+  } else {
+    std::this_thread::sleep_for(300ms);  // SQLite's busy handler waits for the writer lock
+  }
+  CHECK_FALSE(done.load());  // waits for the first one's commit
   REQUIRE(first.exec("COMMIT"));
   writer.join();
   REQUIRE(late);
