@@ -1,6 +1,7 @@
 #include "store/audit.h"
 
 #include "store/audit_digest.h"
+#include "store/internal/locks.h"
 #include "store/internal/sql.h"
 #include "store/migrations.h"
 
@@ -38,6 +39,10 @@ Result<std::string> append_audit(Database& db, const AuditEvent& event) {
     id = tail->id + 1;
     prev = tail->hash;
   } else {
+    // Several instances append to one chain on PostgreSQL: the tail is locked until this
+    // transaction ends, so the next appender reads this event as the tail (README: the
+    // audit chain under concurrent writers). SQLite's writer lock already does this.
+    DISPATCHD_TRY(internal::lock_audit_tail(db));
     auto last = Query::prepare(db, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
     if (!last) return std::unexpected(last.error());
     auto row = last->step();

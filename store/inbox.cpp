@@ -4,6 +4,7 @@
 
 #include "common/json_out.h"
 #include "store/audit.h"
+#include "store/internal/locks.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
@@ -41,6 +42,10 @@ std::optional<Time> parse_time(std::string_view text) {
 
 Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time now) {
   return transaction<InsertResult>(db, [&]() -> Result<InsertResult> {
+    // Several instances on PostgreSQL: the audit tail, which this insert's event needs
+    // anyway, is taken before the id, so that ids follow commit order (take_next's order
+    // within a conversation); SQLite's one writer does that already.
+    DISPATCHD_TRY(internal::lock_audit_tail(db));
     auto insert = Query::prepare(
         db,
         "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
@@ -77,6 +82,14 @@ Result<std::optional<Leased>> take_next(Database& db, const std::string& worker,
     // same conversation still unfinished (ordering per conversation). Two queries, each
     // walking an index in id order and stopping at the first hit, rather than one with an
     // OR that sorts the whole backlog on every call.
+    //
+    // Several instances on PostgreSQL: each query locks the row it finds and skips rows
+    // another taker holds, so no message is taken twice; a row taken and committed since
+    // the query began fails its WHERE when re-read under the lock. Neither lets two
+    // messages of one conversation be in progress at once: the earlier one blocks the later
+    // one while it is received or processing in the statement's snapshot, and it never
+    // returns to those states once decided or done. (Ids follow commit order:
+    // insert_inbound takes its id under the audit tail's lock.)
     static constexpr const char* k_unblocked =
         " AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
         "                 AND e.id < m.id AND e.state IN ('received', 'processing'))"
@@ -84,14 +97,17 @@ Result<std::optional<Leased>> take_next(Database& db, const std::string& worker,
     static const std::string k_columns =
         "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at, coalesce(m.message_type, '')"
         " FROM inbox m";
-    static const std::string k_received = k_columns + " WHERE m.state = 'received'" + k_unblocked;
-    static const std::string k_expired =
-        k_columns + " WHERE m.state = 'processing' AND m.lease_expires_at <= ?1" + k_unblocked;
-    auto received = Query::prepare(db, k_received);
+    const auto locked = [](Backend b) { return b == Backend::postgresql ? " FOR UPDATE OF m SKIP LOCKED" : ""; };
+    auto received = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
+                                     return k_columns + " WHERE m.state = 'received'" + k_unblocked + locked(b);
+                                   }));
     if (!received) return std::unexpected(received.error());
     auto received_row = received->step();
     if (!received_row) return std::unexpected(received_row.error());
-    auto expired = Query::prepare(db, k_expired);
+    auto expired = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
+                                    return k_columns + " WHERE m.state = 'processing' AND m.lease_expires_at <= ?1" +
+                                           k_unblocked + locked(b);
+                                  }));
     if (!expired) return std::unexpected(expired.error());
     expired->bind(1, format_time(now));
     auto expired_row = expired->step();
@@ -202,6 +218,7 @@ Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id,
 
 Result<void> decide(Database& db, std::int64_t id, Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
+    DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
     auto update = Query::prepare(db,
                                  "UPDATE inbox SET state = 'decided', lease_owner = NULL, lease_expires_at = NULL"
                                  " WHERE id = ? AND state = 'processing'");
@@ -217,6 +234,7 @@ Result<void> decide(Database& db, std::int64_t id, Time now) {
 
 Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, const std::string& why) {
   return transaction<void>(db, [&]() -> Result<void> {
+    DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
     auto update =
         Query::prepare(db,
                        "UPDATE inbox SET state = 'done', outcome = ?, lease_owner = NULL, lease_expires_at = NULL"

@@ -5,6 +5,7 @@
 #include "common/json_out.h"
 #include "store/audit.h"
 #include "store/internal/action_status.h"
+#include "store/internal/locks.h"
 #include "store/internal/sql.h"
 #include "store/queue.h"
 
@@ -12,6 +13,7 @@ namespace dispatchd::store {
 
 Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChange& c, Time now,
                                  const std::string& actor) {
+  DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
   auto update = Query::prepare(
       db,
       "UPDATE actions SET status = ?, error = coalesce(?, error),"
@@ -124,11 +126,17 @@ OutboxItem item_of(const Query& row) {
 
 }  // namespace
 
-Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel) {
+Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel,
+                                             const std::string& instance) {
   return transaction<std::optional<OutboxItem>>(db, [&]() -> Result<std::optional<OutboxItem>> {
-    auto pick =
-        Query::prepare(db, std::string(k_item_columns) +
-                               " WHERE a.status = 'approved' AND (?1 = '' OR m.channel = ?1) ORDER BY a.id LIMIT 1");
+    // PostgreSQL: the row is locked as it is found, and a row another instance is claiming
+    // is skipped, so each send is claimed once and a second claimer takes the next one.
+    auto pick = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
+                                 return std::string(k_item_columns) +
+                                        " WHERE a.status = 'approved' AND (?1 = '' OR m.channel = ?1) ORDER BY a.id"
+                                        " LIMIT 1" +
+                                        (b == Backend::postgresql ? " FOR UPDATE OF a SKIP LOCKED" : "");
+                               }));
     if (!pick) return std::unexpected(pick.error());
     pick->bind(1, channel);
     auto row = pick->step();
@@ -137,6 +145,12 @@ Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::
     OutboxItem item = item_of(*pick);
     DISPATCHD_TRY(
         move_action(db, item.id, {ActionStatus::approved, ActionStatus::sending, std::nullopt, std::nullopt}, now));
+    if (!instance.empty()) {
+      auto claim = Query::prepare(db, "UPDATE actions SET claimed_by = ? WHERE id = ?");
+      if (!claim) return std::unexpected(claim.error());
+      claim->bind(1, instance).bind(2, item.id);
+      DISPATCHD_TRY(claim->run());
+    }
     return std::optional<OutboxItem>(std::move(item));
   });
 }

@@ -60,8 +60,11 @@ struct OutboxItem {
 };
 
 // Takes the oldest approved action (of `channel`'s messages, when given) and commits it as
-// 'sending'; nullopt when none waits.
-Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel = "");
+// 'sending'; nullopt when none waits. `instance` (instance.id, store/instances.h) is recorded
+// as the claimer, so that a takeover of that instance finds its sends in flight; several
+// instances calling this at once on PostgreSQL each claim a different action.
+Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel = "",
+                                             const std::string& instance = "");
 
 // sending -> sent, with the provider's id for the message.
 Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id, Time now);
