@@ -49,5 +49,6 @@ int cmd_trail(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_erase(int argc, char** argv);
 int cmd_archive(int argc, char** argv);
+int cmd_migrate_store(int argc, char** argv);
 
 }  // namespace dispatchd::cli

@@ -76,6 +76,11 @@ constexpr const char* k_usage =
     "      escalations and audit events, into the archive SQLite file PATH (appended to);\n"
     "      safe while dispatchd runs; an interrupted run is finished by the next one\n"
     "      exit 0 done, 1 refused or failed, 2 usage error\n"
+    "  migrate-store --from PATH --to postgresql://USER@HOST:PORT/DB [--migrations DIR]\n"
+    "      move the SQLite file's rows, ids kept, into an empty PostgreSQL database in one\n"
+    "      transaction; both audit chains verified and compared, row counts per table compared.\n"
+    "      Stop dispatchd first: a write to the file during the move rolls the target back.\n"
+    "      Password: PGPASSWORD. exit 0 moved, 1 refused or failed (target unchanged), 2 usage\n"
     "  backup PATH\n"
     "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
     "  --version, --help\n";
@@ -86,13 +91,21 @@ struct Command {
 };
 
 constexpr Command k_commands[] = {
-    {"validate", dispatchd::cli::cmd_validate}, {"extract", dispatchd::cli::cmd_extract},
-    {"catalog", dispatchd::cli::cmd_catalog},   {"migrate", dispatchd::cli::cmd_migrate},
-    {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
-    {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
-    {"staff", dispatchd::cli::cmd_staff},       {"replay", dispatchd::cli::cmd_replay},
-    {"trail", dispatchd::cli::cmd_trail},       {"eval", dispatchd::cli::cmd_eval},
-    {"erase", dispatchd::cli::cmd_erase},       {"archive", dispatchd::cli::cmd_archive},
+    {"validate", dispatchd::cli::cmd_validate},
+    {"extract", dispatchd::cli::cmd_extract},
+    {"catalog", dispatchd::cli::cmd_catalog},
+    {"migrate", dispatchd::cli::cmd_migrate},
+    {"audit", dispatchd::cli::cmd_audit},
+    {"queue", dispatchd::cli::cmd_queue},
+    {"backup", dispatchd::cli::cmd_backup},
+    {"inspect", dispatchd::cli::cmd_inspect},
+    {"staff", dispatchd::cli::cmd_staff},
+    {"replay", dispatchd::cli::cmd_replay},
+    {"trail", dispatchd::cli::cmd_trail},
+    {"eval", dispatchd::cli::cmd_eval},
+    {"erase", dispatchd::cli::cmd_erase},
+    {"archive", dispatchd::cli::cmd_archive},
+    {"migrate-store", dispatchd::cli::cmd_migrate_store},
 };
 
 // "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,
