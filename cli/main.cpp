@@ -21,11 +21,15 @@ constexpr const char* k_usage =
     "      check a catalog file and its examples\n"
     "  catalog schema --catalog FILE [--dialect jsonschema|openai|gemini|prompt]\n"
     "      render the output contract\n"
-    "  migrate --db FILE | --config FILE [--migrations DIR]\n"
-    "      apply the pending schema migrations (forward-only, checksummed)\n"
+    "  migrate --db FILE|URI | --config FILE [--migrations DIR]\n"
+    "      apply the pending schema migrations (forward-only, checksummed); a postgresql:// URI\n"
+    "      gets migrations/postgresql/ (the database itself is made with CREATE DATABASE)\n"
     "\n"
     "  Staff and audit commands take --config FILE (the daemon's configuration: its database\n"
-    "  and catalog) or --db FILE [--catalog FILE], before or after the command word.\n"
+    "  and catalog) or --db FILE|URI [--catalog FILE], before or after the command word. URI:\n"
+    "  postgresql://USER@HOST:PORT/DB without a password; the password comes from the systemd\n"
+    "  credential database_password, the variable database_password_env (or --db-password-env\n"
+    "  NAME) names, else PGPASSWORD or ~/.pgpass.\n"
     "  queue list [--status open|claimed|resolved|dismissed] [--json]\n"
     "  queue show ID [--json]\n"
     "      the conversation, every attempt with raw output and errors, the proposal\n"
@@ -77,7 +81,8 @@ constexpr const char* k_usage =
     "      safe while dispatchd runs; an interrupted run is finished by the next one\n"
     "      exit 0 done, 1 refused or failed, 2 usage error\n"
     "  backup PATH\n"
-    "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
+    "      online copy of the SQLite database, safe while dispatchd writes; checked before it is named\n"
+    "      PATH. PostgreSQL: refused (exit 1) with the pg_dump command to use instead\n"
     "  --version, --help\n";
 
 struct Command {
@@ -95,13 +100,14 @@ constexpr Command k_commands[] = {
     {"erase", dispatchd::cli::cmd_erase},       {"archive", dispatchd::cli::cmd_archive},
 };
 
-// "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,
-// so that `dispatchctl --config F queue list` and `dispatchctl queue list --config F` agree.
+// "--config F", "--db F", "--db-password-env N" or "--catalog F" before the command word apply to it: they are moved
+// after it, so that `dispatchctl --config F queue list` and `dispatchctl queue list --config F` agree.
 std::vector<char*> command_first(int argc, char** argv) {
   std::vector<char*> global;
   int i = 1;
   const auto is_global = [](const char* word) {
-    return std::strcmp(word, "--config") == 0 || std::strcmp(word, "--db") == 0 || std::strcmp(word, "--catalog") == 0;
+    return std::strcmp(word, "--config") == 0 || std::strcmp(word, "--db") == 0 ||
+           std::strcmp(word, "--db-password-env") == 0 || std::strcmp(word, "--catalog") == 0;
   };
   while (i + 1 < argc && is_global(argv[i])) {
     global.push_back(argv[i]);
