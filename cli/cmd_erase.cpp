@@ -2,7 +2,8 @@
 // (store/erase.h says what is erased and what remains), with the audit chain intact; runs
 // while dispatchd runs. Exit 0 erased and scrubbed, 1 refused (not finished, no such
 // counterpart) or erased but not scrubbed (the old bytes may remain in free pages or the
-// WAL: run `erase --scrub-only` later), 2 usage.
+// WAL: run `erase --scrub-only` later), 2 usage. On PostgreSQL the scrub is VACUUM FULL; the
+// server's WAL is the server's to recycle (exit 0 with a note).
 #include <cstdio>
 #include <string>
 
@@ -15,17 +16,36 @@ namespace dispatchd::cli {
 namespace {
 
 constexpr const char* k_usage =
-    "usage: dispatchctl [--config FILE | --db FILE] erase --counterpart ID_OR_ADDRESS --as NAME [--no-vacuum]\n"
-    "       dispatchctl [--config FILE | --db FILE] erase --scrub-only [--no-vacuum]";
+    "usage: dispatchctl [--config FILE | --db FILE|URI] erase --counterpart ID_OR_ADDRESS --as NAME [--no-vacuum]\n"
+    "       dispatchctl [--config FILE | --db FILE|URI] erase --scrub-only [--no-vacuum]";
 
-void print_scrub(const store::EraseResult::Scrub& scrub, bool vacuum) {
+void print_scrub(const store::EraseResult::Scrub& scrub, bool vacuum, store::Backend backend) {
   std::printf("scrub: %s, %s\n", vacuum ? (scrub.vacuumed ? "vacuumed" : "not vacuumed") : "vacuum skipped",
-              scrub.wal_truncated ? "WAL truncated" : "WAL not truncated");
+              backend == store::Backend::postgresql ? "WAL left to the server"
+              : scrub.wal_truncated                 ? "WAL truncated"
+                                                    : "WAL not truncated");
+}
+
+// PostgreSQL: VACUUM FULL is all a client can do; the server's WAL (and its archive and
+// base backups) keep the old row versions until it recycles them, which no later run of
+// ours changes. So a finished VACUUM is success, with that said, and `--scrub-only` again
+// is advice only when the VACUUM itself failed.
+int postgresql_scrub_outcome(const store::EraseResult::Scrub& scrub, bool vacuum) {
+  if (!vacuum || scrub.vacuumed) {
+    std::fprintf(stderr,
+                 "dispatchctl: note: %s (a CHECKPOINT and the server's WAL recycling remove them; WAL archives and "
+                 "base backups keep them until they expire)\n",
+                 scrub.problem.c_str());
+    return k_exit_ok;
+  }
+  std::fprintf(stderr, "dispatchctl: %s; run `dispatchctl erase --scrub-only` again later\n", scrub.problem.c_str());
+  return k_exit_rejected;
 }
 
 // 0 when the scrub finished, else 1 with the reason on stderr.
-int scrub_outcome(const store::EraseResult::Scrub& scrub, bool vacuum) {
-  print_scrub(scrub, vacuum);
+int scrub_outcome(const store::EraseResult::Scrub& scrub, bool vacuum, store::Backend backend) {
+  print_scrub(scrub, vacuum, backend);
+  if (backend == store::Backend::postgresql) return postgresql_scrub_outcome(scrub, vacuum);
   if (scrub.problem.empty()) return k_exit_ok;
   std::fprintf(stderr,
                "dispatchctl: %s; the old bytes may remain in the database's free space or WAL: run "
@@ -55,7 +75,8 @@ int cmd_erase(int argc, char** argv) {
   }
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
-  if (args->has("scrub-only")) return scrub_outcome(store::scrub_free_space(target->db, vacuum), vacuum);
+  if (args->has("scrub-only"))
+    return scrub_outcome(store::scrub_free_space(target->db, vacuum), vacuum, target->db.backend());
 
   auto erased = store::erase_counterpart(target->db, {*counterpart, *who, vacuum}, now());
   if (!erased) {
@@ -72,7 +93,7 @@ int cmd_erase(int argc, char** argv) {
       static_cast<long long>(erased->messages), static_cast<long long>(erased->attempts),
       static_cast<long long>(erased->actions), static_cast<long long>(erased->escalations),
       static_cast<long long>(erased->audit_events), erased->digest.c_str(), static_cast<long long>(erased->audit_id));
-  return scrub_outcome(erased->scrub, vacuum);
+  return scrub_outcome(erased->scrub, vacuum, target->db.backend());
 }
 
 }  // namespace dispatchd::cli

@@ -95,6 +95,11 @@ std::string scratch_path(const std::string& report) { return report + ".scratch.
 int replay_online(const Args& args, const replay::Selection& selection) {
   auto live = open_target(args);
   if (!live) return failure(live.error());
+  // The scratch copy is made with SQLite's online backup of the live file.
+  if (live->db.backend() == store::Backend::postgresql)
+    return failure(
+        "replay --online copies the live SQLite file into a scratch database, and this database is on "
+        "PostgreSQL: not available there yet; replay --offline works on both");
   auto catalog = target_catalog(args, *live);
   if (!catalog) return failure(catalog.error());
   auto options = model_options_of(args, *live->config, *catalog);

@@ -21,11 +21,15 @@ constexpr const char* k_usage =
     "      check a catalog file and its examples\n"
     "  catalog schema --catalog FILE [--dialect jsonschema|openai|gemini|prompt]\n"
     "      render the output contract\n"
-    "  migrate --db FILE | --config FILE [--migrations DIR]\n"
-    "      apply the pending schema migrations (forward-only, checksummed)\n"
+    "  migrate --db FILE|URI | --config FILE [--migrations DIR]\n"
+    "      apply the pending schema migrations (forward-only, checksummed); a postgresql:// URI\n"
+    "      gets migrations/postgresql/ (the database itself is made with CREATE DATABASE)\n"
     "\n"
     "  Staff and audit commands take --config FILE (the daemon's configuration: its database\n"
-    "  and catalog) or --db FILE [--catalog FILE], before or after the command word.\n"
+    "  and catalog) or --db FILE|URI [--catalog FILE], before or after the command word. URI:\n"
+    "  postgresql://USER@HOST:PORT/DB without a password; the password comes from the systemd\n"
+    "  credential database_password, the variable database_password_env (or --db-password-env\n"
+    "  NAME) names, else PGPASSWORD or ~/.pgpass.\n"
     "  queue list [--status open|claimed|resolved|dismissed] [--json]\n"
     "  queue show ID [--json]\n"
     "      the conversation, every attempt with raw output and errors, the proposal\n"
@@ -82,7 +86,8 @@ constexpr const char* k_usage =
     "      Stop dispatchd first: a write to the file during the move rolls the target back.\n"
     "      Password: PGPASSWORD. exit 0 moved, 1 refused or failed (target unchanged), 2 usage\n"
     "  backup PATH\n"
-    "      online copy of the database, safe while dispatchd writes; checked before it is named PATH\n"
+    "      online copy of the SQLite database, safe while dispatchd writes; checked before it is named\n"
+    "      PATH. PostgreSQL: refused (exit 1) with the pg_dump command to use instead\n"
     "  --version, --help\n";
 
 struct Command {
@@ -108,13 +113,14 @@ constexpr Command k_commands[] = {
     {"migrate-store", dispatchd::cli::cmd_migrate_store},
 };
 
-// "--config F", "--db F" or "--catalog F" before the command word apply to it: they are moved after it,
-// so that `dispatchctl --config F queue list` and `dispatchctl queue list --config F` agree.
+// "--config F", "--db F", "--db-password-env N" or "--catalog F" before the command word apply to it: they are moved
+// after it, so that `dispatchctl --config F queue list` and `dispatchctl queue list --config F` agree.
 std::vector<char*> command_first(int argc, char** argv) {
   std::vector<char*> global;
   int i = 1;
   const auto is_global = [](const char* word) {
-    return std::strcmp(word, "--config") == 0 || std::strcmp(word, "--db") == 0 || std::strcmp(word, "--catalog") == 0;
+    return std::strcmp(word, "--config") == 0 || std::strcmp(word, "--db") == 0 ||
+           std::strcmp(word, "--db-password-env") == 0 || std::strcmp(word, "--catalog") == 0;
   };
   while (i + 1 < argc && is_global(argv[i])) {
     global.push_back(argv[i]);

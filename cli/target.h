@@ -1,7 +1,12 @@
 #pragma once
 // Which database (and catalog) a staff command works on: `--config FILE` (the daemon's own
-// configuration: its database and catalog) or `--db FILE` (and `--catalog FILE` where a
-// command needs one). The database must exist: a typo never creates an empty one.
+// configuration: its database, password and catalog) or `--db TARGET` (and `--catalog FILE`
+// where a command needs one). TARGET is a SQLite file or a postgresql:// URI (without the
+// password). The database must exist: a typo never creates an empty one.
+//
+// The PostgreSQL password comes from config::database_password: with --config, the
+// credential database_password or the configuration's database_password_env; with --db, the
+// credential or `--db-password-env NAME`; else libpq's own PGPASSWORD or ~/.pgpass.
 
 #include <expected>
 #include <optional>
@@ -17,6 +22,16 @@ namespace dispatchd::cli {
 
 // The options every staff command accepts for choosing its target.
 std::vector<OptionSpec> target_options();
+
+// The database a command names, not opened yet: what `migrate` (which creates) and
+// open_target (which does not) share.
+struct TargetChoice {
+  std::string database;  // a SQLite path or a postgresql:// URI
+  store::OpenOptions open_options;
+  std::optional<config::Config> config;
+};
+
+std::expected<TargetChoice, std::string> choose_target(const Args& args);
 
 struct Target {
   store::Database db;

@@ -12,6 +12,8 @@
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
+#include "config/database_password.h"
+#include "store/backend.h"
 
 namespace dispatchd::config {
 namespace {
@@ -211,6 +213,14 @@ bool is_full_url(const std::string& url) {
 void check(Config& c, Reader& r) {
   if (c.catalog.empty()) r.problem("/catalog", "is required (the catalog file)");
   if (c.database.empty()) r.problem("/database", "must not be empty");
+  const bool postgresql = store::backend_of(c.database) == store::Backend::postgresql;
+  // The message never repeats the URI: it holds the secret.
+  if (postgresql && uri_has_password(c.database))
+    r.problem("/database",
+              "holds a password: the configuration file may be logged or shown, so the password goes in the "
+              "systemd credential database_password or the variable named by database_password_env");
+  if (!postgresql && !c.database_password_env.empty())
+    r.problem("/database_password_env", "is for a postgresql:// database; a SQLite file needs no password");
   // listen: host:port
   const auto colon = c.http.listen.rfind(':');
   unsigned port = 0;
@@ -316,8 +326,8 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   auto& gm = c.gmail;
   r.object(
       doc, "",
-      {r.string("database", c.database), r.string("catalog", c.catalog),
-       r.optional_string("system_prompt_file", c.system_prompt_file),
+      {r.string("database", c.database), r.string("database_password_env", c.database_password_env),
+       r.string("catalog", c.catalog), r.optional_string("system_prompt_file", c.system_prompt_file),
        r.nested("migrations",
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at, {r.string("dir", c.migrations_dir), r.boolean("apply_on_start", c.migrate_on_start)});
@@ -399,7 +409,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   check(c, r);
   if (!r.problems().empty()) return std::unexpected(std::move(r.problems()));
   const std::string base = fs::path(path).parent_path().string();
-  c.database = resolve(base, c.database);
+  if (store::backend_of(c.database) == store::Backend::sqlite) c.database = resolve(base, c.database);
   c.catalog = resolve(base, c.catalog);
   if (c.system_prompt_file) c.system_prompt_file = resolve(base, *c.system_prompt_file);
   c.migrations_dir = c.migrations_dir.empty() ? default_migrations_dir() : resolve(base, c.migrations_dir);

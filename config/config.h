@@ -117,7 +117,12 @@ struct Staff {
 
 struct Config {
   std::string path;  // the file it was read from
+  // A SQLite file's path (the default; relative to the file's folder) or a PostgreSQL
+  // libpq URI (postgresql://user@host:port/db), which must not hold a password.
   std::string database = "/var/lib/dispatchd/dispatchd.db";
+  // PostgreSQL: the environment variable holding the role's password; the credential
+  // `database_password` wins over it (config/database_password.h). Empty: libpq's own.
+  std::string database_password_env;
   std::string catalog;
   std::optional<std::string> system_prompt_file;
   std::string migrations_dir;    // default: default_migrations_dir()

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "catalog/catalog.h"
+#include "config/database_password.h"
 #include "config/secrets.h"
 #include "daemon/http_server.h"
 #include "store/migrations.h"
@@ -42,6 +43,8 @@ std::vector<std::string> check_environment(const config::Config& c) {
                                    {"connectors.gmail.refresh_token_env", c.gmail.refresh_token_env}});
   }
   if (!c.staff_token_env.empty()) secrets.emplace_back("staff.token_env", c.staff_token_env);
+  if (auto password = config::database_password(c); !password)
+    problems.push_back("database: " + password.error().message);
   for (const auto& [key, name] : secrets) {
     if (auto secret = config::read_secret(name); !secret) problems.push_back(key + ": " + secret.error());
   }
@@ -52,7 +55,9 @@ std::expected<StoreReady, std::string> prepare_store(const config::Config& confi
                                                      store::Time now) {
   auto migrations = store::load_migrations(config.migrations_dir, store::backend_of(config.database));
   if (!migrations) return std::unexpected(migrations.error().message);
-  auto db = store::Database::open(config.database);
+  auto password = config::database_password(config);
+  if (!password) return std::unexpected("database: " + password.error().message);
+  auto db = store::Database::open(config.database, store::Database::Mode::create, {.password = password->value});
   if (!db) return std::unexpected(db.error().message);
   StoreReady ready{std::move(*db), 0, {}, {}};
   if (config.migrate_on_start) {

@@ -14,8 +14,9 @@
 namespace dispatchd::daemon {
 
 // Everything `dispatchd --check-config` reports beyond the file itself: the catalog loads
-// and lints, the system prompt file is readable, the migrations folder loads, and every
-// secret the enabled parts need is set. Empty when all is well.
+// and lints, the system prompt file is readable, the migrations folder loads, every
+// secret the enabled parts need is set, and a PostgreSQL database's password resolves
+// (config/database_password.h). Empty when all is well.
 std::vector<std::string> check_environment(const config::Config& config);
 
 struct StoreReady {
@@ -25,7 +26,7 @@ struct StoreReady {
   std::vector<std::int64_t> unknown_sends;  // actions a previous run left in 'sending'
 };
 
-// Opens (creating) the database; applies pending migrations when
+// Opens (creating) the database, a PostgreSQL one with config::database_password; applies pending migrations when
 // `config.migrate_on_start`, else refuses a database that is behind the binary; turns
 // actions left in 'sending' into 'unknown' (with their escalations), and hands back at
 // once the messages the previous run of `worker` left in processing.

@@ -40,7 +40,8 @@ Result<void> add_staff(Database& db, const std::string& name, const std::string&
     auto upsert = Query::prepare(db,
                                  "INSERT INTO staff_accounts(name, token_hash, created_at) VALUES (?1, ?2, ?3)"
                                  " ON CONFLICT (name) DO UPDATE SET token_hash = ?2, created_at = ?3, revoked_at = NULL"
-                                 " WHERE revoked_at IS NOT NULL");
+                                 // Qualified: PostgreSQL also sees EXCLUDED.revoked_at here.
+                                 " WHERE staff_accounts.revoked_at IS NOT NULL");
     if (!upsert) return std::unexpected(upsert.error());
     upsert->bind(1, name).bind(2, token_hash).bind(3, format_time(now));
     DISPATCHD_TRY(upsert->run());

@@ -63,20 +63,21 @@ AttemptRow read_attempt(const Query& q) {
 Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter) {
   // Only the filter's conditions, written out: "?1 IS NULL OR status = ?1" would hide them
   // from the planner, which then scans every escalation for a page.
-  std::string where = "WHERE 1";
+  std::string where = "WHERE TRUE";
   if (filter.status) where += " AND e.status = ?1";
   if (filter.reason) where += " AND e.reason = ?2";
   if (filter.channel) where += " AND m.channel = ?3";
   if (filter.after)
     where += " AND (e.created_at, e.escalation_id) > (SELECT created_at, id FROM escalations WHERE id = ?4)";
-  auto query = Query::prepare(
-      db, std::string(k_escalation_columns) + where + " ORDER BY e.created_at, e.escalation_id LIMIT ?5");
+  auto query = Query::prepare(db, std::string(k_escalation_columns) + where +
+                                      " ORDER BY e.created_at, e.escalation_id" + (filter.limit ? " LIMIT ?5" : ""));
   if (!query) return std::unexpected(query.error());
   if (filter.status) query->bind(1, *filter.status);
   if (filter.reason) query->bind(2, *filter.reason);
   if (filter.channel) query->bind(3, *filter.channel);
   if (filter.after) query->bind(4, *filter.after);
-  query->bind(5, filter.limit.value_or(-1));
+  // No LIMIT rather than SQLite's "LIMIT -1", which PostgreSQL refuses.
+  if (filter.limit) query->bind(5, *filter.limit);
   return collect<EscalationRow>(*query, read_escalation);
 }
 

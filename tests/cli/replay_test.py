@@ -2,8 +2,11 @@
 """Black-box test of `dispatchctl replay --offline` on the seeded history (tests/support/seed.cpp).
 
 Usage: replay_test.py DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
+With DISPATCHD_TEST_POSTGRESQL_DIR set (tests/postgresql/cluster.sh's folder) the history is
+seeded into a fresh database on that server instead of a SQLite file: the same expectations.
 The catalogs are copies of catalog/examples/support.en.json with one change each.
 """
+import atexit
 import json
 import os
 import subprocess
@@ -21,8 +24,31 @@ def run(*args):
     return subprocess.run([ctl, *args], capture_output=True, text=True, timeout=60)
 
 
+PG_DIR = os.environ.get("DISPATCHD_TEST_POSTGRESQL_DIR")
+PG_DB = f"cli_replay_{os.getpid()}"
+
+
+def pg(sql):
+    subprocess.run(["bash", os.path.join(src, "tests/postgresql/cluster.sh"), "psql", PG_DIR, "-c", sql],
+                   check=True, capture_output=True)
+
+
+def database(tmp):
+    """The seeded --db target, the configuration's database keys, and a target that does not exist."""
+    if not PG_DIR:
+        return os.path.join(tmp, "d.db"), '"database": "d.db"', os.path.join(tmp, "typo.db")
+    base = open(os.path.join(PG_DIR, "uri")).read().strip().rsplit("/", 1)[0]
+    # libpq (dispatchctl --db, the seed) reads PGPASSWORD; --config names its own variable.
+    os.environ["PGPASSWORD"] = os.environ["DISPATCHD_TEST_DB_PASSWORD"] = open(
+        os.path.join(PG_DIR, "password")).read().strip()
+    pg(f"CREATE DATABASE {PG_DB}")
+    atexit.register(pg, f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+    return (f"{base}/{PG_DB}", f'"database": "{base}/{PG_DB}", "database_password_env": "DISPATCHD_TEST_DB_PASSWORD"',
+            f"{base}/{PG_DB}_typo")
+
+
 with tempfile.TemporaryDirectory() as tmp:
-    db = os.path.join(tmp, "d.db")
+    db, db_json, typo = database(tmp)
     subprocess.run([seed, db], check=True, capture_output=True)
     with open(os.path.join(src, "catalog/examples/support.en.json")) as f:
         base = json.load(f)
@@ -40,8 +66,8 @@ with tempfile.TemporaryDirectory() as tmp:
     short = catalog("short.json", lambda d: d["fields"]["content"].update(maxLength=20))
     config = os.path.join(tmp, "dispatchd.json")
     with open(config, "w") as f:
-        f.write('// the daemon\'s configuration\n{ "database": "d.db", "catalog": "%s", "llm": {"provider": "openai",'
-                ' "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K"} }\n' % no_escalate)
+        f.write('// the daemon\'s configuration\n{ %s, "catalog": "%s", "llm": {"provider": "openai",'
+                ' "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K"} }\n' % (db_json, no_escalate))
     report = os.path.join(tmp, "out.md")
 
     # The catalog that removes an action, from the configuration: exactly m2's second reply.
@@ -95,7 +121,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check("usage errors write nothing", not os.path.exists(report))
 
     # Failures: exit 1.
-    r = run("replay", "--db", os.path.join(tmp, "typo.db"), "--catalog", short, "--offline", "--report", report)
+    r = run("replay", "--db", typo, "--catalog", short, "--offline", "--report", report)
     check("missing database: exit 1", r.returncode == 1 and not os.path.exists(os.path.join(tmp, "typo.db")),
           (r.returncode, r.stderr))
     r = run("replay", "--db", db, "--catalog", short, "--offline", "--report", os.path.join(tmp, "no/such/dir.md"))

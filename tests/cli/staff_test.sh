@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Black-box test of the staff commands on a seeded database (tests/support/seed.cpp):
-# queue, audit, backup, and tampering made with the sqlite3 shell.
+# queue, audit, backup, and tampering made with the database's own shell (sqlite3, psql).
+# Runs on either backend (seeded.sh: DISPATCHD_TEST_POSTGRESQL_DIR set for PostgreSQL).
 # Usage: staff_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
 . "$3/tests/cli/seeded.sh"
 en=$src/catalog/examples/support.en.json
 # A --config file pointing at the seeded database and the English catalog.
 cat >"$tmp/dispatchd.json" <<JSON
 // comments are allowed
-{ "database": "d.db", "catalog": "$en",
+{ $db_json, "catalog": "$en",
   "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K"} }
 JSON
 cfg=$tmp/dispatchd.json
 
 # Listing.
 expect "list needs a database" 2 'give --config FILE or --db FILE' -- "$ctl" queue list </dev/null
-expect "a missing database is not created" 2 'no such database' -- "$ctl" --db "$tmp/typo.db" queue list </dev/null
-[ ! -e "$tmp/typo.db" ] && pass || fail "typo.db was created"
+if [ "$backend" = sqlite ]; then
+  expect "a missing database is not created" 2 'no such database' -- "$ctl" --db "$tmp/typo.db" queue list </dev/null
+  [ ! -e "$tmp/typo.db" ] && pass || fail "typo.db was created"
+else
+  expect "a missing database is named" 2 'database "typo" does not exist' -- "$ctl" --db "${db%/*}/typo" queue list </dev/null
+fi
 expect "list all" 0 'contract_failed' -- "$ctl" --db "$db" queue list </dev/null
 expect "list via --config" 0 'needs_approval' -- "$ctl" --config "$cfg" queue list </dev/null
 expect "list --status" 0 'resolved +review_flags' -- "$ctl" queue list --status resolved --db "$db" </dev/null
@@ -88,27 +93,34 @@ expect "staff list" 0 'marta +active' -- "$ctl" --config "$cfg" staff list </dev
 expect "staff revoke" 0 'marta revoked' -- "$ctl" --config "$cfg" staff revoke marta </dev/null
 expect "staff revoke twice" 1 'no active staff account marta' -- "$ctl" --config "$cfg" staff revoke marta </dev/null
 expect "staff list --json" 0 '"name":"marta","created_at":"[^"]+","revoked_at":"2' -- "$ctl" --config "$cfg" staff list --json </dev/null
-[ "$(q "SELECT group_concat(event) FROM v_audit WHERE event LIKE 'staff_account%'")" = "staff_account_added,staff_account_revoked" ] \
+[ "$(q "SELECT event FROM v_audit WHERE event LIKE 'staff_account%' ORDER BY audit_id" | paste -sd,)" = "staff_account_added,staff_account_revoked" ] \
   && pass || fail "account changes are audited"
 expect "staff needs a verb" 2 'usage' -- "$ctl" --config "$cfg" staff </dev/null
 
-# Backup: online copy, verified, never overwriting.
-expect "backup" 0 'integrity ok, audit chain ok' -- "$ctl" --db "$db" backup "$tmp/copy.db" </dev/null
-[ "$(sqlite3 "$tmp/copy.db" "SELECT count(*) FROM v_audit")" = "$(q "SELECT count(*) FROM v_audit")" ] && pass || fail "backup content"
-expect "backup verifies" 0 'audit: ok' -- "$ctl" --db "$tmp/copy.db" audit verify </dev/null
-expect "backup never overwrites" 1 'exists' -- "$ctl" --db "$db" backup "$tmp/copy.db" </dev/null
-
-# Tampering with the sqlite3 shell. The audit table refuses UPDATE by trigger, so a
+# Tampering with the database's shell. The audit table refuses UPDATE by trigger, so a
 # tamperer drops the trigger first; verify names the first row whose hash breaks.
-if sqlite3 "$db" "UPDATE audit SET actor = 'x' WHERE id = 5" 2>"$tmp/err"; then fail "the trigger allowed an UPDATE"
-else grep -q 'append-only' "$tmp/err" && pass || fail "the trigger's message"; fi
-cp "$db" "$tmp/upd.db"
-sqlite3 "$tmp/upd.db" "DROP TRIGGER audit_no_update; UPDATE audit SET actor = 'mallory' WHERE id = 7"
-expect "verify names the updated row" 1 'BROKEN at audit id 7 .*contents do not match' -- "$ctl" --db "$tmp/upd.db" audit verify </dev/null
-cp "$db" "$tmp/del.db"
-sqlite3 "$tmp/del.db" "DELETE FROM audit WHERE id = 12"
-expect "verify names the row after a delete" 1 'BROKEN at audit id 13 .*deleted or changed' -- "$ctl" --db "$tmp/del.db" audit verify </dev/null
-expect "a tampered database is not backed up" 1 'audit chain is broken at audit id 13' -- "$ctl" --db "$tmp/del.db" backup "$tmp/bad.db" </dev/null
-[ ! -e "$tmp/bad.db" ] && [ ! -e "$tmp/bad.db.partial" ] && pass || fail "a failed backup left files"
+if q "UPDATE audit SET actor = 'x' WHERE id = 5" >/dev/null 2>"$tmp/err"; then fail "the trigger allowed an UPDATE"
+else grep -q 'append-only' "$tmp/err" && pass || fail "the trigger's message: $(cat "$tmp/err")"; fi
+upd=$(copy_db upd)
+q_at "$upd" "$drop_audit_trigger; UPDATE audit SET actor = 'mallory' WHERE id = 7"
+expect "verify names the updated row" 1 'BROKEN at audit id 7 .*contents do not match' -- "$ctl" --db "$upd" audit verify </dev/null
+del=$(copy_db del)
+q_at "$del" "DELETE FROM audit WHERE id = 12"
+expect "verify names the row after a delete" 1 'BROKEN at audit id 13 .*deleted or changed' -- "$ctl" --db "$del" audit verify </dev/null
+
+if [ "$backend" = sqlite ]; then
+  # Backup: online copy, verified, never overwriting.
+  expect "backup" 0 'integrity ok, audit chain ok' -- "$ctl" --db "$db" backup "$tmp/copy.db" </dev/null
+  [ "$(sqlite3 "$tmp/copy.db" "SELECT count(*) FROM v_audit")" = "$(q "SELECT count(*) FROM v_audit")" ] && pass || fail "backup content"
+  expect "backup verifies" 0 'audit: ok' -- "$ctl" --db "$tmp/copy.db" audit verify </dev/null
+  expect "backup never overwrites" 1 'exists' -- "$ctl" --db "$db" backup "$tmp/copy.db" </dev/null
+  expect "a tampered database is not backed up" 1 'audit chain is broken at audit id 13' -- "$ctl" --db "$del" backup "$tmp/bad.db" </dev/null
+  [ ! -e "$tmp/bad.db" ] && [ ! -e "$tmp/bad.db.partial" ] && pass || fail "a failed backup left files"
+else
+  # PostgreSQL is backed up by its own tools: the refusal gives the command, and writes nothing.
+  expect "backup names pg_dump" 1 "pg_dump --format=custom --file=$tmp/copy.dump '${db//./\\.}'" -- \
+    "$ctl" --config "$cfg" backup "$tmp/copy.dump" </dev/null
+  [ ! -e "$tmp/copy.dump" ] && pass || fail "a refused backup wrote a file"
+fi
 
 summary

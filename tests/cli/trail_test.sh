@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Black-box test of `dispatchctl trail` on a seeded database (tests/support/seed.cpp):
-# exit codes, Markdown sections, JSON content, --provider-id, a tampered chain.
+# exit codes, Markdown sections, JSON content, --provider-id, a tampered chain. Runs on either
+# backend (seeded.sh: DISPATCHD_TEST_POSTGRESQL_DIR set for PostgreSQL).
 # Usage: trail_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
 . "$3/tests/cli/seeded.sh"
 cat >"$tmp/dispatchd.json" <<JSON
-{ "database": "d.db", "catalog": "$src/catalog/examples/support.en.json",
+{ $db_json, "catalog": "$src/catalog/examples/support.en.json",
   "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K",
           "history_messages": 1} }
 JSON
@@ -61,8 +62,8 @@ assert t["decision"]["summary"].startswith("escalated (contract_failed)")
 PY
 
 # A changed audit row of the message: the trail says where the chain breaks (and still exits 0).
-id=$(sqlite3 "$db" "SELECT audit_id FROM v_audit WHERE message_id = 4 AND event = 'staff_claim'")
-sqlite3 "$db" "DROP TRIGGER audit_no_update; UPDATE audit SET actor = 'luis' WHERE id = $id"
+id=$(q "SELECT audit_id FROM v_audit WHERE message_id = 4 AND event = 'staff_claim'")
+q "$drop_audit_trigger; UPDATE audit SET actor = 'luis' WHERE id = $id"
 expect "a tampered row is named" 0 "The chain does NOT verify.*broken at audit id $id" -- "$ctl" --db "$db" trail 4 </dev/null
 "$ctl" --db "$db" trail 4 --json | python3 -c "import json,sys; c=json.load(sys.stdin)['chain']; assert c['verified'] is False and c['first_broken']==$id, c" \
   && pass || fail "a tampered row in JSON"

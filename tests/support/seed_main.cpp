@@ -1,5 +1,7 @@
 // dispatchd_seed DB [START]: migrates DB and writes the seed history into it (tests/support/seed.h).
-// START is "YYYY-MM-DD" (default 2026-11-30); the history spans that day and the next.
+// DB is a SQLite file or a postgresql:// URI (an existing, empty database; the password from
+// PGPASSWORD or ~/.pgpass, as libpq reads them). START is "YYYY-MM-DD" (default 2026-11-30);
+// the history spans that day and the next.
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -32,13 +34,13 @@ int main(int argc, char** argv) {
   const store::Time start = day + std::chrono::hours(9);
   auto db = store::Database::open(argv[1]);
   if (!db) return std::fprintf(stderr, "dispatchd_seed: %s\n", db.error().message.c_str()), 1;
-  auto migrations = store::load_migrations(config::default_migrations_dir());
+  auto migrations = store::load_migrations(config::default_migrations_dir(), db->backend());
   if (!migrations) return std::fprintf(stderr, "dispatchd_seed: %s\n", migrations.error().message.c_str()), 1;
   if (auto ok = store::migrate(*db, *migrations, store::format_time(start)); !ok) {
     return std::fprintf(stderr, "dispatchd_seed: %s\n", ok.error().message.c_str()), 1;
   }
   if (auto ok = test::seed_history(*db, start); !ok)
     return std::fprintf(stderr, "dispatchd_seed: %s\n", ok.error().c_str()), 1;
-  std::printf("%s: seeded\n", argv[1]);
+  std::printf("%s: seeded\n", db->path().c_str());
   return 0;
 }
