@@ -37,10 +37,16 @@ Result<std::optional<std::string>> optional_text_of(Database& db, std::string_vi
 Result<void> add_staff(Database& db, const std::string& name, const std::string& token_hash, const std::string& actor,
                        Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
-    auto upsert = Query::prepare(db,
-                                 "INSERT INTO staff_accounts(name, token_hash, created_at) VALUES (?1, ?2, ?3)"
-                                 " ON CONFLICT (name) DO UPDATE SET token_hash = ?2, created_at = ?3, revoked_at = NULL"
-                                 " WHERE revoked_at IS NOT NULL");
+    // PostgreSQL reads a bare column in the upsert's WHERE as ambiguous (the row or
+    // `excluded`): there it names the table's row.
+    auto upsert =
+        Query::prepare(db, per_backend(db.backend(), [](Backend b) {
+                         return std::string(
+                                    "INSERT INTO staff_accounts(name, token_hash, created_at) VALUES (?1, ?2, ?3)"
+                                    " ON CONFLICT (name) DO UPDATE SET token_hash = ?2, created_at = ?3,"
+                                    " revoked_at = NULL WHERE ") +
+                                (b == Backend::postgresql ? "staff_accounts." : "") + "revoked_at IS NOT NULL";
+                       }));
     if (!upsert) return std::unexpected(upsert.error());
     upsert->bind(1, name).bind(2, token_hash).bind(3, format_time(now));
     DISPATCHD_TRY(upsert->run());
