@@ -37,6 +37,16 @@ Result<void> segment_run(Database& db, const std::string& sql, std::int64_t from
   return q->run();
 }
 
+Result<std::vector<std::string>> first_column(Query& q) {
+  std::vector<std::string> out;
+  while (true) {
+    auto row = q.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back(q.text(0));
+  }
+}
+
 Result<Segment> pending_segment(Database& live, Database& archive, std::string_view last_archived) {
   auto anchor = audit_anchor(live);
   if (!anchor) return std::unexpected(anchor.error());
@@ -91,13 +101,7 @@ Result<std::vector<std::string>> columns(Database& db, const char* table, const 
   auto q = Query::prepare(db, "SELECT name FROM pragma_table_info(?1, ?2) ORDER BY cid");
   if (!q) return std::unexpected(q.error());
   q->bind(1, table).bind(2, schema);
-  std::vector<std::string> out;
-  while (true) {
-    auto row = q->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(q->text(0));
-  }
+  return internal::first_column(*q);
 }
 
 // "INSERT INTO arch.t (c1, c2) SELECT c1, c2 FROM main.t" after checking that both files

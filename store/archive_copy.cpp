@@ -43,13 +43,7 @@ Result<std::vector<std::string>> live_columns(Database& live, const char* table)
                           " WHERE table_schema = current_schema() AND table_name = ?1 ORDER BY ordinal_position");
   if (!q) return std::unexpected(q.error());
   q->bind(1, table);
-  std::vector<std::string> out;
-  while (true) {
-    auto row = q->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(q->text(0));
-  }
+  return first_column(*q);
 }
 
 Result<std::vector<Column>> archive_columns(Database& archive, const char* table) {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "store/archive.h"
 #include "store/internal/sql.h"
@@ -71,6 +72,9 @@ Result<Walked> walk_chain(Database& live, const ArchiveOptions& options, std::in
 std::string segment_messages(const char* schema);
 // " WHERE <key> IN <segment_messages(schema)>".
 std::string where_message(const ArchiveTable& t, const char* schema);
+
+// Every row's first column, as text.
+Result<std::vector<std::string>> first_column(Query& q);
 
 // What a live commit finishes: the segment (from, to] after the live anchor (0 at genesis)
 // up to the archive's last event, which `last_archived`, run on `archive`, gives (0 for none).
