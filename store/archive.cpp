@@ -5,34 +5,22 @@
 #include <unordered_set>
 #include <utility>
 
+#include "store/internal/archive_steps.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store {
-namespace {
 
-// The tables holding a message's rows, parents first: rows are copied in this order and
-// deleted in the reverse one (foreign keys). `key` names the message.
-struct Table {
-  const char* name;
-  const char* key;
-};
-constexpr Table k_tables[] = {
-    {"inbox", "id"}, {"escalations", "message_id"}, {"actions", "message_id"}, {"attempts", "message_id"}};
+namespace internal {
 
-// The messages of the audit segment (?1, ?2] of `schema`: a batch is named by its segment.
 std::string segment_messages(const char* schema) {
   return std::string("(SELECT message_id FROM ") + schema +
          ".audit WHERE id > ?1 AND id <= ?2 AND message_id IS NOT NULL)";
 }
 
-// The largest audit id: a segment (from, k_end_of_chain] is everything after `from`.
-constexpr std::int64_t k_end_of_chain = std::numeric_limits<std::int64_t>::max();
-
-std::string where_message(const Table& t, const char* schema) {
+std::string where_message(const ArchiveTable& t, const char* schema) {
   return std::string(" WHERE ") + t.key + " IN " + segment_messages(schema);
 }
 
-// Runs `sql` with the segment (from, to] bound as ?1 and ?2 and returns its one integer.
 Result<std::int64_t> segment_int(Database& db, const std::string& sql, std::int64_t from, std::int64_t to) {
   auto q = Query::prepare(db, sql);
   if (!q) return std::unexpected(q.error());
@@ -49,18 +37,71 @@ Result<void> segment_run(Database& db, const std::string& sql, std::int64_t from
   return q->run();
 }
 
+Result<std::vector<std::string>> first_column(Query& q) {
+  std::vector<std::string> out;
+  while (true) {
+    auto row = q.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back(q.text(0));
+  }
+}
+
+Result<Segment> pending_segment(Database& live, Database& archive, std::string_view last_archived) {
+  auto anchor = audit_anchor(live);
+  if (!anchor) return std::unexpected(anchor.error());
+  auto archived_to = archive.query_int(last_archived);
+  if (!archived_to) return std::unexpected(archived_to.error());
+  return Segment{*anchor ? (*anchor)->last_id : 0, static_cast<std::int64_t>(*archived_to)};
+}
+
+Result<std::int64_t> undo_archived(Database& db, const char* schema, std::int64_t from) {
+  const std::string archive = schema;
+  DISPATCHD_TRY(
+      db.exec("CREATE TEMP TABLE IF NOT EXISTS archive_undo (id INTEGER PRIMARY KEY);"
+              "DELETE FROM temp.archive_undo"));
+  DISPATCHD_TRY(segment_run(db,
+                            "INSERT OR IGNORE INTO temp.archive_undo SELECT message_id FROM " + archive +
+                                ".audit WHERE id > ?1 AND id <= ?2 AND message_id IS NOT NULL",
+                            from, std::numeric_limits<std::int64_t>::max()));
+  auto count = db.query_int("SELECT count(*) FROM temp.archive_undo");
+  if (!count) return std::unexpected(count.error());
+  DISPATCHD_TRY(segment_run(db, "DELETE FROM " + archive + ".audit WHERE id > ?1 AND id <= ?2", from,
+                            std::numeric_limits<std::int64_t>::max()));
+  for (auto t = std::rbegin(k_archive_tables); t != std::rend(k_archive_tables); ++t) {
+    DISPATCHD_TRY(db.exec("DELETE FROM " + archive + "." + t->name + " WHERE " + t->key +
+                          " IN (SELECT id FROM temp.archive_undo)"));
+  }
+  return *count;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::ArchiveTable;
+using internal::Committed;
+using internal::k_archive_tables;
+using internal::segment_int;
+using internal::segment_messages;
+using internal::segment_run;
+using internal::Walked;
+using internal::where_message;
+
+// The live database's SQL: on SQLite its tables are `main.`'s, beside the ATTACHed archive;
+// on PostgreSQL no archive sits beside them and they go unqualified.
+std::string live_sql(Backend backend, std::string sql) {
+  if (backend == Backend::sqlite) return sql;
+  for (auto at = sql.find("main."); at != std::string::npos; at = sql.find("main.", at)) sql.erase(at, 5);
+  return sql;
+}
+
 // The column names of `schema`.`table`, in order.
 Result<std::vector<std::string>> columns(Database& db, const char* table, const char* schema) {
   auto q = Query::prepare(db, "SELECT name FROM pragma_table_info(?1, ?2) ORDER BY cid");
   if (!q) return std::unexpected(q.error());
   q->bind(1, table).bind(2, schema);
-  std::vector<std::string> out;
-  while (true) {
-    auto row = q->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(q->text(0));
-  }
+  return internal::first_column(*q);
 }
 
 // "INSERT INTO arch.t (c1, c2) SELECT c1, c2 FROM main.t" after checking that both files
@@ -78,30 +119,6 @@ Result<std::string> copy_statement(Database& db, const char* table) {
   return std::string("INSERT INTO arch.") + table + " (" + list + ") SELECT " + list + " FROM main." + table;
 }
 
-// A read transaction (deferred BEGIN: no live write lock) around `body`, committed when the
-// body succeeds. Writes in it go to the archive only.
-template <typename T, typename Body>
-Result<T> deferred(Database& db, Body&& body) {
-  DISPATCHD_TRY(db.exec("BEGIN"));
-  Result<T> result = body();
-  if (result) {
-    if (auto ok = db.exec("COMMIT"); !ok) result = std::unexpected(ok.error());
-  }
-  if (!result) {
-    if (auto undone = db.exec("ROLLBACK"); !undone)
-      result.error().message += "; the rollback failed too: " + undone.error().message;
-  }
-  return result;
-}
-
-// One batch as the chain walk found it: the audit segment (from, end] and its messages.
-struct Walked {
-  std::int64_t end = 0;
-  std::int64_t messages = 0;
-  std::optional<std::int64_t> stopped_at;
-  std::optional<HoldReason> reason;
-};
-
 class Walker {
  public:
   Walker(Database& db, const ArchiveOptions& options) : m_db(db), m_options(options) {}
@@ -114,7 +131,10 @@ class Walker {
     Walked clean{from, 0, std::nullopt, std::nullopt};
     const std::size_t limit = std::max<std::size_t>(1, m_options.batch_messages);
     for (std::int64_t pos = from;;) {
-      auto q = Query::prepare(m_db, "SELECT id, message_id, at FROM main.audit WHERE id > ? ORDER BY id LIMIT 2048");
+      auto q = Query::prepare(m_db, per_backend(m_db.backend(), [](Backend b) {
+                                return live_sql(
+                                    b, "SELECT id, message_id, at FROM main.audit WHERE id > ? ORDER BY id LIMIT 2048");
+                              }));
       if (!q) return std::unexpected(q.error());
       q->bind(1, pos);
       bool any = false;
@@ -157,11 +177,13 @@ class Walker {
 
   Result<void> read_newest() {
     m_newest.clear();
-    auto q = Query::prepare(m_db,
-                            "SELECT (SELECT max(id) FROM main.inbox),"
-                            " (SELECT message_id FROM main.attempts ORDER BY id DESC LIMIT 1),"
-                            " (SELECT message_id FROM main.actions ORDER BY id DESC LIMIT 1),"
-                            " (SELECT message_id FROM main.escalations ORDER BY id DESC LIMIT 1)");
+    auto q = Query::prepare(m_db, per_backend(m_db.backend(), [](Backend b) {
+                              return live_sql(b,
+                                              "SELECT (SELECT max(id) FROM main.inbox),"
+                                              " (SELECT message_id FROM main.attempts ORDER BY id DESC LIMIT 1),"
+                                              " (SELECT message_id FROM main.actions ORDER BY id DESC LIMIT 1),"
+                                              " (SELECT message_id FROM main.escalations ORDER BY id DESC LIMIT 1)");
+                            }));
     if (!q) return std::unexpected(q.error());
     auto row = q->step();
     if (!row) return std::unexpected(row.error());
@@ -173,14 +195,16 @@ class Walker {
 
   // Why `message` must stay live (nullopt: it may go), and its last audit event.
   Result<std::optional<HoldReason>> hold(std::int64_t message, std::int64_t& last_event) {
-    auto q = Query::prepare(
-        m_db,
-        "SELECT m.outcome, m.received_at,"
-        " EXISTS (SELECT 1 FROM main.escalations e WHERE e.message_id = m.id AND e.status IN ('open', 'claimed')),"
-        " EXISTS (SELECT 1 FROM main.actions a WHERE a.message_id = m.id"
-        "         AND a.status IN ('proposed', 'approved', 'sending')),"
-        " (SELECT max(id) FROM main.audit WHERE message_id = m.id)"
-        " FROM main.inbox m WHERE m.id = ?");
+    auto q = Query::prepare(m_db, per_backend(m_db.backend(), [](Backend b) {
+                              return live_sql(b,
+                                              "SELECT m.outcome, m.received_at,"
+                                              " EXISTS (SELECT 1 FROM main.escalations e WHERE e.message_id = m.id"
+                                              "         AND e.status IN ('open', 'claimed')),"
+                                              " EXISTS (SELECT 1 FROM main.actions a WHERE a.message_id = m.id"
+                                              "         AND a.status IN ('proposed', 'approved', 'sending')),"
+                                              " (SELECT max(id) FROM main.audit WHERE message_id = m.id)"
+                                              " FROM main.inbox m WHERE m.id = ?");
+                            }));
     if (!q) return std::unexpected(q.error());
     q->bind(1, message);
     auto row = q->step();
@@ -234,12 +258,13 @@ class Attachment {
   Database* m_db;
 };
 
-class Archiver {
+// SQLite's steps: the archive ATTACHed to the live connection as `arch`.
+class AttachedSteps final : public internal::ArchiveSteps {
  public:
-  Archiver(Database& live, const ArchiveOptions& options) : m_live(live), m_options(options) {}
+  AttachedSteps(Database& live, const ArchiveOptions& options) : m_live(live), m_options(options) {}
 
-  Result<void> prepare_statements() {
-    for (const auto& t : k_tables) {
+  Result<void> prepare() override {
+    for (const auto& t : k_archive_tables) {
       auto copy = copy_statement(m_live, t.name);
       if (!copy) return std::unexpected(copy.error());
       m_copy.push_back(*copy + where_message(t, "main"));
@@ -250,11 +275,10 @@ class Archiver {
     return {};
   }
 
-  // Copies the next batch into the archive and commits it there.
-  Result<Walked> copy_batch(std::int64_t from) {
-    return deferred<Walked>(m_live, [&]() -> Result<Walked> {
-      Walker walker(m_live, m_options);
-      auto walked = walker.walk(from);
+  // Deferred BEGIN: the copy holds no live write lock; its writes go to the archive only.
+  Result<Walked> copy_batch(std::int64_t from) override {
+    return internal::read_transaction<Walked>(m_live, "BEGIN", [&]() -> Result<Walked> {
+      auto walked = internal::walk_chain(m_live, m_options, from);
       if (!walked) return std::unexpected(walked.error());
       if (walked->end == from) return walked;
       for (const auto& sql : m_copy) DISPATCHD_TRY(segment_run(m_live, sql, from, walked->end));
@@ -262,23 +286,12 @@ class Archiver {
     });
   }
 
-  struct Committed {
-    bool stale = false;  // the live rows are not the archived copy any more: undo the copy
-    std::int64_t messages = 0;
-    std::int64_t events = 0;
-  };
-
-  // Deletes from live what the archive holds after `expected` (the live anchor the copy
-  // continued), when the live rows are still those rows, and advances the anchor.
-  Result<Committed> commit_live(std::int64_t expected) {
+  Result<Committed> commit_live(std::int64_t expected) override {
     return transaction<Committed>(m_live, [&]() -> Result<Committed> {
       Committed out;
-      auto anchor = audit_anchor(m_live);
-      if (!anchor) return std::unexpected(anchor.error());
-      const std::int64_t from = *anchor ? (*anchor)->last_id : 0;
-      auto archived_to = m_live.query_int("SELECT coalesce(max(id), 0) FROM arch.audit");
-      if (!archived_to) return std::unexpected(archived_to.error());
-      const auto to = static_cast<std::int64_t>(*archived_to);
+      auto segment = internal::pending_segment(m_live, m_live, "SELECT coalesce(max(id), 0) FROM arch.audit");
+      if (!segment) return std::unexpected(segment.error());
+      const auto [from, to] = *segment;
       if (from != expected) return Committed{true, 0, 0};  // another run moved the live chain
       if (to <= from) return out;
       auto same = unchanged(from, to);
@@ -288,7 +301,7 @@ class Archiver {
           segment_int(m_live, "SELECT count(DISTINCT message_id) FROM " + segment_messages("arch"), from, to);
       if (!messages) return std::unexpected(messages.error());
       DISPATCHD_TRY(segment_run(m_live, "DELETE FROM main.audit WHERE id > ?1 AND id <= ?2", from, to));
-      for (auto t = std::rbegin(k_tables); t != std::rend(k_tables); ++t)
+      for (auto t = std::rbegin(k_archive_tables); t != std::rend(k_archive_tables); ++t)
         DISPATCHD_TRY(
             segment_run(m_live, std::string("DELETE FROM main.") + t->name + where_message(*t, "arch"), from, to));
       auto set = Query::prepare(m_live,
@@ -303,26 +316,9 @@ class Archiver {
     });
   }
 
-  // Takes the archive's events after `from`, and their messages' rows, back out of the
-  // archive: a copy whose live rows changed before the live delete.
-  Result<std::int64_t> undo_copy(std::int64_t from) {
-    return deferred<std::int64_t>(m_live, [&]() -> Result<std::int64_t> {
-      DISPATCHD_TRY(
-          m_live.exec("CREATE TEMP TABLE IF NOT EXISTS archive_undo (id INTEGER PRIMARY KEY);"
-                      "DELETE FROM temp.archive_undo"));
-      DISPATCHD_TRY(segment_run(m_live,
-                                "INSERT OR IGNORE INTO temp.archive_undo SELECT message_id FROM arch.audit"
-                                " WHERE id > ?1 AND id <= ?2 AND message_id IS NOT NULL",
-                                from, k_end_of_chain));
-      auto count = m_live.query_int("SELECT count(*) FROM temp.archive_undo");
-      if (!count) return std::unexpected(count.error());
-      DISPATCHD_TRY(segment_run(m_live, "DELETE FROM arch.audit WHERE id > ?1 AND id <= ?2", from, k_end_of_chain));
-      for (auto t = std::rbegin(k_tables); t != std::rend(k_tables); ++t) {
-        DISPATCHD_TRY(m_live.exec(std::string("DELETE FROM arch.") + t->name + " WHERE " + t->key +
-                                  " IN (SELECT id FROM temp.archive_undo)"));
-      }
-      return *count;
-    });
+  Result<std::int64_t> undo_copy(std::int64_t from) override {
+    return internal::read_transaction<std::int64_t>(
+        m_live, "BEGIN", [&]() -> Result<std::int64_t> { return internal::undo_archived(m_live, "arch", from); });
   }
 
  private:
@@ -343,7 +339,7 @@ class Archiver {
         // Per message through the audit_message index, not a scan of the live chain.
         "SELECT NOT EXISTS (SELECT 1 FROM " + segment_messages("arch") +
             " s WHERE (SELECT max(id) FROM main.audit WHERE message_id = s.message_id) > ?2)"};
-    for (const auto& t : k_tables) {
+    for (const auto& t : k_archive_tables) {
       checks.push_back(std::string("SELECT (SELECT count(*) FROM main.") + t.name + where_message(t, "arch") +
                        ") = (SELECT count(*) FROM arch." + t.name + where_message(t, "arch") + ")");
     }
@@ -374,10 +370,58 @@ bool same(const std::optional<AuditAnchor>& a, const std::optional<AuditAnchor>&
   return a->last_id == b->last_id && a->last_hash == b->last_hash;
 }
 
+// Checks that the archive continues the live chain (prepare_archive), starting a new empty
+// one at the live anchor.
+Result<void> continue_live_chain(Database& live, Database& archive, const std::string& path,
+                                 const ArchiveOptions& options) {
+  auto live_anchor = audit_anchor(live);
+  if (!live_anchor) return std::unexpected(live_anchor.error());
+  auto own_anchor = audit_anchor(archive);
+  if (!own_anchor) return std::unexpected(own_anchor.error());
+  auto last = newest_audit_event(archive);
+  if (!last) return std::unexpected(last.error());
+  const std::string live_start =
+      *live_anchor ? "after audit id " + std::to_string((*live_anchor)->last_id) : "at genesis";
+  if (!*last) {
+    if (same(*own_anchor, *live_anchor)) return {};
+    if (*own_anchor) {
+      return std::unexpected(Error::refused(path + ": this empty archive starts after audit id " +
+                                            std::to_string((*own_anchor)->last_id) + ", the live chain " + live_start));
+    }
+    auto set =
+        Query::prepare(archive, "INSERT INTO audit_anchor (id, last_id, last_hash, updated_at) VALUES (1, ?, ?, ?)");
+    if (!set) return std::unexpected(set.error());
+    set->bind(1, (*live_anchor)->last_id).bind(2, (*live_anchor)->last_hash).bind(3, options.now);
+    return set->run();
+  }
+  if (same(*last, *live_anchor)) return {};
+  // An interrupted run: the archive holds the live anchor's event (or begins right after
+  // it) and a copy beyond it.
+  bool continues = false;
+  if ((*last)->last_id > (*live_anchor ? (*live_anchor)->last_id : 0)) {
+    if (!*live_anchor) {
+      continues = !*own_anchor;
+    } else if (same(*own_anchor, *live_anchor)) {
+      continues = true;
+    } else {
+      auto q = Query::prepare(archive, "SELECT hash FROM audit WHERE id = ?");
+      if (!q) return std::unexpected(q.error());
+      q->bind(1, (*live_anchor)->last_id);
+      auto row = q->step();
+      if (!row) return std::unexpected(row.error());
+      continues = *row && q->text(0) == (*live_anchor)->last_hash;
+    }
+  }
+  if (continues) return {};
+  return std::unexpected(Error::refused(path + ": this archive ends at audit id " + std::to_string((*last)->last_id) +
+                                        " and the live chain starts " + live_start +
+                                        ": it is not this database's newest archive (use that file, or a new one)"));
+}
+
 // Opens (creating) the archive with the live schema, and checks that it continues the live
 // chain: it ends at the live anchor, or after it with the live anchor inside (an
 // interrupted run). A new, empty file starts at the live anchor.
-Result<void> prepare_archive(Database& live, const std::string& path, const ArchiveOptions& options) {
+Result<Database> prepare_archive(Database& live, const std::string& path, const ArchiveOptions& options) {
   auto version = schema_version(live);
   if (!version) return std::unexpected(version.error());
   std::vector<Migration> upto;
@@ -397,57 +441,20 @@ Result<void> prepare_archive(Database& live, const std::string& path, const Arch
                                          std::to_string(migrated->version) + ", the live database's " +
                                          std::to_string(*version)));
   }
-  auto live_anchor = audit_anchor(live);
-  if (!live_anchor) return std::unexpected(live_anchor.error());
-  auto own_anchor = audit_anchor(*archive);
-  if (!own_anchor) return std::unexpected(own_anchor.error());
-  auto last = newest_audit_event(*archive);
-  if (!last) return std::unexpected(last.error());
-  const std::string live_start =
-      *live_anchor ? "after audit id " + std::to_string((*live_anchor)->last_id) : "at genesis";
-  if (!*last) {
-    if (same(*own_anchor, *live_anchor)) return {};
-    if (*own_anchor) {
-      return std::unexpected(Error::refused(path + ": this empty archive starts after audit id " +
-                                            std::to_string((*own_anchor)->last_id) + ", the live chain " + live_start));
-    }
-    auto set =
-        Query::prepare(*archive, "INSERT INTO audit_anchor (id, last_id, last_hash, updated_at) VALUES (1, ?, ?, ?)");
-    if (!set) return std::unexpected(set.error());
-    set->bind(1, (*live_anchor)->last_id).bind(2, (*live_anchor)->last_hash).bind(3, options.now);
-    return set->run();
-  }
-  if (same(*last, *live_anchor)) return {};
-  // An interrupted run: the archive holds the live anchor's event (or begins right after
-  // it) and a copy beyond it.
-  bool continues = false;
-  if ((*last)->last_id > (*live_anchor ? (*live_anchor)->last_id : 0)) {
-    if (!*live_anchor) {
-      continues = !*own_anchor;
-    } else if (same(*own_anchor, *live_anchor)) {
-      continues = true;
-    } else {
-      auto q = Query::prepare(*archive, "SELECT hash FROM audit WHERE id = ?");
-      if (!q) return std::unexpected(q.error());
-      q->bind(1, (*live_anchor)->last_id);
-      auto row = q->step();
-      if (!row) return std::unexpected(row.error());
-      continues = *row && q->text(0) == (*live_anchor)->last_hash;
-    }
-  }
-  if (continues) return {};
-  return std::unexpected(Error::refused(path + ": this archive ends at audit id " + std::to_string((*last)->last_id) +
-                                        " and the live chain starts " + live_start +
-                                        ": it is not this database's newest archive (use that file, or a new one)"));
+  DISPATCHD_TRY(continue_live_chain(live, *archive, path, options));
+  return std::move(*archive);
 }
 
 Result<std::int64_t> count_held_back(Database& live, const std::string& before) {
-  auto q = Query::prepare(live,
-                          "SELECT count(*) FROM main.inbox m WHERE m.outcome <> 'pending' AND m.received_at < ?"
-                          " AND NOT EXISTS (SELECT 1 FROM main.escalations e WHERE e.message_id = m.id"
-                          "                 AND e.status IN ('open', 'claimed'))"
-                          " AND NOT EXISTS (SELECT 1 FROM main.actions a WHERE a.message_id = m.id"
-                          "                 AND a.status IN ('proposed', 'approved', 'sending'))");
+  auto q = Query::prepare(live, per_backend(live.backend(), [](Backend b) {
+                            return live_sql(
+                                b,
+                                "SELECT count(*) FROM main.inbox m WHERE m.outcome <> 'pending' AND m.received_at < ?"
+                                " AND NOT EXISTS (SELECT 1 FROM main.escalations e WHERE e.message_id = m.id"
+                                "                 AND e.status IN ('open', 'claimed'))"
+                                " AND NOT EXISTS (SELECT 1 FROM main.actions a WHERE a.message_id = m.id"
+                                "                 AND a.status IN ('proposed', 'approved', 'sending'))");
+                          }));
   if (!q) return std::unexpected(q.error());
   q->bind(1, before);
   auto row = q->step();
@@ -461,8 +468,9 @@ Result<std::int64_t> live_anchor_id(Database& live) {
   return *anchor ? (*anchor)->last_id : 0;
 }
 
-Result<void> run(Database& live, Archiver& archiver, const ArchiveOptions& options, ArchiveResult& result) {
-  DISPATCHD_TRY(archiver.prepare_statements());
+Result<void> run(Database& live, internal::ArchiveSteps& archiver, const ArchiveOptions& options,
+                 ArchiveResult& result) {
+  DISPATCHD_TRY(archiver.prepare());
   // First, what an interrupted run left: a copy after the live anchor.
   auto start = live_anchor_id(live);
   if (!start) return std::unexpected(start.error());
@@ -498,7 +506,33 @@ Result<void> run(Database& live, Archiver& archiver, const ArchiveOptions& optio
   }
 }
 
+// SQLite: the archive file ATTACHed to the live connection (closed by prepare_archive's
+// connection first) for the run.
+Result<void> archive_attached(Database& live, const std::string& path, const ArchiveOptions& options,
+                              ArchiveResult& result) {
+  DISPATCHD_TRY(prepare_archive(live, path, options));
+  auto attached = Attachment::attach(live, path);
+  if (!attached) return std::unexpected(attached.error());
+  AttachedSteps steps(live, options);
+  DISPATCHD_TRY(run(live, steps, options, result));
+  return attached->detach();
+}
+
+// PostgreSQL: the archive stays a SQLite file, written through its own connection.
+Result<void> archive_copying(Database& live, const std::string& path, const ArchiveOptions& options,
+                             ArchiveResult& result) {
+  auto archive = prepare_archive(live, path, options);
+  if (!archive) return std::unexpected(archive.error());
+  const auto steps = internal::copying_steps(live, *archive, options);
+  return run(live, *steps, options, result);
+}
+
 }  // namespace
+
+Result<internal::Walked> internal::walk_chain(Database& live, const ArchiveOptions& options, std::int64_t from) {
+  Walker walker(live, options);
+  return walker.walk(from);
+}
 
 std::string_view to_string(HoldReason reason) {
   switch (reason) {
@@ -514,19 +548,18 @@ std::string_view to_string(HoldReason reason) {
 Result<ArchiveResult> archive_before(Database& live, const std::string& archive_path, const ArchiveOptions& options) {
   if (!is_day_shaped(options.before)) return std::unexpected(Error::refused("the day must be YYYY-MM-DD"));
   if (live.in_transaction()) return std::unexpected(Error::internal("archive_before inside a transaction"));
-  DISPATCHD_TRY(prepare_archive(live, archive_path, options));
-  auto attached = Attachment::attach(live, archive_path);
-  if (!attached) return std::unexpected(attached.error());
   ArchiveResult result;
-  Archiver archiver(live, options);
-  DISPATCHD_TRY(run(live, archiver, options, result));
+  if (live.backend() == Backend::postgresql) {
+    DISPATCHD_TRY(archive_copying(live, archive_path, options, result));
+  } else {
+    DISPATCHD_TRY(archive_attached(live, archive_path, options, result));
+  }
   auto anchor = live_anchor_id(live);
   if (!anchor) return std::unexpected(anchor.error());
   result.moved.anchor_id = *anchor;
   auto held = count_held_back(live, options.before);
   if (!held) return std::unexpected(held.error());
   result.held_back = *held;
-  DISPATCHD_TRY(attached->detach());
   return result;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Retention: moves old, finished messages out of the live database into an archive SQLite
-// file with the same schema and views, while dispatchd keeps running.
+// file with the same schema and views, while dispatchd keeps running. The archive is a
+// SQLite file on both engines (a PostgreSQL live database too).
 //
 // What moves: messages received before `before` (YYYY-MM-DD, UTC, against received_at)
 // whose outcome is not pending, with no open or claimed escalation and no action in
@@ -20,15 +21,20 @@
 //
 // Each batch of about `batch_messages` messages is two commits:
 //   1. in one read snapshot of the live database: choose the batch, copy its rows into the
-//      archive (ATTACHed) and commit the archive (synchronous=FULL: on disk);
+//      archive and commit the archive (synchronous=FULL: on disk). SQLite ATTACHes the
+//      archive to the live connection; PostgreSQL (REPEATABLE READ) writes the rows
+//      through the archive file's own connection;
 //   2. one short live write transaction: check that the live rows still equal the copy,
-//      delete them and advance the live anchor (audit_anchor, migration 0012).
+//      delete them and advance the live anchor (audit_anchor, migration 0012). On
+//      PostgreSQL it first locks audit_anchor (one run's commit at a time) and the batch's
+//      inbox rows (a writer appending to one of those messages waits, then finds it gone).
 // The anchor is the commit point. An archive event after the live anchor is a copy whose
 // live delete did not commit (a crash, SIGKILL): the next run finishes it — deletes the
 // rows from live when they are unchanged, or takes the copy out of the archive when the
 // daemon changed them since. So an interrupted run loses nothing, and once a run has
 // finished no message is in both places. The daemon's writers wait at most for one
-// batch's delete (SQLite's busy timeout); the copy holds no live write lock.
+// batch's delete (SQLite's busy timeout; PostgreSQL's row locks); the copy holds no live
+// write lock.
 //
 // The archive file is created (or upgraded) by applying the same migrations up to the
 // live database's version; an existing file is appended to when its chain ends at the
@@ -75,7 +81,7 @@ struct ArchiveProgress {
 struct ArchiveOptions {
   std::string before;  // "YYYY-MM-DD" (the caller checks it is a real day; refused unless so shaped)
   std::size_t batch_messages = 500;
-  std::vector<Migration> migrations;  // the schema's files, to create or upgrade the archive
+  std::vector<Migration> migrations;  // SQLite's schema files (load_migrations(root)), to create or upgrade the archive
   std::string now;                    // ISO 8601 UTC, recorded with the anchor
   // Called after each committed batch (progress, a pause to leave the daemon room).
   std::function<void(const ArchiveProgress&)> after_batch;

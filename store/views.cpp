@@ -63,21 +63,33 @@ AttemptRow read_attempt(const Query& q) {
 Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter) {
   // Only the filter's conditions, written out: "?1 IS NULL OR status = ?1" would hide them
   // from the planner, which then scans every escalation for a page.
-  std::string where = "WHERE TRUE";
-  if (filter.status) where += " AND e.status = ?1";
-  if (filter.reason) where += " AND e.reason = ?2";
-  if (filter.channel) where += " AND m.channel = ?3";
+  // Parameters are numbered in the order they appear: PostgreSQL prepares a statement with
+  // every parameter up to the largest and must find each in the text. Its LIMIT takes NULL,
+  // not -1, for none; its WHERE a boolean, not 1.
+  const bool postgresql = db.backend() == Backend::postgresql;
+  std::string where = postgresql ? "WHERE true" : "WHERE 1";
+  int parameters = 0;
+  const auto next = [&parameters] { return "?" + std::to_string(++parameters); };
+  if (filter.status) where += " AND e.status = " + next();
+  if (filter.reason) where += " AND e.reason = " + next();
+  if (filter.channel) where += " AND m.channel = " + next();
   if (filter.after)
-    where += " AND (e.created_at, e.escalation_id) > (SELECT created_at, id FROM escalations WHERE id = ?4)";
-  auto query = Query::prepare(db, std::string(k_escalation_columns) + where +
-                                      " ORDER BY e.created_at, e.escalation_id" + (filter.limit ? " LIMIT ?5" : ""));
+    where +=
+        " AND (e.created_at, e.escalation_id) > (SELECT created_at, id FROM escalations WHERE id = " + next() + ")";
+  const std::string limit = next();
+  auto query = Query::prepare(
+      db, std::string(k_escalation_columns) + where + " ORDER BY e.created_at, e.escalation_id LIMIT " + limit);
   if (!query) return std::unexpected(query.error());
-  if (filter.status) query->bind(1, *filter.status);
-  if (filter.reason) query->bind(2, *filter.reason);
-  if (filter.channel) query->bind(3, *filter.channel);
-  if (filter.after) query->bind(4, *filter.after);
-  // No LIMIT rather than SQLite's "LIMIT -1", which PostgreSQL refuses.
-  if (filter.limit) query->bind(5, *filter.limit);
+  int bound = 0;
+  if (filter.status) query->bind(++bound, *filter.status);
+  if (filter.reason) query->bind(++bound, *filter.reason);
+  if (filter.channel) query->bind(++bound, *filter.channel);
+  if (filter.after) query->bind(++bound, *filter.after);
+  if (filter.limit || !postgresql) {
+    query->bind(++bound, filter.limit.value_or(-1));
+  } else {
+    query->bind(++bound, std::optional<std::int64_t>());
+  }
   return collect<EscalationRow>(*query, read_escalation);
 }
 

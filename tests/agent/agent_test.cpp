@@ -6,6 +6,7 @@
 #include "store/round.h"
 #include "tests/agent/harness.h"
 #include "tests/llm/no_text_bodies.h"
+#include "tests/store/disk_full.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -89,7 +90,8 @@ TEST_CASE("agent: three bad replies give a contract_failed escalation with three
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'invalid' AND message_id = " + std::to_string(id)) ==
         3);
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'contract_failed' AND status = 'open'"
-                " AND json_extract(detail, '$.attempts') = 3") == 1);
+                " AND " +
+                test::json_integer("detail", "attempts") + " = 3") == 1);
   CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'escalated'") == 1);
 }
 
@@ -128,16 +130,27 @@ TEST_CASE("agent: a safety block every time escalates contract_failed naming the
   // Each attempt: what the provider said, its finish reason and the tokens it billed.
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'invalid' AND error_class = 'blocked'"
                 " AND finish_reason = 'SAFETY' AND input_tokens = 845 AND output_tokens = 9"
-                " AND raw_output IS NULL AND json_extract(errors, '$[0].code') = 'blocked'"
-                " AND json_extract(errors, '$[0].message') LIKE '%HARM_CATEGORY_HARASSMENT%'"
+                " AND raw_output IS NULL AND " +
+                test::json_path_text("errors", "[0].code") +
+                " = 'blocked'"
+                " AND " +
+                test::json_path_text("errors", "[0].message") +
+                " LIKE '%HARM_CATEGORY_HARASSMENT%'"
                 " AND message_id = " +
                 std::to_string(id)) == 3);
   // The escalation tells staff it was a safety block.
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'contract_failed'"
-                " AND json_extract(detail, '$.attempts') = 3"
-                " AND json_array_length(json_extract(detail, '$.last_errors')) = 1"
-                " AND json_extract(detail, '$.last_errors[0].code') = 'blocked'"
-                " AND json_extract(detail, '$.last_errors[0].message') LIKE '%SAFETY%'") == 1);
+                " AND " +
+                test::json_integer("detail", "attempts") +
+                " = 3"
+                " AND " +
+                test::json_array_length("detail", "last_errors") +
+                " = 1"
+                " AND " +
+                test::json_path_text("detail", ".last_errors[0].code") +
+                " = 'blocked'"
+                " AND " +
+                test::json_path_text("detail", ".last_errors[0].message") + " LIKE '%SAFETY%'") == 1);
   // The re-ask says why; with no text to send back, the turns stay user-only and alternating.
   const auto second = h.turns(1);
   REQUIRE(second.size() == 1);
@@ -172,7 +185,8 @@ TEST_CASE("agent: bodies that are not the documented JSON escalate with the last
   CHECK(h.decisions[0].detail == "contract_failed");
   CHECK(h.count("SELECT count(*) FROM v_attempts WHERE verdict = 'error' AND error_class = 'bad_response'") == 3);
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'contract_failed'"
-                " AND json_extract(detail, '$.last_errors[0].code') = 'bad_response'") == 1);
+                " AND " +
+                test::json_path_text("detail", ".last_errors[0].code") + " = 'bad_response'") == 1);
 }
 
 TEST_CASE("agent: a reply to another number is refused, and escalated when it persists", "[agent]") {
@@ -196,11 +210,16 @@ TEST_CASE("agent: a reply written to \"+<sender>\" is queued for the sender as s
   // The outbox row goes to the wa_id, which the 24-hour window and Graph look up; the
   // arguments keep the model's reply as it was validated.
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND recipient = '15551234567'"
-                " AND json_extract(arguments, '$.recipient') = '+15551234567'") == 1);
+                " AND " +
+                test::json_text("arguments", "recipient") + " = '+15551234567'") == 1);
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE recipient <> '15551234567'") == 0);
-  CHECK(h.count("SELECT count(*) FROM v_audit WHERE event = 'action' AND json_extract(detail, '$.to') = 'approved'"
-                " AND json_extract(detail, '$.recipient') = '15551234567'"
-                " AND json_extract(detail, '$.recipient_written') = '+15551234567'") == 1);
+  CHECK(h.count("SELECT count(*) FROM v_audit WHERE event = 'action' AND " + test::json_text("detail", "to") +
+                " = 'approved'"
+                " AND " +
+                test::json_text("detail", "recipient") +
+                " = '15551234567'"
+                " AND " +
+                test::json_text("detail", "recipient_written") + " = '+15551234567'") == 1);
 }
 
 TEST_CASE("agent: a tool's answer goes back to the model and ends in a reply", "[agent]") {
@@ -230,7 +249,8 @@ TEST_CASE("agent: the model's escalation opens one, with a holding reply when co
   h.decide(1);
   CHECK(h.decisions[0].detail == "model_escalated");
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'model_escalated'"
-                " AND json_extract(proposed_action, '$.content') = 'asks for a person'") == 1);
+                " AND " +
+                test::json_text("proposed_action", "content") + " = 'asks for a person'") == 1);
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'holding_reply' AND status = 'approved'") == 1);
 }
 
@@ -271,7 +291,8 @@ TEST_CASE("agent: a proposal written to another form of the sender's number is a
   CHECK(h.decisions[0].detail == "needs_approval");
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE status = 'proposed' AND recipient = '15551234567'") == 1);
   CHECK(h.count("SELECT count(*) FROM v_audit WHERE event = 'action'"
-                " AND json_extract(detail, '$.recipient_written') = '+1 (555) 123-4567'") == 1);
+                " AND " +
+                test::json_text("detail", "recipient_written") + " = '+1 (555) 123-4567'") == 1);
 }
 
 TEST_CASE("agent: with the provider down the message waits, then escalates past the deadline", "[agent]") {
@@ -361,27 +382,26 @@ TEST_CASE("agent: message types the configuration decides never reach the model"
   CHECK(h.fake.request_count() == 2);
   const auto where = [](std::int64_t id) { return " AND message_id = " + std::to_string(id); };
   for (const auto id : {image, location, reaction})
-    CHECK(h.count("SELECT count(*) FROM v_attempts WHERE 1" + where(id)) == 0);
-  for (const auto id : {text, untyped}) CHECK(h.count("SELECT count(*) FROM v_attempts WHERE 1" + where(id)) == 1);
+    CHECK(h.count("SELECT count(*) FROM v_attempts WHERE true" + where(id)) == 0);
+  for (const auto id : {text, untyped}) CHECK(h.count("SELECT count(*) FROM v_attempts WHERE true" + where(id)) == 1);
 
   // escalate: undecodable, the type named in the detail, the message done as escalated.
   CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'undecodable' AND status = 'open'"
-                " AND json_extract(detail, '$.type') = 'image'" +
-                where(image)) == 1);
+                " AND " +
+                test::json_text("detail", "type") + " = 'image'" + where(image)) == 1);
   CHECK(h.count("SELECT count(*) FROM v_messages WHERE outcome = 'escalated' AND message_type = 'image'") == 1);
   // reply: the fixed text approved in the outbox to the sender, like a model reply.
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'fixed_reply' AND status = 'approved'"
                 " AND recipient = '15550000002' AND body = 'Thanks, we got your location.'"
-                " AND json_extract(arguments, '$.type') = 'location'" +
-                where(location)) == 1);
+                " AND " +
+                test::json_text("arguments", "type") + " = 'location'" + where(location)) == 1);
   CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'decided' AND message_id = " +
                 std::to_string(location)) == 1);
   // ignore: done, not pending, nothing in the outbox; the audit trail says why.
   CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'ignored'" + where(reaction)) == 1);
-  CHECK(h.count("SELECT count(*) FROM v_actions WHERE 1" + where(reaction)) == 0);
-  CHECK(
-      h.count("SELECT count(*) FROM v_audit WHERE event = 'done' AND json_extract(detail, '$.why') LIKE '%reaction%'" +
-              where(reaction)) == 1);
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE true" + where(reaction)) == 0);
+  CHECK(h.count("SELECT count(*) FROM v_audit WHERE event = 'done' AND " + test::json_text("detail", "why") +
+                " LIKE '%reaction%'" + where(reaction)) == 1);
 }
 
 TEST_CASE("agent: a type's escalation carries the holding reply like any other", "[agent]") {
@@ -433,10 +453,7 @@ namespace {
 
 // From now on every round that records an attempt fails at its COMMIT, as a full disk fails
 // the WAL write (a deferred constraint is checked at COMMIT too).
-void fill_the_disk(store::Database& db) {
-  REQUIRE(db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
-  REQUIRE(db.exec("CREATE TRIGGER disk_full AFTER INSERT ON attempts BEGIN INSERT INTO doomed VALUES (-1); END"));
-}
+void fill_the_disk(store::Database& db) { test::fill_disk(db, "INSERT ON attempts"); }
 
 // A valid answer for every conversation: escalate_to_human carries no recipient policy.
 FakeReply needs_a_person() {
@@ -476,7 +493,7 @@ TEST_CASE("agent: decisions a failed commit took back are taken again after grow
 
   // Space again. A failed COMMIT answers its waiters at once, so no round is open here.
   REQUIRE_FALSE(h.db.in_transaction());
-  REQUIRE(h.db.exec("DROP TRIGGER disk_full"));
+  test::free_disk(h.db, "attempts");
   const std::size_t before = h.decisions.size();
   test::run_until(h.io, [&] { return h.decisions.size() == before + 3; });
   for (std::size_t i = before; i < h.decisions.size(); ++i) CHECK(h.decisions[i].outcome == agent::Outcome::escalated);
@@ -504,7 +521,7 @@ TEST_CASE("agent: a message whose decision was lost waits out the pause on the a
   REQUIRE(h.decisions[0].outcome == agent::Outcome::not_stored);
   CHECK_THAT(h.decisions[0].detail, Catch::EndsWith("taken again in 30000 ms"));
   REQUIRE_FALSE(h.db.in_transaction());
-  REQUIRE(h.db.exec("DROP TRIGGER disk_full"));  // space again at once
+  test::free_disk(h.db, "attempts");  // space again at once
 
   // Poked just before the pause ends: nothing is taken, the model is not asked again.
   *h.monotonic += 29'999ms;
@@ -534,7 +551,7 @@ TEST_CASE("agent: on_committed hears of a decision once it is committed, before 
   std::vector<std::string> heard;
   h.agent->on_committed([&] {
     // The decision's outbox row is committed when the poke runs: another connection sees it.
-    auto other = store::Database::open(h.db.path(), store::Database::Mode::existing);
+    auto other = test::open_db(h.dir, store::Database::Mode::existing);
     REQUIRE(other);
     heard.push_back("committed, rows " + std::to_string(other->query_int("SELECT count(*) FROM v_actions").value()));
   });

@@ -88,11 +88,9 @@ TEST_CASE("metrics: the counts kept by triggers equal the full-table aggregates"
 
 TEST_CASE("metrics: an upgraded database's counts are filled from its history", "[metrics]") {
   test::TempDir dir;
-  auto db = store::Database::open(dir.file("d.db"));
+  auto db = test::open_db(dir);
   REQUIRE(db);
-  auto migrations = store::load_migrations(test::source_path("migrations"));
-  REQUIRE(migrations);
-  auto before = *migrations;
+  auto before = test::shipped_migrations();
   // Every migration but 0008's: the history is written by today's store (the salted audit
   // chain of 0013 included), then 0008 fills the counts from it.
   std::erase_if(before, [](const store::Migration& m) { return m.version == 8; });

@@ -58,8 +58,8 @@ struct Fixture {
   std::int64_t stored_cursor() { return store::read_notify_cursor(db).value()->last_audit_id; }
   std::int64_t audit_id_of(std::int64_t escalation) {
     return db
-        .query_int("SELECT id FROM audit WHERE event = 'escalation' AND json_extract(detail, '$.escalation') = " +
-                   std::to_string(escalation))
+        .query_int("SELECT id FROM audit WHERE event = 'escalation' AND " + test::json_integer("detail", "escalation") +
+                   " = " + std::to_string(escalation))
         .value();
   }
 };

@@ -16,6 +16,7 @@
 #include "store/outbox.h"
 #include "store/round.h"
 #include "tests/io_run.h"
+#include "tests/store/disk_full.h"
 #include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
@@ -282,15 +283,12 @@ TEST_CASE("outbox pump: an outcome whose round is lost is written again once the
   // A deferred constraint fails the COMMIT of the round that writes 'failed', as a full
   // disk fails the WAL write.
   REQUIRE_FALSE(f.db.in_transaction());
-  REQUIRE(f.db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
-  REQUIRE(
-      f.db.exec("CREATE TRIGGER disk_full AFTER UPDATE OF status ON actions WHEN NEW.status = 'failed'"
-                " BEGIN INSERT INTO doomed VALUES (-1); END"));
+  test::fill_disk(f.db, "UPDATE OF status ON actions", "NEW.status = 'failed'");
   f.channel.answer(connectors::Failed{"undeliverable"});
   test::run_until(f.io, [&] { return round.stats().failed_commits >= 2; });
   CHECK(f.status(id) == "sending");
   REQUIRE_FALSE(f.db.in_transaction());
-  REQUIRE(f.db.exec("DROP TRIGGER disk_full"));
+  test::free_disk(f.db, "actions");
   test::run_until(f.io, [&] { return f.status(id) == "failed"; });
   CHECK(f.count("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'") == 1);
   CHECK(f.pump.stats().front().writes_retried >= 2);

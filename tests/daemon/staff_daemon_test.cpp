@@ -21,6 +21,8 @@
 
 using namespace dispatchd;
 
+// [pg-todo]: the cases that start the daemon from a configuration wait for its PostgreSQL
+// settings (a URI and its password, config/ and daemon/startup.cpp); they run on SQLite.
 namespace {
 
 constexpr const char* k_admin = "daemon-test-admin-token";
@@ -137,7 +139,7 @@ Session log_in(RunningDaemon& d, const std::string& name, const std::string& tok
 }  // namespace
 
 TEST_CASE("staff daemon: a contract_failed escalation worked over the API reaches the store and the outbox",
-          "[staff-daemon]") {
+          "[staff-daemon][pg-todo]") {
   RunningDaemon d;
   const std::string ana = d.add_staff("ana");
   const std::string luis = d.add_staff("luis");
@@ -200,7 +202,7 @@ TEST_CASE("staff daemon: a contract_failed escalation worked over the API reache
 }
 
 TEST_CASE("staff daemon: sessions end at their maximum age and on revocation; bad credentials are 401",
-          "[staff-daemon]") {
+          "[staff-daemon][pg-todo]") {
   RunningDaemon d;
   const std::string ana = d.add_staff("ana");
   CHECK(d.call("GET", "/api/escalations").status == 401);

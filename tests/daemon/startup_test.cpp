@@ -19,6 +19,8 @@ using namespace dispatchd;
 using namespace std::chrono_literals;
 using test::k_t0;
 
+// [pg-todo]: the cases that start the daemon from a configuration wait for its PostgreSQL
+// settings (a URI and its password, config/ and daemon/startup.cpp); they run on SQLite.
 namespace {
 
 config::Config config_in(const test::TempDir& dir) {
@@ -33,7 +35,7 @@ config::Config config_in(const test::TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("start-up: migrations are applied at start, once", "[daemon]") {
+TEST_CASE("start-up: migrations are applied at start, once", "[daemon][pg-todo]") {
   test::TempDir dir;
   const auto config = config_in(dir);
   {
@@ -47,7 +49,7 @@ TEST_CASE("start-up: migrations are applied at start, once", "[daemon]") {
   CHECK(again->applied.empty());
 }
 
-TEST_CASE("start-up: with apply_on_start off, a database behind the binary is refused", "[daemon]") {
+TEST_CASE("start-up: with apply_on_start off, a database behind the binary is refused", "[daemon][pg-todo]") {
   test::TempDir dir;
   auto config = config_in(dir);
   config.migrate_on_start = false;
@@ -56,7 +58,7 @@ TEST_CASE("start-up: with apply_on_start off, a database behind the binary is re
   CHECK_THAT(ready.error(), Catch::Contains("run dispatchctl migrate"));
 }
 
-TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back at once", "[daemon]") {
+TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back at once", "[daemon][pg-todo]") {
   test::TempDir dir;
   const auto config = config_in(dir);
   std::int64_t action = 0;

@@ -13,6 +13,7 @@
 #include "store/round.h"
 #include "tests/connectors/whatsapp_fixture.h"
 #include "tests/io_run.h"
+#include "tests/store/disk_full.h"
 #include "validator/outbound.h"
 
 using namespace dispatchd;
@@ -52,10 +53,7 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
   // The disk fills while Graph answers: the round that records 'sent' fails at its COMMIT
   // (a deferred constraint is checked at COMMIT, as a full disk fails the WAL write).
   REQUIRE_FALSE(f.db.in_transaction());
-  REQUIRE(f.db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
-  REQUIRE(
-      f.db.exec("CREATE TRIGGER disk_full AFTER UPDATE OF status ON actions WHEN NEW.status = 'sent'"
-                " BEGIN INSERT INTO doomed VALUES (-1); END"));
+  test::fill_disk(f.db, "UPDATE OF status ON actions", "NEW.status = 'sent'");
   f.transport.answer_all(
       R"({"messaging_product":"whatsapp","contacts":[{"input":"5215510000001","wa_id":"5215510000001"}],)"
       R"("messages":[{"id":"wamid.OUT1"}]})");
@@ -63,7 +61,7 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
   CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sending'").value() == 1);
 
   REQUIRE_FALSE(f.db.in_transaction());  // a failed COMMIT closes its round at once
-  REQUIRE(f.db.exec("DROP TRIGGER disk_full"));
+  test::free_disk(f.db, "actions");
   test::run_until(f.io,
                   [&] { return f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sent'").value() == 1; });
   CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE provider_message_id = 'wamid.OUT1'").value() == 1);

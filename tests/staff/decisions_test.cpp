@@ -57,7 +57,8 @@ TEST_CASE("staff: a valid edit replaces the proposal, what changed stays queryab
   CHECK(f.count("SELECT count(*) FROM v_actions WHERE created_by = 'ana' AND status = 'approved'"
                 " AND body = 'Refund sent today.'") == 1);
   CHECK(f.count("SELECT count(*) FROM v_escalations WHERE resolution = 'edited'"
-                " AND json_extract(proposed_action, '$.content') = 'Your refund is on its way.'") == 1);
+                " AND " +
+                test::json_text("proposed_action", "content") + " = 'Your refund is on its way.'") == 1);
 }
 
 TEST_CASE("staff: edit refuses actions that send nothing", "[staff]") {
@@ -77,7 +78,8 @@ TEST_CASE("staff: reply sends the text to the message's sender, limits are check
   auto action = staff::reply(f.db, f.escalation, "ana", "Hola, \"ya está\".", k_t0 + 1s);
   REQUIRE(action);
   CHECK(f.count("SELECT count(*) FROM v_actions WHERE action = 'staff_reply' AND recipient = '15551234567'"
-                " AND json_extract(arguments, '$.text') = 'Hola, \"ya está\".'") == 1);
+                " AND " +
+                test::json_text("arguments", "text") + " = 'Hola, \"ya está\".'") == 1);
   CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'rejected'") == 1);
 }
 
@@ -102,12 +104,14 @@ TEST_CASE("staff: an edit that writes the customer's number in another form is s
   // The outbox row goes to the wa_id (the 24-hour window and Graph look it up); the
   // arguments keep what staff wrote.
   CHECK(f.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND created_by = 'ana'"
-                " AND recipient = '15551234567' AND json_extract(arguments, '$.recipient') = '" +
-                written + "'") == 1);
+                " AND recipient = '15551234567' AND " +
+                test::json_text("arguments", "recipient") + " = '" + written + "'") == 1);
   CHECK(f.count("SELECT count(*) FROM v_audit WHERE event = 'action' AND actor = 'ana'"
-                " AND json_extract(detail, '$.recipient') = '15551234567'"
-                " AND json_extract(detail, '$.recipient_written') = '" +
-                written + "'") == 1);
+                " AND " +
+                test::json_text("detail", "recipient") +
+                " = '15551234567'"
+                " AND " +
+                test::json_text("detail", "recipient_written") + " = '" + written + "'") == 1);
 }
 
 TEST_CASE("staff: approving a proposal stored with the model's written recipient sends to the number as stored",
@@ -120,7 +124,8 @@ TEST_CASE("staff: approving a proposal stored with the model's written recipient
                 " AND body = 'Your refund is on its way.'") == 1);
   CHECK(f.count("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolution = 'approved'") == 1);
   CHECK(f.count("SELECT count(*) FROM v_audit WHERE event = 'action'"
-                " AND json_extract(detail, '$.recipient_written') = '+1 555-123-4567'") == 1);
+                " AND " +
+                test::json_text("detail", "recipient_written") + " = '+1 555-123-4567'") == 1);
 }
 
 TEST_CASE("staff: approving a proposal already addressed to the number as stored approves that row", "[staff]") {

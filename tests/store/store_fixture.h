@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/backup.h"
 #include "store/dialect.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
@@ -58,13 +60,24 @@ class PostgresqlTestServer {
     for (const auto& [made_for, name] : m_created)
       if (made_for == dir) return uri_of(name);
     drop_finished();
-    std::string name = "t_";
-    for (const char c : dir.filename().string())
-      name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+    const std::string name = database_name(dir);
     auto made = admin().exec("CREATE DATABASE " + name);
     if (!made) FAIL("cannot create the test database " << name << ": " << made.error().message);
     m_created.emplace_back(dir, name);
     return uri_of(name);
+  }
+
+  // A new database for `to`, a copy of `from`'s. REQUIRES: `from`'s exists and no
+  // connection is open to it (PostgreSQL copies a template only when nobody uses it).
+  void copy_database(const std::filesystem::path& from, const std::filesystem::path& to) {
+    const auto source =
+        std::find_if(m_created.begin(), m_created.end(), [&](const auto& c) { return c.first == from; });
+    REQUIRE(source != m_created.end());
+    const std::string source_name = source->second;
+    const std::string name = database_name(to);
+    auto made = admin().exec("CREATE DATABASE " + name + " TEMPLATE " + source_name);
+    if (!made) FAIL("cannot copy the test database " << source_name << ": " << made.error().message);
+    m_created.emplace_back(to, name);
   }
 
  private:
@@ -84,6 +97,13 @@ class PostgresqlTestServer {
       return text;
     };
     return PostgresqlTestServer(line("uri"), line("password"));
+  }
+
+  static std::string database_name(const std::filesystem::path& dir) {
+    std::string name = "t_";
+    for (const char c : dir.filename().string())
+      name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+    return name;
   }
 
   std::string uri_of(const std::string& name) const { return m_uri.substr(0, m_uri.rfind('/') + 1) + name; }
@@ -132,6 +152,25 @@ inline std::string json_text(std::string_view column, std::string_view key) {
 inline std::string json_integer(std::string_view column, std::string_view key) {
   return store::sql::json_integer(test_backend(), column, key);
 }
+// A member below the top level, as text: `path` is SQLite's JSON path without its `$`, keys
+// and [N] indexes (".last_errors[0].code", "[0].code").
+inline std::string json_path_text(std::string_view column, std::string_view path) {
+  if (!on_postgresql()) return "json_extract(" + std::string(column) + ", '$" + std::string(path) + "')";
+  std::string steps;
+  for (const char c : path) {
+    if (c == '.' || c == '[') {
+      if (!steps.empty()) steps += ',';
+    } else if (c != ']') {
+      steps += c;
+    }
+  }
+  return "(" + std::string(column) + "::jsonb #>> '{" + steps + "}')";
+}
+// The length of the JSON array at the top-level `key`.
+inline std::string json_array_length(std::string_view column, std::string_view key) {
+  if (!on_postgresql()) return "json_array_length(" + std::string(column) + ", '$." + std::string(key) + "')";
+  return "jsonb_array_length(" + std::string(column) + "::jsonb -> '" + std::string(key) + "')";
+}
 
 // Opens `dir`'s database (see the top of this file), unmigrated when new: what
 // Database::open(dir/d.db, mode) does on SQLite.
@@ -140,6 +179,18 @@ inline store::Result<store::Database> open_db(const TempDir& dir,
   auto* server = PostgresqlTestServer::get();
   if (server) return store::Database::open(server->database_for(dir.path()), mode, {server->password()});
   return store::Database::open(dir.file("d.db"), mode);
+}
+
+// Copies `from`'s database to `to` (which has none yet): a state to come back to later, as
+// a backup is. REQUIRES: no connection open to `from`'s database.
+inline void copy_db(const TempDir& from, const TempDir& to) {
+  if (auto* server = PostgresqlTestServer::get()) {
+    server->copy_database(from.path(), to.path());
+    return;
+  }
+  auto db = store::Database::open(from.file("d.db"), store::Database::Mode::existing);
+  REQUIRE(db);
+  REQUIRE(store::backup(*db, to.file("d.db")));
 }
 
 // The shipped migrations of the run's backend.

@@ -1,0 +1,117 @@
+#pragma once
+#ifndef DISPATCHD_INTERNAL_STORE
+#error "store/internal/ is private to store/: include the module's public headers instead"
+#endif
+// Internal to store/: the steps of one archive run (store/archive.h), as each engine takes
+// them. On SQLite the archive file is ATTACHed to the live connection and rows move by
+// INSERT ... SELECT (store/archive.cpp); on PostgreSQL the archive file is still SQLite, so
+// the rows are read from the live server and written through the archive's own connection
+// (store/archive_copy.cpp). Both keep archive.h's two commits per batch: the archive's
+// commit first, then the live delete and anchor in one live transaction, so that an archive
+// event after the live anchor is always a copy whose live delete may not have committed.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/archive.h"
+#include "store/internal/sql.h"
+
+namespace dispatchd::store::internal {
+
+// The tables holding a message's rows, parents first: rows are copied in this order and
+// deleted in the reverse one (foreign keys). `key` names the message.
+struct ArchiveTable {
+  const char* name;
+  const char* key;
+};
+inline constexpr ArchiveTable k_archive_tables[] = {
+    {"inbox", "id"}, {"escalations", "message_id"}, {"actions", "message_id"}, {"attempts", "message_id"}};
+
+// One batch as the chain walk found it: the audit segment (from, end] and its messages.
+struct Walked {
+  std::int64_t end = 0;
+  std::int64_t messages = 0;
+  std::optional<std::int64_t> stopped_at;
+  std::optional<HoldReason> reason;
+};
+
+// What a live commit did: nothing changed (stale: the live rows are not the archived copy
+// any more, undo the copy), or the messages and events deleted from live.
+struct Committed {
+  bool stale = false;
+  std::int64_t messages = 0;
+  std::int64_t events = 0;
+};
+
+class ArchiveSteps {
+ public:
+  virtual ~ArchiveSteps() = default;
+  // Builds the copy statements after checking that both sides give each table the same
+  // columns (rows are copied by name, never by position).
+  virtual Result<void> prepare() = 0;
+  // In one read snapshot of the live database: walks the chain after `from`, copies the
+  // batch into the archive and commits it there.
+  virtual Result<Walked> copy_batch(std::int64_t from) = 0;
+  // In one live write transaction: when the live anchor is still `expected` and the live
+  // rows are the archive's copy after it, deletes them from live and advances the anchor to
+  // the archive's last event; stale otherwise.
+  virtual Result<Committed> commit_live(std::int64_t expected) = 0;
+  // Takes the archive's events after `from`, and their messages' rows, back out of the
+  // archive; returns how many messages.
+  virtual Result<std::int64_t> undo_copy(std::int64_t from) = 0;
+};
+
+// Walks the live chain after `from`, inside the caller's read transaction on `live`.
+Result<Walked> walk_chain(Database& live, const ArchiveOptions& options, std::int64_t from);
+
+// The messages of the audit segment (?1, ?2] of `schema`'s audit: a batch is named by its segment.
+std::string segment_messages(const char* schema);
+// " WHERE <key> IN <segment_messages(schema)>".
+std::string where_message(const ArchiveTable& t, const char* schema);
+
+// Every row's first column, as text.
+Result<std::vector<std::string>> first_column(Query& q);
+
+// What a live commit finishes: the segment (from, to] after the live anchor (0 at genesis)
+// up to the archive's last event, which `last_archived`, run on `archive`, gives (0 for none).
+struct Segment {
+  std::int64_t from = 0;
+  std::int64_t to = 0;
+};
+Result<Segment> pending_segment(Database& live, Database& archive, std::string_view last_archived);
+
+// Runs `sql` with the segment (from, to] bound as ?1 and ?2: its one integer (0 for no row),
+// or nothing read.
+Result<std::int64_t> segment_int(Database& db, const std::string& sql, std::int64_t from, std::int64_t to);
+Result<void> segment_run(Database& db, const std::string& sql, std::int64_t from, std::int64_t to);
+
+// Deletes `schema`'s audit events after `from` and every row of their messages, on a
+// connection that sees the archive as `schema` (SQLite: "arch" when ATTACHed, "main" on
+// its own). REQUIRES: inside a transaction on `db`. Returns how many messages.
+Result<std::int64_t> undo_archived(Database& db, const char* schema, std::int64_t from);
+
+// A read transaction around `body`, begun with `begin`, committed when the body succeeds
+// and rolled back otherwise.
+template <typename T, typename Body>
+Result<T> read_transaction(Database& db, std::string_view begin, Body&& body) {
+  DISPATCHD_TRY(db.exec(begin));
+  Result<T> result = body();
+  if (result) {
+    if (auto ok = db.exec("COMMIT"); !ok) result = std::unexpected(ok.error());
+  }
+  if (!result) {
+    if (auto undone = db.exec("ROLLBACK"); !undone)
+      result.error().message += "; the rollback failed too: " + undone.error().message;
+  }
+  return result;
+}
+
+// PostgreSQL's steps. REQUIRES: `live` is on PostgreSQL; `archive` is the archive file's own
+// (SQLite) connection, prepared by the caller (schema, chain start); both outlive the steps.
+std::unique_ptr<ArchiveSteps> copying_steps(Database& live, Database& archive, const ArchiveOptions& options);
+
+}  // namespace dispatchd::store::internal
