@@ -399,12 +399,18 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.optional_string("notify_url", c.notify_url),
                             r.integer("notify_timeout_ms", c.notify_timeout_ms, 100, 60000)});
                 }),
-       r.nested("staff", [&](const Value& v, const std::string& at) {
-         r.object(v, at,
-                  {r.string("token_env", c.staff_token_env), r.string("public_url", c.staff_public_url),
-                   r.boolean("secure_cookies", c.staff.secure_cookies),
-                   r.integer("session_idle_minutes", c.staff.session_idle_minutes, 1, 7 * 24 * 60),
-                   r.integer("session_max_hours", c.staff.session_max_hours, 1, 30 * 24)});
+       r.nested("staff",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at,
+                           {r.string("token_env", c.staff_token_env), r.string("public_url", c.staff_public_url),
+                            r.boolean("secure_cookies", c.staff.secure_cookies),
+                            r.integer("session_idle_minutes", c.staff.session_idle_minutes, 1, 7 * 24 * 60),
+                            r.integer("session_max_hours", c.staff.session_max_hours, 1, 30 * 24)});
+                }),
+       r.nested("instance",
+                [&](const Value& v, const std::string& at) { r.object(v, at, {r.string("id", c.instance.id)}); }),
+       r.nested("cluster", [&](const Value& v, const std::string& at) {
+         r.object(v, at, {r.integer("dead_after_s", c.cluster.dead_after_s, 3, 3600)});
        })});
   check(c, r);
   if (!r.problems().empty()) return std::unexpected(std::move(r.problems()));

@@ -115,6 +115,14 @@ struct Staff {
   int session_max_hours = 12;
 };
 
+// Several instances on one PostgreSQL database (ARCHITECTURE.md, "Scale-out path").
+struct Instance {
+  std::string id;  // instance.id: unique per instance; empty: host name + ":" + http port
+};
+struct Cluster {
+  int dead_after_s = 30;  // an instance silent this long is dead: the others take its work
+};
+
 struct Config {
   std::string path;  // the file it was read from
   // A SQLite file's path (the default; relative to the file's folder) or a PostgreSQL
@@ -144,6 +152,8 @@ struct Config {
   // (no trailing '/'); default "http://" + http.listen.
   std::string staff_public_url;
   Staff staff;
+  Instance instance;
+  Cluster cluster;
 };
 
 // Reads and checks `path` (at most 1 MiB).

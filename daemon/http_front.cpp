@@ -77,8 +77,8 @@ struct HttpFront::State : std::enable_shared_from_this<State> {
 void HttpFront::State::on_request(const Request& request, Respond respond) {
   if (request.path != "/healthz") {
     if (auto reason = unavailable_reason()) {
-      return respond(Response{503, "database unavailable: " + *reason + "\n", "text/plain; charset=utf-8",
-                              {{"Retry-After", "5"}}, {}});
+      return respond(Response{
+          503, "database unavailable: " + *reason + "\n", "text/plain; charset=utf-8", {{"Retry-After", "5"}}, {}});
     }
   }
   if (!net) return handler(request, std::move(respond));
@@ -105,7 +105,11 @@ Respond HttpFront::State::reply(std::uint64_t ticket) {
       });
     }
   };
-  auto held = std::make_shared<Ticket>(Ticket{weak_from_this(), net, ticket});
+  // Built in place: a temporary Ticket's destructor would drop the request.
+  auto held = std::make_shared<Ticket>();
+  held->state = weak_from_this();
+  held->net = net;
+  held->id = ticket;
   return [held](Response response) {
     if (std::exchange(held->answered, true)) return;
     asio::post(*held->net, [state = held->state, id = held->id, response = std::move(response)]() mutable {
@@ -120,8 +124,8 @@ void HttpFront::State::deliver(std::uint64_t ticket, Response response) {
   Respond respond = std::move(it->second);
   waiting.erase(it);
   if (response.on_stream) {
-    response.on_stream = [weak = weak_from_this(), on_stream = std::move(response.on_stream)](
-                             std::shared_ptr<Stream> real) {
+    response.on_stream = [weak = weak_from_this(),
+                          on_stream = std::move(response.on_stream)](std::shared_ptr<Stream> real) {
       const auto self = weak.lock();
       if (!self) return;
       auto posted = std::make_shared<PostedStream>(self->net, std::move(real));
@@ -136,10 +140,10 @@ HttpFront::HttpFront(asio::io_context& loop, HttpLimits limits, Handler handler,
   auto& s = *m_state;
   if (thread == FrontThread::own) s.net = std::make_shared<asio::io_context>(1);
   // The server holds the State weakly: the State owns the server.
-  s.server = std::make_unique<HttpServer>(
-      s.net ? *s.net : loop, limits, [weak = std::weak_ptr<State>(m_state)](const Request& r, Respond respond) {
-        if (auto self = weak.lock()) self->on_request(r, std::move(respond));
-      });
+  s.server = std::make_unique<HttpServer>(s.net ? *s.net : loop, limits,
+                                          [weak = std::weak_ptr<State>(m_state)](const Request& r, Respond respond) {
+                                            if (auto self = weak.lock()) self->on_request(r, std::move(respond));
+                                          });
 }
 
 HttpFront::~HttpFront() {

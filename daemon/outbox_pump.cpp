@@ -125,7 +125,7 @@ void OutboxPump::State::fill(std::size_t index) {
   if (stopping || Clock::now() < lane.held_until) return;
   std::vector<store::OutboxItem> batch;
   while (lane.in_flight.size() + lane.starting + batch.size() < settings.max_in_flight) {
-    auto item = store::begin_send(deps.db, deps.now(), lane.name);
+    auto item = store::begin_send(deps.db, deps.now(), lane.name, deps.instance);
     if (!item) {
       spdlog::error("{}: outbox: {}", lane.name, item.error().message);
       if (item.error().retryable()) redo.failed();

@@ -60,6 +60,9 @@ struct PumpDeps {
   store::Database& db;
   std::function<store::Time()> now;
   WriteOutcome write = write_outcome;
+  // The claimer recorded on each send (store::begin_send): this instance's id when several
+  // share the database, "" on one machine.
+  std::string instance;
 };
 
 struct PumpSettings {

@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -28,6 +29,7 @@
 #include "llm/limiter.h"
 #include "net/threaded_transport.h"
 #include "store/audit.h"
+#include "store/instances.h"
 #include "store/metrics.h"
 #include "store/round.h"
 #include "store/staff.h"
@@ -51,10 +53,19 @@ StaffApiSettings staff_settings(const config::Config& config) {
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
 
-std::string worker_name() {
+std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  return std::string("dispatchd@") + host;
+  return host;
+}
+
+// The lease owner and claimer of sends. On PostgreSQL several instances may share the
+// database: instance.id (default host:port, ARCHITECTURE.md). On SQLite the one machine's
+// name, as always (its leases from an earlier run are released by that name at start).
+std::string worker_of(const config::Config& config) {
+  if (store::backend_of(config.database) != store::Backend::postgresql) return "dispatchd@" + host_name();
+  if (!config.instance.id.empty()) return config.instance.id;
+  return host_name() + ":" + std::to_string(config.http.port);
 }
 
 // The catalog and the prompt file, read together: both or neither (reload is atomic).
@@ -77,7 +88,7 @@ std::expected<std::shared_ptr<const agent::Setup>, std::string> load_setup(const
 struct Service::Parts {
   config::Config config;
   boost::asio::io_context& io;
-  std::string worker = worker_name();
+  std::string worker;
   StoreReady store;
   net::ThreadedTransport transport;  // curl on its own thread; callbacks back on `io`
   llm::Limiter limiter;
@@ -105,6 +116,7 @@ struct Service::Parts {
   Parts(config::Config c, boost::asio::io_context& io_, StoreReady ready)
       : config(std::move(c)),
         io(io_),
+        worker(worker_of(config)),
         store(std::move(ready)),
         // Every model permit may hold a connection, besides the channels' and the notifier's.
         transport(io_, {.max_idle_connections = config.llm.max_concurrency + 256}),
@@ -123,6 +135,7 @@ struct Service::Parts {
   void on_watchdog();
   void on_store_health(bool ok, const std::string& why);
   void check_reachable();
+  void keep_alive();
   void log_checkpoint_failures();
   std::string status() const;
 };
@@ -157,6 +170,49 @@ void Service::Parts::check_reachable() {
     spdlog::info("store: the database is reachable again");
     refusing = false;
     http->set_unavailable(std::nullopt);
+  }
+}
+
+// Several instances on PostgreSQL (store/instances.h): the heartbeat, the takeover of dead
+// instances' work, and this instance's share of the deployment's model concurrency.
+void Service::Parts::keep_alive() {
+  if (store.db.backend() != store::Backend::postgresql || store.db.unreachable()) return;
+  const auto dead_after = std::chrono::seconds(config.cluster.dead_after_s);
+  // Six heartbeats per dead_after: a slow round or two does not make an instance dead.
+  if (ticks % std::max<std::int64_t>(1, dead_after.count() / 6) != 0) return;
+  const auto now = wall_now();
+  auto alive = store::heartbeat(store.db, worker, now);
+  if (!alive) {
+    spdlog::warn("cluster: heartbeat not stored: {}", alive.error().message);
+    return;
+  }
+  if (!*alive) {
+    // Another instance took this one's work over (its heartbeat was late): whatever it still
+    // holds in memory may be decided or sent by the taker too. It ends now, as a crash
+    // would, and its next start begins afresh (systemd restarts it).
+    spdlog::critical("cluster: instance {} was taken over (no heartbeat for {} s): exiting", worker,
+                     dead_after.count());
+    spdlog::default_logger()->flush();
+    std::_Exit(1);
+  }
+  std::vector<std::string> lookup;
+  if (config.gmail.enabled) lookup.emplace_back("gmail");
+  if (auto taken = store::take_over_dead(store.db, worker, now, dead_after, lookup); !taken) {
+    spdlog::warn("cluster: cannot take over dead instances: {}", taken.error().message);
+  } else if (!taken->instances.empty()) {
+    for (const auto& dead : taken->instances) spdlog::warn("cluster: took over the work of dead instance {}", dead);
+    spdlog::warn("cluster: {} send(s) made delivery_unknown, {} to look up, {} message(s) handed back",
+                 taken->work.unknown_actions.size(), taken->work.to_resolve.size(), taken->work.released_leases);
+    agent->poke();
+  }
+  if (auto live = store::live_instances(store.db, now, dead_after); live && *live > 0) {
+    const auto share =
+        static_cast<std::size_t>(store::instance_share(static_cast<std::int64_t>(config.llm.max_concurrency), *live));
+    if (share != limiter.limit()) {
+      spdlog::info("cluster: {} live instance(s): this one calls the model at most {} at a time (of {})", *live, share,
+                   config.llm.max_concurrency);
+      limiter.set_limit(share);
+    }
   }
 }
 
@@ -266,6 +322,7 @@ void Service::Parts::on_tick() {
   poll_events();
   log_checkpoint_failures();
   check_reachable();
+  keep_alive();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {
@@ -310,7 +367,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   }
   auto setup = load_setup(config);
   if (!setup) return std::unexpected(setup.error());
-  auto ready = prepare_store(config, worker_name(), wall_now());
+  auto ready = prepare_store(config, worker_of(config), wall_now());
   if (!ready) return std::unexpected(ready.error());
   for (const auto& name : ready->applied) spdlog::info("applied migration {}", name);
   for (const auto id : ready->unknown_sends) {
@@ -358,7 +415,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                                 p.store.db, p.transport, wall_now, [&p] { p.agent->poke(); }, after});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
-  p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now});
+  const bool cluster = p.store.db.backend() == store::Backend::postgresql;
+  p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now, write_outcome, cluster ? p.worker : ""});
   for (const auto& channel : p.channels) p.pump->add(*channel);
   if (p.config.notify_url)
     p.notifier = std::make_unique<Notifier>(NotifierDeps{p.store.db, p.transport, wall_now, after},
@@ -380,8 +438,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   limits.max_connections_per_address = p.config.http.max_connections_per_address;
   // On PostgreSQL the loop waits for the server on every store call: the listener gets a
   // thread of its own (daemon/http_front.h), so requests are read and refused meanwhile.
-  const FrontThread front =
-      p.store.db.backend() == store::Backend::postgresql ? FrontThread::own : FrontThread::loop;
+  const FrontThread front = p.store.db.backend() == store::Backend::postgresql ? FrontThread::own : FrontThread::loop;
   p.http = std::make_unique<HttpFront>(
       io, limits, [&p](const Request& r, Respond respond) { p.route(r, std::move(respond)); }, front);
   return std::unique_ptr<Service>(new Service(std::move(parts)));

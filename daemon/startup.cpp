@@ -11,6 +11,7 @@
 #include "config/database_password.h"
 #include "config/secrets.h"
 #include "daemon/http_server.h"
+#include "store/instances.h"
 #include "store/migrations.h"
 #include "store/outbox.h"
 #include "validator/lint.h"
@@ -79,6 +80,14 @@ std::expected<StoreReady, std::string> prepare_store(const config::Config& confi
   // start); WhatsApp cannot, so its interrupted sends are delivery_unknown at once.
   std::vector<std::string> lookup;
   if (config.gmail.enabled) lookup.emplace_back("gmail");
+  if (ready.db.backend() == store::Backend::postgresql) {
+    // Several instances may share the database: only this instance's own sends and leases
+    // are its previous run's (store/instances.h); the others' are in flight.
+    auto recovered = store::start_instance(ready.db, worker, now, lookup);
+    if (!recovered) return std::unexpected("recovering this instance's previous run: " + recovered.error().message);
+    ready.unknown_sends = std::move(recovered->unknown_actions);
+    return ready;
+  }
   auto unknown = store::recover_sending(ready.db, now, lookup);
   if (!unknown) return std::unexpected("recovering interrupted sends: " + unknown.error().message);
   ready.unknown_sends = std::move(*unknown);

@@ -2,10 +2,12 @@
 
 #include "llm/limiter.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <deque>
 #include <mutex>
+#include <vector>
 
 namespace dispatchd::llm {
 
@@ -19,7 +21,8 @@ struct Limiter::State : std::enable_shared_from_this<State> {
 
   void release() {
     std::unique_lock lock(mutex);
-    if (queue.empty()) {
+    // Over a lowered limit, the slot is not passed on: in_use falls to the new limit first.
+    if (queue.empty() || in_use > limit) {
       --in_use;
       return;
     }
@@ -30,7 +33,7 @@ struct Limiter::State : std::enable_shared_from_this<State> {
   }
 
   boost::asio::io_context& io;
-  const std::size_t limit;
+  std::size_t limit;         // guarded by `mutex`
   mutable std::mutex mutex;  // guards in_use and queue
   std::size_t in_use = 0;
   std::deque<std::move_only_function<void(Permit)>> queue;
@@ -59,6 +62,25 @@ void Limiter::acquire(std::move_only_function<void(Permit)> then) {
   ++m_state->in_use;
   lock.unlock();
   m_state->grant(std::move(then));
+}
+
+void Limiter::set_limit(std::size_t limit) {
+  std::vector<std::move_only_function<void(Permit)>> granted;
+  {
+    std::lock_guard lock(m_state->mutex);
+    m_state->limit = std::max<std::size_t>(limit, 1);
+    while (!m_state->queue.empty() && m_state->in_use < m_state->limit) {
+      ++m_state->in_use;
+      granted.push_back(std::move(m_state->queue.front()));
+      m_state->queue.pop_front();
+    }
+  }
+  for (auto& then : granted) m_state->grant(std::move(then));
+}
+
+std::size_t Limiter::limit() const {
+  std::lock_guard lock(m_state->mutex);
+  return m_state->limit;
 }
 
 std::size_t Limiter::in_use() const {

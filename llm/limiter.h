@@ -49,6 +49,12 @@ class Limiter {
   // `then` runs on the io_context, never inside acquire(), once a slot is free.
   void acquire(std::move_only_function<void(Permit)> then);
 
+  // A new limit (at least 1), e.g. this instance's share of a deployment's limit
+  // (store::instance_share). Raised: waiters get the new slots at once. Lowered: permits
+  // already out stay valid, and new ones wait until fewer than the new limit are out.
+  void set_limit(std::size_t limit);
+  std::size_t limit() const;
+
   std::size_t in_use() const;
   std::size_t waiting() const;
 

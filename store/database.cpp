@@ -3,8 +3,8 @@
 #include "store/internal/access.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <string_view>
 

@@ -15,6 +15,7 @@
 #include "connectors/gmail/internal/text.h"
 #include "connectors/gmail/reply.h"
 #include "store/cursor.h"
+#include "store/instances.h"
 #include "store/transaction.h"
 
 namespace dispatchd::gmail {
@@ -121,6 +122,14 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
   }
 
   void poll_from_cursor() {
+    // Several instances on one database: only the holder of the mailbox's lock polls it; the
+    // others ask again each interval and take over when its session ends (store/instances.h).
+    auto owner = store::try_own_mailbox(deps.db, address);
+    if (!owner) return poll_failed("taking the mailbox's lock: " + owner.error().message, std::nullopt);
+    if (!*owner) {
+      polling = false;
+      return schedule_poll(milliseconds(settings.poll_interval));
+    }
     auto cursor = store::read_cursor(deps.db, "gmail", address);
     if (!cursor) return poll_failed("reading the cursor: " + cursor.error().message, std::nullopt);
     if (!*cursor) return first_start();

@@ -51,6 +51,51 @@ TEST_CASE("Limiter hands out at most `limit` permits, the rest first come first 
   CHECK(limiter.waiting() == 0);
 }
 
+TEST_CASE("Limiter's limit changes while permits are out: raised grants waiters, lowered drains first") {
+  boost::asio::io_context io;
+  llm::Limiter limiter(io, 3);
+  std::vector<llm::Limiter::Permit> held;
+  int granted = 0;
+  const auto take = [&] {
+    limiter.acquire([&](llm::Limiter::Permit permit) {
+      ++granted;
+      held.push_back(std::move(permit));
+    });
+  };
+  for (int i = 0; i < 6; ++i) take();
+  io.run();
+  io.restart();
+  CHECK(granted == 3);
+
+  limiter.set_limit(1);  // a second instance came up: this one's share fell
+  CHECK(limiter.limit() == 1);
+  held.erase(held.begin());  // 2 out, over the new limit: the slot is not passed on
+  io.run();
+  io.restart();
+  CHECK(granted == 3);
+  CHECK(limiter.in_use() == 2);
+  held.erase(held.begin());
+  io.run();
+  io.restart();
+  CHECK(granted == 3);
+  CHECK(limiter.in_use() == 1);
+  held.erase(held.begin());  // 0 out, under the limit: the next waiter gets it
+  io.run();
+  io.restart();
+  CHECK(granted == 4);
+  CHECK(limiter.in_use() == 1);
+
+  limiter.set_limit(4);  // the other instance died: waiters get the new slots at once
+  io.run();
+  io.restart();
+  CHECK(granted == 6);
+  CHECK(limiter.in_use() == 3);
+  CHECK(limiter.waiting() == 0);
+  limiter.set_limit(0);
+  CHECK(limiter.limit() == 1);  // never 0: an instance always makes progress
+  held.clear();
+}
+
 TEST_CASE("200 calls, limit 64, 200 ms model latency: 64 in flight, never more, on a fixed set of threads") {
   fakes::FakeModelServer fake;
   fake.set_fallback(fakes::FakeReply::text(R"({"action":"escalate_to_human"})").after(200ms));
