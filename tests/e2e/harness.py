@@ -191,6 +191,27 @@ class NotifySocket:
         self.sock.close()
 
 
+CLUSTER_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "postgresql", "cluster.sh")
+
+
+def postgresql_server(command, folder):
+    """tests/postgresql/cluster.sh COMMAND FOLDER (start, stop, restart, kill)."""
+    subprocess.run(["bash", CLUSTER_SH, command, folder], check=True, stdout=subprocess.DEVNULL)
+
+
+def on_private_postgresql(flow, prefix):
+    """A flow for run_flows: `flow(folder)` with a PostgreSQL server of its own in `folder`
+    (started by the flow, which may kill or restart it), stopped and deleted after."""
+    def run():
+        with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+            try:
+                flow(folder)
+            finally:
+                postgresql_server("stop", folder)
+    run.__name__ = flow.__name__
+    return run
+
+
 class PostgresqlDatabase:
     """A fresh database on a test server started by tests/postgresql/cluster.sh (its DIR).
     Read through psql (the server's own client: no Python driver needed)."""

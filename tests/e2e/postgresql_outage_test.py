@@ -17,9 +17,7 @@ Usage: postgresql_outage_test.py BUILD_DIR SOURCE_DIR
 """
 import collections
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
@@ -31,14 +29,9 @@ from harness import check  # noqa: E402
 
 BUILD, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 SCENARIO = os.path.join(SOURCE, "tests", "e2e", "scenario.json")
-CLUSTER = os.path.join(SOURCE, "tests", "postgresql", "cluster.sh")
 SENDERS = 4
 OUTAGE_S = 5
 TEXT = "¿Tienen envío a Monterrey?"  # the scenario answers it with enviar_mensaje to the sender
-
-
-def cluster(command, folder):
-    subprocess.run(["bash", CLUSTER, command, folder], check=True, stdout=subprocess.DEVNULL)
 
 
 def post(stack, body, timeout=30):
@@ -64,7 +57,7 @@ def probe(stack, path):
 
 
 def main_flow(folder):
-    cluster("start", folder)
+    harness.postgresql_server("start", folder)
     database = harness.PostgresqlDatabase(folder, "outage")
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, model_latency_ms=100, database=database,
                           env_extra={"PGPASSWORD": database.password})
@@ -111,9 +104,9 @@ def main_flow(folder):
             t.start()
         time.sleep(2)
         down_at = time.monotonic()
-        cluster("kill", folder)
+        harness.postgresql_server("kill", folder)
         time.sleep(OUTAGE_S)
-        cluster("start", folder)
+        harness.postgresql_server("start", folder)
         up_at = time.monotonic()
         stack.wait_until(lambda: ready and ready[-1][0] > up_at and ready[-1][1] == 200, timeout=60,
                          what="/readyz 200 after the server is back")
@@ -168,12 +161,4 @@ def main_flow(folder):
         stack.close()
 
 
-def outage():
-    with tempfile.TemporaryDirectory(prefix="dispatchd-pg-outage-") as folder:
-        try:
-            main_flow(folder)
-        finally:
-            cluster("stop", folder)
-
-
-sys.exit(harness.run_flows([outage]))
+sys.exit(harness.run_flows([harness.on_private_postgresql(main_flow, "dispatchd-pg-outage-")]))
