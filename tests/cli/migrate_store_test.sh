@@ -3,9 +3,10 @@
 # database on the test server (DISPATCHD_TEST_POSTGRESQL_DIR, tests/postgresql/cluster.sh);
 # `audit verify` passes on the target and every table holds as many rows on both sides.
 # Usage: migrate_store_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
-. "$3/tests/cli/seeded.sh"
-
 pg=${DISPATCHD_TEST_POSTGRESQL_DIR:?DISPATCHD_TEST_POSTGRESQL_DIR is not set (tests/postgresql/cluster.sh start DIR)}
+# The source is a SQLite file: seeded.sh seeds one on PostgreSQL when this is set.
+unset DISPATCHD_TEST_POSTGRESQL_DIR
+. "$3/tests/cli/seeded.sh"
 server_uri=$(cat "$pg/uri")
 export PGPASSWORD
 PGPASSWORD=$(cat "$pg/password")
