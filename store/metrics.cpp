@@ -4,11 +4,15 @@
 
 namespace dispatchd::store {
 
-// The counts come from metric_counts and metric_latency, which triggers keep as rows change
-// (migrations 0008 and 0010): a scrape reads a few dozen rows whatever the size of the history.
+// The counts come from metric_counts, metric_latency and metric_usage, which triggers keep as
+// rows change (migrations 0008 and 0010): a scrape reads a few dozen rows whatever the size of
+// the history. Each label set has a row per shard (0015: one per PostgreSQL connection, one in
+// all on SQLite), summed here.
 Result<MetricsSnapshot> read_metrics(Database& db) {
   MetricsSnapshot m;
-  auto counts = Query::prepare(db, "SELECT metric, label1, label2, n FROM metric_counts WHERE n != 0 ORDER BY 1, 2, 3");
+  auto counts = Query::prepare(db,
+                               "SELECT metric, label1, label2, CAST(sum(n) AS BIGINT) FROM metric_counts"
+                               " GROUP BY 1, 2, 3 HAVING sum(n) != 0 ORDER BY 1, 2, 3");
   if (!counts) return std::unexpected(counts.error());
   while (true) {
     auto row = counts->step();
@@ -30,7 +34,9 @@ Result<MetricsSnapshot> read_metrics(Database& db) {
     }
   }
 
-  auto latency = Query::prepare(db, "SELECT provider, model, bucket, n, sum_ms FROM metric_latency ORDER BY 1, 2, 3");
+  auto latency = Query::prepare(db,
+                                "SELECT provider, model, bucket, CAST(sum(n) AS BIGINT),"
+                                " CAST(sum(sum_ms) AS BIGINT) FROM metric_latency GROUP BY 1, 2, 3 ORDER BY 1, 2, 3");
   if (!latency) return std::unexpected(latency.error());
   while (true) {
     auto row = latency->step();
@@ -50,9 +56,11 @@ Result<MetricsSnapshot> read_metrics(Database& db) {
   }
 
   auto usage = Query::prepare(db,
-                              "SELECT provider, model, input_tokens, cached_input_tokens, cache_write_tokens,"
-                              " output_tokens, reasoning_tokens, cost_usd, priced, unpriced FROM metric_usage"
-                              " ORDER BY 1, 2");
+                              "SELECT provider, model, CAST(sum(input_tokens) AS BIGINT),"
+                              " CAST(sum(cached_input_tokens) AS BIGINT), CAST(sum(cache_write_tokens) AS BIGINT),"
+                              " CAST(sum(output_tokens) AS BIGINT), CAST(sum(reasoning_tokens) AS BIGINT),"
+                              " sum(cost_usd), CAST(sum(priced) AS BIGINT), CAST(sum(unpriced) AS BIGINT)"
+                              " FROM metric_usage GROUP BY 1, 2 ORDER BY 1, 2");
   if (!usage) return std::unexpected(usage.error());
   while (true) {
     auto row = usage->step();

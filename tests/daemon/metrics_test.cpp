@@ -91,9 +91,10 @@ TEST_CASE("metrics: an upgraded database's counts are filled from its history", 
   auto db = test::open_db(dir);
   REQUIRE(db);
   auto before = test::shipped_migrations();
-  // Every migration but 0008's: the history is written by today's store (the salted audit
-  // chain of 0013 included), then 0008 fills the counts from it.
-  std::erase_if(before, [](const store::Migration& m) { return m.version == 8; });
+  // Every migration but 0008's (and 0015's, which alters its tables): the history is written
+  // by today's store (the salted audit chain of 0013 included), then 0008 fills the counts
+  // from it.
+  std::erase_if(before, [](const store::Migration& m) { return m.version == 8 || m.version == 15; });
   REQUIRE(store::migrate(*db, before, store::format_time(test::k_t0)));
   REQUIRE(test::seed_history(*db, test::k_t0));
   test::migrate_all(*db, test::k_t0 + 48h);

@@ -18,11 +18,10 @@
 #include "tests/fakes/fake_graph.h"
 #include "tests/fakes/fake_model_server.h"
 #include "tests/io_run.h"
+#include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
 
-// [pg-todo]: the cases that start the daemon from a configuration wait for its PostgreSQL
-// settings (a URI and its password, config/ and daemon/startup.cpp); they run on SQLite.
 namespace {
 
 constexpr const char* k_admin = "daemon-test-admin-token";
@@ -51,7 +50,7 @@ struct RunningDaemon {
     setenv("STAFF_DAEMON_TEST_VERIFY", "verify", 1);
     setenv("STAFF_DAEMON_TEST_ADMIN", k_admin, 1);
     const std::string path = dir.file("dispatchd.json");
-    std::ofstream(path) << R"({"database": ")" << dir.file("d.db") << R"(",
+    std::ofstream(path) << "{" << test::database_config_keys(dir) << R"(,
       "catalog": ")" << test::source_path("catalog/examples/support.en.json")
                         << R"(",
       "migrations": {"dir": ")"
@@ -117,7 +116,7 @@ struct RunningDaemon {
 
   // The database as an auditor sees it, through a second connection.
   std::int64_t count(const std::string& sql) {
-    auto db = store::Database::open(dir.file("d.db"), store::Database::Mode::existing);
+    auto db = test::open_db(dir, store::Database::Mode::existing);
     REQUIRE(db);
     return db->query_int(sql).value();
   }
@@ -139,7 +138,7 @@ Session log_in(RunningDaemon& d, const std::string& name, const std::string& tok
 }  // namespace
 
 TEST_CASE("staff daemon: a contract_failed escalation worked over the API reaches the store and the outbox",
-          "[staff-daemon][pg-todo]") {
+          "[staff-daemon]") {
   RunningDaemon d;
   const std::string ana = d.add_staff("ana");
   const std::string luis = d.add_staff("luis");
@@ -202,7 +201,7 @@ TEST_CASE("staff daemon: a contract_failed escalation worked over the API reache
 }
 
 TEST_CASE("staff daemon: sessions end at their maximum age and on revocation; bad credentials are 401",
-          "[staff-daemon][pg-todo]") {
+          "[staff-daemon]") {
   RunningDaemon d;
   const std::string ana = d.add_staff("ana");
   CHECK(d.call("GET", "/api/escalations").status == 401);
@@ -213,7 +212,7 @@ TEST_CASE("staff daemon: sessions end at their maximum age and on revocation; ba
   CHECK(d.call("GET", "/api/session", {{"Cookie", first.cookie}}).status == 200);
   // Twelve hours after login (the row aged by hand: the daemon's clock is the real one).
   {
-    auto db = store::Database::open(d.dir.file("d.db"), store::Database::Mode::existing);
+    auto db = test::open_db(d.dir, store::Database::Mode::existing);
     REQUIRE(db);
     REQUIRE(db->exec("UPDATE staff_sessions SET created_at = '2000-01-01T00:00:00Z'"));
   }

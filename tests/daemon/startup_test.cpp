@@ -19,13 +19,12 @@ using namespace dispatchd;
 using namespace std::chrono_literals;
 using test::k_t0;
 
-// [pg-todo]: the cases that start the daemon from a configuration wait for its PostgreSQL
-// settings (a URI and its password, config/ and daemon/startup.cpp); they run on SQLite.
 namespace {
 
 config::Config config_in(const test::TempDir& dir) {
-  auto c = config::parse(R"({"catalog": ")" + test::source_path("catalog/examples/support.en.json") +
-                             R"(", "database": "d.db", "migrations": {"dir": ")" + test::source_path("migrations") +
+  auto c = config::parse(R"({"catalog": ")" + test::source_path("catalog/examples/support.en.json") + R"(", )" +
+                             test::database_config_keys(dir) + R"(, "migrations": {"dir": ")" +
+                             test::source_path("migrations") +
                              R"("}, "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",)"
                              R"( "api_key_env": "DISPATCHD_TEST_KEY"}})",
                          dir.file("dispatchd.json"));
@@ -35,7 +34,7 @@ config::Config config_in(const test::TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("start-up: migrations are applied at start, once", "[daemon][pg-todo]") {
+TEST_CASE("start-up: migrations are applied at start, once", "[daemon]") {
   test::TempDir dir;
   const auto config = config_in(dir);
   {
@@ -49,7 +48,7 @@ TEST_CASE("start-up: migrations are applied at start, once", "[daemon][pg-todo]"
   CHECK(again->applied.empty());
 }
 
-TEST_CASE("start-up: with apply_on_start off, a database behind the binary is refused", "[daemon][pg-todo]") {
+TEST_CASE("start-up: with apply_on_start off, a database behind the binary is refused", "[daemon]") {
   test::TempDir dir;
   auto config = config_in(dir);
   config.migrate_on_start = false;
@@ -58,7 +57,7 @@ TEST_CASE("start-up: with apply_on_start off, a database behind the binary is re
   CHECK_THAT(ready.error(), Catch::Contains("run dispatchctl migrate"));
 }
 
-TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back at once", "[daemon][pg-todo]") {
+TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back at once", "[daemon]") {
   test::TempDir dir;
   const auto config = config_in(dir);
   std::int64_t action = 0;
@@ -78,7 +77,7 @@ TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back a
                                    k_t0);
     REQUIRE(added);
     action = *added;
-    REQUIRE(store::begin_send(db, k_t0).value());
+    REQUIRE(store::begin_send(db, k_t0, "", "host-1").value());    // claimed by this instance
     REQUIRE(store::take_next(db, "host-1", k_t0, 3600s).value());  // leased for an hour, then "killed"
   }
   auto ready = daemon::prepare_store(config, "host-1", k_t0 + 10s);

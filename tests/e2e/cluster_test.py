@@ -203,21 +203,36 @@ def main_flow(folder):
         check("every stored webhook is one message", set(counts) == set(stored) and set(counts.values()) == {1},
               (len(counts), len(stored)))
 
-        # Staff resolve the escalations, through each instance in turn.
+        # Staff resolve the escalations, through each instance in turn. A 503 (the store busy,
+        # e.g. a deadlock PostgreSQL ended, or the database unreachable) is retried, as the staff
+        # page does; a lost answer is retried too, and a 409 then means the first try stored it.
         open_ids = [row[0] for row in stack.query(
             "SELECT escalation_id FROM v_escalations WHERE status = 'open' ORDER BY escalation_id")]
         resolved_through = collections.Counter()
+        retried = collections.Counter()
+        refused = []
         for n, escalation in enumerate(open_ids):
             instance = n % INSTANCES
-            status, body = staff_call(deployment, instance, "POST", f"/api/escalations/{escalation}/dismiss", token,
-                                      {"note": f"through instance {instance}"})
-            if status == 200:
-                resolved_through[instance] += 1
-        check("escalations resolved through every instance",
-              len(open_ids) > 0 and all(resolved_through[i] > 0 for i in range(INSTANCES)), dict(resolved_through))
+            deadline = time.monotonic() + 60
+            while True:
+                status, body = staff_call(deployment, instance, "POST", f"/api/escalations/{escalation}/dismiss", token,
+                                          {"note": f"through instance {instance}"})
+                if status == 200 or (status == 409 and retried[escalation] > 0):
+                    resolved_through[instance] += 1
+                    break
+                if status not in (503, None) or time.monotonic() > deadline:
+                    refused.append((escalation, instance, status, str(body)[:200]))
+                    break
+                retried[escalation] += 1
+                time.sleep(0.5)
+        if retried:
+            print(f"  {len(retried)} dismissals retried ({sum(retried.values())} tries)", flush=True)
+        check("every escalation dismissed through the instance asked, each instance used",
+              refused == [] and len(open_ids) > 0 and all(resolved_through[i] > 0 for i in range(INSTANCES)),
+              (refused[:5], dict(resolved_through)))
         recorded = stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'staff_dismissed'")
-        check("every staff resolution is in the audit trail", recorded == sum(resolved_through.values()),
-              (recorded, dict(resolved_through)))
+        check("every staff resolution is in the audit trail, once", recorded == len(open_ids),
+              (recorded, len(open_ids)))
 
         # No duplicate send; replies in each sender's order.
         graph = collections.Counter(wamid for _, _, wamid in stack.graph_messages())

@@ -17,6 +17,7 @@
 #include "store/audit.h"
 #include "store/inbox.h"
 #include "store/instances.h"
+#include "store/metrics.h"
 #include "store/outbox.h"
 #include "store/transaction.h"
 #include "tests/store/store_fixture.h"
@@ -399,6 +400,61 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
   writer.join();
   REQUIRE(late);
   CHECK(late->id > early->id);
+}
+
+TEST_CASE("instances: two writers count the same metrics at once, and a scrape sums them", "[instances]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const std::array<std::int64_t, 2> ids{insert(db, "wamid.1", "c1"), insert(db, "wamid.2", "c2")};
+  auto first = connection(dir);
+  auto second = connection(dir);
+  // What a decision counts (migration 0008's triggers): an attempt (attempts, latency and
+  // usage rows) and an inbox outcome (one 'messages' label set down, another up). Every
+  // writer moves the same label sets.
+  const auto count_a_decision = [](store::Database& writer, std::int64_t id) {
+    return writer.exec(
+        "INSERT INTO attempts(message_id, attempt, provider, model, verdict, latency_ms, input_tokens,"
+        " output_tokens, created_at) VALUES (" +
+        std::to_string(id) +
+        ", 1, 'openai', 'gpt-4o-mini', 'valid', 300, 1000, 40, '2026-11-30T12:00:00Z');"
+        " UPDATE inbox SET state = 'decided', outcome = 'replied' WHERE id = " +
+        std::to_string(id));
+  };
+  if (test::on_postgresql()) {
+    // The second writer commits while the first still holds its counts: each connection
+    // counts into rows of its own (migration 0015), so neither waits. With one row per label
+    // set the second would wait for the first's COMMIT, busy after lock_timeout.
+    REQUIRE(first.exec("BEGIN"));
+    REQUIRE(count_a_decision(first, ids[0]));
+    REQUIRE(second.exec("SET lock_timeout = '1s'"));
+    REQUIRE(second.exec("BEGIN"));
+    auto counted = count_a_decision(second, ids[1]);
+    if (!counted) FAIL("the second writer waited for the first: " << counted.error().message);
+    REQUIRE(second.exec("COMMIT"));
+    REQUIRE(first.exec("COMMIT"));
+  } else {
+    // One writer at a time: the rows stay one per label set, in shard 0.
+    REQUIRE(count_a_decision(first, ids[0]));
+    REQUIRE(count_a_decision(second, ids[1]));
+    CHECK(count_of(db, "SELECT count(*) FROM metric_counts WHERE shard <> 0") == 0);
+  }
+  auto metrics = store::read_metrics(db);
+  REQUIRE(metrics);
+  const auto count_for = [](const std::vector<store::LabeledCount>& counts, std::vector<std::string> labels) {
+    const auto found = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.labels == labels; });
+    return found == counts.end() ? std::int64_t{-1} : found->count;
+  };
+  CHECK(count_for(metrics->attempts, {"valid", ""}) == 2);
+  CHECK(count_for(metrics->messages, {"whatsapp", "replied"}) == 2);
+  // The two messages left 'pending' (as inserted), which the scrape no longer shows at 0.
+  CHECK(std::none_of(metrics->messages.begin(), metrics->messages.end(),
+                     [](const auto& c) { return c.labels[1] != "replied"; }));
+  REQUIRE(metrics->latency.size() == 1);
+  CHECK(metrics->latency[0].count == 2);
+  CHECK(metrics->latency[0].sum_ms == 600);
+  REQUIRE(metrics->usage.size() == 1);
+  CHECK(metrics->usage[0].input_tokens == 2000);
+  CHECK(metrics->usage[0].unpriced == 2);
 }
 
 TEST_CASE("instances: one session owns a mailbox until it lets go or closes", "[instances]") {
