@@ -185,12 +185,13 @@ Result<EraseResult> erase_rows(Database& db, const Scope& s) {
   if (!counted) return std::unexpected(counted.error());
   r.audit_events = *counted;
   // Last: the scope finds the messages by id, not by sender.
-  counted = run_scoped(db,
-                       "UPDATE inbox SET text = " + text + ", raw_payload = " + text +
-                           ", sender = ?3, conversation_id = CASE WHEN conversation_id = ?2 THEN ?3"
-                           " ELSE conversation_id END WHERE id " +
-                           in,
-                       s);
+  counted =
+      run_scoped(db,
+                 "UPDATE inbox SET text = " + text + ", raw_payload = " + text +
+                     ", raw_encoding = NULL, sender = ?3, conversation_id = CASE WHEN conversation_id = ?2 THEN ?3"
+                     " ELSE conversation_id END WHERE id " +
+                     in,
+                 s);
   if (!counted) return std::unexpected(counted.error());
   r.messages = *counted;
   return r;

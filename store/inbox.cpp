@@ -6,6 +6,7 @@
 #include "store/audit.h"
 #include "store/internal/locks.h"
 #include "store/internal/sql.h"
+#include "store/raw_payload.h"
 
 namespace dispatchd::store {
 std::string format_time(Time t) {
@@ -49,12 +50,14 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time 
     auto insert = Query::prepare(
         db,
         "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
-        " message_type) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (channel, provider_message_id) DO NOTHING RETURNING id");
+        " message_type, raw_encoding) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (channel, provider_message_id) DO NOTHING"
+        " RETURNING id");
     if (!insert) return std::unexpected(insert.error());
     const std::string at = format_time(now);
+    const auto raw = store_payload(m.raw_payload);
     insert->bind(1, m.channel).bind(2, m.provider_message_id).bind(3, m.conversation_id).bind(4, m.sender);
-    insert->bind(5, at).bind(6, m.text).bind(7, m.raw_payload);
-    insert->bind(8, m.type.empty() ? std::nullopt : std::optional<std::string>(m.type));
+    insert->bind(5, at).bind(6, m.text).bind(7, raw.text);
+    insert->bind(8, m.type.empty() ? std::nullopt : std::optional<std::string>(m.type)).bind(9, raw.encoding);
     auto inserted = insert->insert_returning_id();
     if (!inserted) return std::unexpected(inserted.error());
     if (!*inserted) {
@@ -159,14 +162,19 @@ Result<std::vector<std::string>> not_stored(Database& db, const std::string& cha
 }
 
 Result<StoredInbound> stored_inbound(Database& db, std::int64_t message_id) {
-  auto read = Query::prepare(
-      db, "SELECT channel, provider_message_id, conversation_id, coalesce(raw_payload, '') FROM inbox WHERE id = ?");
+  auto read = Query::prepare(db,
+                             "SELECT channel, provider_message_id, conversation_id, coalesce(raw_payload, ''),"
+                             " raw_encoding FROM inbox WHERE id = ?");
   if (!read) return std::unexpected(read.error());
   read->bind(1, message_id);
   auto row = read->step();
   if (!row) return std::unexpected(row.error());
   if (!*row) return std::unexpected(Error::not_found("no inbound message " + std::to_string(message_id)));
-  return StoredInbound{read->text(0), read->text(1), read->text(2), read->text(3)};
+  auto bytes = payload_bytes(read->text(3), read->optional_text(4));
+  if (!bytes)
+    return std::unexpected(Error{ErrorKind::corrupt, "the raw payload of message " + std::to_string(message_id) +
+                                                         " is not in its raw_encoding"});
+  return StoredInbound{read->text(0), read->text(1), read->text(2), std::move(*bytes)};
 }
 
 Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel, const std::string& sender) {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "store/internal/sql.h"
+#include "store/raw_payload.h"
 
 namespace dispatchd::store {
 
@@ -253,7 +255,15 @@ struct Value {
 class TableCopy {
  public:
   TableCopy(Database& source, Database& target, const Table& table, int batch_rows)
-      : m_source(source), m_target(target), m_table(table), m_batch_rows(std::max(batch_rows, 1)) {}
+      : m_source(source), m_target(target), m_table(table), m_batch_rows(std::max(batch_rows, 1)) {
+    if (table.name != "inbox") return;
+    const auto index = [&](std::string_view name) {
+      return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) -
+                                      table.columns.begin());
+    };
+    m_raw = index("raw_payload");
+    m_raw_encoding = index("raw_encoding");
+  }
 
   Outcome<std::int64_t> run() {
     std::string select = "SELECT ";
@@ -273,6 +283,7 @@ class TableCopy {
         m_bytes += value->text.size() + sizeof(Value);
         m_values.push_back(std::move(*value));
       }
+      encode_raw_payload();
       ++m_read;
       if (buffered() >= m_batch_rows || m_bytes >= k_migrate_batch_bytes) {
         if (auto sent = flush(); !sent) return Failed(std::move(sent.error()));
@@ -284,6 +295,23 @@ class TableCopy {
 
  private:
   std::int64_t buffered() const { return static_cast<std::int64_t>(m_values.size() / m_table.columns.size()); }
+
+  // An inbox row stored before migration 0016 on SQLite may hold a raw payload that is not
+  // UTF-8, which PostgreSQL's TEXT refuses: it moves as the rule since 0016 stores it, base64
+  // with raw_encoding 'base64' (store/raw_payload.h).
+  void encode_raw_payload() {
+    const std::size_t columns = m_table.columns.size();
+    if (m_raw >= columns || m_raw_encoding >= columns) return;
+    const std::size_t row = m_values.size() - columns;
+    Value& raw = m_values[row + m_raw];
+    Value& encoding = m_values[row + m_raw_encoding];
+    if (raw.kind != Value::Kind::text || encoding.kind != Value::Kind::null) return;
+    auto stored = store_payload(raw.text);
+    if (!stored.encoding) return;
+    m_bytes += stored.text.size() - raw.text.size();
+    raw.text = std::move(stored.text);
+    encoding = Value{Value::Kind::text, 0, 0, std::move(*stored.encoding)};
+  }
 
   Outcome<Value> read_value(const Query& rows, std::size_t c) const {
     const int column = static_cast<int>(2 * c + 1);
@@ -364,6 +392,9 @@ class TableCopy {
   std::size_t m_bytes = 0;
   std::int64_t m_read = 0;
   std::map<std::int64_t, std::string> m_insert_texts;
+  // inbox only: the columns of the raw payload and its encoding (else past the end).
+  std::size_t m_raw = SIZE_MAX;
+  std::size_t m_raw_encoding = SIZE_MAX;
 };
 
 // The identity's next value after the largest id copied, as SQLite would number the next row.

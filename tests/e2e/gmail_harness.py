@@ -104,8 +104,13 @@ class GmailStack(harness.Stack):
         return rows[0][0] if rows else None
 
     def wait_outcome(self, gmail_id, timeout=30.0):
-        self.wait_until(lambda: self.outcome(gmail_id) not in (None, "pending"), timeout=timeout,
-                        what=f"the outcome of {gmail_id}")
+        try:
+            self.wait_until(lambda: self.outcome(gmail_id) not in (None, "pending"), timeout=timeout,
+                            what=f"the outcome of {gmail_id}")
+        except AssertionError:
+            if self.daemon:
+                print("  dispatchd's log (last 30 lines):\n    " + "\n    ".join(self.daemon.lines[-30:]), flush=True)
+            raise
         return self.outcome(gmail_id)
 
     def replies_in(self, thread_id):

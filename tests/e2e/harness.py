@@ -12,6 +12,7 @@ each request the model fake received (fake_model --dump-requests) and, at close,
 stack's folder but the credentials (the SQLite file, its -wal/-shm, backups). Secrets made during
 the run (staff tokens, the fake Gmail's access tokens) go to *.secrets files there.
 """
+import base64
 import hashlib
 import hmac
 import itertools
@@ -212,6 +213,14 @@ def on_private_postgresql(flow, prefix):
     return run
 
 
+_databases_made = itertools.count(1)
+
+
+def unique_database_name():
+    """A database name no other test process on the server uses now."""
+    return f"e2e_{os.getpid()}_{next(_databases_made)}"
+
+
 class PostgresqlDatabase:
     """A fresh database on a test server started by tests/postgresql/cluster.sh (its DIR).
     Read through psql (the server's own client: no Python driver needed)."""
@@ -222,6 +231,7 @@ class PostgresqlDatabase:
             base = f.read().strip()
         with open(os.path.join(cluster_dir, "password")) as f:
             self.password = f.read().strip()
+        self.base_uri = base
         self.uri = base.rsplit("/", 1)[0] + "/" + name
         self.name = name
         self._psql(["-c", f'DROP DATABASE IF EXISTS "{name}"', "-c", f'CREATE DATABASE "{name}"'], base)
@@ -233,6 +243,10 @@ class PostgresqlDatabase:
         if run.returncode != 0:
             raise RuntimeError(f"psql: {run.stderr.strip()}")
         return run.stdout
+
+    def drop(self):
+        """Drops the database (its connections are closed: the daemon has stopped)."""
+        self._psql(["-c", f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)'], self.base_uri)
 
     def query(self, sql, *args):
         """Rows of `sql` (with SQLite's `?` placeholders) as tuples, in the columns' order."""
@@ -257,8 +271,13 @@ class Stack:
                  model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None,
                  quiet_graph=False, fake_args=None, database=None):
         # fake_args: extra command-line arguments per fake, {"fake_model": [...], "fake_graph": [...]}.
-        # database: a PostgreSQL database (postgresql_database()) instead of a SQLite file.
+        # database: a PostgreSQL database (PostgresqlDatabase) instead of a SQLite file. Without
+        # one, a run with DISPATCHD_TEST_BACKEND=postgresql (CTest's `e2e[postgresql]` twins)
+        # gets a fresh database of its own on the test server, dropped at close().
         fake_args = fake_args or {}
+        self._own_pg = database is None and os.environ.get("DISPATCHD_TEST_BACKEND") == "postgresql"
+        if self._own_pg:
+            database = PostgresqlDatabase(os.environ["DISPATCHD_TEST_POSTGRESQL_DIR"], unique_database_name())
         self.pg = database
         self.build = build_dir
         self.source = source_dir
@@ -298,6 +317,8 @@ class Stack:
                                         "verify_token_env": "WHATSAPP_VERIFY_TOKEN"}},
             "staff": {"token_env": "DISPATCHD_STAFF_TOKEN"},
         }
+        if database:
+            config["database_password_env"] = "DISPATCHD_DB_PASSWORD"
         merge(config, extra_config or {})
         with open(self.config_path, "w") as f:
             json.dump(config, f, indent=2)
@@ -367,6 +388,22 @@ class Stack:
     def scalar(self, sql, *args):
         return self.query(sql, *args)[0][0]
 
+    def raw_payload(self, provider_message_id):
+        """The raw payload of an inbound message as bytes, decoded from its raw_encoding
+        (store/raw_payload.h: base64 when the bytes are not UTF-8)."""
+        text, encoding = self.query("SELECT raw_payload, raw_encoding FROM inbox WHERE provider_message_id = ?",
+                                    provider_message_id)[0]
+        if encoding == "base64":
+            return base64.b64decode(text)
+        return text.encode() if isinstance(text, str) else bytes(text)
+
+    def json_text(self, column, key):
+        """SQL for the top-level member `key` of the JSON text in `column`, as text, on the
+        stack's engine (store/dialect.h's json_text)."""
+        if self.pg:
+            return f"({column}::jsonb ->> '{key}')"
+        return f"json_extract({column}, '$.{key}')"
+
     def audit_verify(self):
         """`dispatchctl audit verify` on the stack's database: the CompletedProcess."""
         return self.dispatchctl("audit", "verify")
@@ -398,6 +435,8 @@ class Stack:
         self._keep_files_for_audit()
         if self._tmp:
             self._tmp.cleanup()
+        if self._own_pg:
+            self.pg.drop()
 
     def _keep_files_for_audit(self):
         """Copies the stack's folder (database, -wal, -shm, backups, config) into the secrets

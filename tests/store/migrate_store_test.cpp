@@ -18,6 +18,7 @@
 #include "store/archive.h"
 #include "store/audit.h"
 #include "store/cursor.h"
+#include "store/inbox.h"
 #include "store/internal/sql.h"
 #include "store/migrate_store.h"
 #include "store/migrations.h"
@@ -285,6 +286,28 @@ TEST_CASE("migrate_store takes an empty target that is already migrated", "[migr
   const auto moved = move_store(source, target);
   if (!moved) FAIL(moved.error().error.message);
   require_same_rows(source, target);
+}
+
+TEST_CASE("migrate_store moves a raw payload that is not UTF-8 as base64, its bytes intact", "[migrate_store]") {
+  test::TempDir dir;
+  auto source = seeded_source(dir);
+  // A mail's raw bytes in ISO-8859-1, as SQLite kept them before migration 0016: PostgreSQL's
+  // TEXT would refuse them as they are.
+  const long long id = count(source, "SELECT min(id) FROM inbox");
+  REQUIRE(
+      source.exec("UPDATE inbox SET raw_payload = CAST(X'5375626A6563743A20E96C20F161' AS TEXT),"
+                  " raw_encoding = NULL WHERE id = " +
+                  std::to_string(id)));
+  TargetDatabase pg;
+  auto target = pg.open();
+  const auto moved = move_store(source, target);
+  if (!moved) FAIL(moved.error().error.message);
+  CHECK(count(target, "SELECT count(*) FROM inbox WHERE raw_encoding = 'base64' AND id = " + std::to_string(id)) == 1);
+  const auto stored = store::stored_inbound(target, id);
+  REQUIRE(stored);
+  CHECK(stored->raw_payload == std::string("Subject: \xE9l \xF1"
+                                           "a"));
+  CHECK(count(target, "SELECT count(*) FROM inbox WHERE raw_encoding IS NOT NULL") == 1);
 }
 
 TEST_CASE("migrate_store refuses a source whose audit chain is broken, before writing anything", "[migrate_store]") {
