@@ -2,7 +2,10 @@
 """Messages/s and CPU per message: one dispatchd on SQLite next to 1, 2 and 3 instances on
 one PostgreSQL database, in one run (issue 16). Numbers, not a test.
 
-Usage: bench/cluster_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C]
+Usage: bench/cluster_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--listener auto|both]
+
+--listener both runs each PostgreSQL configuration twice, with the HTTP listener on a thread
+of its own and on the event loop (http.listener_thread own / loop; auto is own there).
 
 Each configuration gets a fresh stack: the fake model (no latency) and the fake Graph API,
 a fresh database, its instances (behind HAProxy, round robin, when there are several), and
@@ -35,6 +38,7 @@ def option(name, default):
 
 COUNT = option("--count", 4000)
 CONCURRENCY = option("--concurrency", 64)
+LISTENERS = ["own", "loop"] if option("--listener", "auto") == "both" else ["auto"]
 
 
 def cpu_seconds(pid):
@@ -52,8 +56,8 @@ def load(url):
     return json.loads(out.stdout)
 
 
-def one_run(server_dir, instances):
-    database = harness.PostgresqlDatabase(server_dir, f"bench{instances}") if server_dir else None
+def one_run(server_dir, instances, listener="auto"):
+    database = harness.PostgresqlDatabase(server_dir, f"bench{instances}{listener}") if server_dir else None
     if database:
         database._psql(["-c", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"])
     stack = harness.Stack(BUILD, SOURCE, scenario=os.path.join(SOURCE, "tests", "e2e", "scenario.json"),
@@ -69,6 +73,7 @@ def one_run(server_dir, instances):
             port = harness.free_port() if instances > 1 else stack.port
             config["http"]["listen"] = f"127.0.0.1:{port}"
             config["instance"] = {"id": f"bench-{i}"}
+            config["http"]["listener_thread"] = listener
             path = os.path.join(stack.dir, f"instance-{i}.json")
             json.dump(config, open(path, "w"))
             daemon = harness.Process([os.path.join(BUILD, "daemon", "dispatchd"), "--config", path], env=stack.env,
@@ -96,13 +101,13 @@ def one_run(server_dir, instances):
         started = time.monotonic()
         answered = load(url)
         stored = int(answered["statuses"].get("200", 0))  # a refused webhook is not redelivered here
-        print(f"# {'postgresql' if database else 'sqlite'} x{instances}: webhooks answered {answered['statuses']}",
-              flush=True)
+        print(f"# {'postgresql' if database else 'sqlite'} x{instances} listener {listener}: webhooks answered "
+              f"{answered['statuses']}", flush=True)
         stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_actions WHERE status = 'sent'") >= stored,
                          timeout=120, what="every stored message replied")
         elapsed = time.monotonic() - started
         cpu = sum(cpu_seconds(d.proc.pid) for d in daemons) - cpu_before
-        row = {"engine": "postgresql" if database else "sqlite", "instances": instances,
+        row = {"engine": "postgresql" if database else "sqlite", "instances": instances, "listener": listener,
                "messages_per_s": stored / elapsed, "cpu_ms_per_message": cpu * 1000 / max(stored, 1),
                "webhook_p50_ms": answered["latency_ms"]["p50"], "webhook_p99_ms": answered["latency_ms"]["p99"],
                "statuses": answered["statuses"]}
@@ -135,15 +140,17 @@ def main():
                 conf.write("shared_preload_libraries = 'pg_stat_statements'\n")
             harness.postgresql_server("restart", server)
             for n in (1, 2, 3):
-                rows.append(one_run(server, n))
+                for listener in LISTENERS:
+                    rows.append(one_run(server, n, listener))
         finally:
             harness.postgresql_server("stop", server)
     load_avg = os.getloadavg()
     print(f"# {COUNT} webhooks, {CONCURRENCY} at a time, model latency 0; {os.cpu_count()} CPUs; "
           f"load average at the end {load_avg[0]:.1f}")
-    print("engine      instances  messages/s  CPU ms/msg  webhook p50/p99 ms  statements/msg  transactions/msg")
+    print("engine      instances  listener  messages/s  CPU ms/msg  webhook p50/p99 ms  statements/msg  transactions/msg")
     for r in rows:
-        print(f"{r['engine']:<11} {r['instances']:>9}  {r['messages_per_s']:>10.0f}  {r['cpu_ms_per_message']:>10.3f}  "
+        print(f"{r['engine']:<11} {r['instances']:>9}  {r['listener']:<8}  {r['messages_per_s']:>10.0f}  "
+              f"{r['cpu_ms_per_message']:>10.3f}  "
               f"{r.get('webhook_p50_ms') or 0:>8.1f}/{r.get('webhook_p99_ms') or 0:<8.1f}  "
               f"{r.get('statements_per_message', 0):>14.1f}  {r.get('transactions_per_message', 0):>16.2f}")
     json.dump(rows, sys.stderr)

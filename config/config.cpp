@@ -323,6 +323,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   c.path = path;
   auto& llm = c.llm;
   auto& wa = c.whatsapp;
+  std::string listener_thread = "auto";  // http.listener_thread, read into c.http below
   auto& gm = c.gmail;
   r.object(
       doc, "",
@@ -335,7 +336,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
        r.nested("http",
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at,
-                           {r.string("listen", c.http.listen),
+                           {r.string("listen", c.http.listen), r.string("listener_thread", listener_thread),
                             r.integer("max_body_bytes", c.http.max_body_bytes, 1024, 64 * 1024 * 1024),
                             r.integer("max_connections_per_address", c.http.max_connections_per_address, 1, 512)});
                 }),
@@ -412,6 +413,13 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
        r.nested("cluster", [&](const Value& v, const std::string& at) {
          r.object(v, at, {r.integer("dead_after_s", c.cluster.dead_after_s, 3, 3600)});
        })});
+  if (listener_thread == "own") {
+    c.http.listener_thread = ListenerThread::own;
+  } else if (listener_thread == "loop") {
+    c.http.listener_thread = ListenerThread::loop;
+  } else if (listener_thread != "auto") {
+    r.problem("/http/listener_thread", "must be \"auto\", \"own\" or \"loop\"");
+  }
   check(c, r);
   if (!r.problems().empty()) return std::unexpected(std::move(r.problems()));
   const std::string base = fs::path(path).parent_path().string();

@@ -17,8 +17,14 @@
 
 namespace dispatchd::config {
 
+// http.listener_thread: where the HTTP listener runs (daemon/http_front.h). automatic: a
+// thread of its own on PostgreSQL (the loop waits on the network for every store call),
+// the loop itself on SQLite (no hand-off per request). The other two force one, to measure.
+enum class ListenerThread { automatic, own, loop };
+
 struct Http {
   std::string listen = "127.0.0.1:8080";
+  ListenerThread listener_thread = ListenerThread::automatic;
   std::string host = "127.0.0.1";  // split from listen
   std::uint16_t port = 8080;
   std::size_t max_body_bytes = 1024 * 1024;

@@ -437,8 +437,17 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   limits.max_body_bytes = p.config.http.max_body_bytes;
   limits.max_connections_per_address = p.config.http.max_connections_per_address;
   // On PostgreSQL the loop waits for the server on every store call: the listener gets a
-  // thread of its own (daemon/http_front.h), so requests are read and refused meanwhile.
-  const FrontThread front = p.store.db.backend() == store::Backend::postgresql ? FrontThread::own : FrontThread::loop;
+  // thread of its own (daemon/http_front.h), so requests are read and refused meanwhile;
+  // http.listener_thread can force either, for a measurement (BENCHMARKS.md).
+  const auto front_thread = [&] {
+    switch (p.config.http.listener_thread) {
+      case config::ListenerThread::own: return FrontThread::own;
+      case config::ListenerThread::loop: return FrontThread::loop;
+      case config::ListenerThread::automatic: break;
+    }
+    return p.store.db.backend() == store::Backend::postgresql ? FrontThread::own : FrontThread::loop;
+  };
+  const FrontThread front = front_thread();
   p.http = std::make_unique<HttpFront>(
       io, limits, [&p](const Request& r, Respond respond) { p.route(r, std::move(respond)); }, front);
   return std::unique_ptr<Service>(new Service(std::move(parts)));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "config/config.h"
 #include "config/secrets.h"
@@ -304,6 +306,32 @@ TEST_CASE("config: the listener's per-address connection cap", "[config]") {
                            "d.json");
   REQUIRE_FALSE(bad);
   CHECK(any_contains(bad.error(), "/http/max_connections_per_address: must be an integer from 1 to 512"));
+}
+
+TEST_CASE("config: http.listener_thread is auto, own or loop", "[config]") {
+  auto defaults = config::parse(k_minimal, "d.json");
+  REQUIRE(defaults);
+  CHECK(defaults->http.listener_thread == config::ListenerThread::automatic);
+  const auto with = [](const std::string& value) {
+    return config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+      "model": "m", "api_key_env": "K"}, "http": {"listener_thread": ")" +
+                             value + "\"}}",
+                         "d.json");
+  };
+  const std::pair<const char*, config::ListenerThread> rows[] = {{"auto", config::ListenerThread::automatic},
+                                                                 {"own", config::ListenerThread::own},
+                                                                 {"loop", config::ListenerThread::loop}};
+  for (const auto& [value, expected] : rows) {
+    auto parsed = with(value);
+    REQUIRE(parsed);
+    CHECK(parsed->http.listener_thread == expected);
+  }
+  for (const char* bad : {"thread", "", "OWN"}) {
+    INFO(bad);
+    auto refused = with(bad);
+    REQUIRE_FALSE(refused);
+    CHECK(any_contains(refused.error(), "/http/listener_thread: must be \"auto\", \"own\" or \"loop\""));
+  }
 }
 
 TEST_CASE("config: llm.max_concurrency reaches 4,096 (latency-bound loads), not beyond", "[config]") {
