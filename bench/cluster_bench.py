@@ -3,6 +3,10 @@
 one PostgreSQL database, in one run (issue 16). Numbers, not a test.
 
 Usage: bench/cluster_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--listener auto|both]
+                              [--repeat R]
+
+--repeat R runs every configuration R times, the configurations taking turns, and reports
+each column's median (one run on a shared VM varies by 2x).
 
 --listener both runs each PostgreSQL configuration twice, with the HTTP listener on a thread
 of its own and on the event loop (http.listener_thread own / loop; auto is own there).
@@ -19,6 +23,7 @@ tests' throwaway one (tests/postgresql/cluster.sh, fsync off), on the same machi
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +44,7 @@ def option(name, default):
 COUNT = option("--count", 4000)
 CONCURRENCY = option("--concurrency", 64)
 LISTENERS = ["own", "loop"] if option("--listener", "auto") == "both" else ["auto"]
+REPEAT = option("--repeat", 1)
 
 
 def cpu_seconds(pid):
@@ -58,6 +64,7 @@ def load(url):
 
 def one_run(server_dir, instances, listener="auto"):
     database = harness.PostgresqlDatabase(server_dir, f"bench{instances}{listener}") if server_dir else None
+    # (a database of the same name from an earlier repetition is dropped and made anew)
     if database:
         database._psql(["-c", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"])
     stack = harness.Stack(BUILD, SOURCE, scenario=os.path.join(SOURCE, "tests", "e2e", "scenario.json"),
@@ -129,9 +136,19 @@ def one_run(server_dir, instances, listener="auto"):
         stack.close()
 
 
+def median_row(runs):
+    """One row of a configuration's runs: the median of each number (statuses: the last run's)."""
+    row = dict(runs[-1])
+    for key, value in runs[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key != "instances":
+            row[key] = statistics.median(r[key] for r in runs)
+    row["runs"] = len(runs)
+    return row
+
+
 def main():
-    rows = []
-    rows.append(one_run(None, 1))
+    configurations = [(None, 1, "auto")] + [("pg", n, listener) for n in (1, 2, 3) for listener in LISTENERS]
+    runs = {c: [] for c in configurations}
     with tempfile.TemporaryDirectory(prefix="dispatchd-cluster-bench-") as server:
         try:
             harness.postgresql_server("start", server)
@@ -139,14 +156,15 @@ def main():
             with open(os.path.join(data, "db", "postgresql.conf"), "a") as conf:
                 conf.write("shared_preload_libraries = 'pg_stat_statements'\n")
             harness.postgresql_server("restart", server)
-            for n in (1, 2, 3):
-                for listener in LISTENERS:
-                    rows.append(one_run(server, n, listener))
+            for _ in range(REPEAT):
+                for c in configurations:
+                    runs[c].append(one_run(server if c[0] else None, c[1], c[2]))
         finally:
             harness.postgresql_server("stop", server)
+    rows = [median_row(runs[c]) for c in configurations]
     load_avg = os.getloadavg()
     print(f"# {COUNT} webhooks, {CONCURRENCY} at a time, model latency 0; {os.cpu_count()} CPUs; "
-          f"load average at the end {load_avg[0]:.1f}")
+          f"load average at the end {load_avg[0]:.1f}; medians of {REPEAT} run(s) per row")
     print("engine      instances  listener  messages/s  CPU ms/msg  webhook p50/p99 ms  statements/msg  transactions/msg")
     for r in rows:
         print(f"{r['engine']:<11} {r['instances']:>9}  {r['listener']:<8}  {r['messages_per_s']:>10.0f}  "

@@ -79,6 +79,61 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time 
   });
 }
 
+namespace {
+
+// The oldest message ready to take (take_next's comment), or nothing. On PostgreSQL each of
+// its two queries locks the row it returns and skips rows another taker holds.
+Result<std::optional<Leased>> scan_ready(Database& db, Time now) {
+  static constexpr const char* k_unblocked =
+      " AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
+      "                 AND e.id < m.id AND e.state IN ('received', 'processing'))"
+      " ORDER BY m.id LIMIT 1";
+  static const std::string k_columns =
+      "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at, coalesce(m.message_type, '')"
+      " FROM inbox m";
+  const auto locked = [](Backend b) { return b == Backend::postgresql ? " FOR NO KEY UPDATE OF m SKIP LOCKED" : ""; };
+  auto received = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
+                                   return k_columns + " WHERE m.state = 'received'" + k_unblocked + locked(b);
+                                 }));
+  if (!received) return std::unexpected(received.error());
+  auto received_row = received->step();
+  if (!received_row) return std::unexpected(received_row.error());
+  auto expired = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
+                                  return k_columns + " WHERE m.state = 'processing' AND m.lease_expires_at <= ?1" +
+                                         k_unblocked + locked(b);
+                                }));
+  if (!expired) return std::unexpected(expired.error());
+  expired->bind(1, format_time(now));
+  auto expired_row = expired->step();
+  if (!expired_row) return std::unexpected(expired_row.error());
+  if (!*received_row && !*expired_row) return std::optional<Leased>();
+  const bool use_received = *received_row && (!*expired_row || received->integer(0) < expired->integer(0));
+  const Query& pick = use_received ? *received : *expired;
+  return std::optional<Leased>(Leased{pick.integer(0), pick.text(1), pick.text(2), pick.text(3), pick.text(4),
+                                      parse_time(pick.text(5)).value_or(now), pick.text(6)});
+}
+
+Result<void> lease_to(Database& db, std::int64_t id, const std::string& worker, Time until) {
+  auto update =
+      Query::prepare(db, "UPDATE inbox SET state = 'processing', lease_owner = ?, lease_expires_at = ? WHERE id = ?");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, worker).bind(2, format_time(until)).bind(3, id);
+  return update->run();
+}
+
+// PostgreSQL: locks message `id` if it is still ready to take; false when it is not, or
+// another taker holds it.
+Result<bool> relock_ready(Database& db, std::int64_t id, Time now) {
+  auto relock = Query::prepare(db,
+                               "SELECT 1 FROM inbox WHERE id = ?1 AND (state = 'received' OR (state = 'processing'"
+                               " AND lease_expires_at <= ?2)) FOR NO KEY UPDATE SKIP LOCKED");
+  if (!relock) return std::unexpected(relock.error());
+  relock->bind(1, id).bind(2, format_time(now));
+  return relock->step();
+}
+
+}  // namespace
+
 Result<std::optional<Leased>> take_next(Database& db, const std::string& worker, Time now, std::chrono::seconds lease) {
   return transaction<std::optional<Leased>>(db, [&]() -> Result<std::optional<Leased>> {
     // Ready: received, or processing with an expired lease; and no earlier message of the
@@ -93,40 +148,42 @@ Result<std::optional<Leased>> take_next(Database& db, const std::string& worker,
     // one while it is received or processing in the statement's snapshot, and it never
     // returns to those states once decided or done. (Ids follow commit order:
     // insert_inbound takes its id under the audit tail's lock.)
-    static constexpr const char* k_unblocked =
-        " AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
-        "                 AND e.id < m.id AND e.state IN ('received', 'processing'))"
-        " ORDER BY m.id LIMIT 1";
-    static const std::string k_columns =
-        "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at, coalesce(m.message_type, '')"
-        " FROM inbox m";
-    const auto locked = [](Backend b) { return b == Backend::postgresql ? " FOR UPDATE OF m SKIP LOCKED" : ""; };
-    auto received = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
-                                     return k_columns + " WHERE m.state = 'received'" + k_unblocked + locked(b);
-                                   }));
-    if (!received) return std::unexpected(received.error());
-    auto received_row = received->step();
-    if (!received_row) return std::unexpected(received_row.error());
-    auto expired = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
-                                    return k_columns + " WHERE m.state = 'processing' AND m.lease_expires_at <= ?1" +
-                                           k_unblocked + locked(b);
-                                  }));
-    if (!expired) return std::unexpected(expired.error());
-    expired->bind(1, format_time(now));
-    auto expired_row = expired->step();
-    if (!expired_row) return std::unexpected(expired_row.error());
-    if (!*received_row && !*expired_row) return std::optional<Leased>();
-    const bool use_received = *received_row && (!*expired_row || received->integer(0) < expired->integer(0));
-    const Query& pick = use_received ? *received : *expired;
-    Leased taken{pick.integer(0), pick.text(1), pick.text(2),
-                 pick.text(3),    pick.text(4), parse_time(pick.text(5)).value_or(now),
-                 pick.text(6)};
-    auto update =
-        Query::prepare(db, "UPDATE inbox SET state = 'processing', lease_owner = ?, lease_expires_at = ? WHERE id = ?");
-    if (!update) return std::unexpected(update.error());
-    update->bind(1, worker).bind(2, format_time(now + lease)).bind(3, taken.id);
-    DISPATCHD_TRY(update->run());
-    return std::optional<Leased>(std::move(taken));
+    //
+    // A row that fails that re-read stays locked by us all the same (PostgreSQL keeps the
+    // lock it took before the re-read), and so does the row of the query whose hit we do not
+    // take: stray locks on rows other instances own, until our round commits. Their owner's
+    // next write of the row then waits for our round, and once our round waits for the
+    // audit tail that owner holds, PostgreSQL ends one of the two as a deadlock (seen with
+    // three instances). So the scan runs in a savepoint that is rolled back, which drops
+    // every lock it took, and only the chosen row is locked again, if it is still ready.
+    // FOR NO KEY UPDATE rather than FOR UPDATE: the foreign key checks of rows that name
+    // the message (attempts, actions, audit) never wait for a taker's lock.
+    if (db.backend() != Backend::postgresql) {
+      auto taken = scan_ready(db, now);
+      if (!taken || !*taken) return taken;
+      DISPATCHD_TRY(lease_to(db, (*taken)->id, worker, now + lease));
+      return taken;
+    }
+    for (int tries = 0; tries < 3; ++tries) {
+      DISPATCHD_TRY(db.exec("SAVEPOINT take_scan"));
+      auto taken = scan_ready(db, now);
+      if (!taken) return taken;  // transaction() rolls the savepoint back with the rest
+      DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT take_scan"));
+      if (!*taken) {
+        DISPATCHD_TRY(db.exec("RELEASE SAVEPOINT take_scan"));
+        return taken;
+      }
+      auto locked = relock_ready(db, (*taken)->id, now);
+      if (!locked) return std::unexpected(locked.error());
+      if (*locked) {
+        DISPATCHD_TRY(db.exec("RELEASE SAVEPOINT take_scan"));
+        DISPATCHD_TRY(lease_to(db, (*taken)->id, worker, now + lease));
+        return taken;
+      }
+      // Taken by another instance since the scan: drop this lock too, and look again.
+      DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT take_scan; RELEASE SAVEPOINT take_scan"));
+    }
+    return std::optional<Leased>();
   });
 }
 

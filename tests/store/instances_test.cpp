@@ -402,6 +402,39 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
   CHECK(late->id > early->id);
 }
 
+TEST_CASE("instances: a taker holds the lock of the message it took, and of no other", "[instances]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const auto first = insert(db, "wamid.1", "c1");
+  const auto second = insert(db, "wamid.2", "c2");
+  REQUIRE(take(db, "a", k_t0) == first);  // leased for 300 s
+  // A minute past the lease: the expired first and the received second are both ready, and
+  // take_next's two queries each find one. It takes the first; before the savepoint the
+  // second stayed locked by the query that found it until the taker's transaction ended.
+  auto taker = connection(dir);
+  REQUIRE(taker.exec(std::string(store::begin_write(taker.backend()))));
+  auto taken = store::take_next(taker, "b", k_t0 + 360s, 300s);
+  REQUIRE(taken);
+  REQUIRE(*taken);
+  CHECK((*taken)->id == first);
+  if (test::on_postgresql()) {
+    auto other = connection(dir);
+    const auto lockable = [&](std::int64_t id) {
+      return count_of(other, "SELECT count(*) FROM (SELECT id FROM inbox WHERE id = " + std::to_string(id) +
+                                 " FOR NO KEY UPDATE SKIP LOCKED) t");
+    };
+    CHECK(lockable(first) == 0);
+    CHECK(lockable(second) == 1);
+    // Another instance takes the second meanwhile, without waiting for the first taker.
+    REQUIRE(other.exec("SET lock_timeout = '1s'"));
+    auto next = store::take_next(other, "c", k_t0 + 360s, 300s);
+    REQUIRE(next);
+    REQUIRE(*next);
+    CHECK((*next)->id == second);
+  }
+  REQUIRE(taker.exec("COMMIT"));
+}
+
 TEST_CASE("instances: two writers count the same metrics at once, and a scrape sums them", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
