@@ -188,7 +188,8 @@ void OutboxPump::State::finish(std::size_t index, std::int64_t id, connectors::S
 
 void OutboxPump::State::recover(std::size_t index) {
   Lane& lane = *lanes[index];
-  auto items = store::sending_items(deps.db, lane.name);
+  // Only this instance's own: another live instance's sends in 'sending' are in flight.
+  auto items = store::sending_items(deps.db, lane.name, deps.instance);
   if (!items) {
     spdlog::error("{}: cannot read the sends the last run left unfinished ({}); they wait for the next start",
                   lane.name, items.error().message);

@@ -274,11 +274,12 @@ Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
   });
 }
 
-Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel) {
-  auto pick =
-      Query::prepare(db, std::string(k_item_columns) + " WHERE a.status = 'sending' AND m.channel = ? ORDER BY a.id");
+Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel, const std::string& claimed_by) {
+  auto pick = Query::prepare(db, std::string(k_item_columns) +
+                                     " WHERE a.status = 'sending' AND m.channel = ?1"
+                                     " AND (?2 = '' OR a.claimed_by = ?2) ORDER BY a.id");
   if (!pick) return std::unexpected(pick.error());
-  pick->bind(1, channel);
+  pick->bind(1, channel).bind(2, claimed_by);
   std::vector<OutboxItem> items;
   while (true) {
     auto row = pick->step();

@@ -107,7 +107,10 @@ Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
                                                   std::span<const std::string> lookup_channels = {});
 
 // The actions of `channel`'s messages in 'sending', oldest first: at start-up, what a
-// previous run left there for recover_sending's lookup channels.
-Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel);
+// previous run left there for recover_sending's lookup channels. With `claimed_by` (several
+// instances on PostgreSQL) only the sends that instance claimed: the others' sends in
+// 'sending' are in flight, not left over (store/instances.h).
+Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel,
+                                              const std::string& claimed_by = "");
 
 }  // namespace dispatchd::store

@@ -402,6 +402,32 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
   CHECK(late->id > early->id);
 }
 
+TEST_CASE("instances: at start an instance looks up only the sends it claimed", "[instances]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  REQUIRE(store::start_instance(db, "a", k_t0));
+  REQUIRE(store::start_instance(db, "b", k_t0));
+  // Two Gmail messages, one send in flight at each instance.
+  const auto mine_message = insert(db, "gmail.1", "c1", "gmail");
+  const auto other_message = insert(db, "gmail.2", "c2", "gmail");
+  send_in_flight(db, mine_message, "a", "gmail");
+  send_in_flight(db, other_message, "b", "gmail");
+  const auto ids = [](const std::vector<store::OutboxItem>& items) {
+    std::vector<std::int64_t> out;
+    for (const auto& item : items) out.push_back(item.message_id);
+    return out;
+  };
+  auto mine = store::sending_items(db, "gmail", "a");
+  REQUIRE(mine);
+  CHECK(ids(*mine) == std::vector<std::int64_t>{mine_message});
+  auto theirs = store::sending_items(db, "gmail", "b");
+  REQUIRE(theirs);
+  CHECK(ids(*theirs) == std::vector<std::int64_t>{other_message});
+  auto all = store::sending_items(db, "gmail");  // one machine: every send left in 'sending'
+  REQUIRE(all);
+  CHECK(all->size() == 2);
+}
+
 TEST_CASE("instances: a taker holds the lock of the message it took, and of no other", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
