@@ -13,8 +13,10 @@
 #include <string>
 
 #include "config/config.h"
+#include "config/database_password.h"
 #include "daemon/service.h"
 #include "daemon/startup.h"
+#include "store/backend.h"
 
 namespace {
 
@@ -31,6 +33,12 @@ int check_config(const dispatchd::config::Config& config) {
   const auto problems = dispatchd::daemon::check_environment(config);
   for (const auto& problem : problems) std::fprintf(stderr, "%s\n", problem.c_str());
   if (!problems.empty()) return 1;
+  // Where a PostgreSQL password comes from (never the password): the systemd credential
+  // wins over the variable, which an operator may not expect (config/database_password.h).
+  if (dispatchd::store::backend_of(config.database) == dispatchd::store::Backend::postgresql) {
+    if (auto password = dispatchd::config::database_password(config))
+      std::printf("%s\n", dispatchd::config::describe(*password).c_str());
+  }
   std::printf("%s: ok\n", config.path.c_str());
   return 0;
 }

@@ -68,10 +68,15 @@ expect "configuration URI with a password" 2 '/database: holds a password.*may b
 # dispatchd --check-config resolves it the same way.
 export K=key
 expect "check-config: password from the variable" 0 ': ok$' -- "$dispatchd" --check-config --config "$good" </dev/null
+grep -q '^database password: from the environment variable ' "$tmp/out" && pass ||
+  fail "check-config names the variable: $(cat "$tmp/out")"
+! grep -q -- "$password" "$tmp/out" "$tmp/err" && pass || fail "check-config echoed the password"
 expect "check-config: the variable unset" 1 'database: database_password_env names DISPATCHD_TEST_UNSET' -- \
   "$dispatchd" --check-config --config "$unset_env" </dev/null
 expect "check-config: the credential" 0 ': ok$' -- \
   env CREDENTIALS_DIRECTORY="$tmp/creds" "$dispatchd" --check-config --config "$unset_env" </dev/null
+grep -q "^database password: from the systemd credential $tmp/creds/database_password" "$tmp/out" && pass ||
+  fail "check-config names the credential: $(cat "$tmp/out")"
 
 # What works on the SQLite file by nature.
 expect "erase: VACUUM FULL, the WAL left to the server" 0 '^scrub: vacuumed, WAL left to the server$' -- \
