@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <variant>
 
+#include "store/instances.h"
 #include "store/outbox.h"
 #include "store/round.h"
 #include "store/unit_of_work.h"
@@ -96,6 +97,7 @@ struct OutboxPump::State : std::enable_shared_from_this<State> {
   connectors::SendDone on_outcome(std::size_t lane, std::int64_t id, bool resolving);
   void finish(std::size_t lane, std::int64_t id, connectors::SendOutcome outcome, bool resolving);
   void hold(Lane& lane, std::chrono::milliseconds after);
+  void share_hold(Lane& lane, std::chrono::milliseconds after);
   void recover(std::size_t lane);
   void record_until_durable(Transition t);
   void wake_after(std::chrono::milliseconds delay);
@@ -181,7 +183,10 @@ void OutboxPump::State::finish(std::size_t index, std::int64_t id, connectors::S
   // Order does not matter: swap with the last, then drop it.
   std::iter_swap(item, lane.in_flight.end() - 1);
   lane.in_flight.pop_back();
-  if (const auto* retry = std::get_if<connectors::RetryAfter>(&outcome)) hold(lane, retry->after);
+  if (const auto* retry = std::get_if<connectors::RetryAfter>(&outcome)) {
+    hold(lane, retry->after);
+    share_hold(lane, retry->after);
+  }
   record_until_durable({index, id, std::move(outcome), deps.now()});
   schedule_pump();
 }
@@ -222,6 +227,17 @@ void OutboxPump::State::hold(Lane& lane, std::chrono::milliseconds after) {
     if (ec || !self) return;
     self->schedule_pump();
   });
+}
+
+// Several instances: the provider paces the deployment, so the others hold too (they read
+// store::channel_holds each second). A hold that cannot be stored still holds this instance.
+void OutboxPump::State::share_hold(Lane& lane, std::chrono::milliseconds after) {
+  if (deps.instance.empty()) return;
+  const auto now = deps.now();
+  const auto until = now + std::chrono::ceil<std::chrono::seconds>(after);
+  if (auto stored = store::hold_channel(deps.db, lane.name, until, deps.instance, now); !stored)
+    spdlog::warn("{}: the provider's pause is not shared with the other instances: {}", lane.name,
+                 stored.error().message);
 }
 
 // `t` is written as a unit of work of the store's: a retryable refusal, or a round that does
@@ -266,6 +282,11 @@ void OutboxPump::add(connectors::Channel& channel) {
 }
 
 void OutboxPump::pump() { m_state->schedule_pump(); }
+
+void OutboxPump::hold_channel(const std::string& channel, std::chrono::milliseconds after) {
+  for (auto& lane : m_state->lanes)
+    if (lane->name == channel) m_state->hold(*lane, after);
+}
 
 void OutboxPump::stop() {
   m_state->stopping = true;

@@ -93,6 +93,11 @@ class OutboxPump {
   // Sends what the outbox holds, soon (a handler posted to the loop). Call it after
   // decisions and on a timer.
   void pump();
+  // Sends nothing of `channel` for `after` (unless a longer hold runs already): a provider's
+  // pause another instance was told of (store::channel_holds). Nothing for a channel the
+  // pump does not have. With PumpDeps::instance set, a RetryAfter this pump gets is stored
+  // for the others the same way (store::hold_channel).
+  void hold_channel(const std::string& channel, std::chrono::milliseconds after);
   // Takes nothing new; sends in flight still complete and their outcomes are written.
   void stop();
 

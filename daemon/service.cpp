@@ -136,6 +136,7 @@ struct Service::Parts {
   void on_store_health(bool ok, const std::string& why);
   void check_reachable();
   void keep_alive();
+  void follow_holds();
   void log_checkpoint_failures();
   std::string status() const;
 };
@@ -213,6 +214,22 @@ void Service::Parts::keep_alive() {
                    config.llm.max_concurrency);
       limiter.set_limit(share);
     }
+  }
+}
+
+// Several instances: a provider's pause another instance stored (store::hold_channel) holds
+// this instance's sends of that channel too, from the next tick (a second at most).
+void Service::Parts::follow_holds() {
+  if (store.db.backend() != store::Backend::postgresql || store.db.unreachable()) return;
+  const auto now = wall_now();
+  auto holds = store::channel_holds(store.db, now);
+  if (!holds) {
+    spdlog::warn("cluster: cannot read the providers' pauses: {}", holds.error().message);
+    return;
+  }
+  for (const auto& hold : *holds) {
+    if (hold.held_by == worker) continue;  // our own runs already
+    pump->hold_channel(hold.channel, std::chrono::duration_cast<std::chrono::milliseconds>(hold.until - now));
   }
 }
 
@@ -323,6 +340,7 @@ void Service::Parts::on_tick() {
   log_checkpoint_failures();
   check_reachable();
   keep_alive();
+  follow_holds();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {

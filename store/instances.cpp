@@ -208,4 +208,35 @@ Result<void> release_mailbox(Database& db, std::string_view mailbox) {
   return release->run();
 }
 
+Result<void> hold_channel(Database& db, const std::string& channel, Time until, const std::string& by, Time now) {
+  // ISO 8601 texts of one format order as the times they name.
+  auto upsert =
+      Query::prepare(db,
+                     "INSERT INTO channel_holds (channel, hold_until, held_by, set_at) VALUES (?1, ?2, ?3, ?4)"
+                     " ON CONFLICT (channel) DO UPDATE SET hold_until = excluded.hold_until,"
+                     " held_by = excluded.held_by, set_at = excluded.set_at"
+                     " WHERE excluded.hold_until > channel_holds.hold_until");
+  if (!upsert) return std::unexpected(upsert.error());
+  upsert->bind(1, channel).bind(2, format_time(until)).bind(3, by).bind(4, format_time(now));
+  return upsert->run();
+}
+
+Result<std::vector<ChannelHold>> channel_holds(Database& db, Time now) {
+  auto select = Query::prepare(
+      db, "SELECT channel, hold_until, held_by FROM channel_holds WHERE hold_until > ? ORDER BY channel");
+  if (!select) return std::unexpected(select.error());
+  select->bind(1, format_time(now));
+  std::vector<ChannelHold> holds;
+  while (true) {
+    auto row = select->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    const auto until = parse_time(select->text(1));
+    if (!until)
+      return std::unexpected(Error{ErrorKind::corrupt, "channel_holds.hold_until is not a time: " + select->text(1)});
+    holds.push_back({select->text(0), *until, select->text(2)});
+  }
+  return holds;
+}
+
 }  // namespace dispatchd::store

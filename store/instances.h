@@ -95,6 +95,19 @@ Result<Takeover> take_over_dead(Database& db, const std::string& self, Time now,
 // rounding down could starve each instance to 0.
 std::int64_t instance_share(std::int64_t limit, std::int64_t live);
 
+// A provider's pacing shared by the deployment (migration 0017): `by` got a RetryAfter from
+// `channel`'s provider and nothing of that channel may be sent before `until`. Kept when
+// a later hold is already stored (the longer wait wins, whoever asked).
+Result<void> hold_channel(Database& db, const std::string& channel, Time until, const std::string& by, Time now);
+
+struct ChannelHold {
+  std::string channel;
+  Time until;
+  std::string held_by;
+};
+// The holds that last past `now`, by channel.
+Result<std::vector<ChannelHold>> channel_holds(Database& db, Time now);
+
 // Tries to become the poller of Gmail mailbox `mailbox`: true when this connection holds
 // the mailbox's advisory lock (pg_try_advisory_lock on advisory_lock_key("mailbox", ...)),
 // now or from an earlier call (a repeated call does not stack the lock); false when

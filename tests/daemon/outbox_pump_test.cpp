@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/outbox_pump.h"
+#include "store/instances.h"
 #include "store/outbox.h"
 #include "store/round.h"
 #include "tests/io_run.h"
@@ -344,6 +345,47 @@ TEST_CASE("outbox pump: a channel asked to come back later waits; the others do 
   // After the pause the pump sends again, the retried row first.
   test::run_until(f.io, [&] { return f.channel.held.size() == 2; });
   CHECK(f.channel.sent == std::vector<std::int64_t>{first, first, second});
+}
+
+TEST_CASE("outbox pump: a pause another instance was told of holds this one's sends too", "[pump]") {
+  Fixture f;
+  f.pump.hold_channel("whatsapp", 300ms);
+  f.pump.hold_channel("telegram", 1h);  // a channel this pump does not have: nothing
+  const auto first = f.approve();
+  f.pump.pump();
+  f.settle();
+  CHECK(f.channel.sent.empty());
+  test::run_until(f.io, [&] { return f.channel.held.size() == 1; });
+  CHECK(f.channel.sent == std::vector<std::int64_t>{first});
+}
+
+TEST_CASE("outbox pump: with several instances a RetryAfter is stored for the others", "[pump]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  boost::asio::io_context io;
+  ScriptedChannel channel{io, "whatsapp"};
+  daemon::OutboxPump pump{{io, db, [] { return test::k_t0; }, daemon::write_outcome, "instance-a"},
+                          {.max_in_flight = 4, .store_retry = 10ms}};
+  pump.add(channel);
+  auto message = store::insert_inbound(db, {"whatsapp", "m1", "c1", "s", "hola", "{}", ""}, test::k_t0);
+  REQUIRE(message);
+  REQUIRE(store::add_action(
+      db, {.message_id = message->id, .action = "reply", .arguments = "{}", .recipient = "1", .body = "hola"},
+      test::k_t0));
+  pump.pump();
+  test::run_until(io, [&] { return channel.held.size() == 1; });
+  channel.answer(connectors::RetryAfter{2500ms, "rate limit"});
+  std::optional<std::vector<store::ChannelHold>> holds;
+  test::run_until(io, [&] {
+    auto read = store::channel_holds(db, test::k_t0);
+    if (read && !read->empty()) holds = *read;
+    return holds.has_value();
+  });
+  REQUIRE(holds->size() == 1);
+  CHECK((*holds)[0].channel == "whatsapp");
+  CHECK((*holds)[0].until == test::k_t0 + 3s);  // whole seconds, rounded up
+  CHECK((*holds)[0].held_by == "instance-a");
+  pump.stop();
 }
 
 TEST_CASE("outbox pump: once stopped it takes nothing new; outcomes in flight are still written", "[pump]") {

@@ -402,6 +402,29 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
   CHECK(late->id > early->id);
 }
 
+TEST_CASE("instances: a provider's pause is shared; the later hold wins, ended ones are not listed", "[instances]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  auto other = connection(dir);
+  REQUIRE(store::hold_channel(db, "whatsapp", k_t0 + 60s, "a", k_t0));
+  REQUIRE(store::hold_channel(other, "whatsapp", k_t0 + 30s, "b", k_t0 + 1s));  // shorter: kept as it was
+  REQUIRE(store::hold_channel(other, "gmail", k_t0 + 10s, "b", k_t0));
+  auto holds = store::channel_holds(other, k_t0 + 2s);
+  REQUIRE(holds);
+  REQUIRE(holds->size() == 2);
+  CHECK((*holds)[0].channel == "gmail");
+  CHECK((*holds)[0].until == k_t0 + 10s);
+  CHECK((*holds)[1].channel == "whatsapp");
+  CHECK((*holds)[1].until == k_t0 + 60s);
+  CHECK((*holds)[1].held_by == "a");
+  REQUIRE(store::hold_channel(other, "whatsapp", k_t0 + 90s, "b", k_t0 + 2s));  // longer: replaces
+  holds = store::channel_holds(db, k_t0 + 20s);                                 // gmail's has ended
+  REQUIRE(holds);
+  REQUIRE(holds->size() == 1);
+  CHECK((*holds)[0].until == k_t0 + 90s);
+  CHECK((*holds)[0].held_by == "b");
+}
+
 TEST_CASE("instances: at start an instance looks up only the sends it claimed", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
