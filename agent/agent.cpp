@@ -17,6 +17,7 @@
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
+#include "store/transaction.h"
 #include "store/unit_of_work.h"
 #include "validator/validator.h"
 
@@ -88,6 +89,7 @@ std::string_view to_string(Outcome outcome) {
     case Outcome::postponed: return "postponed";
     case Outcome::error: return "error";
     case Outcome::not_stored: return "not_stored";
+    case Outcome::handed_over: return "handed_over";
   }
   return "error";
 }
@@ -174,6 +176,11 @@ class Run : public std::enable_shared_from_this<Run> {
   void escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
                 std::optional<std::string> proposed_json = std::nullopt);
   store::NewAction new_action(Reply reply) const;
+  // Runs `write` (store calls about this message) in one transaction, after store::hold_lease:
+  // when another take has the message, nothing is written, m_lease_lost is set and the
+  // result is an error that fail() turns into handed_over.
+  template <typename Write>
+  std::invoke_result_t<Write&> held(Write&& write);
   void done(Outcome outcome, std::string detail);
   void fail(const std::string& error) { done(Outcome::error, error); }
   // A store call that failed. One that may work later (busy, a full disk) hands the message
@@ -191,7 +198,22 @@ class Run : public std::enable_shared_from_this<Run> {
   std::optional<std::string> m_first_turn;  // read with the history at the first ask
   std::vector<ToolExchange> m_tools;
   std::optional<FailedPair> m_failed;
+  bool m_lease_lost = false;
 };
+
+template <typename Write>
+std::invoke_result_t<Write&> Run::held(Write&& write) {
+  using Written = std::invoke_result_t<Write&>;
+  return store::transaction<typename Written::value_type>(db(), [&]() -> Written {
+    auto holds = store::hold_lease(db(), m_message, m_state->settings.worker);
+    if (!holds) return std::unexpected(std::move(holds.error()));
+    if (!*holds) {
+      m_lease_lost = true;
+      return std::unexpected(store::Error::refused("another take has message " + std::to_string(m_message.id)));
+    }
+    return write();
+  });
+}
 
 void Run::start() {
   // A message whose type the configuration decides is decided without the model: each
@@ -261,7 +283,7 @@ void Run::on_completion(llm::CompletionResult result) {
 store::Result<void> Run::record(store::AttemptRecord attempt) {
   attempt.message_id = m_message.id;
   attempt.attempt = m_counts.total + 1;
-  if (auto stored = store::record_attempt(db(), attempt, m_state->now()); !stored)
+  if (auto stored = held([&] { return store::record_attempt(db(), attempt, m_state->now()); }); !stored)
     return std::unexpected(std::move(stored.error()));
   ++m_counts.total;
   if (attempt.verdict == store::Verdict::invalid || attempt.verdict == store::Verdict::error) ++m_counts.failed;
@@ -336,7 +358,7 @@ store::NewAction Run::new_action(Reply reply) const {
 
 void Run::perform(Queue step) {
   const std::string action = step.reply.action;
-  auto queued = store::queue_reply(db(), new_action(std::move(step.reply)), m_state->now());
+  auto queued = held([&] { return store::queue_reply(db(), new_action(std::move(step.reply)), m_state->now()); });
   if (!queued) return fail(queued.error());
   done(Outcome::queued, action);
 }
@@ -347,7 +369,7 @@ void Run::perform(QueueFixed step) {
                          .arguments = object_json({{"type", step.type}, {"text", step.text}}),
                          .recipient = m_message.sender,
                          .body = step.text};
-  auto queued = store::queue_reply(db(), std::move(reply), m_state->now());
+  auto queued = held([&] { return store::queue_reply(db(), std::move(reply), m_state->now()); });
   queued ? done(Outcome::queued, "fixed_reply for " + step.type) : fail(queued.error());
 }
 
@@ -362,19 +384,21 @@ void Run::perform(Escalate step) {
 }
 
 void Run::perform(Ignore step) {
-  auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now());
+  auto finished = held([&] { return store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now()); });
   if (!finished) return fail(finished.error());
   done(Outcome::ignored, step.action);
 }
 
 void Run::perform(IgnoreType step) {
-  auto finished = store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now(),
-                                "the configuration ignores " + step.type + " messages");
+  auto finished = held([&] {
+    return store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now(),
+                         "the configuration ignores " + step.type + " messages");
+  });
   finished ? done(Outcome::ignored, "type " + step.type) : fail(finished.error());
 }
 
 void Run::perform(Postpone step) {
-  auto postponed = store::postpone(db(), m_message.id, step.until);
+  auto postponed = held([&] { return store::postpone(db(), m_message.id, step.until); });
   if (!postponed) return fail(postponed.error());
   m_state->wake_after(step.wait);
   done(Outcome::postponed, std::string(llm::to_string(step.error_class)) + ": " + step.error);
@@ -390,13 +414,21 @@ void Run::escalate(Reason reason, const std::string& detail, std::optional<store
                                .recipient = m_message.sender,
                                .body = *m_setup->holding_reply};
   }
-  auto id = store::escalate_message(db(), {m_message.id, reason, detail, std::move(proposed_json), std::move(proposal)},
-                                    holding, m_state->now());
+  auto id = held([&] {
+    return store::escalate_message(db(), {m_message.id, reason, detail, std::move(proposed_json), std::move(proposal)},
+                                   holding, m_state->now());
+  });
   if (!id) return fail(id.error());
   done(Outcome::escalated, std::string(store::to_sql(reason)));
 }
 
 void Run::fail(const store::Error& error) {
+  if (m_lease_lost) {
+    // Nothing to wait for: the transaction wrote nothing. The taker decides the message.
+    return m_state->finished({m_message.id, Outcome::handed_over,
+                              "the lease ran out and another take has the message; this run stored nothing more",
+                              m_counts.total});
+  }
   if (!error.retryable()) return done(Outcome::error, error.message);
   m_state->not_stored(m_message.id, m_counts.total, error.message);
 }

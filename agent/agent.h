@@ -92,13 +92,15 @@ std::shared_ptr<const Setup> make_setup(catalog::Catalog catalog, const std::str
 
 // What became of one message (for logs, metrics and tests).
 enum class Outcome {
-  queued,      // a reply is in the outbox
-  escalated,   // an escalation is open
-  ignored,     // done, nothing sent
-  postponed,   // the provider failed: the message waits and is taken again
-  error,       // a permanent failure: the message waits out its lease
-  not_stored,  // the decision was lost (a failed COMMIT, a busy or full store): the message is
-               // taken again after a pause (Settings::store_pause)
+  queued,       // a reply is in the outbox
+  escalated,    // an escalation is open
+  ignored,      // done, nothing sent
+  postponed,    // the provider failed: the message waits and is taken again
+  error,        // a permanent failure: the message waits out its lease
+  not_stored,   // the decision was lost (a failed COMMIT, a busy or full store): the message is
+                // taken again after a pause (Settings::store_pause)
+  handed_over,  // this run's lease ran out and another take has the message (another instance,
+                // store::hold_lease): nothing more of this run was stored; the taker decides
 };
 std::string_view to_string(Outcome outcome);
 

@@ -95,11 +95,6 @@ std::string scratch_path(const std::string& report) { return report + ".scratch.
 int replay_online(const Args& args, const replay::Selection& selection) {
   auto live = open_target(args);
   if (!live) return failure(live.error());
-  // The scratch copy is made with SQLite's online backup of the live file.
-  if (live->db.backend() == store::Backend::postgresql)
-    return failure(
-        "replay --online copies the live SQLite file into a scratch database, and this database is on "
-        "PostgreSQL: not available there yet; replay --offline works on both");
   auto catalog = target_catalog(args, *live);
   if (!catalog) return failure(catalog.error());
   auto options = model_options_of(args, *live->config, *catalog);
@@ -107,7 +102,7 @@ int replay_online(const Args& args, const replay::Selection& selection) {
   const std::string report_path = *args.get("report");
   const std::string path = scratch_path(report_path);
   bool resumed = false;
-  auto scratch = replay::open_scratch(live->db, selection, path, resumed);
+  auto scratch = replay::open_scratch(live->db, selection, {path, live->config->migrations_dir}, resumed);
   if (!scratch) return failure(scratch.error());
   if (resumed) std::fprintf(stderr, "dispatchctl: replay: continuing the run in %s\n", path.c_str());
   auto ran = replay::run_pending(*scratch, *options, {catch_interrupt(), {}});

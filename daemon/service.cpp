@@ -412,12 +412,12 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
     using agent::Outcome;
     if (d.outcome == Outcome::error)
       spdlog::error("message {}: {}", d.message_id, d.detail);
-    else if (d.outcome == Outcome::not_stored)
+    else if (d.outcome == Outcome::not_stored || d.outcome == Outcome::handed_over)
       spdlog::warn("message {}: {}", d.message_id, d.detail);
     else
       spdlog::info("message {}: {} ({}), {} attempt(s)", d.message_id, agent::to_string(d.outcome), d.detail,
                    d.attempts);
-    if (d.outcome != Outcome::postponed && d.outcome != Outcome::error && d.outcome != Outcome::not_stored) ++p.decided;
+    if (d.outcome == Outcome::queued || d.outcome == Outcome::escalated || d.outcome == Outcome::ignored) ++p.decided;
     p.pump->pump();
     if (p.notifier) p.notifier->poke();
   });

@@ -15,6 +15,9 @@
 #include "llm/retry.h"
 #include "net/curl_transport.h"
 #include "store/backup.h"
+#include "store/inbox.h"
+#include "store/migrations.h"
+#include "store/sqlite_snapshot.h"
 #include "validator/extract.h"
 
 namespace dispatchd::replay {
@@ -121,8 +124,28 @@ std::expected<ModelOptions, std::string> model_options(const config::Config& con
   return options;
 }
 
+namespace {
+
+// The live database, copied into a new SQLite file at place.path: SQLite's online backup of
+// a SQLite file, a snapshot of a PostgreSQL store (store/sqlite_snapshot.h).
+std::expected<void, std::string> copy_live(store::Database& live, const ScratchPlace& place) {
+  if (live.backend() == store::Backend::sqlite) {
+    if (auto copied = store::backup(live, place.path); !copied) return std::unexpected(copied.error().message);
+    return {};
+  }
+  auto migrations = store::load_migrations(place.migrations_dir, store::Backend::sqlite);
+  if (!migrations) return std::unexpected(migrations.error().message);
+  const auto now = store::format_time(std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+  if (auto copied = store::snapshot_to_sqlite(live, place.path, *migrations, now); !copied)
+    return std::unexpected(copied.error().message);
+  return {};
+}
+
+}  // namespace
+
 std::expected<store::Database, std::string> open_scratch(store::Database& live, const Selection& selection,
-                                                         const std::string& path, bool& resumed) {
+                                                         const ScratchPlace& place, bool& resumed) {
+  const std::string& path = place.path;
   resumed = std::filesystem::exists(path);
   if (resumed) {
     auto scratch = store::Database::open(path, store::Database::Mode::existing);
@@ -136,8 +159,8 @@ std::expected<store::Database, std::string> open_scratch(store::Database& live, 
   std::vector<std::int64_t> ids;
   auto chosen = for_each_selected(live, selection, [&](const store::RecordedMessage& m) { ids.push_back(m.id); });
   if (!chosen) return std::unexpected("cannot read the recorded attempts: " + chosen.error().message);
-  if (auto copied = store::backup(live, path); !copied)
-    return std::unexpected("cannot copy the database to " + path + ": " + copied.error().message);
+  if (auto copied = copy_live(live, place); !copied)
+    return std::unexpected("cannot copy the database to " + path + ": " + copied.error());
   auto scratch = store::Database::open(path, store::Database::Mode::existing);
   if (!scratch) return std::unexpected(scratch.error().message);
   if (auto prepared = store::prepare_scratch(*scratch, ids); !prepared)
@@ -170,7 +193,8 @@ std::expected<RunEnd, std::string> run_pending(store::Database& scratch, const M
       case agent::Outcome::ignored: status = store::ProgressStatus::decided; break;
       case agent::Outcome::error: status = store::ProgressStatus::failed; break;
       case agent::Outcome::postponed:
-      case agent::Outcome::not_stored: break;  // taken again
+      case agent::Outcome::not_stored:
+      case agent::Outcome::handed_over: break;  // taken again (handed_over needs a second agent)
     }
     if (!status) return;
     if (auto marked = store::mark_progress(scratch, d.message_id, *status, d.detail); !marked)

@@ -51,13 +51,22 @@ struct Overrides {
 std::expected<ModelOptions, std::string> model_options(const config::Config& config, catalog::Catalog catalog,
                                                        const Overrides& overrides);
 
-// The scratch database of a run at `path` (never the live file). When `path` exists it must
-// hold a run (store::is_replay_scratch), which is resumed: what a stopped run left half-way
-// is set back (store::resume_scratch) and `resumed` is set; `selection` is then ignored.
-// Otherwise the live database is copied there (store::backup: safe while the daemon
-// writes) and prepared with the messages of `selection` (offline.h), in the same order.
+// Where a run's scratch database is, and how to make a SQLite file of a PostgreSQL store.
+struct ScratchPlace {
+  std::string path;            // a SQLite file, never the live database
+  std::string migrations_dir;  // the migrations' root (store::load_migrations): its sqlite/
+                               // folder creates the copy of a PostgreSQL store
+};
+
+// The scratch database of a run at `place.path`, always a SQLite file. When it exists it
+// must hold a run (store::is_replay_scratch), which is resumed: what a stopped run left
+// half-way is set back (store::resume_scratch) and `resumed` is set; `selection` is then
+// ignored. Otherwise the live database is copied there, safe while the daemon writes (a
+// SQLite file by store::backup, a PostgreSQL store by store::snapshot_to_sqlite: one read
+// snapshot, nothing written to the server) and prepared with the messages of `selection`
+// (offline.h), in the same order.
 std::expected<store::Database, std::string> open_scratch(store::Database& live, const Selection& selection,
-                                                         const std::string& path, bool& resumed);
+                                                         const ScratchPlace& place, bool& resumed);
 
 enum class RunEnd { complete, interrupted };
 

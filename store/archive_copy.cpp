@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/internal/archive_steps.h"
+#include "store/internal/row_copy.h"
 #include "store/internal/sql.h"
 
 namespace dispatchd::store::internal {
@@ -20,73 +21,25 @@ std::string in_set(const char* parameter) {
   return std::string(" IN (SELECT value FROM ") + sql::json_integers(Backend::postgresql, parameter, "s") + ")";
 }
 
-// How a column's value is handed to SQLite, from its declared type in the archive (the
-// SQLite migrations declare INTEGER, REAL or TEXT): the value keeps its SQLite type.
-enum class ColumnType { integer, real, text };
-
-struct Column {
-  std::string name;
-  ColumnType type = ColumnType::text;
-};
-
-ColumnType type_of(const std::string& declared) {
-  if (declared.find("INT") != std::string::npos) return ColumnType::integer;
-  if (declared.find("REAL") != std::string::npos || declared.find("DOUB") != std::string::npos ||
-      declared.find("FLOA") != std::string::npos)
-    return ColumnType::real;
-  return ColumnType::text;
-}
-
-Result<std::vector<std::string>> live_columns(Database& live, const char* table) {
-  auto q = Query::prepare(live,
-                          "SELECT column_name FROM information_schema.columns"
-                          " WHERE table_schema = current_schema() AND table_name = ?1 ORDER BY ordinal_position");
-  if (!q) return std::unexpected(q.error());
-  q->bind(1, table);
-  return first_column(*q);
-}
-
-Result<std::vector<Column>> archive_columns(Database& archive, const char* table) {
-  auto q = Query::prepare(archive, "SELECT name, upper(type) FROM pragma_table_info(?1, 'main') ORDER BY cid");
-  if (!q) return std::unexpected(q.error());
-  q->bind(1, table);
-  std::vector<Column> out;
-  while (true) {
-    auto row = q->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back({q->text(0), type_of(q->text(1))});
-  }
-}
-
 // One table's copy: a live SELECT of the segment's rows and the archive's INSERT of one.
 struct TableCopy {
   std::string select;
   std::string insert;
-  std::vector<ColumnType> types;
+  std::vector<Column> columns;
 };
 
 Result<TableCopy> table_copy(Database& live, Database& archive, const char* table, const std::string& where) {
-  auto on_live = live_columns(live, table);
+  auto on_live = postgresql_columns(live, table);
   if (!on_live) return std::unexpected(on_live.error());
-  auto on_archive = archive_columns(archive, table);
+  auto on_archive = sqlite_columns(archive, table);
   if (!on_archive) return std::unexpected(on_archive.error());
   std::vector<std::string> names;
   for (const auto& c : *on_archive) names.push_back(c.name);
   if (names != *on_live || names.empty())
     return std::unexpected(
         Error::schema(std::string("the archive's table ") + table + " has other columns than the live one"));
-  TableCopy copy;
-  std::string list;
-  std::string values;
-  for (std::size_t i = 0; i < on_archive->size(); ++i) {
-    list += (i ? ", " : "") + names[i];
-    values += (i ? ", ?" : "?") + std::to_string(i + 1);
-    copy.types.push_back((*on_archive)[i].type);
-  }
-  copy.select = "SELECT " + list + " FROM " + table + where + " ORDER BY id";
-  copy.insert = std::string("INSERT INTO ") + table + " (" + list + ") VALUES (" + values + ")";
-  return copy;
+  return TableCopy{"SELECT " + column_list(*on_archive) + " FROM " + table + where + " ORDER BY id",
+                   insert_statement(table, *on_archive), std::move(*on_archive)};
 }
 
 class CopyingSteps final : public ArchiveSteps {
@@ -166,23 +119,8 @@ class CopyingSteps final : public ArchiveSteps {
     auto read = Query::prepare(m_live, copy.select);
     if (!read) return std::unexpected(read.error());
     read->bind(1, from).bind(2, to);
-    while (true) {
-      auto row = read->step();
-      if (!row) return std::unexpected(row.error());
-      if (!*row) return {};
-      auto write = Query::prepare(m_archive, copy.insert);
-      if (!write) return std::unexpected(write.error());
-      for (std::size_t i = 0; i < copy.types.size(); ++i) {
-        const int column = static_cast<int>(i);
-        const int parameter = column + 1;
-        switch (copy.types[i]) {
-          case ColumnType::integer: write->bind(parameter, read->optional_integer(column)); break;
-          case ColumnType::real: write->bind(parameter, read->optional_real(column)); break;
-          case ColumnType::text: write->bind(parameter, read->optional_text(column)); break;
-        }
-      }
-      DISPATCHD_TRY(write->run());
-    }
+    DISPATCHD_TRY(internal::copy_rows(*read, m_archive, copy.insert, copy.columns));
+    return {};
   }
 
   struct MessageSet {

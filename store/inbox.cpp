@@ -149,41 +149,17 @@ Result<std::optional<Leased>> take_next(Database& db, const std::string& worker,
     // returns to those states once decided or done. (Ids follow commit order:
     // insert_inbound takes its id under the audit tail's lock.)
     //
-    // A row that fails that re-read stays locked by us all the same (PostgreSQL keeps the
-    // lock it took before the re-read), and so does the row of the query whose hit we do not
-    // take: stray locks on rows other instances own, until our round commits. Their owner's
-    // next write of the row then waits for our round, and once our round waits for the
-    // audit tail that owner holds, PostgreSQL ends one of the two as a deadlock (seen with
-    // three instances). So the scan runs in a savepoint that is rolled back, which drops
-    // every lock it took, and only the chosen row is locked again, if it is still ready.
-    // FOR NO KEY UPDATE rather than FOR UPDATE: the foreign key checks of rows that name
-    // the message (attempts, actions, audit) never wait for a taker's lock.
-    if (db.backend() != Backend::postgresql) {
-      auto taken = scan_ready(db, now);
-      if (!taken || !*taken) return taken;
-      DISPATCHD_TRY(lease_to(db, (*taken)->id, worker, now + lease));
-      return taken;
-    }
-    for (int tries = 0; tries < 3; ++tries) {
-      DISPATCHD_TRY(db.exec("SAVEPOINT take_scan"));
-      auto taken = scan_ready(db, now);
-      if (!taken) return taken;  // transaction() rolls the savepoint back with the rest
-      DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT take_scan"));
-      if (!*taken) {
-        DISPATCHD_TRY(db.exec("RELEASE SAVEPOINT take_scan"));
-        return taken;
-      }
-      auto locked = relock_ready(db, (*taken)->id, now);
-      if (!locked) return std::unexpected(locked.error());
-      if (*locked) {
-        DISPATCHD_TRY(db.exec("RELEASE SAVEPOINT take_scan"));
-        DISPATCHD_TRY(lease_to(db, (*taken)->id, worker, now + lease));
-        return taken;
-      }
-      // Taken by another instance since the scan: drop this lock too, and look again.
-      DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT take_scan; RELEASE SAVEPOINT take_scan"));
-    }
-    return std::optional<Leased>();
+    // A row that fails that re-read stays locked by us all the same, and so does the row of
+    // the query whose hit we do not take: internal::pick_locked drops those stray locks
+    // (they deadlocked three instances) and locks only the chosen row again, if it is still
+    // ready. FOR NO KEY UPDATE rather than FOR UPDATE: the foreign key checks of rows that
+    // name the message (attempts, actions, audit) never wait for a taker's lock.
+    auto taken = internal::pick_locked<Leased>(
+        db, [&] { return scan_ready(db, now); }, [&](std::int64_t id) { return relock_ready(db, id, now); });
+    if (!taken || !*taken) return taken;
+    DISPATCHD_TRY(lease_to(db, (*taken)->id, worker, now + lease));
+    (*taken)->lease_token = format_time(now + lease);
+    return taken;
   });
 }
 
@@ -243,6 +219,18 @@ Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& cha
   const auto text = query->optional_text(0);
   if (!text) return std::optional<Time>();
   return parse_time(*text);
+}
+
+Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& worker) {
+  auto held = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
+                               return std::string(
+                                          "SELECT 1 FROM inbox WHERE id = ?1 AND state = 'processing'"
+                                          " AND lease_owner = ?2 AND lease_expires_at = ?3") +
+                                      (b == Backend::postgresql ? " FOR NO KEY UPDATE" : "");
+                             }));
+  if (!held) return std::unexpected(held.error());
+  held->bind(1, taken.id).bind(2, worker).bind(3, taken.lease_token);
+  return held->step();
 }
 
 Result<void> postpone(Database& db, std::int64_t id, Time until) {

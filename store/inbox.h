@@ -55,11 +55,24 @@ struct Leased {
   std::string channel;
   Time received_at{};
   std::string type;  // as stored by insert_inbound ("" for none)
+  // The lease_expires_at this take wrote: with the worker it names this take, which
+  // hold_lease checks (a later take of the same message writes a later one).
+  std::string lease_token;
 };
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier
 // unfinished message of its conversation blocks; nullopt when none is ready.
 Result<std::optional<Leased>> take_next(Database& db, const std::string& worker, Time now, std::chrono::seconds lease);
+
+// Whether this take still holds the message: it is processing, leased to `worker` by this
+// very take (taken.lease_token). False once another take has it, which happens only after
+// this lease ran out (another instance, or this one again), or once it left processing.
+// The fence of a worker that was paused past its lease (a stopped VM, a long GC-like
+// stall): it calls this first in the transaction of each write about the message and
+// writes nothing when false. On PostgreSQL the row is then locked (FOR NO KEY UPDATE) until
+// that transaction ends, so no instance can take it between the check and the writes;
+// SQLite's one writer gives the same.
+Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& worker);
 
 // Leaves a taken message in processing with no holder until `until`, when take_next hands
 // it out again (a provider outage: the message waits, nothing is dropped).

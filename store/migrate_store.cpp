@@ -8,10 +8,14 @@
 #include <set>
 #include <utility>
 
+#include "store/internal/row_copy.h"
 #include "store/internal/sql.h"
 #include "store/raw_payload.h"
 
 namespace dispatchd::store {
+
+using internal::applied_migrations;
+using internal::text_rows;
 
 std::string_view to_string(MigrateStoreFailure failure) {
   switch (failure) {
@@ -58,22 +62,6 @@ std::string joined(const std::vector<std::string>& names, std::string_view separ
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : std::string(separator)) + quoted(name);
   return out;
-}
-
-// The rows of a small query about the schema, every column as text.
-Result<std::vector<std::vector<std::string>>> text_rows(Database& db, std::string_view sql, int columns,
-                                                        std::optional<std::string> parameter = std::nullopt) {
-  auto query = Query::prepare(db, sql);
-  if (!query) return std::unexpected(query.error());
-  if (parameter) query->bind(1, *parameter);
-  std::vector<std::vector<std::string>> rows;
-  while (true) {
-    auto row = query->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return rows;
-    auto& out = rows.emplace_back();
-    for (int c = 0; c < columns; ++c) out.push_back(query->text(c));
-  }
 }
 
 // How a value must reach its PostgreSQL column.
@@ -209,15 +197,6 @@ Outcome<void> require_empty(Database& target) {
                                                                "): a move never merges; give an empty database");
   }
   return {};
-}
-
-// The versions and names applied, "0001 0001_initial.sql\n..." for comparing two databases.
-Result<std::string> applied_migrations(Database& db) {
-  auto rows = text_rows(db, "SELECT version, name FROM schema_migrations ORDER BY version", 2);
-  if (!rows) return std::unexpected(rows.error());
-  std::string out;
-  for (const auto& row : *rows) out += row[0] + " " + row[1] + "\n";
-  return out;
 }
 
 Outcome<void> migrate_target(Database& source, Database& target, const std::vector<Migration>& migrations,

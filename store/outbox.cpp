@@ -130,13 +130,9 @@ Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::
                                              const std::string& instance) {
   return transaction<std::optional<OutboxItem>>(db, [&]() -> Result<std::optional<OutboxItem>> {
     // PostgreSQL: the row is locked as it is found, and a row another instance is claiming
-    // is skipped, so each send is claimed once and a second claimer takes the next one. As
-    // in take_next (store/inbox.cpp), the pick runs in a savepoint rolled back afterwards,
-    // so that a row it locked but dropped (claimed and committed by another instance
-    // meanwhile) is not left locked until our round commits; the chosen row is locked again.
-    const bool postgresql = db.backend() == Backend::postgresql;
-    for (int tries = 0; tries < 3; ++tries) {
-      if (postgresql) DISPATCHD_TRY(db.exec("SAVEPOINT send_pick"));
+    // is skipped, so each send is claimed once and a second claimer takes the next one; the
+    // pick drops every lock but the chosen row's (internal::pick_locked).
+    const auto scan = [&]() -> Result<std::optional<OutboxItem>> {
       auto pick = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
                                    return std::string(k_item_columns) +
                                           " WHERE a.status = 'approved' AND (?1 = '' OR m.channel = ?1) ORDER BY a.id"
@@ -147,37 +143,28 @@ Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::
       pick->bind(1, channel);
       auto row = pick->step();
       if (!row) return std::unexpected(row.error());
-      std::optional<OutboxItem> item;
-      if (*row) item = item_of(*pick);
-      if (postgresql) {
-        DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT send_pick"));
-        if (item) {
-          auto relock = Query::prepare(
-              db, "SELECT 1 FROM actions WHERE id = ? AND status = 'approved' FOR NO KEY UPDATE SKIP LOCKED");
-          if (!relock) return std::unexpected(relock.error());
-          relock->bind(1, item->id);
-          auto locked = relock->step();
-          if (!locked) return std::unexpected(locked.error());
-          if (!*locked) {
-            // Claimed by another instance since the pick: drop this lock too, look again.
-            DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT send_pick; RELEASE SAVEPOINT send_pick"));
-            continue;
-          }
-        }
-        DISPATCHD_TRY(db.exec("RELEASE SAVEPOINT send_pick"));
-      }
-      if (!item) return item;
-      DISPATCHD_TRY(
-          move_action(db, item->id, {ActionStatus::approved, ActionStatus::sending, std::nullopt, std::nullopt}, now));
-      if (!instance.empty()) {
-        auto claim = Query::prepare(db, "UPDATE actions SET claimed_by = ? WHERE id = ?");
-        if (!claim) return std::unexpected(claim.error());
-        claim->bind(1, instance).bind(2, item->id);
-        DISPATCHD_TRY(claim->run());
-      }
-      return item;
+      if (!*row) return std::nullopt;
+      return item_of(*pick);
+    };
+    const auto relock = [&](std::int64_t id) -> Result<bool> {
+      auto again = Query::prepare(
+          db, "SELECT 1 FROM actions WHERE id = ? AND status = 'approved' FOR NO KEY UPDATE SKIP LOCKED");
+      if (!again) return std::unexpected(again.error());
+      again->bind(1, id);
+      return again->step();
+    };
+    auto item = internal::pick_locked<OutboxItem>(db, scan, relock);
+    if (!item || !*item) return item;
+    const std::int64_t id = (*item)->id;
+    DISPATCHD_TRY(
+        move_action(db, id, {ActionStatus::approved, ActionStatus::sending, std::nullopt, std::nullopt}, now));
+    if (!instance.empty()) {
+      auto claim = Query::prepare(db, "UPDATE actions SET claimed_by = ? WHERE id = ?");
+      if (!claim) return std::unexpected(claim.error());
+      claim->bind(1, instance).bind(2, id);
+      DISPATCHD_TRY(claim->run());
     }
-    return std::optional<OutboxItem>();
+    return item;
   });
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "store/archive.h"
+#include "store/internal/row_copy.h"  // read_transaction
 #include "store/internal/sql.h"
 
 namespace dispatchd::store::internal {
@@ -93,22 +94,6 @@ Result<void> segment_run(Database& db, const std::string& sql, std::int64_t from
 // connection that sees the archive as `schema` (SQLite: "arch" when ATTACHed, "main" on
 // its own). REQUIRES: inside a transaction on `db`. Returns how many messages.
 Result<std::int64_t> undo_archived(Database& db, const char* schema, std::int64_t from);
-
-// A read transaction around `body`, begun with `begin`, committed when the body succeeds
-// and rolled back otherwise.
-template <typename T, typename Body>
-Result<T> read_transaction(Database& db, std::string_view begin, Body&& body) {
-  DISPATCHD_TRY(db.exec(begin));
-  Result<T> result = body();
-  if (result) {
-    if (auto ok = db.exec("COMMIT"); !ok) result = std::unexpected(ok.error());
-  }
-  if (!result) {
-    if (auto undone = db.exec("ROLLBACK"); !undone)
-      result.error().message += "; the rollback failed too: " + undone.error().message;
-  }
-  return result;
-}
 
 // PostgreSQL's steps. REQUIRES: `live` is on PostgreSQL; `archive` is the archive file's own
 // (SQLite) connection, prepared by the caller (schema, chain start); both outlive the steps.

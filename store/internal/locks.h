@@ -7,9 +7,10 @@
 // holds the one writer lock (BEGIN IMMEDIATE), so these take nothing there.
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
-#include "store/database.h"
-#include "store/error.h"
+#include "store/internal/sql.h"
 
 namespace dispatchd::store::internal {
 
@@ -27,5 +28,39 @@ Result<void> lock_until_commit(Database& db, std::int64_t key);
 // of the two as a deadlock, a busy error, after a second). Several calls in one transaction
 // are fine: the holder takes it again without waiting.
 Result<void> lock_audit_tail(Database& db);
+
+// Picks one row to claim so that the claimer holds the lock of that row and of no other
+// (take_next's inbox rows, begin_send's outbox rows). `scan()` finds the row with queries
+// that lock what they return and skip what others hold (FOR ... SKIP LOCKED): on
+// PostgreSQL a row locked and then dropped by READ COMMITTED's re-read, or found by a query
+// whose hit is not used, stays locked until the transaction ends, and such stray locks on
+// rows other instances own end in deadlocks. So the scan runs in a savepoint that is rolled
+// back, dropping every lock it took, and `relock(id)` locks the chosen row again if it is
+// still claimable (true) or reports it claimed meanwhile (false: look again, at most three
+// times). SQLite: `scan()` alone (its one writer needs no row locks).
+// Scan: () -> Result<std::optional<T>>; Relock: (std::int64_t id) -> Result<bool>; T has `id`.
+// REQUIRES: inside a transaction.
+template <typename T, typename Scan, typename Relock>
+Result<std::optional<T>> pick_locked(Database& db, Scan&& scan, Relock&& relock) {
+  if (db.backend() != Backend::postgresql) return scan();
+  for (int tries = 0; tries < 3; ++tries) {
+    DISPATCHD_TRY(db.exec("SAVEPOINT pick_scan"));
+    auto picked = scan();
+    if (!picked) return picked;  // the caller's transaction rolls the savepoint back
+    DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT pick_scan"));
+    if (*picked) {
+      auto locked = relock((*picked)->id);
+      if (!locked) return std::unexpected(locked.error());
+      if (!*locked) {
+        // Claimed by another instance since the scan: drop this lock too, and look again.
+        DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT pick_scan; RELEASE SAVEPOINT pick_scan"));
+        continue;
+      }
+    }
+    DISPATCHD_TRY(db.exec("RELEASE SAVEPOINT pick_scan"));
+    return picked;
+  }
+  return std::optional<T>();
+}
 
 }  // namespace dispatchd::store::internal

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "store/attempts.h"
 #include "store/round.h"
@@ -564,4 +566,37 @@ TEST_CASE("agent: on_committed hears of a decision once it is committed, before 
   h.decide(1);
   REQUIRE(h.decisions[0].outcome == agent::Outcome::queued);
   CHECK(heard == std::vector<std::string>{"committed, rows 1", "decided"});
+}
+
+TEST_CASE("agent: a run whose lease another instance took stores nothing more (handed over)", "[agent]") {
+  AgentHarness h;
+  const auto id = h.receive("wamid.1", "Where is my order ORD-1001?");
+  // The model answers only once the message has been taken away: this instance was paused
+  // past its lease meanwhile (a stopped VM), and another one took the message.
+  std::atomic<bool> asked{false};
+  std::atomic<bool> taken_away{false};
+  h.fake.set_responder([&](const fakes::ReceivedRequest&) -> std::optional<FakeReply> {
+    asked = true;
+    for (int i = 0; i < 1000 && !taken_away; ++i) std::this_thread::sleep_for(10ms);
+    return FakeReply::text(send_message(k_customer, "It ships tomorrow."));
+  });
+  h.agent->poke();
+  test::run_until(h.io, [&] { return asked.load(); });
+  const auto lease = agent::Settings{}.lease;
+  auto other = store::take_next(h.db, "other-instance", h.clock + lease + 1s, lease);
+  REQUIRE(other);
+  REQUIRE(*other);
+  REQUIRE((*other)->id == id);
+  taken_away = true;
+  test::run_until(h.io, [&] { return !h.decisions.empty(); });
+  CHECK(h.decisions[0].outcome == agent::Outcome::handed_over);
+  CHECK(h.decisions[0].message_id == id);
+  // Neither its attempt nor its reply: the taker decides, as if this run never answered.
+  CHECK(h.count("SELECT count(*) FROM attempts") == 0);
+  CHECK(h.count("SELECT count(*) FROM actions") == 0);
+  CHECK(h.count("SELECT count(*) FROM inbox WHERE state = 'processing' AND lease_owner = 'other-instance'") == 1);
+  // The taker's own writes go through.
+  auto held = store::hold_lease(h.db, **other, "other-instance");
+  REQUIRE(held);
+  CHECK(*held);
 }

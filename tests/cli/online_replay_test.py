@@ -6,7 +6,11 @@ The seeded history (tests/support/seed.cpp) is replayed against fake_model with 
 (fake_graph) and Gmail (fake_gmail.py) connectors of the configuration pointing at fakes that
 must see no request at all. Ctrl-C (SIGINT) mid-run leaves a partial report (exit 130); the
 same command again finishes the run, every message reported once. eval's exit codes gate.
+With DISPATCHD_TEST_POSTGRESQL_DIR set (tests/postgresql/cluster.sh's folder) the history is
+seeded into a fresh database on that server: the scratch copy is then a snapshot of it in a
+SQLite file (store/sqlite_snapshot.h), and the same expectations hold.
 """
+import atexit
 import json
 import os
 import signal
@@ -39,11 +43,37 @@ def requests_seen(p):
     return sum(1 for line in out.splitlines() if line.strip() and json.loads(line).get("event") == "request")
 
 
-def snapshot(path):
+PG_DIR = os.environ.get("DISPATCHD_TEST_POSTGRESQL_DIR")
+PG_DB = f"cli_online_replay_{os.getpid()}"
+LIVE_TABLES = ("inbox", "attempts", "actions", "escalations", "audit")
+
+
+def pg(sql):
+    subprocess.run(["bash", os.path.join(src, "tests/postgresql/cluster.sh"), "psql", PG_DIR, "-c", sql],
+                   check=True, capture_output=True)
+
+
+def database(tmp):
+    """The seeded database's target and the configuration's database keys."""
+    if not PG_DIR:
+        path = os.path.join(tmp, "live.db")
+        return path, {"database": path}
+    base = open(os.path.join(PG_DIR, "uri")).read().strip().rsplit("/", 1)[0]
+    # libpq (the seed, psql) reads PGPASSWORD; the configuration names its own variable.
+    os.environ["PGPASSWORD"] = os.environ["DISPATCHD_TEST_DB_PASSWORD"] = open(
+        os.path.join(PG_DIR, "password")).read().strip()
+    pg(f"CREATE DATABASE {PG_DB}")
+    atexit.register(pg, f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
+    return f"{base}/{PG_DB}", {"database": f"{base}/{PG_DB}", "database_password_env": "DISPATCHD_TEST_DB_PASSWORD"}
+
+
+def snapshot(target):
     """What a replay must not change in the live database: its rows."""
-    with sqlite3.connect(path) as c:
-        return [c.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()
-                for t in ("inbox", "attempts", "actions", "escalations", "audit")]
+    if PG_DIR:
+        return [subprocess.run(["psql", "-X", "-At", "-d", target, "-c", f"SELECT * FROM {t} ORDER BY id"],
+                               check=True, capture_output=True, text=True).stdout for t in LIVE_TABLES]
+    with sqlite3.connect(target) as c:
+        return [c.execute(f"SELECT * FROM {t} ORDER BY id").fetchall() for t in LIVE_TABLES]
 
 
 def run(*args, timeout=120):
@@ -51,7 +81,7 @@ def run(*args, timeout=120):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    db = os.path.join(tmp, "live.db")
+    db, db_keys = database(tmp)
     subprocess.run([seed, db], check=True, capture_output=True)
     scenario = os.path.join(tmp, "scenario.json")
     with open(scenario, "w") as f:
@@ -64,7 +94,7 @@ with tempfile.TemporaryDirectory() as tmp:
     config = os.path.join(tmp, "dispatchd.json")
     with open(config, "w") as f:
         json.dump({
-            "database": db,
+            **db_keys,
             "catalog": os.path.join(src, "catalog/examples/support.en.json"),
             "migrations": {"dir": os.path.join(src, "migrations")},
             "llm": {"provider": "openai", "base_url": f"http://127.0.0.1:{model_port}/v1", "model": "fake",
@@ -84,6 +114,11 @@ with tempfile.TemporaryDirectory() as tmp:
     # Ctrl-C after a few answers: a partial report, exit 130.
     p = subprocess.Popen([ctl, "--config", config, "replay", "--online", "--report", report, "--json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A few answers after the scratch copy exists (the fake answers in 300 ms, one at a time).
+    for _ in range(300):
+        if os.path.exists(report + ".scratch.db") or p.poll() is not None:
+            break
+        time.sleep(0.05)
     time.sleep(1.0)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)

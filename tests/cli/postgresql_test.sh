@@ -2,9 +2,9 @@
 # Black-box test of what dispatchctl and dispatchd do only on PostgreSQL: `migrate` on a URI,
 # where the password comes from (config/database_password.h: the credential, the variable
 # database_password_env names, libpq's own), a password in the URI refused, and the
-# commands that work on the SQLite file by nature (erase's scrub, replay --online) saying so.
-# What both backends share (queue, audit, tampering, trail, replay --offline) runs in
-# staff_test.sh, trail_test.sh and replay_test.py, registered for both.
+# commands that work on the SQLite file by nature (erase's scrub) saying so. What both
+# backends share (queue, audit, tampering, trail, replay --offline and --online) runs in
+# staff_test.sh, trail_test.sh, replay_test.py and online_replay_test.py, registered for both.
 # Usage: postgresql_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR DISPATCHD
 # (DISPATCHD_TEST_POSTGRESQL_DIR names the test server: tests/postgresql/cluster.sh)
 [ -n "${DISPATCHD_TEST_POSTGRESQL_DIR:-}" ] || { echo "FAIL: DISPATCHD_TEST_POSTGRESQL_DIR is not set"; exit 1; }
@@ -84,7 +84,5 @@ expect "erase: VACUUM FULL, the WAL left to the server" 0 '^scrub: vacuumed, WAL
 grep -q "note: the old row versions stay in PostgreSQL's WAL" "$tmp/err" && pass || fail "erase's note: $(cat "$tmp/err")"
 expect "the chain verifies after the erasure" 0 '^audit: ok, [0-9]+ events, chain intact$' -- "$ctl" --db "$db" audit verify </dev/null
 [ "$(q "SELECT count(*) FROM inbox WHERE sender = '15551230001'")" = 0 ] && pass || fail "the number is still there"
-expect "replay --online says why not" 1 'replay --online copies the live SQLite file' -- \
-  "$ctl" --config "$good" replay --online --report "$tmp/r.md" </dev/null
 
 summary

@@ -8,6 +8,7 @@
 
 #include "replay/eval.h"
 #include "replay/online.h"
+#include "store/migrations.h"
 #include "tests/agent/harness.h"
 #include "tests/fakes/fake_graph.h"
 
@@ -69,7 +70,7 @@ TEST_CASE("online replay reports exactly the changed decisions and sends nothing
   fakes::FakeGraph graph;
   const auto before = r.h.fake.request_count();
   bool resumed = true;
-  auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+  auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
   REQUIRE(scratch);
   CHECK_FALSE(resumed);
   auto ran = replay::run_pending(*scratch, r.options());
@@ -143,7 +144,7 @@ TEST_CASE("an interrupted online replay leaves a partial report and resumes wher
   bool resumed = false;
   std::vector<std::int64_t> reported;
   {
-    auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+    auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
     REQUIRE(scratch);
     volatile std::sig_atomic_t interrupt = 0;
     // As Ctrl-C after the first message: one at a time, so exactly one is done.
@@ -161,7 +162,7 @@ TEST_CASE("an interrupted online replay leaves a partial report and resumes wher
     CHECK_THAT(md, Catch::StartsWith("# Online replay (partial)\n"));
     CHECK_THAT(md, Catch::Contains("partial: 3 of 4 messages not replayed yet"));
   }
-  auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+  auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
   REQUIRE(scratch);
   CHECK(resumed);
   auto ran = replay::run_pending(*scratch, r.options(), {nullptr, [&](std::int64_t id) { reported.push_back(id); }});
@@ -182,7 +183,7 @@ TEST_CASE("a message half-way through a stopped run is asked again from the star
   Recorded r;
   bool resumed = false;
   {
-    auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+    auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
     REQUIRE(scratch);
     // As if killed after the first attempt of the first message, before its decision.
     REQUIRE(
@@ -192,7 +193,7 @@ TEST_CASE("a message half-way through a stopped run is asked again from the star
     REQUIRE(scratch->exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at) VALUES (" +
                           std::to_string(r.ids[0]) + ", 1, 'openai', 'm', 'invalid', '2026-12-01T00:00:00Z')"));
   }
-  auto scratch = replay::open_scratch(r.h.db, {}, r.scratch(), resumed);
+  auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
   REQUIRE(scratch);
   REQUIRE(replay::run_pending(*scratch, r.options()));
   const auto report = collected(*scratch);
@@ -204,7 +205,16 @@ TEST_CASE("a message half-way through a stopped run is asked again from the star
 TEST_CASE("a scratch path that holds something else is refused", "[replay][online]") {
   Recorded r;
   bool resumed = false;
-  auto other = replay::open_scratch(r.h.db, {}, r.h.dir.file("d.db"), resumed);
+  // A store database that is not a scratch copy (on SQLite, the live file itself).
+  const std::string path = r.h.dir.file("other.db");
+  {
+    auto db = store::Database::open(path);
+    REQUIRE(db);
+    const auto migrations = store::load_migrations(test::source_path("migrations"), store::Backend::sqlite);
+    REQUIRE(migrations);
+    REQUIRE(store::migrate(*db, *migrations, store::format_time(test::k_t0)));
+  }
+  auto other = replay::open_scratch(r.h.db, {}, {path, test::source_path("migrations")}, resumed);
   REQUIRE_FALSE(other);
   CHECK_THAT(other.error(), Catch::Contains("not a replay's scratch database"));
 }

@@ -567,3 +567,57 @@ TEST_CASE("instances: one session owns a mailbox until it lets go or closes", "[
   }
   CHECK(owned);
 }
+
+TEST_CASE("instances: a take holds its message until another take has it (the fence of a paused instance)",
+          "[instances]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const auto id = insert(db, "wamid.1", "c1");
+  const auto leased = [&](store::Database& on, const std::string& instance, store::Time now) {
+    auto taken = store::take_next(on, instance, now, 300s);
+    REQUIRE(taken);
+    REQUIRE(*taken);
+    CHECK((*taken)->lease_token == store::format_time(now + 300s));
+    return **taken;
+  };
+  const auto holds = [](store::Database& on, const store::Leased& taken, const std::string& instance) {
+    auto held = store::hold_lease(on, taken, instance);
+    REQUIRE(held);
+    return *held;
+  };
+  const auto paused = leased(db, "a", k_t0);
+  CHECK(holds(db, paused, "a"));
+  CHECK_FALSE(holds(db, paused, "b"));
+  // Past its lease and not taken again: still its own (nobody else works on it).
+  // Then another instance takes it: "a" is fenced, whatever it still believes.
+  auto other = connection(dir);
+  const auto taker = leased(other, "b", k_t0 + 301s);
+  CHECK_FALSE(holds(db, paused, "a"));
+  CHECK(holds(other, taker, "b"));
+  // The same instance taking it again after its own lease ran out is another take too.
+  const auto again = leased(db, "b", k_t0 + 602s);
+  CHECK_FALSE(holds(db, taker, "b"));
+  CHECK(holds(db, again, "b"));
+  // Decided: no take holds it any more.
+  REQUIRE(store::queue_reply(db, {id, "enviar_mensaje", "{}", "15551234567", "hola"}, k_t0 + 603s));
+  CHECK_FALSE(holds(db, again, "b"));
+
+  if (test::on_postgresql()) {
+    // The check locks the row until its transaction ends: another instance cannot take the
+    // message in between, even with its lease long expired.
+    const auto second = insert(db, "wamid.2", "c2");
+    const auto mine = leased(db, "a", k_t0);
+    REQUIRE(mine.id == second);
+    REQUIRE(db.exec(std::string(store::begin_write(db.backend()))));
+    CHECK(holds(db, mine, "a"));
+    REQUIRE(other.exec("SET lock_timeout = '1s'"));
+    auto none = store::take_next(other, "c", k_t0 + 3600s, 300s);
+    REQUIRE(none);
+    CHECK_FALSE(*none);
+    REQUIRE(db.exec("COMMIT"));
+    auto now_free = store::take_next(other, "c", k_t0 + 3600s, 300s);
+    REQUIRE(now_free);
+    REQUIRE(*now_free);
+    CHECK((*now_free)->id == second);
+  }
+}

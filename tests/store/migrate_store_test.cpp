@@ -1,5 +1,6 @@
 // store::migrate_store (store/migrate_store.h): a seeded SQLite store moved into a fresh
-// database on the test server (DISPATCHD_TEST_POSTGRESQL_DIR, tests/postgresql/cluster.sh).
+// database on the test server (DISPATCHD_TEST_POSTGRESQL_DIR, tests/postgresql/cluster.sh);
+// and store::snapshot_to_sqlite (store/sqlite_snapshot.h), that store copied back.
 // White-box only to read every table generically (store/internal/sql.h's Query), hence the
 // store's private flag on this target.
 
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <expected>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -23,6 +25,7 @@
 #include "store/migrate_store.h"
 #include "store/migrations.h"
 #include "store/notify.h"
+#include "store/sqlite_snapshot.h"
 #include "store/staff.h"
 #include "tests/store/temp_dir.h"
 #include "tests/support/seed.h"
@@ -389,4 +392,130 @@ TEST_CASE("migrate_store refuses engines the wrong way round", "[migrate_store]"
   const auto moved = move_store(source, *other);
   REQUIRE_FALSE(moved);
   CHECK(moved.error().failure == MigrateStoreFailure::schema_mismatch);
+}
+
+// ---- store::snapshot_to_sqlite (store/sqlite_snapshot.h): the way back, for online replay ----
+
+namespace {
+
+std::vector<std::string> triggers_of(Database& sqlite) {
+  auto q = store::Query::prepare(sqlite,
+                                 "SELECT name || ': ' || sql FROM sqlite_master WHERE type = 'trigger'"
+                                 " ORDER BY name");
+  REQUIRE(q);
+  std::vector<std::string> out;
+  while (*q->step()) out.push_back(q->text(0));
+  return out;
+}
+
+Database opened(const std::string& path) {
+  auto db = Database::open(path, Database::Mode::existing);
+  if (!db) FAIL(db.error().message);
+  return std::move(*db);
+}
+
+}  // namespace
+
+TEST_CASE("snapshot_to_sqlite copies a PostgreSQL store into a SQLite file row for row, shards folded", "[snapshot]") {
+  test::TempDir dir;
+  auto source = seeded_source(dir);
+  // A raw payload stored as base64 on the server (not UTF-8) stays base64 in the copy.
+  const long long raw_id = count(source, "SELECT min(id) FROM inbox");
+  REQUIRE(source.exec("UPDATE inbox SET raw_payload = CAST(X'E96C' AS TEXT), raw_encoding = NULL WHERE id = " +
+                      std::to_string(raw_id)));
+  TargetDatabase pg;
+  auto server = pg.open();
+  const auto moved = move_store(source, server);
+  if (!moved) FAIL(moved.error().error.message);
+  REQUIRE(source.exec("UPDATE inbox SET raw_payload = '6Ww=', raw_encoding = 'base64' WHERE id = " +
+                      std::to_string(raw_id)));  // as 0016 and the move store it: base64 of E9 6C
+
+  const auto copied = store::snapshot_to_sqlite(server, dir.file("copy.db"), migrations_of(store::Backend::sqlite),
+                                                store::format_time(k_start + 80h));
+  if (!copied) FAIL(copied.error().message);
+  CHECK(copied->schema_version == moved->schema_version);
+  CHECK(copied->audit_events == moved->audit_events);
+  CHECK_FALSE(std::filesystem::exists(dir.file("copy.db.partial")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("copy.db-wal")));  // one self-contained file
+  auto copy = opened(dir.file("copy.db"));
+  require_same_rows(source, copy);
+  const auto raw = store::stored_inbound(copy, raw_id);
+  REQUIRE(raw);
+  CHECK(raw->raw_payload == "\xE9l");
+  // The triggers came back as the migrations made them, and count again.
+  CHECK(triggers_of(copy) == triggers_of(source));
+  const long long messages = count(copy, "SELECT sum(n) FROM metric_counts WHERE metric = 'messages'");
+  REQUIRE(store::insert_inbound(copy, {"whatsapp", "wamid.in-copy", "c-copy", "34600000002", "hola", "{}", ""},
+                                k_start + 81h));
+  CHECK(count(copy, "SELECT sum(n) FROM metric_counts WHERE metric = 'messages'") == messages + 1);
+  const auto chain = store::verify_audit(copy);
+  REQUIRE(chain);
+  CHECK_FALSE(chain->first_broken);
+
+  // Counters spread over shards on the server (one per connection, 0015) sum to one row each.
+  REQUIRE(
+      server.exec("INSERT INTO metric_counts (metric, label1, label2, shard, n)"
+                  " SELECT metric, label1, label2, 7, 5 FROM metric_counts WHERE shard = 0"));
+  REQUIRE(
+      server.exec("INSERT INTO metric_usage (provider, model, shard, input_tokens, cost_usd)"
+                  " SELECT provider, model, 3, 100, 0.5 FROM metric_usage WHERE shard = 0"));
+  const auto folded = store::snapshot_to_sqlite(server, dir.file("folded.db"), migrations_of(store::Backend::sqlite),
+                                                store::format_time(k_start + 82h));
+  if (!folded) FAIL(folded.error().message);
+  auto second = opened(dir.file("folded.db"));
+  const long long rows = count(source, "SELECT count(*) FROM metric_counts");
+  CHECK(count(second, "SELECT count(*) FROM metric_counts") == rows);
+  CHECK(count(second, "SELECT count(*) FROM metric_counts WHERE shard <> 0") == 0);
+  CHECK(count(second, "SELECT sum(n) FROM metric_counts") ==
+        count(source, "SELECT sum(n) FROM metric_counts") + 5 * rows);
+  CHECK(count(second, "SELECT sum(input_tokens) FROM metric_usage") ==
+        count(source, "SELECT sum(input_tokens) FROM metric_usage") +
+            100 * count(source, "SELECT count(*) FROM metric_usage"));
+  auto usage = store::Query::prepare(source, "SELECT provider, model, cost_usd FROM metric_usage");
+  REQUIRE(usage);
+  int usage_rows = 0;
+  while (*usage->step()) {
+    auto folded_cost = store::Query::prepare(second,
+                                             "SELECT cost_usd FROM metric_usage WHERE provider = ?1"
+                                             " AND model = ?2");
+    REQUIRE(folded_cost);
+    folded_cost->bind(1, usage->text(0)).bind(2, usage->text(1));
+    REQUIRE(*folded_cost->step());
+    CHECK(*folded_cost->optional_real(0) == *usage->optional_real(2) + 0.5);
+    ++usage_rows;
+  }
+  CHECK(usage_rows > 0);
+}
+
+TEST_CASE("snapshot_to_sqlite refuses an existing file and a schema it lacks, and leaves no file behind",
+          "[snapshot]") {
+  test::TempDir dir;
+  auto source = seeded_source(dir);
+  TargetDatabase pg;
+  auto server = pg.open();
+  REQUIRE(move_store(source, server));
+
+  // An existing file is never overwritten.
+  { std::ofstream(dir.file("taken.db")) << "mine"; }
+  const auto taken = store::snapshot_to_sqlite(server, dir.file("taken.db"), migrations_of(store::Backend::sqlite),
+                                               store::format_time(k_start));
+  REQUIRE_FALSE(taken);
+  CHECK(taken.error().kind == store::ErrorKind::refused);
+  CHECK(first_line(dir.file("taken.db")) == "mine");
+
+  // A dispatchctl older than the server's schema.
+  auto older = migrations_of(store::Backend::sqlite);
+  older.pop_back();
+  const auto lacking = store::snapshot_to_sqlite(server, dir.file("new.db"), older, store::format_time(k_start));
+  REQUIRE_FALSE(lacking);
+  CHECK(lacking.error().kind == store::ErrorKind::schema);
+  CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("new.db.partial")));
+  CHECK_FALSE(server.in_transaction());
+
+  // A SQLite store is backed up, not snapshotted.
+  const auto wrong = store::snapshot_to_sqlite(source, dir.file("new.db"), migrations_of(store::Backend::sqlite),
+                                               store::format_time(k_start));
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().kind == store::ErrorKind::refused);
 }
