@@ -6,7 +6,7 @@ pipeline does not deliver every message, never on timing.
 
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
-       [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR]
+       [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
 
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
@@ -23,6 +23,8 @@ the messages that waited for a model slot, and the keys that did not join.
 --tmpdir DIR puts each run's folder (database, WAL, timelines) in DIR instead of the system's
 temporary folder: on a tmpfs (/dev/shm) fdatasync costs nothing, which separates the disk's
 syncs from dispatchd's own time (nothing is durable then: a measurement, not a set-up).
+--preload LIB runs dispatchd (only it) with LD_PRELOAD=LIB: another allocator tried without a
+rebuild (e.g. /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2).
 
 Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
 the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY
@@ -117,6 +119,8 @@ def start_ready(stack, notify_path):
     sock.bind(notify_path)
     sock.settimeout(30)
     env = dict(stack.env, NOTIFY_SOCKET=notify_path)
+    if option("--preload", ""):
+        env["LD_PRELOAD"] = option("--preload", "")
     started = time.perf_counter()
     daemon = harness.Process([os.path.join(stack.build, "daemon", "dispatchd"), "--config", stack.config_path],
                              env=env, name="dispatchd")
