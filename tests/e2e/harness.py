@@ -9,7 +9,8 @@ keeps is also written under that folder for tests/e2e/secrets_test.py to search 
 below: every Process's output (stderr included), every dispatchctl output (run through
 Stack.dispatchctl), every answer dispatchd gives the harness (status and body, not the request),
 each request the model fake received (fake_model --dump-requests) and, at close, every file of the
-stack's folder but the credentials (the SQLite file, its -wal/-shm, backups). Secrets made during
+stack's folder but the credentials (the SQLite file, its -wal/-shm, backups; on PostgreSQL a
+pg_dump of the stack's database, database.sql). Secrets made during
 the run (staff tokens, the fake Gmail's access tokens) go to *.secrets files there.
 """
 import base64
@@ -244,6 +245,15 @@ class PostgresqlDatabase:
             raise RuntimeError(f"psql: {run.stderr.strip()}")
         return run.stdout
 
+    def dump(self, path):
+        """Writes every row of the database to `path` as SQL (pg_dump --data-only): what the
+        secrets audit searches on PostgreSQL, as it searches the SQLite file's bytes."""
+        run = subprocess.run(["pg_dump", "--data-only", "--no-owner", "--no-privileges", "-d", self.uri, "-f", path],
+                             capture_output=True, text=True, env=dict(os.environ, PGPASSWORD=self.password),
+                             timeout=120)
+        if run.returncode != 0:
+            raise RuntimeError(f"pg_dump: {run.stderr.strip()}")
+
     def drop(self):
         """Drops the database (its connections are closed: the daemon has stopped)."""
         self._psql(["-c", f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)'], self.base_uri)
@@ -444,6 +454,9 @@ class Stack:
         target = audit_path("stack")
         if not target:
             return
+        if self.pg:  # the rows on the server, dumped
+            os.makedirs(target, exist_ok=True)
+            self.pg.dump(os.path.join(target, "database.sql"))
         for root, dirs, files in os.walk(self.dir):
             dirs[:] = [d for d in dirs if d != "credentials"]
             for name in files:

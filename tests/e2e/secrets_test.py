@@ -36,7 +36,11 @@ import secrets_scan  # noqa: E402
 from gmail_harness import mail  # noqa: E402
 
 SCENARIO = os.path.join(SOURCE, "tests", "e2e", "scenario.json")
-E2E_TESTS = ("e2e", "gmail", "notify", "demo", "injection")  # AUDIT_ROOT's folders, one per e2e test (tests/CMakeLists.txt)
+# On PostgreSQL (CTest's "e2e[postgresql]: secrets stay secret", DISPATCHD_TEST_BACKEND) the
+# stacks' databases are on the test server and kept as pg_dump files; the demo runs on SQLite only.
+ON_POSTGRESQL = os.environ.get("DISPATCHD_TEST_BACKEND") == "postgresql"
+# AUDIT_ROOT's folders, one per e2e test (tests/CMakeLists.txt).
+E2E_TESTS = ("e2e", "gmail", "notify", "injection") if ON_POSTGRESQL else ("e2e", "gmail", "notify", "demo", "injection")
 NEW_REFRESH = "1//refresh-GMRELOAD-c5e0a7f3b9d1468e2c7a0f5b3e9d16a4"
 check = harness.check
 
@@ -174,11 +178,15 @@ def extras_flow():
             f.write(mail("ana@cliente.example", "Envío", "¿Tienen envío a Monterrey?"))
         commands = [("queue", "list"), ("queue", "list", "--json"), ("queue", "show", escalation),
                     ("queue", "show", escalation, "--json"), ("audit",), ("audit", "--json"), ("audit", "verify"),
-                    ("staff", "list"), ("staff", "list", "--json"), ("backup", os.path.join(stack.dir, "backup.db"))]
+                    ("staff", "list"), ("staff", "list", "--json")]
         failed = [c for c in commands if stack.dispatchctl(*c).returncode != 0]
         if stack.dispatchctl("inspect", "email", mail_file, config=False).returncode != 0:
             failed.append("inspect email")
-        check("extras: dispatchctl queue, audit, staff, inspect and backup commands exit 0", not failed, failed)
+        # On PostgreSQL backup exits 1 with the pg_dump command to use (its output is searched too).
+        if stack.dispatchctl("backup", os.path.join(stack.dir, "backup.db")).returncode != (1 if ON_POSTGRESQL else 0):
+            failed.append("backup")
+        check("extras: dispatchctl queue, audit, staff, inspect and backup commands end as documented", not failed,
+              failed)
 
         checked = harness.Process([os.path.join(BUILD, "daemon", "dispatchd"), "--config", stack.config_path,
                                    "--check-config"], env=stack.env, name="dispatchd-check-config")
@@ -214,8 +222,12 @@ def scan_flow():
           flush=True)
     for kind in ("out-dispatchd", "dispatchctl", "http", "stack", "model-requests"):
         check(f"scanned: {kind} records", scan.by_kind.get(kind, [0, 0])[1] > 0, scan.by_kind)
-    check("scanned: SQLite files", any(name.endswith((".db", ".db-wal")) for _, _, files in os.walk(AUDIT_ROOT)
-                                       for name in files))
+    if ON_POSTGRESQL:
+        check("scanned: the databases' dumps", any(name == "database.sql" for _, _, files in os.walk(AUDIT_ROOT)
+                                                    for name in files))
+    else:
+        check("scanned: SQLite files", any(name.endswith((".db", ".db-wal")) for _, _, files in os.walk(AUDIT_ROOT)
+                                           for name in files))
     check("scanned: Gmail access tokens and staff tokens were issued",
           any("gmail-access-tokens" in name for name in made) and any("staff-token" in name for name in made))
     check("every model request carried the LLM key, in its Authorization header only",
