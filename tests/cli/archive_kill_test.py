@@ -6,7 +6,10 @@ Usage: archive_kill_test.py DISPATCHCTL LARGE_DB SOURCE_DIR [--seed N] [--kills 
 
 A history of 3,000 messages over three days ending now (bench/large_db, every escalation
 resolved) is archived `--before` today in batches of 10 messages; each run is killed after a
-random delay (printed, with the seed, so that a failure can be replayed). Then one run goes
+random delay (printed, with the seed, so that a failure can be replayed), drawn within the time
+a whole archive of a copy took on this machine, scaled by the share of the history still to
+archive (timed first: machines differ tenfold, and a delay past the end kills nothing). Then
+one run goes
 to the end, meeting a write lock held past the busy timeout on its way (it retries), and the
 two files are compared with the history as it was.
 """
@@ -77,11 +80,30 @@ def main():
                         os.path.join(source, "migrations")], check=True, stdout=subprocess.DEVNULL)
         before = {t: sorted(ids(live, t)) for t in TABLES}
         today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-        command = [ctl, "--db", live, "archive", "--before", today, archive, "--batch", "10",
-                   "--migrations", os.path.join(source, "migrations")]
+
+        def archive_command(db, into):
+            return [ctl, "--db", db, "archive", "--before", today, into, "--batch", "10",
+                    "--migrations", os.path.join(source, "migrations")]
+
+        # How long the whole archive takes here, on a copy of the history.
+        probe = os.path.join(tmp, "probe.db")
+        with sqlite3.connect(live) as src, sqlite3.connect(probe) as dst:
+            src.backup(dst)
+        started = time.monotonic()
+        subprocess.run(archive_command(probe, os.path.join(tmp, "probe.archive.db")), check=True,
+                       stdout=subprocess.DEVNULL)
+        whole = time.monotonic() - started
+        print(f"a whole archive of the copy: {whole:.3f}s")
+        command = archive_command(live, archive)
+
+        def to_archive():
+            with sqlite3.connect(live) as db:
+                return db.execute("SELECT count(*) FROM inbox WHERE received_at < ?", (today,)).fetchone()[0]
+
+        history = to_archive()
         killed = 0
         for i in range(kills):
-            delay = rng.uniform(0.02, 0.8)
+            delay = rng.uniform(0.02, max(0.05, 0.9 * whole * to_archive() / history))
             run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             time.sleep(delay)
             if run.poll() is None:
