@@ -7,7 +7,9 @@
 # answered.
 #
 # Usage: bench/compare-daemon-bench.sh [REV]   Environment: PAIRS (3), COUNT (20000),
-# CONCURRENCY (64), BUILD_DIR (<repo>/build-bench-daemon).
+# CONCURRENCY (64), BUILD_DIR (<repo>/build-bench-daemon), EXTRA (more daemon_bench.py
+# options for both sides, e.g. "--model-concurrency 2000 --model-latency-ms 2000
+# --webhook-rate 1000": the latency-bound run).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,7 +39,7 @@ echo "== machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: 
 # scenario, migrations).
 one() {  # BUILD SOURCE JSON
   python3 "$ROOT/bench/daemon_bench.py" "$1" "$2" --runs 1 --starts 1 --count "${COUNT:-20000}" \
-    --concurrency "${CONCURRENCY:-64}" --json "$3" >/dev/null
+    --concurrency "${CONCURRENCY:-64}" ${EXTRA:-} --json "$3" >/dev/null
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; print(r["messages_per_s"], r["cpu_ms_per_message"], r["peak_rss_mib"])' "$3"
 }
 before=()
