@@ -17,6 +17,7 @@
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
+#include "store/round.h"
 #include "store/transaction.h"
 #include "store/unit_of_work.h"
 #include "validator/validator.h"
@@ -434,8 +435,10 @@ void Run::fail(const store::Error& error) {
 }
 
 void Run::done(Outcome outcome, std::string detail) {
-  // Posted after the round's commit, which the store posted when the round began.
-  if (m_state->on_committed) boost::asio::post(m_state->io, [state = m_state] { state->on_committed(); });
+  if (m_state->on_committed)
+    store::when_committed(
+        m_state->db, [state = m_state] { state->on_committed(); },
+        [&io = m_state->io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
   m_state->redo.commit_then(
       [self = shared_from_this(), outcome, detail = std::move(detail)] {

@@ -7,6 +7,7 @@ pipeline does not deliver every message, never on timing.
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
        [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
+       [--commit-interval-ms I]
 
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
@@ -25,6 +26,11 @@ temporary folder: on a tmpfs (/dev/shm) fdatasync costs nothing, which separates
 syncs from dispatchd's own time (nothing is durable then: a measurement, not a set-up).
 --preload LIB runs dispatchd (only it) with LD_PRELOAD=LIB: another allocator tried without a
 rebuild (e.g. /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2).
+--commit-interval-ms is dispatchd's database_commit_interval_ms (5, its default): the
+shortest time between two group commits under traffic.
+Beside CPU and RSS it reports, per message, dispatchd's write system calls, the bytes it
+wrote to storage (WAL and checkpoints) and its threads' context switches: where a paced
+run's CPU goes beside the work itself.
 
 Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
 the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY
@@ -77,6 +83,27 @@ def thread_cpu(pid):
     for tid in os.listdir(f"/proc/{pid}/task"):
         fields = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
         out[tid] = (int(fields[11]) + int(fields[12])) / TICK
+    return out
+
+
+def io_and_switches(pid):
+    """What the kernel counted for the whole process: write and read system calls, bytes
+    written to storage, and context switches summed over its threads (each wake-up of a
+    thread is one voluntary switch)."""
+    out = {}
+    with open(f"/proc/{pid}/io") as f:
+        for line in f:
+            key, value = line.split(":")
+            out[key] = int(value)
+    out["switches"] = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        out["switches"] += int(line.split()[1])
+        except OSError:
+            continue  # the thread ended meanwhile
     return out
 
 
@@ -144,6 +171,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False, quiet_graph=True,
             workdir=workdir, model_latency_ms=latency_ms,
             extra_config={"llm": {"max_concurrency": model_concurrency},
+                          "database_commit_interval_ms": option("--commit-interval-ms", 5),
                           # the load generator's connections all come from 127.0.0.1
                           "http": {"max_connections_per_address": 512}})
         try:
@@ -176,6 +204,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             cpu_before = cpu_seconds(pid)
             fakes_before = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid)
             threads_before = thread_cpu(pid)
+            io_before = io_and_switches(pid)
             sched_before = thread_schedstat(pid) if timelines else {}
             tracer = None
             if strace_file:
@@ -208,6 +237,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             cpu = cpu_seconds(pid) - cpu_before
             fakes = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid) - fakes_before
             threads = thread_cpu(pid)
+            io = io_and_switches(pid)
             busiest = max(threads[t] - threads_before.get(t, 0.0) for t in threads)
             if timelines:
                 # On a shared machine a thread may be ready and get no CPU: the scheduler's
@@ -235,6 +265,11 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                 "loop_thread_busy_pct": round(100 * busiest / elapsed),
                 "fakes_and_load_cpu_ms_per_message": round((fakes + acked["load_cpu_seconds"]) * 1000 / count, 3),
                 "peak_rss_mib": round(proc_status(pid, "VmHWM"), 1),
+                # Where a paced run's CPU goes beside the work itself: each small group-commit
+                # round writes its own WAL pages and wakes the syncer, each answer wakes a thread.
+                "write_calls_per_message": round((io["syscw"] - io_before["syscw"]) / count, 1),
+                "kib_written_per_message": round((io["write_bytes"] - io_before["write_bytes"]) / 1024 / count, 1),
+                "context_switches_per_message": round((io["switches"] - io_before["switches"]) / count, 1),
                 "audit_events": db.execute("SELECT count(*) FROM audit").fetchone()[0],
             })
             db.close()
@@ -274,7 +309,8 @@ def main():
         results.append(result)
     keys = ["fake_model_alone", "fake_graph_alone", "messages_per_s", "webhooks_acked_per_s", "cpu_ms_per_message",
             "loop_thread_busy_pct", "fakes_and_load_cpu_ms_per_message",
-            "idle_rss_mib", "peak_rss_mib", "ready_existing_db_ms", "ready_new_db_ms", "webhook_latency_ms_p50",
+            "idle_rss_mib", "peak_rss_mib", "write_calls_per_message", "kib_written_per_message",
+            "context_switches_per_message", "ready_existing_db_ms", "ready_new_db_ms", "webhook_latency_ms_p50",
             "webhook_latency_ms_p99"]
     if timelines:
         keys += [f"{interval}_ms_{p}" for interval in ("webhook_to_model", "webhook_to_model_no_slot_wait",
@@ -287,7 +323,8 @@ def main():
         with open(option("--json", ""), "w") as f:
             json.dump({"runs": results, "median": summary}, f, indent=2)
     print(f"\nmedian of {runs} run(s), {count} messages, {concurrency} webhooks in flight, "
-          f"llm.max_concurrency {model_concurrency}, model latency {latency_ms} ms:")
+          f"llm.max_concurrency {model_concurrency}, model latency {latency_ms} ms, "
+          f"database_commit_interval_ms {option('--commit-interval-ms', 5)}:")
     if latency_ms:
         bound = model_concurrency * 1000 / latency_ms
         print(f"  {'share_of_latency_bound':34} {summary['messages_per_s'] / bound:>10.2f}   (bound {bound:.0f}/s)")

@@ -328,7 +328,8 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   r.object(
       doc, "",
       {r.string("database", c.database), r.string("database_password_env", c.database_password_env),
-       r.string("catalog", c.catalog), r.optional_string("system_prompt_file", c.system_prompt_file),
+       r.integer("database_commit_interval_ms", c.database_commit_interval_ms, 0, 100), r.string("catalog", c.catalog),
+       r.optional_string("system_prompt_file", c.system_prompt_file),
        r.nested("migrations",
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at, {r.string("dir", c.migrations_dir), r.boolean("apply_on_start", c.migrate_on_start)});

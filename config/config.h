@@ -137,6 +137,10 @@ struct Config {
   // PostgreSQL: the environment variable holding the role's password; the credential
   // `database_password` wins over it (config/database_password.h). Empty: libpq's own.
   std::string database_password_env;
+  // SQLite: the shortest time between two group commits' syncs under traffic
+  // (store/round.h): fewer, larger commits, each waiter waiting at most this much more.
+  // 0: commit as soon as the last sync is done. BENCHMARKS.md has the trade.
+  int database_commit_interval_ms = 5;
   std::string catalog;
   std::optional<std::string> system_prompt_file;
   std::string migrations_dir;    // default: default_migrations_dir()

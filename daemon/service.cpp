@@ -395,8 +395,9 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   auto& p = *parts;
   // Group commit (store/round.h): one durable transaction per round of the event loop;
   // acknowledged webhooks, `sending` marks and staff decisions act after it.
-  p.round = std::make_unique<store::Round>(p.store.db,
-                                           [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
+  p.round = std::make_unique<store::Round>(
+      p.store.db, [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); },
+      std::chrono::milliseconds(p.config.database_commit_interval_ms));
   p.round->watch([&p](bool ok, const std::string& why) { p.on_store_health(ok, why); });
   for (const auto& why : p.round->setting_failures())
     spdlog::warn("store: a group-commit setting failed, running without it: {}", why);

@@ -52,6 +52,15 @@ struct Round::State : std::enable_shared_from_this<State> {
   // Committed rounds waiting for their sync, oldest first: (generation, waiters).
   std::deque<std::pair<std::int64_t, std::vector<std::function<void(bool)>>>> unsynced;
   std::int64_t committed = 0;  // generation of the last commit
+  // No sync is running or cooling down (see commit_when_due): a COMMIT now is synced at once.
+  bool syncer_ready = true;
+  // The open round's posted commit found the syncer busy and left the round open: it
+  // commits when the syncer is ready again (on_ready).
+  bool deferred = false;
+  // The shortest time from one sync's start to the next one's (Round's constructor).
+  const std::chrono::microseconds interval;
+  // Run (posted) right after the open round's COMMIT, before its sync (Round::when_committed).
+  std::vector<std::function<void()>> on_commit;
   Stats stats;
   Watcher watcher;
   bool failing = false;  // the last COMMIT or sync failed
@@ -95,7 +104,8 @@ struct Round::State : std::enable_shared_from_this<State> {
   std::atomic<int> frames_copied{0};
   int frames_at_idle_checkpoint = 0;
 
-  State(Database& db_, Post post_) : db(db_), post(std::move(post_)), wal(db_.backend() == Backend::sqlite) {}
+  State(Database& db_, Post post_, std::chrono::microseconds interval_)
+      : db(db_), post(std::move(post_)), wal(db_.backend() == Backend::sqlite), interval(interval_) {}
 
   void request_sync(std::int64_t generation) {
     {
@@ -126,6 +136,7 @@ struct Round::State : std::enable_shared_from_this<State> {
         if (requested <= synced) break;  // stopping, nothing left
         target = requested;
       }
+      const auto started = std::chrono::steady_clock::now();
       // The WAL exists once the first commit wrote it, and stays while our connection is
       // open; a descriptor of our own syncs the same file.
       if (fd < 0) fd = open_wal(db);
@@ -142,12 +153,26 @@ struct Round::State : std::enable_shared_from_this<State> {
       }
       synced = target;
       // The waiters first: a checkpoint takes milliseconds they need not wait for.
-      post([weak = weak_from_this(), target, why = std::move(why)] {
-        if (auto self = weak.lock()) self->on_synced(target, why);
+      const auto ready_at = started + interval;
+      const bool ready = std::chrono::steady_clock::now() >= ready_at;
+      post([weak = weak_from_this(), target, why = std::move(why), ready] {
+        auto self = weak.lock();
+        if (!self) return;
+        self->on_synced(target, why);
+        if (ready) self->on_ready(target);
       });
       if (ok && checkpointer && checkpoint_due()) {
         std::unique_lock lock(mutex);
         want_checkpoint(lock);
+      }
+      if (!ready) {
+        {
+          std::unique_lock lock(mutex);
+          wake.wait_until(lock, ready_at, [&] { return stopping; });
+        }
+        post([weak = weak_from_this(), target] {
+          if (auto self = weak.lock()) self->on_ready(target);
+        });
       }
     }
     if (fd >= 0) ::close(fd);
@@ -229,6 +254,31 @@ struct Round::State : std::enable_shared_from_this<State> {
     }
   }
 
+  // The syncer finished the sync of `generation` and, with an interval, its cool-down.
+  void on_ready(std::int64_t generation) {
+    if (generation < committed) return;  // another sync was asked for meanwhile: its turn
+    syncer_ready = true;
+    if (deferred) commit();
+  }
+
+  // The commit the round posted when it opened. While a sync is running, a round committed
+  // now could only wait for the next one; left open until the syncer is ready, the rounds
+  // of the meantime share one COMMIT, so a page they all touch (an index's last leaf, a
+  // counter's row, the audit chain's head) is written to the WAL once instead of once per
+  // round. At a production pace (a few steps per loop round) that is most of the WAL's
+  // writes, and an interval makes the rounds longer still on a disk whose sync is fast; a
+  // saturated loop makes large rounds anyway. The waiters lose little: their sync could not
+  // have started sooner, and with an interval they wait at most that long more. With the
+  // syncer ready (no traffic in the last interval) it commits at once.
+  void commit_when_due() {
+    if (!open) return;
+    if (wal && !syncer_ready) {
+      deferred = true;
+      return;
+    }
+    commit();
+  }
+
   // Tells the watcher of a failure, or of the first success after failures: a COMMIT that
   // changed rows (a failed sync after it reports again).
   void report(bool ok, const std::string& why) {
@@ -240,10 +290,14 @@ struct Round::State : std::enable_shared_from_this<State> {
   void commit() {
     if (!open) return;
     open = false;
+    deferred = false;
     auto waiting = std::exchange(waiters, {});
     const auto committed_ok = db.exec("COMMIT");
     const bool ok = committed_ok.has_value();
     ++stats.commits;
+    // Committed or rolled back: either way what they look for is settled (a rolled-back
+    // message is simply not there to take).
+    for (auto& then : std::exchange(on_commit, {})) post(std::move(then));
     if (!ok) {
       ++stats.failed_commits;
       std::string why = "COMMIT: " + committed_ok.error().message;
@@ -255,6 +309,7 @@ struct Round::State : std::enable_shared_from_this<State> {
     if (internal::Access::connection(db).total_changes() != changes_at_open) report(true, "");
     unsynced.emplace_back(++committed, std::move(waiting));
     if (wal) {
+      syncer_ready = false;
       request_sync(committed);
       return;
     }
@@ -264,7 +319,8 @@ struct Round::State : std::enable_shared_from_this<State> {
   }
 };
 
-Round::Round(Database& db, Post post) : m_state(std::make_shared<State>(db, std::move(post))) {
+Round::Round(Database& db, Post post, std::chrono::microseconds interval)
+    : m_state(std::make_shared<State>(db, std::move(post), interval)) {
   if (!m_state->wal) {
     db.attach_round(this);
     return;
@@ -330,7 +386,7 @@ Result<void> Round::open() {
   s.open = true;
   s.changes_at_open = internal::Access::connection(s.db).total_changes();
   s.post([weak = std::weak_ptr<State>(m_state)] {
-    if (auto state = weak.lock()) state->commit();
+    if (auto state = weak.lock()) state->commit_when_due();
   });
   return {};
 }
@@ -342,6 +398,14 @@ void Round::after_commit(std::function<void(bool)> then) {
     return;
   }
   m_state->waiters.push_back(std::move(then));
+}
+
+void Round::when_committed(std::function<void()> then) {
+  if (auto ok = open(); !ok) {
+    m_state->post(std::move(then));  // nothing of the caller's is stored: nothing to wait for
+    return;
+  }
+  m_state->on_commit.push_back(std::move(then));
 }
 
 void Round::commit() { m_state->commit(); }
@@ -360,6 +424,11 @@ Round::Stats Round::stats() const {
   out.last_checkpoint_error = m_state->last_checkpoint_error;
   out.wal_pages = m_state->wal_frames.load(std::memory_order_relaxed);
   return out;
+}
+
+void when_committed(Database& db, std::function<void()> then, const Round::Post& otherwise) {
+  if (auto* round = db.round()) return round->when_committed(std::move(then));
+  otherwise(std::move(then));
 }
 
 void after_commit(Database& db, std::function<void(bool)> then) {

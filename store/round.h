@@ -5,7 +5,13 @@
 // round opens one outer transaction (BEGIN IMMEDIATE) and posts its commit to the end of
 // the round; every store call until then is a savepoint inside it, so a call that fails
 // still undoes only its own changes. Pages touched by many calls are written to the WAL
-// once per round instead of once per call.
+// once per round instead of once per call. While a sync is running (SQLite), the posted
+// commit leaves the round open until that sync is answered: a round committed meanwhile
+// could only wait for the next sync anyway, and one COMMIT for all of them writes a page
+// they share once. Under a steady, paced load that is most of the WAL's writes. With an
+// `interval`, the next COMMIT also waits until that long has passed since the last sync
+// began: commits come at most 1/interval a second under traffic (each waiter waits at most
+// `interval` more), and at once when there was none for that long.
 //
 // Durability without stalling the loop: the round's COMMIT writes the WAL without syncing
 // it (synchronous=NORMAL while attached) and a syncer thread then fdatasyncs the WAL file;
@@ -36,6 +42,7 @@
 // Thread-safety: the loop's thread only, like the Database; the syncer thread touches only
 // its own descriptor of the WAL file and hands results back through `post`.
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -54,7 +61,7 @@ class Round {
   // `post` runs a function later on the loop's thread, after what is already queued; it
   // must be callable from any thread (boost::asio::post is). Attaches itself to `db`.
   using Post = std::function<void(std::function<void()>)>;
-  Round(Database& db, Post post);
+  Round(Database& db, Post post, std::chrono::microseconds interval = {});
   // Commits what is open, waits for the last sync, answers the remaining waiters, detaches
   // and puts the connection back to synchronous=FULL.
   ~Round();
@@ -72,6 +79,12 @@ class Round {
   // (or failed to be). With no round open, one is opened: `then` never runs before the
   // caller returns.
   void after_commit(std::function<void(bool durable)> then);
+  // Runs `then` (posted to the loop) right after the COMMIT of the round holding what the
+  // caller just wrote, before its sync, whether the COMMIT succeeded or not: for work that
+  // only reads those rows and whose own writes commit after them (so they cannot be on
+  // disk without them), such as taking a new message. It may come a sync later than the
+  // write (see above), never before the COMMIT.
+  void when_committed(std::function<void()> then);
   // Commits the open round now and asks for its sync (the posted commit then finds
   // nothing to do).
   void commit();
@@ -110,5 +123,9 @@ class Round {
 // the Round attached to `db`, else at once (every transaction has committed by itself,
 // synchronously with the default synchronous=FULL).
 void after_commit(Database& db, std::function<void(bool durable)> then);
+
+// Round::when_committed through the Round attached to `db`; with none (every transaction
+// has committed by itself) `otherwise(then)`, which posts it.
+void when_committed(Database& db, std::function<void()> then, const Round::Post& otherwise);
 
 }  // namespace dispatchd::store

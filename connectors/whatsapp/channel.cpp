@@ -133,9 +133,11 @@ void WhatsAppChannel::State::commit_webhooks() {
   }
   // The agent may take the new messages once they are committed, before their sync: what
   // it writes commits after them, so it cannot be on disk without them (the model hears of
-  // a message one sync sooner). Posted after the round's commit, which the store posted first.
+  // a message one sync sooner).
   const bool fresh = std::ranges::any_of(*outcomes, [](const auto& o) { return o && !o->new_ids.empty(); });
-  if (fresh && deps.on_inbound) deps.post([poke = deps.on_inbound] { poke(); });
+  if (fresh && deps.on_inbound)
+    store::when_committed(deps.db, deps.on_inbound,
+                          [post = deps.post](std::function<void()> f) { post(std::move(f)); });
   store::after_commit(deps.db, [weak = weak_from_this(), batch, outcomes](bool committed) {
     auto self = weak.lock();
     if (!committed) {

@@ -515,7 +515,11 @@ TEST_CASE("agent: a message whose decision was lost waits out the pause on the a
   h.monotonic = std::chrono::steady_clock::time_point{};
   store::Round round(h.db, [&h](std::function<void()> f) { boost::asio::post(h.io, std::move(f)); });
   h.receive("wamid.lost", "hello");
-  h.io.run();  // its round commits
+  // Its round commits and is synced: the take below then commits in a round of its own
+  // (one made while a sync runs waits for it and would share the failing COMMIT).
+  bool received = false;
+  store::after_commit(h.db, [&](bool durable) { received = durable; });
+  test::run_until(h.io, [&] { return received; });
   h.io.restart();
   h.fake.set_fallback(needs_a_person());
   fill_the_disk(h.db);

@@ -308,6 +308,26 @@ TEST_CASE("config: the listener's per-address connection cap", "[config]") {
   CHECK(any_contains(bad.error(), "/http/max_connections_per_address: must be an integer from 1 to 512"));
 }
 
+TEST_CASE("config: the group commit's interval", "[config]") {
+  auto defaults = config::parse(k_minimal, "d.json");
+  REQUIRE(defaults);
+  CHECK(defaults->database_commit_interval_ms == 5);
+  const auto with = [](const std::string& value) {
+    return config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+      "model": "m", "api_key_env": "K"}, "database_commit_interval_ms": )" +
+                             value + "}",
+                         "d.json");
+  };
+  auto off = with("0");
+  REQUIRE(off);
+  CHECK(off->database_commit_interval_ms == 0);
+  for (const auto* bad : {"-1", "101", "2.5", "\"5\""}) {
+    auto refused = with(bad);
+    REQUIRE_FALSE(refused);
+    CHECK(any_contains(refused.error(), "/database_commit_interval_ms: must be an integer from 0 to 100"));
+  }
+}
+
 TEST_CASE("config: http.listener_thread is auto, own or loop", "[config]") {
   auto defaults = config::parse(k_minimal, "d.json");
   REQUIRE(defaults);

@@ -23,7 +23,8 @@ namespace dispatchd::test {
 
 // The event loop's queue, by hand; the syncer thread posts into it too.
 struct RoundFixture {
-  RoundFixture() {
+  // `interval`: the Round's shortest time between syncs (store/round.h).
+  explicit RoundFixture(std::chrono::microseconds interval = {}) {
     auto opened = test::open_db(dir);
     REQUIRE(opened);
     db.emplace(std::move(*opened));
@@ -31,13 +32,16 @@ struct RoundFixture {
     auto other = test::open_db(dir);
     REQUIRE(other);
     observer.emplace(std::move(*other));
-    round.emplace(*db, [this](std::function<void()> f) {
-      {
-        const std::lock_guard lock(mutex);
-        queue.push_back(std::move(f));
-      }
-      posted.notify_all();
-    });
+    round.emplace(
+        *db,
+        [this](std::function<void()> f) {
+          {
+            const std::lock_guard lock(mutex);
+            queue.push_back(std::move(f));
+          }
+          posted.notify_all();
+        },
+        interval);
   }
   // Runs what is queued now (the end of a loop round).
   void run_queue() {

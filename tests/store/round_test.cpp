@@ -24,8 +24,8 @@ TEST_CASE("round: the store calls of one round share one commit, made when the r
   CHECK(f.committed_events() == 2);
   CHECK(f.round->stats().commits == 1);
   REQUIRE(f.event("three"));  // the next round opens a new transaction
-  f.run_queue();
-  CHECK(f.committed_events() == 3);
+  // ... committed once the first one's sync is done (on SQLite it may wait for it).
+  f.run_until([&] { return f.committed_events() == 3; });
   CHECK(f.round->stats().commits == 2);
   const auto check = store::verify_audit(*f.observer);
   REQUIRE(check);
@@ -65,6 +65,68 @@ TEST_CASE("round: one sync may cover several commits, and every waiter is answer
   CHECK(f.round->stats().commits == 20);
   CHECK(f.round->stats().syncs <= 20);
   CHECK(f.committed_events() == 20);
+}
+
+TEST_CASE("round: rounds made while a sync runs share the next commit; with an interval, until it has passed",
+          "[round][sqlite]") {
+  if (test::on_postgresql()) return;  // the server syncs at COMMIT: no syncer to wait for
+  // An interval far longer than any sync here: every round made within it waits for it.
+  Fixture f(std::chrono::milliseconds(300));
+  REQUIRE(f.event("first"));
+  f.run_queue();  // commits at once: nothing was synced before
+  CHECK(f.round->stats().commits == 1);
+  CHECK(f.committed_events() == 1);
+  int answered = 0;
+  const auto began = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(f.event("meanwhile"));
+    store::after_commit(*f.db, [&](bool durable) {
+      CHECK(durable);
+      ++answered;
+    });
+    f.run_queue();  // the end of a loop round: its posted commit finds the syncer busy
+  }
+  CHECK(f.round->stats().commits == 1);
+  CHECK(f.committed_events() == 1);
+  f.run_until([&] { return answered == 5; });
+  CHECK(std::chrono::steady_clock::now() - began >= std::chrono::milliseconds(250));
+  CHECK(f.round->stats().commits == 2);  // five loop rounds, one COMMIT
+  CHECK(f.committed_events() == 6);
+}
+
+TEST_CASE("round: when_committed runs after the COMMIT, before the sync is answered", "[round]") {
+  Fixture f(std::chrono::milliseconds(300));
+  REQUIRE(f.event("taken"));
+  long long visible_then = -1;
+  bool durable_then = true;
+  bool synced = false;
+  store::after_commit(*f.db, [&](bool) { synced = true; });
+  store::when_committed(
+      *f.db,
+      [&] {
+        visible_then = f.committed_events();
+        durable_then = synced;
+      },
+      [](std::function<void()>) { FAIL("a round is attached"); });
+  CHECK(visible_then == -1);  // not before the COMMIT
+  f.run_until([&] { return visible_then >= 0; });
+  CHECK(visible_then == 1);
+  if (!test::on_postgresql()) CHECK_FALSE(durable_then);  // SQLite: the sync comes after
+  f.run_until([&] { return synced; });
+}
+
+TEST_CASE("round: without a round, when_committed hands `then` to the caller's post", "[round]") {
+  test::TempDir dir;
+  auto db = test::open_db(dir);
+  REQUIRE(db);
+  int handed = 0;
+  store::when_committed(
+      *db, [] {},
+      [&](std::function<void()> then) {
+        CHECK(then);
+        ++handed;
+      });
+  CHECK(handed == 1);
 }
 
 TEST_CASE("round: a failing call undoes only its own changes, the round goes on", "[round]") {
