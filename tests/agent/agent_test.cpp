@@ -472,7 +472,11 @@ TEST_CASE("agent: decisions a failed commit took back are taken again after grow
   AgentHarness h(settings);
   store::Round round(h.db, [&h](std::function<void()> f) { boost::asio::post(h.io, std::move(f)); });
   for (int i = 0; i < 3; ++i) h.receive("wamid.full" + std::to_string(i), "hello", std::to_string(15550000100 + i));
-  h.io.run();  // their round commits
+  // Their round commits and is synced: the takes below then commit in a round of their own
+  // (one made while a sync runs waits for it and would share the failing COMMIT).
+  bool received = false;
+  store::after_commit(h.db, [&](bool durable) { received = durable; });
+  test::run_until(h.io, [&] { return received; });
   h.io.restart();
   h.fake.set_fallback(needs_a_person());
   fill_the_disk(h.db);              // the disk fills

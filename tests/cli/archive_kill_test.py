@@ -6,7 +6,7 @@ Usage: archive_kill_test.py DISPATCHCTL LARGE_DB SOURCE_DIR [--seed N] [--kills 
 
 A history of 3,000 messages over three days ending now (bench/large_db, every escalation
 resolved) is archived `--before` today in batches of 10 messages; each run is killed after a
-random delay (printed, with the seed, so that a failure can be replayed), drawn within the time
+random delay (printed, with the seed, so that a failure can be replayed), drawn within half the time
 a whole archive of a copy took on this machine, scaled by the share of the history still to
 archive (timed first: machines differ tenfold, and a delay past the end kills nothing). Then
 one run goes
@@ -103,7 +103,7 @@ def main():
         history = to_archive()
         killed = 0
         for i in range(kills):
-            delay = rng.uniform(0.02, max(0.05, 0.9 * whole * to_archive() / history))
+            delay = rng.uniform(0.02, max(0.05, 0.5 * whole * to_archive() / history))
             run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             time.sleep(delay)
             if run.poll() is None:
