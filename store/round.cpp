@@ -107,6 +107,10 @@ struct Round::State : std::enable_shared_from_this<State> {
   // The pages the last checkpoint copied (written by the checkpoint thread), and the WAL's
   // pages when the syncer last asked for a checkpoint at a pause (syncer only).
   std::atomic<int> frames_copied{0};
+  // Held by whichever of the checkpoint thread and the loop (restart_wal) copies the WAL: the
+  // loop never waits for it, and the thread's checkpoint is never refused for the loop's
+  // (SQLite would answer SQLITE_BUSY, counted as a failed checkpoint).
+  std::mutex copying;
   int frames_at_idle_checkpoint = 0;
 
   State(Database& db_, Post post_, std::chrono::microseconds interval_)
@@ -205,6 +209,7 @@ struct Round::State : std::enable_shared_from_this<State> {
   void checkpoint() {
     int in_wal = 0;
     int copied = 0;
+    const std::lock_guard hold(copying);
     const int rc = sqlite3_wal_checkpoint_v2(internal::Access::handle(*checkpointer), nullptr,
                                              SQLITE_CHECKPOINT_PASSIVE, &in_wal, &copied);
     if (rc != SQLITE_OK) {
@@ -257,11 +262,13 @@ struct Round::State : std::enable_shared_from_this<State> {
     if (!checkpointer) return;
     const int frames = wal_frames.load(std::memory_order_relaxed);
     if (frames < k_restart_frames || frames - frames_copied.load(std::memory_order_relaxed) > k_restart_lag) return;
+    const std::unique_lock hold(copying, std::try_to_lock);
+    if (!hold.owns_lock()) return;  // the checkpoint thread is copying: the next COMMIT tries again
     int in_wal = 0;
     int copied = 0;
     const int rc =
         sqlite3_wal_checkpoint_v2(internal::Access::handle(db), nullptr, SQLITE_CHECKPOINT_PASSIVE, &in_wal, &copied);
-    if (rc != SQLITE_OK) return;  // busy: the checkpoint thread is copying; or the disk: it will say so
+    if (rc != SQLITE_OK) return;  // another process's checkpoint, or the disk (the thread's next one says so)
     frames_copied.store(copied, std::memory_order_relaxed);
     const std::lock_guard lock(mutex);
     ++checkpoints;
