@@ -113,7 +113,8 @@ def main():
                 daemon.stop()
         stack.daemon = daemon
         result["ready_ms"] = round(statistics.median(readies), 1)
-        token = stack.add_staff("bench")
+        # A name of this run's own: the database is used in place, run after run.
+        token = stack.add_staff(f"bench-{os.getpid()}-{int(time.time())}")
         auth = {"Authorization": f"Bearer {token}"}
 
         started = time.perf_counter()
@@ -131,6 +132,7 @@ def main():
         result["loop_while_scraping"] = prober.phase()
 
         pages = []
+        by_listing = {}  # each page's time, per listing: which one is slow, first or every
         for status_filter in ("open", "resolved", ""):
             path = "/api/escalations?limit=100" + (f"&status={status_filter}" if status_filter else "")
             for _ in range(10):  # the first ten pages of each listing
@@ -138,12 +140,13 @@ def main():
                 if status != 200:
                     raise RuntimeError(f"{path}: {status} {body[:200]}")
                 pages.append(ms)
+                by_listing.setdefault(status_filter or "all", []).append(round(ms, 1))
                 rows = json.loads(body)
                 if len(rows) < 100:
                     break
                 path = path.split("&after=")[0] + f"&after={rows[-1]['escalation_id']}"
         result["staff_page_ms"] = {"pages": len(pages), "median": round(statistics.median(pages), 1),
-                                   "max": round(max(pages), 1)}
+                                   "max": round(max(pages), 1), "by_listing": by_listing}
         first_case = json.loads(stack.get("/api/escalations?limit=1", auth)[1])[0]["escalation_id"]
         result["staff_case_ms"] = round(timed_get(stack, f"/api/escalations/{first_case}", auth)[2], 1)
         result["loop_while_paging"] = prober.phase()
