@@ -207,21 +207,27 @@ struct Round::State : std::enable_shared_from_this<State> {
 
   // PASSIVE: copies what no reader still needs, never blocks the loop's writes.
   void checkpoint() {
-    int in_wal = 0;
-    int copied = 0;
     const std::lock_guard hold(copying);
-    const int rc = sqlite3_wal_checkpoint_v2(internal::Access::handle(*checkpointer), nullptr,
-                                             SQLITE_CHECKPOINT_PASSIVE, &in_wal, &copied);
-    if (rc != SQLITE_OK) {
+    if (const int rc = copy_back(*checkpointer); rc != SQLITE_OK) {
       std::string why = std::string("checkpoint: ") + sqlite3_errstr(rc);
       const std::lock_guard lock(mutex);
       ++failed_checkpoints;
       last_checkpoint_error = std::move(why);
-      return;
     }
+  }
+
+  // One PASSIVE checkpoint through `connection` (the caller holds `copying`), counted when
+  // it succeeds; SQLite's result code.
+  int copy_back(Database& connection) {
+    int in_wal = 0;
+    int copied = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(internal::Access::handle(connection), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                             &in_wal, &copied);
+    if (rc != SQLITE_OK) return rc;
     frames_copied.store(copied, std::memory_order_relaxed);
     const std::lock_guard lock(mutex);
     ++checkpoints;
+    return rc;
   }
 
   // SQLite starts the WAL over only when a write begins after a checkpoint copied all of
@@ -264,14 +270,9 @@ struct Round::State : std::enable_shared_from_this<State> {
     if (frames < k_restart_frames || frames - frames_copied.load(std::memory_order_relaxed) > k_restart_lag) return;
     const std::unique_lock hold(copying, std::try_to_lock);
     if (!hold.owns_lock()) return;  // the checkpoint thread is copying: the next COMMIT tries again
-    int in_wal = 0;
-    int copied = 0;
-    const int rc =
-        sqlite3_wal_checkpoint_v2(internal::Access::handle(db), nullptr, SQLITE_CHECKPOINT_PASSIVE, &in_wal, &copied);
-    if (rc != SQLITE_OK) return;  // another process's checkpoint, or the disk (the thread's next one says so)
-    frames_copied.store(copied, std::memory_order_relaxed);
-    const std::lock_guard lock(mutex);
-    ++checkpoints;
+    // A refusal (another process's checkpoint, the disk) only leaves the WAL as it was: the
+    // next COMMIT tries again, and the thread's next checkpoint reports a lasting cause.
+    if (copy_back(db) != SQLITE_OK) return;
   }
 
   // sqlite3_wal_hook: runs on the loop's thread inside each COMMIT.
