@@ -96,6 +96,9 @@ TEST_CASE("fake graph: a text message round trip is recorded with a generated wa
   CHECK(std::string(line["event"].GetString()) == "request");
   CHECK(std::string(line["wamid"].GetString()) == first->message_id);
   CHECK(line["answered"].GetInt() == 200);
+  CHECK(line["received_ns"].GetInt64() ==
+        std::chrono::duration_cast<std::chrono::nanoseconds>(r.received.time_since_epoch()).count());
+  CHECK(line["received_ns"].GetInt64() > 0);
 }
 
 TEST_CASE("fake graph: mark as read") {

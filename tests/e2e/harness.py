@@ -138,11 +138,15 @@ class Process:
 # What a test script checked: check() prints one line per check and run_flows() runs the
 # script's flows (one failing or hanging does not stop the others) and gives the exit code.
 results = []
+failures = []  # the lines of failed checks, printed again at the end
 
 
 def check(name, condition, detail=""):
     results.append(bool(condition))
-    print(("pass " if condition else "FAIL ") + name + ("" if condition else f": {detail}"), flush=True)
+    line = ("pass " if condition else "FAIL ") + name + ("" if condition else f": {detail}")
+    if not condition:
+        failures.append(line)
+    print(line, flush=True)
 
 
 def run_flows(flows):
@@ -151,6 +155,9 @@ def run_flows(flows):
             flow()
         except Exception as error:  # a hang or crash of one flow is a failure, the others still run
             check(getattr(flow, "__name__", "flow"), False, repr(error))
+    # The failures again, last: CI shows a long log's head and tail, and the middle may be cut.
+    for line in failures:
+        print(line[:2000])
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
     return 0 if all(results) else 1
 

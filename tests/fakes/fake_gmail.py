@@ -38,7 +38,8 @@ Control endpoints (JSON in and out, no token) drive the tests and the demo:
   POST /_fake/reset              a fresh mailbox, as at start
   GET  /_fake/state  -> {"address","history_id","history_floor","messages":[{"id","threadId",
        "labelIds","message_id"}],"sent":[{"id","threadId","raw"}],"requests":[{"method","path",
-       "query","status"}],"token_requests":N,"modified":[{"id","addLabelIds","removeLabelIds"}]}
+       "query","status","t"}],"token_requests":N,"modified":[{"id","addLabelIds","removeLabelIds"}]}
+       (a request's "t": when it was answered, epoch seconds)
 """
 
 import argparse
@@ -515,7 +516,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
         box = self.server.mailbox
-        record = {"method": method, "path": url.path, "query": url.query, "status": status}
+        record = {"method": method, "path": url.path, "query": url.query, "status": status, "t": time.time()}
         with box.lock:
             box.requests.append(record)
         if not box.options.quiet:

@@ -332,6 +332,9 @@ std::string to_json_line(const RecordedRequest& request) {
   }
   w.field("answered", request.answered_status);
   if (!request.answered_wamid.empty()) w.field("wamid", request.answered_wamid);
+  w.field("received_ns",
+          static_cast<std::int64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(request.received.time_since_epoch()).count()));
   return w.end_object().str();
 }
 

@@ -97,7 +97,9 @@ class FakeGraph {
 
 // One JSON line describing `request` (the demo's log format):
 // {"event":"request","method","target","to","type","text","status","message_id",
-//  "tracker","answered","wamid"}; empty fields are left out.
+//  "tracker","answered","wamid","received_ns"}; empty fields are left out. received_ns is
+// RecordedRequest::received in nanoseconds (Python's time.monotonic_ns() reads that clock):
+// a test measures gaps between requests by it, not by when it read the line.
 std::string to_json_line(const RecordedRequest& request);
 
 }  // namespace dispatchd::fakes
