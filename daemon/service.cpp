@@ -23,6 +23,7 @@
 #include "daemon/notifier.h"
 #include "daemon/notify.h"
 #include "daemon/outbox_pump.h"
+#include "daemon/read_thread.h"
 #include "daemon/staff_api.h"
 #include "daemon/startup.h"
 #include "daemon/wiring.h"
@@ -99,6 +100,7 @@ struct Service::Parts {
   std::unique_ptr<OutboxPump> pump;  // after `channels`: gone before them
   std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
+  std::unique_ptr<ReadThread> reads;   // after `staff`, before `http`: see daemon/read_thread.h
   std::unique_ptr<Notifier> notifier;  // when escalation.notify_url is set
   std::unique_ptr<HttpFront> http;
   std::unique_ptr<store::Round> round;  // after `store`: commits before the database closes
@@ -277,10 +279,16 @@ std::vector<ChannelGauges> Service::Parts::channel_gauges() const {
 }
 
 void Service::Parts::route(const Request& r, Respond respond) {
-  // A webhook answers when its channel says (a POST after its group commit); everything
-  // else at once.
+  // A webhook answers when its channel says (a POST after its group commit), a staff
+  // decision after its commit, a staff read from the read thread; everything else at once.
   if (auto* endpoint = webhook(r.path)) return serve_webhook(*endpoint, r, std::move(respond));
-  if (StaffApi::owns(r) && r.method != "GET") {
+  if (StaffApi::owns(r) && r.method == "GET") {
+    // Listings, cases and trails read on the read thread; the rest answers at once.
+    auto routed = staff->prepare(r);
+    if (auto* read = std::get_if<Read>(&routed)) return reads->run(std::move(*read), std::move(respond));
+    return respond(std::move(std::get<Response>(routed)));
+  }
+  if (StaffApi::owns(r)) {
     // A staff decision is on disk before the page hears it was taken.
     return store::after_commit(store.db, [this, respond, answered = staff->handle(r)](bool committed) {
       respond(committed ? answered : Response{500, "cannot store the decision; nothing was changed\n"});
@@ -315,7 +323,6 @@ Response Service::Parts::answer(const Request& r) {
     return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
   }
   if (r.path == whatsapp::k_webhook_path) return Response{404, "whatsapp is not enabled\n"};
-  if (StaffApi::owns(r)) return staff->handle(r);
   return Response{404, "not found\n"};
 }
 
@@ -452,6 +459,9 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       p.store.db, std::move(staff),
       [&p] { return std::shared_ptr<const catalog::Catalog>(p.setup, &p.setup->catalog); }, wall_now,
       [&p] { p.pump->pump(); }, *p.events);
+  auto read_connection = open_read_connection(p.config);
+  if (!read_connection) return std::unexpected(read_connection.error());
+  p.reads = std::make_unique<ReadThread>(io, std::move(*read_connection));
   HttpLimits limits;
   limits.max_body_bytes = p.config.http.max_body_bytes;
   limits.max_connections_per_address = p.config.http.max_connections_per_address;

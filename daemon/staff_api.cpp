@@ -145,6 +145,12 @@ std::string StaffApi::cookie(const std::string& value, std::optional<int> max_ag
 }
 
 Response StaffApi::handle(const Request& request) {
+  auto routed = prepare(request);
+  if (auto* read = std::get_if<Read>(&routed)) return (*read)(m_db);
+  return std::move(std::get<Response>(routed));
+}
+
+StaffApi::Routed StaffApi::prepare(const Request& request) {
   if (request.path == "/staff") return Response{301, "", "text/plain; charset=utf-8", {{"Location", "/staff/"}}, {}};
   if (request.path.starts_with("/staff/")) {
     const auto asset = web::staff_asset(request.path);
@@ -261,7 +267,7 @@ Response StaffApi::events(const Request& request) {
 }
 
 // GET /api/messages/{message_id}/trail: the same JSON as `dispatchctl trail --json`.
-Response StaffApi::trail(const Request& request) {
+StaffApi::Routed StaffApi::trail(const Request& request) {
   constexpr std::string_view k_prefix = "/api/messages/";
   constexpr std::string_view k_suffix = "/trail";
   const std::string_view path = request.path;
@@ -270,12 +276,14 @@ Response StaffApi::trail(const Request& request) {
   const auto id = parse_id(path.substr(k_prefix.size(), path.size() - k_prefix.size() - k_suffix.size()));
   if (!id) return refusal(404, "no such message");
   if (request.method != "GET") return refusal(405, "use GET");
-  auto trail = store::load_trail(m_db, *id, m_settings.history_messages);
-  if (!trail) return store_failure(trail.error());
-  return json(200, staff::trail_json(*trail));
+  return Read([id = *id, history = m_settings.history_messages](store::Database& db) {
+    auto trail = store::load_trail(db, id, history);
+    if (!trail) return store_failure(trail.error());
+    return json(200, staff::trail_json(*trail));
+  });
 }
 
-Response StaffApi::escalations(const Request& request, const staff::Staffer& who, store::Time now) {
+StaffApi::Routed StaffApi::escalations(const Request& request, const staff::Staffer& who, store::Time now) {
   constexpr std::string_view k_prefix = "/api/escalations";
   if (!request.path.starts_with(k_prefix)) return refusal(404, "no such endpoint");
   std::string_view rest = std::string_view(request.path).substr(k_prefix.size());
@@ -305,13 +313,15 @@ Response StaffApi::escalations(const Request& request, const staff::Staffer& who
       if (!filter.after) return refusal(400, "after is an escalation id");
     }
     filter.limit = limit + 1;  // one more tells whether a next page exists
-    auto rows = store::list_escalations(m_db, filter);
-    if (!rows) return store_failure(rows.error());
-    const bool more = static_cast<std::int64_t>(rows->size()) > limit;
-    if (more) rows->pop_back();
-    Response r = json(200, staff::escalations_json(*rows));
-    if (more) r.headers.emplace_back("Link", "<" + next_page(request.query, rows->back().id) + ">; rel=\"next\"");
-    return r;
+    return Read([filter, limit, query = request.query](store::Database& db) {
+      auto rows = store::list_escalations(db, filter);
+      if (!rows) return store_failure(rows.error());
+      const bool more = static_cast<std::int64_t>(rows->size()) > limit;
+      if (more) rows->pop_back();
+      Response r = json(200, staff::escalations_json(*rows));
+      if (more) r.headers.emplace_back("Link", "<" + next_page(query, rows->back().id) + ">; rel=\"next\"");
+      return r;
+    });
   }
   if (rest.front() != '/') return refusal(404, "no such endpoint");
   rest.remove_prefix(1);
@@ -320,9 +330,11 @@ Response StaffApi::escalations(const Request& request, const staff::Staffer& who
   if (!id) return refusal(404, "no such escalation");
   if (slash == std::string_view::npos) {
     if (request.method != "GET") return refusal(405, "use GET");
-    auto item = store::show_escalation(m_db, *id);
-    if (!item) return store_failure(item.error());
-    return json(200, staff::case_json(*item));
+    return Read([id = *id](store::Database& db) {
+      auto item = store::show_escalation(db, id);
+      if (!item) return store_failure(item.error());
+      return json(200, staff::case_json(*item));
+    });
   }
   if (request.method != "POST") return refusal(405, "use POST");
   return decide(*id, std::string(rest.substr(slash + 1)), request.body, who.name, now);

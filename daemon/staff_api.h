@@ -21,15 +21,20 @@
 //   GET  /api/events                                 Server-Sent Events (escalation_events.h)
 //   GET  /staff/...                                  the page's files (web/assets.h)
 // Bodies are parsed strictly (common/strict_json.h); anything but one such object is 400.
+// The daemon runs the listings, cases and trails on its read thread (prepare(),
+// daemon/read_thread.h): a big history's cold pages never hold the event loop. Who asks is
+// checked first, on the loop.
 
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "catalog/catalog.h"
 #include "daemon/escalation_events.h"
 #include "daemon/http_server.h"
+#include "daemon/read_thread.h"
 #include "staff/accounts.h"
 #include "store/database.h"
 #include "store/inbox.h"
@@ -53,16 +58,22 @@ class StaffApi {
 
   // True when `request` is for the API or the page (the router's test).
   static bool owns(const Request& request);
+  // The answer, with any read on this API's own connection.
   Response handle(const Request& request);
+  // The answer, or for an authenticated GET of a listing, a case or a trail the read that
+  // makes it: it holds copies of what it needs and may run on any connection to the same
+  // database, on any thread (daemon/read_thread.h), after this call and this object.
+  using Routed = std::variant<Response, Read>;
+  Routed prepare(const Request& request);
 
  private:
   Response session(const Request& request, store::Time now);
   Response accounts(const Request& request, store::Time now);
-  Response escalations(const Request& request, const staff::Staffer& who, store::Time now);
+  Routed escalations(const Request& request, const staff::Staffer& who, store::Time now);
   Response decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
                   store::Time now);
   Response events(const Request& request);
-  Response trail(const Request& request);
+  Routed trail(const Request& request);
   std::string cookie(const std::string& value, std::optional<int> max_age_s) const;
 
   store::Database& m_db;

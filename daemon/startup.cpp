@@ -52,6 +52,14 @@ std::vector<std::string> check_environment(const config::Config& c) {
   return problems;
 }
 
+std::expected<store::Database, std::string> open_read_connection(const config::Config& config) {
+  auto password = config::database_password(config);
+  if (!password) return std::unexpected("database: " + password.error().message);
+  auto db = store::Database::open(config.database, store::Database::Mode::existing, {.password = password->value});
+  if (!db) return std::unexpected("the read connection: " + db.error().message);
+  return std::move(*db);
+}
+
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
                                                      store::Time now) {
   auto migrations = store::load_migrations(config.migrations_dir, store::backend_of(config.database));

@@ -33,6 +33,10 @@ struct StoreReady {
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
                                                      store::Time now);
 
+// Another connection to the database prepare_store opened (never creating it), for the
+// reads the daemon runs off its loop (daemon/read_thread.h).
+std::expected<store::Database, std::string> open_read_connection(const config::Config& config);
+
 // The descriptors dispatchd may hold at once with `config`: every listener connection, a
 // connection per model permit plus the HTTP client's room for the channels, and the
 // database's files and the process's own.

@@ -3,6 +3,9 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "daemon/staff_api.h"
 #include "staff/accounts.h"
@@ -385,4 +388,37 @@ TEST_CASE("staff api: the page's files are served without a credential, under a 
   CHECK(a.call("GET", "/staff", {}).status == 301);
   CHECK(a.call("GET", "/staff/../api/escalations", {}).status == 404);
   CHECK(a.call("GET", "/staff/nope.js", {}).status == 404);
+}
+
+TEST_CASE("staff api: a listing, a case and a trail are reads to run elsewhere, the rest is answered at once",
+          "[staff]") {
+  Api a;
+  const Headers auth{{"authorization", "Bearer " + a.ana}};
+  const std::string item = "/api/escalations/" + std::to_string(a.f.escalation);
+  const std::string trail = "/api/messages/" + std::to_string(a.f.message_id) + "/trail";
+  for (const auto& [path, query] :
+       std::vector<std::pair<std::string, std::string>>{{"/api/escalations", "status=open"}, {item, ""}, {trail, ""}}) {
+    INFO(path);
+    auto routed = a.api.prepare({"GET", path, query, auth, ""});
+    auto* read = std::get_if<daemon::Read>(&routed);
+    REQUIRE(read != nullptr);
+    // The read holds what it needs: it runs on another connection, with the request gone.
+    auto other = test::open_db(a.f.dir);
+    REQUIRE(other);
+    const auto answer = (*read)(*other);
+    CHECK(answer.status == 200);
+    CHECK(answer.body == a.api.handle({"GET", path, query, auth, ""}).body);
+  }
+  // Refused before any read: no credential, a bad filter, a missing message id, a POST.
+  const auto answered_now = [&](const std::string& method, const std::string& path, const std::string& query,
+                                const Headers& headers, const std::string& body = "") {
+    auto routed = a.api.prepare({method, path, query, headers, body});
+    REQUIRE(std::holds_alternative<daemon::Response>(routed));
+    return std::get<daemon::Response>(routed).status;
+  };
+  CHECK(answered_now("GET", "/api/escalations", "", {}) == 401);
+  CHECK(answered_now("GET", "/api/escalations", "status=bogus", auth) == 400);
+  CHECK(answered_now("GET", "/api/messages/x/trail", "", auth) == 404);
+  CHECK(answered_now("GET", "/api/catalog", "", auth) == 200);
+  CHECK(answered_now("POST", item + "/claim", "", auth, "{}") == 200);
 }

@@ -1,0 +1,58 @@
+#include "daemon/read_thread.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <exception>
+
+namespace dispatchd::daemon {
+
+ReadThread::ReadThread(boost::asio::io_context& io, store::Database db, std::size_t max_queued)
+    : m_io(io), m_db(std::move(db)), m_max_queued(max_queued), m_thread([this] { work(); }) {}
+
+ReadThread::~ReadThread() {
+  {
+    const std::lock_guard lock(m_mutex);
+    m_stopping = true;
+  }
+  m_wake.notify_one();
+  m_thread.join();
+}
+
+void ReadThread::run(Read read, Respond respond) {
+  {
+    const std::lock_guard lock(m_mutex);
+    if (m_queue.size() < m_max_queued) {
+      m_queue.emplace_back(std::move(read), std::move(respond));
+      m_wake.notify_one();
+      return;
+    }
+  }
+  respond(
+      Response{503, "too many reads waiting; try again\n", "text/plain; charset=utf-8", {{"Retry-After", "1"}}, {}});
+}
+
+void ReadThread::work() {
+  for (;;) {
+    std::pair<Read, Respond> job;
+    {
+      std::unique_lock lock(m_mutex);
+      m_wake.wait(lock, [this] { return m_stopping || !m_queue.empty(); });
+      if (m_stopping) return;
+      job = std::move(m_queue.front());
+      m_queue.pop_front();
+    }
+    Response response;
+    try {
+      response = job.first(m_db);
+    } catch (const std::exception& e) {
+      response = Response{500, std::string("the read failed: ") + e.what() + "\n"};
+    } catch (...) {
+      response = Response{500, "the read failed\n"};
+    }
+    boost::asio::post(m_io, [respond = std::move(job.second), response = std::move(response)]() mutable {
+      respond(std::move(response));
+    });
+  }
+}
+
+}  // namespace dispatchd::daemon
