@@ -4,7 +4,7 @@ takes webhooks, and the webhooks' latency meanwhile. A benchmark, not a test: it
 and fails only when the archive or the chains fail.
 
 Usage: archive_bench.py BUILD_DIR SOURCE_DIR DATABASE [--before YYYY-MM-DD] [--rate R]
-                        [--batch N] [--pause-ms N] [--json FILE]
+                        [--batch N] [--pause-ms N] [--commit-interval-ms N] [--json FILE]
 
 DATABASE is archived in place (make a copy first); the archive is written to DATABASE.archive.db
 (replaced). bench/large_db writes a history: 170,000 messages are 1,048,900 audit events (1,029,618 before today)
@@ -49,9 +49,11 @@ def main():
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(archive + suffix):
             os.unlink(archive + suffix)
+    extra = {"database": database, "http": {"max_connections_per_address": 512}}
+    if option("--commit-interval-ms", -1) >= 0:  # the daemon's default unless given
+        extra["database_commit_interval_ms"] = option("--commit-interval-ms", -1)
     stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False,
-                          quiet_graph=True, extra_config={"database": database,
-                                                          "http": {"max_connections_per_address": 512}})
+                          quiet_graph=True, extra_config=extra)
     stack.db = database
     result = {"database_bytes": os.path.getsize(database), "rate": rate, "batch": batch, "pause_ms": pause,
               "before": before}

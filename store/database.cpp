@@ -10,6 +10,7 @@
 
 #include "store/internal/connection.h"
 #include "store/internal/sql.h"
+#include "store/internal/writer_intent.h"
 
 namespace dispatchd::store {
 namespace {
@@ -65,6 +66,7 @@ struct Database::Impl {
   Round* round = nullptr;
   std::uint64_t epoch = 0;
   std::optional<AuditTail> audit_tail;
+  std::optional<internal::WriterIntent> writers;  // SQLite only
 };
 
 Database::Database(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
@@ -91,6 +93,7 @@ Result<Database> Database::open(const std::string& target, Mode mode, const Open
   auto connection = internal::open_sqlite(target, mode == Mode::create);
   if (!connection) return std::unexpected(with_context(std::move(connection.error()), target));
   impl->connection = std::move(*connection);
+  impl->writers.emplace(target);
   Database db(std::move(impl));
   // journal_size_limit: when the WAL starts over, its file is cut back to 64 MiB instead of
   // keeping the size of its largest burst.
@@ -149,7 +152,12 @@ Result<void> Database::exec(std::string_view sql) {
   const bool begin = starts("BEGIN");
   if (begin || starts("ROLLBACK")) ++m_impl->epoch;
   if (begin && !m_impl->open_transaction && m_impl->connection->lost()) DISPATCHD_TRY(reconnect());
+  // A writer outside the daemon says it waits, so that a daemon's Round stops keeping its
+  // rounds open (store/internal/writer_intent.h). The daemon's own BEGIN has its Round.
+  const bool announce = begin && m_impl->writers && m_impl->round == nullptr && starts("BEGIN IMMEDIATE");
+  if (announce) m_impl->writers->announce();
   auto done = m_impl->connection->exec(sql);
+  if (announce) m_impl->writers->withdraw();
   if (begin) {
     m_impl->open_transaction = done.has_value();
   } else if (starts("COMMIT") ? done.has_value() : starts("ROLLBACK") && !starts("ROLLBACK TO")) {

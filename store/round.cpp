@@ -19,6 +19,7 @@
 
 #include "store/database.h"
 #include "store/internal/access.h"
+#include "store/internal/writer_intent.h"
 #include "store/transaction.h"
 
 namespace dispatchd::store {
@@ -64,6 +65,9 @@ struct Round::State : std::enable_shared_from_this<State> {
   bool deferred = false;
   // The shortest time from one sync's start to the next one's (Round's constructor).
   const std::chrono::microseconds interval;
+  // Writers in other processes waiting for the write lock (store/internal/writer_intent.h):
+  // while one waits a round is not kept open. SQLite only.
+  std::optional<internal::WriterIntent> writers;
   // Run (posted) right after the open round's COMMIT, before its sync (Round::when_committed).
   std::vector<std::function<void()>> on_commit;
   Stats stats;
@@ -114,7 +118,9 @@ struct Round::State : std::enable_shared_from_this<State> {
   int frames_at_idle_checkpoint = 0;
 
   State(Database& db_, Post post_, std::chrono::microseconds interval_)
-      : db(db_), post(std::move(post_)), wal(db_.backend() == Backend::sqlite), interval(interval_) {}
+      : db(db_), post(std::move(post_)), wal(db_.backend() == Backend::sqlite), interval(interval_) {
+    if (wal) writers.emplace(db_.path());
+  }
 
   void request_sync(std::int64_t generation) {
     {
@@ -307,12 +313,18 @@ struct Round::State : std::enable_shared_from_this<State> {
   // writes, and an interval makes the rounds longer still on a disk whose sync is fast; a
   // saturated loop makes large rounds anyway. The waiters lose little: their sync could not
   // have started sooner, and with an interval they wait at most that long more. With the
-  // syncer ready (no traffic in the last interval) it commits at once.
+  // syncer ready (no traffic in the last interval) it commits at once. So does it while a
+  // writer in another process waits: kept open, the rounds would hold the write lock almost
+  // all the time, and that writer polls for it only now and then.
   void commit_when_due() {
     if (!open) return;
     if (wal && !syncer_ready) {
-      deferred = true;
-      return;
+      if (writers && writers->others_waiting()) {
+        ++stats.commits_for_writers;
+      } else {
+        deferred = true;
+        return;
+      }
     }
     commit();
   }

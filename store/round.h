@@ -11,7 +11,8 @@
 // they share once. Under a steady, paced load that is most of the WAL's writes. With an
 // `interval`, the next COMMIT also waits until that long has passed since the last sync
 // began: commits come at most 1/interval a second under traffic (each waiter waits at most
-// `interval` more), and at once when there was none for that long.
+// `interval` more), and at once when there was none for that long. Neither wait happens
+// while a writer in another process waits for the write lock (store/internal/writer_intent.h).
 //
 // Durability without stalling the loop: the round's COMMIT writes the WAL without syncing
 // it (synchronous=NORMAL while attached) and a syncer thread then fdatasyncs the WAL file;
@@ -94,6 +95,8 @@ class Round {
     std::int64_t failed_commits = 0;
     std::int64_t syncs = 0;  // fdatasync calls: fewer than commits under load
     std::int64_t failed_syncs = 0;
+    // Rounds committed at once, not kept open, because another process's writer waited.
+    std::int64_t commits_for_writers = 0;
     std::int64_t checkpoints = 0;
     // Checkpoints SQLite refused (a full disk, an I/O error, another process's checkpoint
     // running), and the last one's reason. A failed checkpoint loses nothing, it only leaves

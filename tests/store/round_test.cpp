@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "store/audit.h"
+#include "store/internal/writer_intent.h"
 #include "store/round.h"
 #include "store/transaction.h"
 #include "tests/store/round_fixture.h"
@@ -93,6 +94,28 @@ TEST_CASE("round: rounds made while a sync runs share the next commit; with an i
   CHECK(std::chrono::steady_clock::now() - began >= std::chrono::milliseconds(250));
   CHECK(f.round->stats().commits == 2);  // five loop rounds, one COMMIT
   CHECK(f.committed_events() == 6);
+}
+
+TEST_CASE("round: while another process's writer waits, a round is committed at once, not kept open",
+          "[round][sqlite]") {
+  if (test::on_postgresql()) return;  // no interval there: nothing is kept open
+  Fixture f(std::chrono::milliseconds(300));
+  REQUIRE(f.event("first"));
+  f.run_queue();  // committed; the next 300 ms are the syncer's cool-down
+  store::internal::WriterIntent writer(f.db->path());
+  writer.announce();  // as dispatchctl's BEGIN IMMEDIATE does while it waits
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(f.event("while a writer waits"));
+    f.run_queue();
+    CHECK(f.round->stats().commits == 2 + i);  // each round committed at its end
+  }
+  CHECK(f.round->stats().commits_for_writers == 3);
+  writer.withdraw();
+  REQUIRE(f.event("after"));
+  f.run_queue();
+  CHECK(f.round->stats().commits == 4);  // kept open again until the cool-down ends
+  f.run_until([&] { return f.round->stats().commits == 5; });
+  CHECK(f.committed_events() == 5);
 }
 
 TEST_CASE("round: when_committed runs after the COMMIT, before the sync is answered", "[round]") {
