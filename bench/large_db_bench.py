@@ -48,6 +48,13 @@ class Prober:
 
     def run(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        # One request untimed first: the first one measures the connection and this Python's
+        # own cold start (14.6 ms after a page-cache drop, then 0.5 ms), not the loop.
+        try:
+            conn.request("GET", "/healthz")
+            conn.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         while not self.stop.is_set():
             started = time.perf_counter()
             try:

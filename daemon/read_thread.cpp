@@ -31,6 +31,29 @@ void ReadThread::run(Read read, Respond respond) {
       Response{503, "too many reads waiting; try again\n", "text/plain; charset=utf-8", {{"Retry-After", "1"}}, {}});
 }
 
+Response ReadThread::attempt(const Read& read) {
+  try {
+    return read(m_db);
+  } catch (const std::exception& e) {
+    return Response{500, std::string("the read failed: ") + e.what() + "\n"};
+  } catch (...) {
+    return Response{500, "the read failed\n"};
+  }
+}
+
+// A read changes nothing, so one cut by a lost PostgreSQL connection runs once more on a new
+// one. The Database reconnects at a query outside a transaction, paced (store/database.h).
+Response ReadThread::answer(const Read& read) {
+  for (int tries = 0;; ++tries) {
+    if (m_db.unreachable()) {
+      if (auto back = m_db.query_int("SELECT 1"); !back)
+        return Response{503, "the database is out of reach: " + back.error().message + "\n"};
+    }
+    Response response = attempt(read);
+    if (!m_db.unreachable() || tries == 1) return response;
+  }
+}
+
 void ReadThread::work() {
   for (;;) {
     std::pair<Read, Respond> job;
@@ -41,14 +64,7 @@ void ReadThread::work() {
       job = std::move(m_queue.front());
       m_queue.pop_front();
     }
-    Response response;
-    try {
-      response = job.first(m_db);
-    } catch (const std::exception& e) {
-      response = Response{500, std::string("the read failed: ") + e.what() + "\n"};
-    } catch (...) {
-      response = Response{500, "the read failed\n"};
-    }
+    Response response = answer(job.first);
     boost::asio::post(m_io, [respond = std::move(job.second), response = std::move(response)]() mutable {
       respond(std::move(response));
     });

@@ -11,7 +11,9 @@
 // run() queues a read and returns at once; the read's Response is handed to `respond` on
 // the io_context's thread. Reads run one at a time, in order. At most `max_queued` wait:
 // past that run() answers 503 at once, so a client paging in a loop cannot grow the queue.
-// A read that throws is answered 500 (exceptions never leave the thread). The destructor
+// A read that throws is answered 500 (exceptions never leave the thread). A read whose
+// PostgreSQL connection was lost (a server restart) runs once more on a new connection, and
+// while none can be made reads are answered 503. The destructor
 // joins the thread after the read in progress; reads still queued are dropped unanswered,
 // so destroy it only once the listener has stopped answering.
 
@@ -49,6 +51,8 @@ class ReadThread {
 
  private:
   void work();
+  Response answer(const Read& read);
+  Response attempt(const Read& read);
 
   boost::asio::io_context& m_io;
   store::Database m_db;

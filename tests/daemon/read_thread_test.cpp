@@ -140,3 +140,20 @@ TEST_CASE("read thread: its connection sees what is committed, never the loop's 
   REQUIRE(r.db.exec("COMMIT"));
   CHECK(r.count("SELECT count(*) FROM inbox").body == "1");
 }
+
+TEST_CASE("read thread: a read cut by a lost PostgreSQL connection runs again on a new one") {
+  if (!test::on_postgresql()) return;  // SQLite has no connection to lose
+  Reads r;
+  const auto pid = r.count("SELECT pg_backend_pid()").body;
+  REQUIRE(r.db.query_int("SELECT CASE WHEN pg_terminate_backend(" + pid + ") THEN 1 ELSE 0 END").value() == 1);
+  const auto gone = [&] {
+    return r.db.query_int("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid).value() == 0;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!gone() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  REQUIRE(gone());
+  const auto answer = r.count("SELECT count(*) FROM inbox");
+  CHECK(answer.status == 200);
+  CHECK(answer.body == "0");
+  CHECK(r.count("SELECT pg_backend_pid()").body != pid);
+}
