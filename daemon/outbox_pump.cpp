@@ -295,7 +295,7 @@ void OutboxPump::stop() {
 
 std::size_t OutboxPump::in_flight() const {
   std::size_t n = 0;
-  for (const auto& lane : m_state->lanes) n += lane->in_flight.size();
+  for (const auto& lane : m_state->lanes) n += lane->in_flight.size() + lane->starting;
   return n;
 }
 

@@ -101,7 +101,10 @@ class OutboxPump {
   // Takes nothing new; sends in flight still complete and their outcomes are written.
   void stop();
 
-  std::size_t in_flight() const;  // all channels
+  // Sends of all channels handed to their channel, or marked `sending` and waiting for that
+  // commit to leave: a draining daemon waits for both (a send that left while the process
+  // exited would be `unknown` at the next start, and escalated, though it was delivered).
+  std::size_t in_flight() const;
   std::vector<LaneStats> stats() const;
 
   struct State;  // opaque; public only for the .cpp's callbacks

@@ -403,3 +403,21 @@ TEST_CASE("outbox pump: once stopped it takes nothing new; outcomes in flight ar
   CHECK(f.channel.sent == std::vector<std::int64_t>{sending});
   CHECK(f.pump.in_flight() == 0);
 }
+
+TEST_CASE("outbox pump: sends marked sending but waiting for their commit count as in flight", "[pump]") {
+  Fixture f;
+  store::Round round(f.db, [&](std::function<void()> then) { boost::asio::post(f.io, std::move(then)); });
+  const auto id = f.approve();
+  round.commit();
+  f.pump.pump();
+  // One handler at a time: the pump marks it `sending` in the open round, and the request
+  // leaves only once that round is committed (and, on SQLite, synced).
+  test::run_until(f.io, [&] { return f.status(id) == "sending"; });
+  CHECK(f.channel.sent.empty());
+  CHECK(f.pump.in_flight() == 1);  // a drain that stopped here would lose its outcome
+  f.until_held(f.channel, 1);
+  CHECK(f.pump.in_flight() == 1);
+  f.channel.answer(connectors::Sent{"wamid.OUT"});
+  test::run_until(f.io, [&] { return f.status(id) == "sent"; });
+  CHECK(f.pump.in_flight() == 0);
+}
