@@ -52,22 +52,31 @@ std::vector<std::string> check_environment(const config::Config& c) {
   return problems;
 }
 
-std::expected<store::Database, std::string> open_read_connection(const config::Config& config) {
+namespace {
+
+// The configured database, with its password (config/database_password.h).
+std::expected<store::Database, std::string> open_configured(const config::Config& config, store::Database::Mode mode) {
   auto password = config::database_password(config);
   if (!password) return std::unexpected("database: " + password.error().message);
-  auto db = store::Database::open(config.database, store::Database::Mode::existing, {.password = password->value});
-  if (!db) return std::unexpected("the read connection: " + db.error().message);
+  auto db = store::Database::open(config.database, mode, {.password = password->value});
+  if (!db) return std::unexpected(db.error().message);
   return std::move(*db);
+}
+
+}  // namespace
+
+std::expected<store::Database, std::string> open_read_connection(const config::Config& config) {
+  auto db = open_configured(config, store::Database::Mode::existing);
+  if (!db) return std::unexpected("the read connection: " + db.error());
+  return db;
 }
 
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
                                                      store::Time now) {
   auto migrations = store::load_migrations(config.migrations_dir, store::backend_of(config.database));
   if (!migrations) return std::unexpected(migrations.error().message);
-  auto password = config::database_password(config);
-  if (!password) return std::unexpected("database: " + password.error().message);
-  auto db = store::Database::open(config.database, store::Database::Mode::create, {.password = password->value});
-  if (!db) return std::unexpected(db.error().message);
+  auto db = open_configured(config, store::Database::Mode::create);
+  if (!db) return std::unexpected(db.error());
   StoreReady ready{std::move(*db), 0, {}, {}};
   if (config.migrate_on_start) {
     auto result = store::migrate(ready.db, *migrations, store::format_time(now));

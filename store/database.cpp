@@ -107,6 +107,9 @@ Result<Database> Database::open(const std::string& target, Mode mode, const Open
 
 internal::Connection& internal::Access::connection(const Database& db) { return *db.m_impl->connection; }
 sqlite3* internal::Access::handle(const Database& db) { return internal::sqlite_handle(*db.m_impl->connection); }
+const internal::WriterIntent* internal::Access::writers(const Database& db) {
+  return db.m_impl->writers ? &*db.m_impl->writers : nullptr;
+}
 const std::string& Database::path() const { return m_impl->path; }
 Backend Database::backend() const { return m_impl->connection->backend(); }
 bool Database::in_transaction() const { return m_impl->connection->in_transaction(); }

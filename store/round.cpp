@@ -66,8 +66,8 @@ struct Round::State : std::enable_shared_from_this<State> {
   // The shortest time from one sync's start to the next one's (Round's constructor).
   const std::chrono::microseconds interval;
   // Writers in other processes waiting for the write lock (store/internal/writer_intent.h):
-  // while one waits a round is not kept open. SQLite only.
-  std::optional<internal::WriterIntent> writers;
+  // while one waits a round is not kept open. Null on PostgreSQL.
+  const internal::WriterIntent* writers;
   // Run (posted) right after the open round's COMMIT, before its sync (Round::when_committed).
   std::vector<std::function<void()>> on_commit;
   Stats stats;
@@ -118,9 +118,11 @@ struct Round::State : std::enable_shared_from_this<State> {
   int frames_at_idle_checkpoint = 0;
 
   State(Database& db_, Post post_, std::chrono::microseconds interval_)
-      : db(db_), post(std::move(post_)), wal(db_.backend() == Backend::sqlite), interval(interval_) {
-    if (wal) writers.emplace(db_.path());
-  }
+      : db(db_),
+        post(std::move(post_)),
+        wal(db_.backend() == Backend::sqlite),
+        interval(interval_),
+        writers(internal::Access::writers(db_)) {}
 
   void request_sync(std::int64_t generation) {
     {
