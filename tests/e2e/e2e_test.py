@@ -395,6 +395,48 @@ def sigterm_answers_flow():
         stack.close()
 
 
+def sigterm_staff_reads_flow():
+    # SIGTERM while staff pages are read: the reads run on a thread of their own
+    # (daemon/read_thread.h) and queue there. The daemon exits 0 without waiting on them,
+    # every read it answered is 200 (or 503 when the queue was full), never 500; a read still
+    # queued is cut off with its connection (a GET: the staff page asks again).
+    stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO)
+    try:
+        stack.start_daemon()
+        for i in range(20):
+            stack.post_webhook(harness.text_webhook(f"wamid.R{i}", f"52155300{i:05d}", "hola"))
+        token = stack.add_staff("rita")
+        headers = {"Authorization": f"Bearer {token}"}
+        paths = ["/api/escalations", "/api/escalations?status=open", "/api/escalations?status=resolved&limit=500"]
+        answers = []
+        stopping = threading.Event()
+
+        def reader(n):
+            while not stopping.is_set():
+                try:
+                    answers.append(stack.get(paths[n % len(paths)], headers)[0])
+                except Exception as error:  # cut off by the exit, or refused after it
+                    answers.append(type(error).__name__)
+
+        threads = [threading.Thread(target=reader, args=(n,)) for n in range(16)]
+        for t in threads:
+            t.start()
+        stack.wait_until(lambda: answers.count(200) >= 100, what="100 staff reads answered")
+        started = time.monotonic()
+        code = stack.daemon.stop(signal.SIGTERM)
+        took = time.monotonic() - started
+        stopping.set()
+        for t in threads:
+            t.join()
+        check("SIGTERM while staff pages are read: exit 0", code == 0, code)
+        check("the exit did not wait for the readers (under 10 s)", took < 10, took)
+        statuses = {a for a in answers if isinstance(a, int)}
+        check("every read answered was 200 or 503, none 500", statuses <= {200, 503},
+              sorted(set(map(str, answers))))
+    finally:
+        stack.close()
+
+
 def kill_flow():
     # kill -9 in the middle of a burst, webhooks still arriving. Every webhook answered 200
     # was stored; Meta delivers the others again after the restart; every message ends with
@@ -479,4 +521,4 @@ def notify_flow():
 
 
 sys.exit(harness.run_flows((main_flow, message_types_flow, reload_flow, window_closed_flow, provider_errors_flow,
-                            sigterm_flow, sigterm_answers_flow, kill_flow, notify_flow)))
+                            sigterm_flow, sigterm_answers_flow, sigterm_staff_reads_flow, kill_flow, notify_flow)))
