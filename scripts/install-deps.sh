@@ -10,6 +10,7 @@ packages=(
   rapidjson-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
   libpq-dev postgresql               # the PostgreSQL store; the tests start a throwaway server
   libspdlog-dev catch2 libsystemd-dev libssl-dev
+  libgoogle-perftools-dev            # tcmalloc, dispatchd's allocator
   libgmime-3.0-dev libxml2-dev       # the Gmail connector: MIME and HTML
   python3                            # test fakes and demo simulators
   haproxy                            # the test of several instances behind a load balancer
