@@ -25,7 +25,9 @@ the messages that waited for a model slot, and the keys that did not join.
 temporary folder: on a tmpfs (/dev/shm) fdatasync costs nothing, which separates the disk's
 syncs from dispatchd's own time (nothing is durable then: a measurement, not a set-up).
 --preload LIB runs dispatchd (only it) with LD_PRELOAD=LIB: another allocator tried without a
-rebuild (e.g. /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2).
+rebuild (e.g. /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2); a
+preloaded allocator takes the place of the tcmalloc dispatchd links. For glibc's malloc, build
+with -DDISPATCHD_TCMALLOC=OFF.
 --commit-interval-ms sets dispatchd's database_commit_interval_ms (left out: dispatchd's
 default, 5 ms): the shortest time between two group commits under traffic.
 Beside CPU and RSS it reports, per message, dispatchd's write system calls, the bytes it
