@@ -32,7 +32,9 @@ with -DDISPATCHD_TCMALLOC=OFF.
 default, 5 ms): the shortest time between two group commits under traffic.
 Beside CPU and RSS it reports, per message, dispatchd's write system calls, the bytes it
 wrote to storage (WAL and checkpoints) and its threads' context switches: where a paced
-run's CPU goes beside the work itself.
+run's CPU goes beside the work itself. CPU and context switches are also split by thread, by
+the names dispatchd gives them: `dispatchd` (the event loop), `http-client` (the model's and
+the Graph API's requests), `wal-sync`, `wal-checkpoint`, `staff-reads`, `http-listener`.
 
 Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
 the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY
@@ -85,6 +87,40 @@ def thread_cpu(pid):
     for tid in os.listdir(f"/proc/{pid}/task"):
         fields = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
         out[tid] = (int(fields[11]) + int(fields[12])) / TICK
+    return out
+
+
+def thread_names(pid):
+    """Each thread's name (dispatchd names its threads: the loop keeps the process's name)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            out[tid] = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+        except OSError:
+            continue  # the thread ended meanwhile
+    return out
+
+
+def per_thread_name(before, after, names, count, scale=1.0):
+    """The growth of a per-thread counter from `before` to `after`, summed by thread name and
+    divided by `count`: where each message's CPU or wake-ups went, thread by thread."""
+    out = {}
+    for tid, value in after.items():
+        name = names.get(tid, tid)
+        out[name] = out.get(name, 0.0) + (value - before.get(tid, 0)) * scale / count
+    return out
+
+
+def thread_switches(pid):
+    """Context switches (voluntary and not) per thread of `pid`."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                out[tid] = sum(int(line.split()[1]) for line in f
+                               if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")))
+        except OSError:
+            continue  # the thread ended meanwhile
     return out
 
 
@@ -208,6 +244,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             cpu_before = cpu_seconds(pid)
             fakes_before = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid)
             threads_before = thread_cpu(pid)
+            switches_before = thread_switches(pid)
             io_before = io_and_switches(pid)
             sched_before = thread_schedstat(pid) if timelines else {}
             tracer = None
@@ -241,6 +278,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             cpu = cpu_seconds(pid) - cpu_before
             fakes = cpu_seconds(stack.model.proc.pid) + cpu_seconds(stack.graph.proc.pid) - fakes_before
             threads = thread_cpu(pid)
+            switches = thread_switches(pid)
+            names = thread_names(pid)
             io = io_and_switches(pid)
             busiest = max(threads[t] - threads_before.get(t, 0.0) for t in threads)
             if timelines:
@@ -274,6 +313,14 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                 "write_calls_per_message": round((io["syscw"] - io_before["syscw"]) / count, 1),
                 "kib_written_per_message": round((io["write_bytes"] - io_before["write_bytes"]) / 1024 / count, 1),
                 "context_switches_per_message": round((io["switches"] - io_before["switches"]) / count, 1),
+                # The same two split by thread: the loop ("dispatchd"), the HTTP client's
+                # thread, the WAL's syncer and checkpointer, the staff reads.
+                "cpu_ms_per_message_by_thread": {
+                    name: round(ms, 3)
+                    for name, ms in sorted(per_thread_name(threads_before, threads, names, count, 1000).items())},
+                "context_switches_per_message_by_thread": {
+                    name: round(n, 2)
+                    for name, n in sorted(per_thread_name(switches_before, switches, names, count).items())},
                 "audit_events": db.execute("SELECT count(*) FROM audit").fetchone()[0],
             })
             db.close()
@@ -323,6 +370,9 @@ def main():
         keys += ["overhead_slot_wait_messages", "overhead_model_max_in_flight", "loop_thread_on_cpu_pct",
                  "loop_thread_waiting_for_cpu_pct", "dispatchd_waiting_for_cpu_ms_per_message"]
     summary = {k: statistics.median(r[k] for r in results) for k in keys}
+    for split in ("cpu_ms_per_message_by_thread", "context_switches_per_message_by_thread"):
+        names = sorted({name for r in results for name in r[split]})
+        summary[split] = {name: statistics.median(r[split].get(name, 0.0) for r in results) for name in names}
     if "--json" in sys.argv[3:-1]:
         with open(option("--json", ""), "w") as f:
             json.dump({"runs": results, "median": summary}, f, indent=2)
@@ -338,6 +388,8 @@ def main():
         targets.update({"webhook_to_model_ms_p99": "<= 2", "answer_to_graph_ms_p99": "<= 2"})
     for k in keys:
         print(f"  {k:34} {summary[k]:>10}   {('target ' + targets[k]) if k in targets else ''}")
+    for split in ("cpu_ms_per_message_by_thread", "context_switches_per_message_by_thread"):
+        print(f"  {split}: " + ", ".join(f"{name} {value}" for name, value in summary[split].items()))
     if timelines:
         unmatched = {k: sum(r["overhead_unmatched"][k] for r in results) for k in results[0]["overhead_unmatched"]}
         print(f"  overhead keys not joined (all runs): {json.dumps(unmatched)}")

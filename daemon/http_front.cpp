@@ -2,6 +2,8 @@
 
 #include "daemon/http_front.h"
 
+#include "common/thread_name.h"
+
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -167,7 +169,10 @@ std::expected<void, std::string> HttpFront::listen(const std::string& host, std:
   if (s.net) {
     // Started after the bind: until now this thread was the only one touching the server.
     s.work.emplace(s.net->get_executor());
-    s.thread = std::thread([net = s.net] { net->run(); });
+    s.thread = std::thread([net = s.net] {
+      common::name_this_thread("http-listener");
+      net->run();
+    });
   }
   return {};
 }

@@ -1,5 +1,7 @@
 #include "daemon/read_thread.h"
 
+#include "common/thread_name.h"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <exception>
@@ -55,6 +57,7 @@ Response ReadThread::answer(const Read& read) {
 }
 
 void ReadThread::work() {
+  common::name_this_thread("staff-reads");
   for (;;) {
     std::pair<Read, Respond> job;
     {

@@ -2,6 +2,8 @@
 
 #include "net/threaded_transport.h"
 
+#include "common/thread_name.h"
+
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
@@ -54,7 +56,10 @@ struct ThreadedTransport::Impl {
 
 ThreadedTransport::ThreadedTransport(asio::io_context& home, CurlTransportOptions options)
     : m_impl(std::make_unique<Impl>(home, options)) {
-  m_impl->thread = std::thread([impl = m_impl.get()] { impl->io.run(); });
+  m_impl->thread = std::thread([impl = m_impl.get()] {
+    common::name_this_thread("http-client");
+    impl->io.run();
+  });
 }
 
 ThreadedTransport::~ThreadedTransport() {

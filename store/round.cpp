@@ -1,5 +1,7 @@
 #include "store/round.h"
 
+#include "common/thread_name.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -393,9 +395,15 @@ Round::Round(Database& db, Post post, std::chrono::microseconds interval)
                      m_state.get());  // replaces the autocheckpoint hook
   }
   db.attach_round(this);
-  m_state->syncer = std::thread([state = m_state.get()] { state->run_syncer(); });
+  m_state->syncer = std::thread([state = m_state.get()] {
+    common::name_this_thread("wal-sync");
+    state->run_syncer();
+  });
   if (m_state->checkpointer)
-    m_state->checkpoint_thread = std::thread([state = m_state.get()] { state->run_checkpoints(); });
+    m_state->checkpoint_thread = std::thread([state = m_state.get()] {
+      common::name_this_thread("wal-checkpoint");
+      state->run_checkpoints();
+    });
 }
 
 Round::~Round() {

@@ -13,6 +13,7 @@
 #include "daemon/read_thread.h"
 #include "store/inbox.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/thread_names.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -75,6 +76,14 @@ TEST_CASE("read thread: a read runs on its own thread and is answered on the loo
   CHECK(answer->body == "42");
   CHECK(read_on != loop);
   CHECK(answered_on == loop);
+}
+
+TEST_CASE("read thread: the thread is named staff-reads, and ends with it") {
+  {
+    Reads r;
+    CHECK(test::thread_named_soon("staff-reads"));
+  }
+  CHECK(test::threads_named("staff-reads") == 0);
 }
 
 TEST_CASE("read thread: the loop keeps running while a read takes long") {

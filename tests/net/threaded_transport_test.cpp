@@ -9,6 +9,7 @@
 
 #include "tests/fakes/fake_model_server.h"
 #include "tests/io_run.h"
+#include "tests/support/thread_names.h"
 
 using namespace dispatchd;
 using fakes::Dialect;
@@ -54,6 +55,15 @@ TEST_CASE("ThreadedTransport answers on the caller's loop, never inside send, fo
   CHECK(on_home_thread);
   CHECK_FALSE(inside_send);
   CHECK(fake.max_in_flight() == 30);
+}
+
+TEST_CASE("ThreadedTransport's thread is named http-client, and ends with it") {
+  {
+    boost::asio::io_context home;
+    net::ThreadedTransport transport(home);
+    CHECK(test::thread_named_soon("http-client"));
+  }
+  CHECK(test::threads_named("http-client") == 0);
 }
 
 TEST_CASE("ThreadedTransport reports transport errors the same way") {

@@ -11,6 +11,7 @@
 #include "store/round.h"
 #include "store/transaction.h"
 #include "tests/store/round_fixture.h"
+#include "tests/support/thread_names.h"
 
 using namespace dispatchd;
 
@@ -32,6 +33,17 @@ TEST_CASE("round: the store calls of one round share one commit, made when the r
   const auto check = store::verify_audit(*f.observer);
   REQUIRE(check);
   CHECK_FALSE(check->first_broken);
+}
+
+TEST_CASE("round: its syncer and checkpointer threads are named, and end with the round", "[round][sqlite]") {
+  if (test::on_postgresql()) return;  // the server syncs its own log: no threads there
+  {
+    Fixture f;
+    CHECK(test::thread_named_soon("wal-sync"));
+    CHECK(test::thread_named_soon("wal-checkpoint"));
+  }
+  CHECK(test::threads_named("wal-sync") == 0);
+  CHECK(test::threads_named("wal-checkpoint") == 0);
 }
 
 TEST_CASE("round: after_commit runs only once the round is committed and synced", "[round]") {
