@@ -17,7 +17,6 @@
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
-#include "store/round.h"
 #include "store/transaction.h"
 #include "store/unit_of_work.h"
 #include "validator/validator.h"
@@ -122,7 +121,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   bool poke_posted = false;
   std::function<void(const Decision&)> on_decision;
-  std::function<void()> on_committed;
+  std::function<void()> on_written;
   boost::asio::steady_timer wake;  // waits in real time
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
@@ -435,10 +434,7 @@ void Run::fail(const store::Error& error) {
 }
 
 void Run::done(Outcome outcome, std::string detail) {
-  if (m_state->on_committed)
-    store::when_committed(
-        m_state->db, [state = m_state] { state->on_committed(); },
-        [&io = m_state->io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
+  if (m_state->on_written) boost::asio::post(m_state->io, [state = m_state] { state->on_written(); });
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
   m_state->redo.commit_then(
       [self = shared_from_this(), outcome, detail = std::move(detail)] {
@@ -532,6 +528,6 @@ void Agent::stop() {
 std::size_t Agent::in_flight() const { return m_state->running.size(); }
 void Agent::on_decision(std::function<void(const Decision&)> callback) { m_state->on_decision = std::move(callback); }
 
-void Agent::on_committed(std::function<void()> callback) { m_state->on_committed = std::move(callback); }
+void Agent::on_written(std::function<void()> callback) { m_state->on_written = std::move(callback); }
 
 }  // namespace dispatchd::agent

@@ -135,11 +135,13 @@ class Agent {
   void stop();
   std::size_t in_flight() const;
   void on_decision(std::function<void(const Decision&)> callback);
-  // Called (posted to the io_context) once a decision is committed, before its sync, so that
-  // its outbox rows can be started one sync sooner: whatever the sender writes about them
-  // commits after the decision, so it cannot be on disk without it. on_decision still
-  // reports the decision once it is durable.
-  void on_committed(std::function<void()> callback);
+  // Called (posted to the io_context) once a decision is written, before its commit: under
+  // group commit (store/round.h) the handler then usually runs while the decision's round is
+  // still open, so that the outbox rows it wrote are marked `sending` in that same round, and
+  // one COMMIT and one sync carry both the decision and the marks (the marks cannot be on
+  // disk without the decision; a failed round takes both back). on_decision still reports
+  // the decision once it is durable.
+  void on_written(std::function<void()> callback);
 
  private:
   friend class Run;

@@ -7,7 +7,7 @@ pipeline does not deliver every message, never on timing.
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
        [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
-       [--commit-interval-ms I]
+       [--commit-interval-ms I] [--pin]
 
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
@@ -28,6 +28,9 @@ syncs from dispatchd's own time (nothing is durable then: a measurement, not a s
 rebuild (e.g. /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 from Debian's libjemalloc2); a
 preloaded allocator takes the place of the tcmalloc dispatchd links. For glibc's malloc, build
 with -DDISPATCHD_TCMALLOC=OFF.
+--pin puts dispatchd alone on the last CPU and everything else (the fakes, the load
+generator, this script) on the others: on a 2-core machine the daemon then keeps a core and
+its caches to itself, as in production where neither fake runs beside it.
 --commit-interval-ms sets dispatchd's database_commit_interval_ms (left out: dispatchd's
 default, 5 ms): the shortest time between two group commits under traffic.
 Beside CPU and RSS it reports, per message, dispatchd's write system calls, the bytes it
@@ -88,6 +91,20 @@ def thread_cpu(pid):
         fields = open(f"/proc/{pid}/task/{tid}/stat").read().rsplit(")", 1)[1].split()
         out[tid] = (int(fields[11]) + int(fields[12])) / TICK
     return out
+
+
+# --pin: dispatchd alone on the last CPU, this script, the fakes and the load generator on the
+# others (they inherit this process's CPUs). Set by main().
+PINNED = {}
+
+
+def pin_process(pid, cpus):
+    """Every thread of `pid` onto `cpus`; threads it starts later inherit it from theirs."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            continue  # the thread ended meanwhile
 
 
 def thread_names(pid):
@@ -216,7 +233,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             workdir=workdir, model_latency_ms=latency_ms, extra_config=extra_config)
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency,
-                      "model_latency_ms": latency_ms, "webhook_rate": rate}
+                      "model_latency_ms": latency_ms, "webhook_rate": rate, "pinned": bool(PINNED)}
             alone = min(count, 20000) if latency_ms == 0 else 0
             # With a model latency the fakes' own speed is not the question (and the model
             # fake would take count / concurrency * latency to answer alone).
@@ -237,6 +254,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             result["ready_existing_db_ms"] = round(statistics.median(readies), 1)
             stack.daemon = daemon
             pid = daemon.proc.pid
+            if PINNED:
+                pin_process(pid, PINNED["dispatchd"])
             time.sleep(2.0)  # a few ticks of the idle loop
             result["idle_rss_mib"] = round(proc_status(pid, "VmRSS"), 1)
 
@@ -352,6 +371,13 @@ def main():
     model_concurrency = option("--model-concurrency", 64)
     latency_ms = option("--model-latency-ms", 0)
     timelines = "--overhead" in sys.argv[3:]
+    if "--pin" in sys.argv[3:]:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            print("--pin needs at least two CPUs", file=sys.stderr)
+            return 2
+        PINNED.update(dispatchd={cpus[-1]}, others=set(cpus[:-1]))
+        os.sched_setaffinity(0, PINNED["others"])
     results = []
     for run in range(runs):
         result = one_run(build, source, count, concurrency, starts, model_concurrency, latency_ms, option("--strace", ""),
