@@ -181,6 +181,10 @@ def load(build, mode, url, count, concurrency, **extra):
     if mode == "webhook":
         env["BENCH_APP_SECRET"] = harness.APP_SECRET
         argv += ["--secret-env", "BENCH_APP_SECRET", "--first-sender", str(extra.get("first_sender", 5215500000000))]
+    if extra.get("senders"):  # drawn from existing numbers, not one new sender per request
+        argv += ["--senders", str(extra["senders"])]
+    if extra.get("ids"):
+        argv += ["--ids", extra["ids"]]
     if extra.get("rate"):  # open loop: this many requests a second
         argv += ["--rate", str(extra["rate"])]
     if mode == "graph":

@@ -4,6 +4,7 @@ writes one: 1M messages are about 100 days of a busy number). A benchmark, not a
 prints numbers and fails only when the daemon does not serve.
 
 Usage: large_db_bench.py BUILD_DIR SOURCE_DIR DATABASE [--json FILE] [--webhooks N]
+                         [--keys new|existing] [--cold]
 
 DATABASE is used in place (the daemon writes to it: a few thousand messages per run). Reported:
 READY on it (sd_notify on a test socket; the first start also applies pending migrations),
@@ -12,6 +13,14 @@ loop is held: a prober sends GET /healthz every 5 ms on its own connection durin
 (idle; /metrics scraped every second; staff listings paged through; webhooks; webhooks with
 /metrics every second) and reports the median, p99 and max answer time. A request or periodic
 task that held the loop for X ms shows as a /healthz answer of about X ms.
+
+--keys existing sends the webhooks from the history's own customers (bench/large_db's 50,000
+WhatsApp numbers) with wamids that sort at random, as Meta's do: every insert then lands on a
+random page of the inbox's indexes instead of at their right edge (the default, `new`: a new
+sender and an increasing wamid per webhook). --cold empties the page cache (`sync; echo 3 >
+/proc/sys/vm/drop_caches`, as root) right before each webhook phase, so those pages are read
+from disk, as after a reboot; the disk reads of the event loop's thread during the phase are
+reported (`loop_read_kib`).
 """
 import http.client
 import json
@@ -101,7 +110,8 @@ def main():
         return 2
     build, source, database = (os.path.abspath(a) for a in sys.argv[1:4])
     webhooks = option("--webhooks", 5000)
-    result = {"database_bytes": os.path.getsize(database)}
+    result = {"database_bytes": os.path.getsize(database), "keys": option("--keys", "new"),
+              "cold": "--cold" in sys.argv[4:]}
     stack = harness.Stack(build, source, scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False,
                           quiet_graph=True, extra_config={"database": database,
                                                           "http": {"max_connections_per_address": 512}})
@@ -159,20 +169,39 @@ def main():
         result["loop_while_paging"] = prober.phase()
 
         url = stack.url("/webhooks/whatsapp")
-        quiet = daemon_bench.load(build, "webhook", url, webhooks, 16, first_sender=5215600000000)
+        existing = option("--keys", "new") == "existing"
+        keys = {"senders": 50000, "ids": "random"} if existing else {}
+        loop_tid = str(daemon.proc.pid)  # the event loop is the process's first thread
+
+        def loop_read_kib():
+            with open(f"/proc/{daemon.proc.pid}/task/{loop_tid}/io") as f:
+                return next(int(line.split()[1]) for line in f if line.startswith("read_bytes:")) // 1024
+
+        def cold():
+            if "--cold" in sys.argv[4:]:
+                subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], check=True)
+            return loop_read_kib()
+
+        read_before = cold()
+        quiet = daemon_bench.load(build, "webhook", url, webhooks, 16,
+                                  first_sender=34600000000 if existing else 5215600000000, **keys)
         result["webhooks_quiet"] = {"per_s": quiet["per_second"], "p50_ms": quiet["latency_ms"]["p50"],
                                     "p99_ms": quiet["latency_ms"]["p99"]}
         result["loop_under_webhooks"] = prober.phase()
+        result["loop_under_webhooks"]["loop_read_kib"] = loop_read_kib() - read_before
         scrapes = []
         done = threading.Event()
         scraper = threading.Thread(target=scrape_every_second, args=(stack, scrapes), kwargs={"until": done})
+        read_before = cold()
         scraper.start()
-        scraped = daemon_bench.load(build, "webhook", url, webhooks, 16, first_sender=5215700000000)
+        scraped = daemon_bench.load(build, "webhook", url, webhooks, 16,
+                                    first_sender=34600000000 if existing else 5215700000000, **keys)
         done.set()
         scraper.join()
         result["webhooks_scraped"] = {"per_s": scraped["per_second"], "p50_ms": scraped["latency_ms"]["p50"],
                                       "p99_ms": scraped["latency_ms"]["p99"], "scrapes": len(scrapes)}
         result["loop_under_webhooks_and_scrapes"] = prober.phase()
+        result["loop_under_webhooks_and_scrapes"]["loop_read_kib"] = loop_read_kib() - read_before
         result["prober_failures"] = prober.failures
         prober.close()
         print(json.dumps(result, indent=2), flush=True)

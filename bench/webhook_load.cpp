@@ -7,6 +7,7 @@
 //   webhook_load --mode openai  --url http://127.0.0.1:P/v1/chat/completions
 //   webhook_load --mode graph   --url http://127.0.0.1:P/v21.0/ID/messages --token T
 //   common: [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R] [--timeline FILE]
+//   webhook: [--senders N] [--ids sequential|random]
 //
 // With --rate the load is open-loop: request i leaves at start + i/R seconds (at most C in
 // flight; a request held back by that leaves as soon as one returns), as traffic arrives in
@@ -16,6 +17,14 @@
 // sender and wamid per request, non-ASCII escaped); `openai` and `graph` post what
 // dispatchd itself sends to the model and to the Graph API, to measure the fakes alone.
 // A benchmark tool: it never judges the numbers.
+//
+// By default each request has a sender of its own (first-sender + i) and a wamid that sorts
+// after every earlier one, so the daemon's inserts land at the right edge of its indexes.
+// Real traffic does not: `--senders N` draws each sender from N existing numbers
+// (first-sender .. first-sender + N - 1, as bench/large_db writes its customers), and
+// `--ids random` makes wamids that sort at random, as Meta's do, so each insert lands on a
+// random page of the indexes, as production's do on a long history. Not with --timeline:
+// the overhead join keys on the sender, unique only without --senders.
 //
 // --timeline writes FILE at the end (tests/fakes/timeline.h): per request a line "<ns>
 // webhook <sender>" stamped as it is handed to curl (curl writes it within the next turns
@@ -58,16 +67,36 @@ struct Options {
   std::uint64_t first_sender = 5215500000000;
   double rate = 0;  // requests per second; 0: closed loop
   std::string timeline;
+  std::uint64_t senders = 0;  // 0: a new sender per request
+  bool random_ids = false;
 };
 
-std::string webhook_body(long i, std::uint64_t sender, long now) {
+// A bijective 64-bit mix (splitmix64's finalizer): a stable, random-looking value per i.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string wamid(long i, long now, bool random) {
+  if (!random) return "wamid.BENCH" + std::to_string(now) + "." + std::to_string(i);
+  char hex[33];
+  std::snprintf(
+      hex, sizeof hex, "%016llx%016llx",
+      static_cast<unsigned long long>(mix(static_cast<std::uint64_t>(i) ^ static_cast<std::uint64_t>(now) << 20)),
+      static_cast<unsigned long long>(mix(static_cast<std::uint64_t>(i) + 1)));
+  return std::string("wamid.HBgL") + hex;
+}
+
+std::string webhook_body(long i, std::uint64_t sender, long now, const std::string& id) {
   const std::string from = std::to_string(sender);
   // As Meta serializes it: compact, non-ASCII escaped as \uXXXX.
   return R"({"object":"whatsapp_business_account","entry":[{"id":"1023456789012345","changes":[{"field":"messages",)"
          R"("value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550001234",)"
          R"("phone_number_id":"109876543210001"},"contacts":[{"profile":{"name":"Cliente"},"wa_id":")" +
-         from + R"("}],"messages":[{"from":")" + from + R"(","id":"wamid.BENCH)" + std::to_string(now) + "." +
-         std::to_string(i) + R"(","timestamp":")" + std::to_string(now) +
+         from + R"("}],"messages":[{"from":")" + from + R"(","id":")" + id + R"(","timestamp":")" +
+         std::to_string(now) +
          R"(","type":"text","text":{"body":"Hola, \u00bfhacen env\u00edos a todo M\u00e9xico? Pedido )" +
          std::to_string(1000 + i) + R"("}}]}}]}]})";
 }
@@ -142,14 +171,16 @@ class Load {
   void send_next() {
     const long i = m_next++;
     ++m_in_flight;
-    const std::uint64_t sender = m_options.first_sender + static_cast<std::uint64_t>(i);
+    const std::uint64_t sender =
+        m_options.first_sender +
+        (m_options.senders ? mix(static_cast<std::uint64_t>(i)) % m_options.senders : static_cast<std::uint64_t>(i));
     dispatchd::net::HttpRequest request;
     request.method = "POST";
     request.url = m_options.url;
     request.timeout = std::chrono::milliseconds(60'000);
     request.headers.add("Content-Type", "application/json");
     if (m_options.mode == "webhook") {
-      request.body = webhook_body(i, sender, m_now);
+      request.body = webhook_body(i, sender, m_now, wamid(i, m_now, m_options.random_ids));
       request.headers.add("X-Hub-Signature-256", dispatchd::whatsapp::sign_body(request.body, m_options.secret));
     } else if (m_options.mode == "openai") {
       request.body = openai_body(sender);
@@ -198,7 +229,8 @@ class Load {
 int usage(const char* problem) {
   std::fprintf(stderr,
                "webhook_load: %s\nusage: webhook_load --mode webhook|openai|graph --url URL [--secret-env NAME] "
-               "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R] [--timeline FILE]\n",
+               "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R] [--timeline FILE] "
+               "[--senders N] [--ids sequential|random]\n",
                problem);
   return 2;
 }
@@ -231,6 +263,12 @@ int main(int argc, char** argv) {
       options.timeline = value;
     } else if (flag == "--first-sender") {
       options.first_sender = std::strtoull(value, nullptr, 10);
+    } else if (flag == "--senders") {
+      options.senders = std::strtoull(value, nullptr, 10);
+    } else if (flag == "--ids") {
+      if (std::string_view(value) != "sequential" && std::string_view(value) != "random")
+        return usage("--ids is sequential or random");
+      options.random_ids = std::string_view(value) == "random";
     } else {
       return usage("unknown flag");
     }

@@ -84,8 +84,10 @@ struct HistoryEntry {
   std::string text;
 };
 
-// The conversation before `message_id`: its earlier messages and the replies sent, at most
-// `limit` entries (the newest), oldest first.
+// The conversation before `message_id`: its newest `limit` earlier messages and the replies
+// sent to them, at most `limit` entries (the newest), oldest first. The work is bounded by
+// `limit`, not by the conversation's length. A reply sent late (staff approving an old
+// escalation) to a message older than those `limit` is left out.
 Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit);
 
 // The inbound message `message_id` as stored: its raw payload (the channel's own format:

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "store/audit.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
@@ -233,4 +236,50 @@ TEST_CASE("inbox: history is the conversation's earlier messages and the replies
   CHECK(store::history(db, second, 1).value().size() == 1);
   CHECK(store::history(db, second, 1).value()[0].text == "hello back");
   CHECK(store::history(db, first, 10).value().empty());
+}
+
+TEST_CASE("inbox: the history of a long conversation is its newest messages and their replies, oldest first",
+          "[inbox]") {
+  test::TempDir dir;
+  auto db = migrated(dir);
+  // Thirty messages of one customer, each answered, a minute apart; another conversation
+  // in between.
+  std::int64_t last = 0;
+  for (int i = 0; i < 30; ++i) {
+    const auto at = k_t0 + std::chrono::minutes(i);
+    const auto id = store::insert_inbound(db, message("wamid.L" + std::to_string(i), "long"), at).value().id;
+    insert(db, "wamid.O" + std::to_string(i), "other" + std::to_string(i));
+    auto taken = store::take_next(db, "w", at, 60s);
+    REQUIRE(taken.value());
+    REQUIRE((*taken)->id == id);
+    auto action = store::add_action(db,
+                                    {.message_id = id,
+                                     .action = "send_message",
+                                     .arguments = "{}",
+                                     .recipient = "15551234567",
+                                     .body = "answer " + std::to_string(i)},
+                                    at + 1s);
+    REQUIRE(action);
+    REQUIRE(store::begin_send(db, at + 2s).value());
+    REQUIRE(store::complete_send(db, *action, "wamid.OUT" + std::to_string(i), at + 3s));
+    REQUIRE(store::finish(db, id, store::Outcome::replied, at + 4s));
+    // The other conversation's message is not this one's business: out of the way.
+    auto other = store::take_next(db, "w", at, 60s);
+    REQUIRE(other.value());
+    REQUIRE(store::finish(db, (*other)->id, store::Outcome::ignored, at + 4s));
+    last = id;
+  }
+  const auto next = store::insert_inbound(db, message("wamid.next", "long"), k_t0 + 1h).value().id;
+  auto entries = store::history(db, next, 5);
+  REQUIRE(entries);
+  std::vector<std::string> texts;
+  for (const auto& e : *entries) texts.push_back((e.from_us ? "us: " : "them: ") + e.text);
+  CHECK(texts == std::vector<std::string>{"us: answer 27", "them: hola wamid.L28", "us: answer 28",
+                                          "them: hola wamid.L29", "us: answer 29"});
+  // Before the last message: what came before it, not it.
+  auto before_last = store::history(db, last, 2);
+  REQUIRE(before_last);
+  REQUIRE(before_last->size() == 2);
+  CHECK((*before_last)[0].text == "hola wamid.L28");
+  CHECK((*before_last)[1].text == "answer 28");
 }
