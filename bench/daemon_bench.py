@@ -150,15 +150,7 @@ def io_and_switches(pid):
         for line in f:
             key, value = line.split(":")
             out[key] = int(value)
-    out["switches"] = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
-                        out["switches"] += int(line.split()[1])
-        except OSError:
-            continue  # the thread ended meanwhile
+    out["switches"] = sum(thread_switches(pid).values())
     return out
 
 
