@@ -140,7 +140,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   void poke();
   void take();
   void finished(const Decision& decision);
-  void not_stored(std::int64_t id, int attempts, const std::string& why = "the decision was not stored");
+  void not_stored(std::int64_t id, int attempts, const std::string& why);
   store::Redo::Write hand_back(std::int64_t id);
   void wake_after(std::chrono::milliseconds delay);
 };
@@ -153,6 +153,9 @@ class Run : public std::enable_shared_from_this<Run> {
       : m_state(std::move(state)), m_setup(m_state->setup), m_message(std::move(message)) {}
 
   void start();
+  // Ends the run where it stands, reported once as not stored: its take was in a round whose
+  // COMMIT failed (Agent::State::take). Nothing more of it is written or reported.
+  void abandon();
 
  private:
   const TypeRule* type_rule() const;
@@ -182,6 +185,10 @@ class Run : public std::enable_shared_from_this<Run> {
   template <typename Write>
   std::invoke_result_t<Write&> held(Write&& write);
   void done(Outcome outcome, std::string detail);
+  // The run's one report: finished (its decision is durable, or it was handed over) or not
+  // stored. Later calls, and every step after one, do nothing.
+  void report_finished(Outcome outcome, const std::string& detail);
+  void report_not_stored(const std::string& why);
   void fail(const std::string& error) { done(Outcome::error, error); }
   // A store call that failed. One that may work later (busy, a full disk) hands the message
   // back after a pause, as a lost decision does; anything else is an error, and the message
@@ -199,6 +206,7 @@ class Run : public std::enable_shared_from_this<Run> {
   std::vector<ToolExchange> m_tools;
   std::optional<FailedPair> m_failed;
   bool m_lease_lost = false;
+  bool m_reported = false;  // see report_finished
 };
 
 template <typename Write>
@@ -268,6 +276,7 @@ void Run::ask() {
 
 // Every attempt is recorded before the next step: a restart resumes the budget.
 void Run::on_completion(llm::CompletionResult result) {
+  if (m_reported) return;  // abandoned while the model answered
   if (result) {
     Answered answered{result->output,
                       validator::validate(catalog(), result->output, {m_message.sender, m_message.text})};
@@ -342,6 +351,7 @@ void Run::perform(RunTool step) {
   m_failed.reset();
   run_tool(m_state->tools, step.url, {m_state->settings.max_tool_bytes, m_state->settings.tool_timeout},
            [self = shared_from_this(), call = std::move(step.call)](std::string answer) {
+             if (self->m_reported) return;  // abandoned while the tool answered
              self->m_tools.push_back({call, std::move(answer)});
              self->ask();
            });
@@ -425,22 +435,31 @@ void Run::escalate(Reason reason, const std::string& detail, std::optional<store
 void Run::fail(const store::Error& error) {
   if (m_lease_lost) {
     // Nothing to wait for: the transaction wrote nothing. The taker decides the message.
-    return m_state->finished({m_message.id, Outcome::handed_over,
-                              "the lease ran out and another take has the message; this run stored nothing more",
-                              m_counts.total});
+    return report_finished(Outcome::handed_over,
+                           "the lease ran out and another take has the message; this run stored nothing more");
   }
   if (!error.retryable()) return done(Outcome::error, error.message);
-  m_state->not_stored(m_message.id, m_counts.total, error.message);
+  report_not_stored(error.message);
+}
+
+void Run::abandon() { report_not_stored("its take was not stored (the round's COMMIT failed)"); }
+
+void Run::report_finished(Outcome outcome, const std::string& detail) {
+  if (std::exchange(m_reported, true)) return;
+  m_state->finished({m_message.id, outcome, detail, m_counts.total});
+}
+
+void Run::report_not_stored(const std::string& why) {
+  if (std::exchange(m_reported, true)) return;
+  m_state->not_stored(m_message.id, m_counts.total, why);
 }
 
 void Run::done(Outcome outcome, std::string detail) {
   if (m_state->on_written) boost::asio::post(m_state->io, [state = m_state] { state->on_written(); });
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
   m_state->redo.commit_then(
-      [self = shared_from_this(), outcome, detail = std::move(detail)] {
-        self->m_state->finished({self->m_message.id, outcome, detail, self->m_counts.total});
-      },
-      [self = shared_from_this()] { self->m_state->not_stored(self->m_message.id, self->m_counts.total); });
+      [self = shared_from_this(), outcome, detail = std::move(detail)] { self->report_finished(outcome, detail); },
+      [self = shared_from_this()] { self->report_not_stored("the decision was not stored"); });
 }
 
 void Agent::State::poke() {
@@ -465,7 +484,18 @@ void Agent::State::take() {
     if (!*next) return;
     // A message still running here whose lease ran out is not started twice.
     if (!running.insert((*next)->id).second) continue;
-    std::make_shared<Run>(shared_from_this(), std::move(**next))->start();
+    auto run = std::make_shared<Run>(shared_from_this(), std::move(**next));
+    // A new message is taken in the round that stores it, before its COMMIT (the model hears
+    // of it a commit sooner). Should that COMMIT fail, the message is gone with the take, and
+    // its id may be given to the next message stored: the run is abandoned right there (a
+    // failed COMMIT answers its waiters before the loop runs anything else), before any step
+    // of it could write about the other message. Registered before start(): a decision made
+    // at once (a type rule) joins the same round, and its loss is then reported once, here.
+    store::after_commit(db, [weak = std::weak_ptr<Run>(run)](bool durable) {
+      if (durable) return;
+      if (auto lost = weak.lock()) lost->abandon();
+    });
+    run->start();
   }
 }
 

@@ -19,6 +19,9 @@
 //   decision not stored     -> (a failed COMMIT, e.g. a full disk) the message is handed
 //                              back and taken again after a pause, not when its lease ends
 //                              (store::Redo: Settings::store_pause doubling to 30 s)
+//   take not stored         -> the same, for a message taken in a round whose COMMIT failed
+//                              (it may have been stored in that round, and be gone with it):
+//                              the run ends at once and writes nothing more
 //
 // What to do at each step is decide() (agent/decide.h), a pure function tested as a table;
 // the Run carries its Step out against the store, the provider and the tools.

@@ -7,12 +7,15 @@ pipeline does not deliver every message, never on timing.
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
        [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
-       [--commit-interval-ms I] [--pin]
+       [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S]
 
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
 the model fake takes to answer each request (0): with it, throughput is bounded by
-M / L messages per second, and the summary says how near the run came. --webhook-rate
+M / L messages per second, and the summary says how near the run came.
+--model-latency-spread-ms spreads each answer's wait uniformly over L +- S (the fake's
+--latency-spread-ms): with one fixed latency the answers come back in the bunches the
+requests went out in, which a real model's do not. --webhook-rate
 sends the webhooks open-loop at W per second (as traffic arrives), so their latency is
 measured at that rate instead of at the load generator's fastest. --strace FILE attaches
 `strace -c -f` to dispatchd during the load and writes its system call counts to FILE (one
@@ -217,6 +220,9 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
         paths = {name: os.path.join(workdir, f"timeline-{name}.txt") for name in ("fake_model", "fake_graph",
                                                                                   "webhook_load")}
         fake_args = {k: ["--timeline", paths[k]] for k in ("fake_model", "fake_graph")} if timelines else {}
+        if "--model-latency-spread-ms" in sys.argv[3:-1]:
+            fake_args.setdefault("fake_model", []).extend(
+                ["--latency-spread-ms", str(option("--model-latency-spread-ms", 0))])
         extra_config = {"llm": {"max_concurrency": model_concurrency},
                         # the load generator's connections all come from 127.0.0.1
                         "http": {"max_connections_per_address": 512}}
@@ -229,7 +235,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             workdir=workdir, model_latency_ms=latency_ms, extra_config=extra_config)
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency,
-                      "model_latency_ms": latency_ms, "webhook_rate": rate, "pinned": bool(PINNED)}
+                      "model_latency_ms": latency_ms, "model_latency_spread_ms": option("--model-latency-spread-ms", 0),
+                      "webhook_rate": rate, "pinned": bool(PINNED)}
             alone = min(count, 20000) if latency_ms == 0 else 0
             # With a model latency the fakes' own speed is not the question (and the model
             # fake would take count / concurrency * latency to answer alone).
@@ -399,7 +406,8 @@ def main():
         with open(option("--json", ""), "w") as f:
             json.dump({"runs": results, "median": summary}, f, indent=2)
     print(f"\nmedian of {runs} run(s), {count} messages, {concurrency} webhooks in flight, "
-          f"llm.max_concurrency {model_concurrency}, model latency {latency_ms} ms, "
+          f"llm.max_concurrency {model_concurrency}, model latency {latency_ms} "
+          f"+- {option('--model-latency-spread-ms', 0)} ms, "
           f"database_commit_interval_ms {option('--commit-interval-ms', 'default')}:")
     if latency_ms:
         bound = model_concurrency * 1000 / latency_ms

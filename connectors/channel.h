@@ -6,8 +6,9 @@
 //             with its dedupe key (channel, provider_message_id: a redelivered or
 //             re-polled message is stored once) and the channel's message type, and
 //             delivery reports about what we sent. store_inbound() writes them in one
-//             transaction; once they are durable (store::after_commit) the channel calls
-//             ChannelDeps::on_inbound, the agent's poke.
+//             transaction, and the channel calls ChannelDeps::on_inbound, the agent's
+//             poke: a polling channel once they are durable (store::after_commit), the
+//             webhook one (WhatsApp) at once, for the agent to take them in their round.
 //   outbound  send(item, done) -> SendOutcome. The daemon's outbox pump
 //             (daemon/outbox_pump.h) takes the channel's approved rows (store::begin_send
 //             with name()), makes their 'sending' mark durable, calls send(), and writes
@@ -183,8 +184,9 @@ struct ChannelDeps {
   store::Database& db;
   net::Transport& transport;
   std::function<store::Time()> now;
-  // The agent's poke: new inbox rows are committed (durable, or committed before anything
-  // the agent writes about them, which cannot be durable without them).
+  // The agent's poke: new inbox rows are written (durable; or in the open round, and then
+  // anything the agent writes about them commits with them or after them, and what it took
+  // in a round whose COMMIT fails it abandons).
   std::function<void()> on_inbound;
   After after = {};  // null for a channel that keeps no timer
 };

@@ -70,8 +70,6 @@ struct Round::State : std::enable_shared_from_this<State> {
   // Writers in other processes waiting for the write lock (store/internal/writer_intent.h):
   // while one waits a round is not kept open. Null on PostgreSQL.
   const internal::WriterIntent* writers;
-  // Run (posted) right after the open round's COMMIT, before its sync (Round::when_committed).
-  std::vector<std::function<void()>> on_commit;
   Stats stats;
   Watcher watcher;
   bool failing = false;  // the last COMMIT or sync failed
@@ -349,9 +347,6 @@ struct Round::State : std::enable_shared_from_this<State> {
     const auto committed_ok = db.exec("COMMIT");
     const bool ok = committed_ok.has_value();
     ++stats.commits;
-    // Committed or rolled back: either way what they look for is settled (a rolled-back
-    // message is simply not there to take).
-    for (auto& then : std::exchange(on_commit, {})) post(std::move(then));
     if (!ok) {
       ++stats.failed_commits;
       std::string why = "COMMIT: " + committed_ok.error().message;
@@ -461,14 +456,6 @@ void Round::after_commit(std::function<void(bool)> then) {
   m_state->waiters.push_back(std::move(then));
 }
 
-void Round::when_committed(std::function<void()> then) {
-  if (auto ok = open(); !ok) {
-    m_state->post(std::move(then));  // nothing of the caller's is stored: nothing to wait for
-    return;
-  }
-  m_state->on_commit.push_back(std::move(then));
-}
-
 void Round::commit() { m_state->commit(); }
 
 void Round::watch(Watcher watcher) { m_state->watcher = std::move(watcher); }
@@ -485,11 +472,6 @@ Round::Stats Round::stats() const {
   out.last_checkpoint_error = m_state->last_checkpoint_error;
   out.wal_pages = m_state->wal_frames.load(std::memory_order_relaxed);
   return out;
-}
-
-void when_committed(Database& db, std::function<void()> then, const Round::Post& otherwise) {
-  if (auto* round = db.round()) return round->when_committed(std::move(then));
-  otherwise(std::move(then));
 }
 
 void after_commit(Database& db, std::function<void(bool)> then) {

@@ -80,12 +80,6 @@ class Round {
   // (or failed to be). With no round open, one is opened: `then` never runs before the
   // caller returns.
   void after_commit(std::function<void(bool durable)> then);
-  // Runs `then` (posted to the loop) right after the COMMIT of the round holding what the
-  // caller just wrote, before its sync, whether the COMMIT succeeded or not: for work that
-  // only reads those rows and whose own writes commit after them (so they cannot be on
-  // disk without them), such as taking a new message. It may come a sync later than the
-  // write (see above), never before the COMMIT.
-  void when_committed(std::function<void()> then);
   // Commits the open round now and asks for its sync (the posted commit then finds
   // nothing to do).
   void commit();
@@ -126,9 +120,5 @@ class Round {
 // the Round attached to `db`, else at once (every transaction has committed by itself,
 // synchronously with the default synchronous=FULL).
 void after_commit(Database& db, std::function<void(bool durable)> then);
-
-// Round::when_committed through the Round attached to `db`; with none (every transaction
-// has committed by itself) `otherwise(then)`, which posts it.
-void when_committed(Database& db, std::function<void()> then, const Round::Post& otherwise);
 
 }  // namespace dispatchd::store

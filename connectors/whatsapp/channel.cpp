@@ -131,13 +131,12 @@ void WhatsAppChannel::State::commit_webhooks() {
     else
       spdlog::error("whatsapp: {}", stored.error().message);
   }
-  // The agent may take the new messages once they are committed, before their sync: what
-  // it writes commits after them, so it cannot be on disk without them (the model hears of
-  // a message one sync sooner).
+  // The agent may take the new messages in this very round, before its COMMIT: what it
+  // writes commits with them or after them, so it cannot be on disk without them, and the
+  // model hears of a message without waiting for the round to end. Should the COMMIT fail,
+  // the agent abandons what it took in the round (agent.cpp, Agent::State::take).
   const bool fresh = std::ranges::any_of(*outcomes, [](const auto& o) { return o && !o->new_ids.empty(); });
-  if (fresh && deps.on_inbound)
-    store::when_committed(deps.db, deps.on_inbound,
-                          [post = deps.post](std::function<void()> f) { post(std::move(f)); });
+  if (fresh && deps.on_inbound) deps.on_inbound();
   store::after_commit(deps.db, [weak = weak_from_this(), batch, outcomes](bool committed) {
     auto self = weak.lock();
     if (!committed) {

@@ -614,3 +614,57 @@ TEST_CASE("agent: a run whose lease another instance took stores nothing more (h
   REQUIRE(held);
   CHECK(*held);
 }
+
+TEST_CASE(
+    "agent: a message taken in the round that stores it is abandoned when that COMMIT fails, and its id's next "
+    "message is decided as itself",
+    "[agent][store]") {
+  agent::Settings settings;
+  settings.store_pause = 50ms;
+  AgentHarness h(settings);
+  store::Round round(h.db, [&h](std::function<void()> f) { boost::asio::post(h.io, std::move(f)); });
+  const std::string first = "15550000001";
+  const std::string second = "15550000002";
+  // Each answer goes to the sender its request names: a run that acted on the other
+  // message's row would put one customer's answer on the other's message.
+  h.fake.set_responder([&](const fakes::ReceivedRequest& r) -> std::optional<FakeReply> {
+    const std::string& to = r.body.find(first) != std::string::npos ? first : second;
+    return FakeReply::text(send_message(to, "Hello " + to));
+  });
+  // The first message's answer comes only once the second message is taken too.
+  h.fake.hold_until_in_flight(2);
+  test::fill_disk(h.db, "INSERT ON inbox");
+  // Poked before the insert: the take runs in the insert's round, before its COMMIT.
+  h.agent->poke();
+  const auto lost_id = h.receive("wamid.lost", "hello", first);
+  test::run_until(h.io, [&] { return round.stats().failed_commits == 1; });
+  REQUIRE_FALSE(h.db.in_transaction());
+  CHECK(h.count("SELECT count(*) FROM inbox") == 0);
+  // Reported at the failed COMMIT, while its model call is still out.
+  REQUIRE(h.decisions.size() == 1);
+  CHECK(h.decisions[0].outcome == agent::Outcome::not_stored);
+  CHECK(h.decisions[0].message_id == lost_id);
+  CHECK_THAT(h.decisions[0].detail, Catch::StartsWith("its take was not stored"));
+
+  // Space again; the next message stored takes the lost one's id on SQLite (a rolled-back
+  // rowid is free again; PostgreSQL's sequence never gives one twice), and is taken by the
+  // same worker in the same second: the lease it holds looks like the lost take's.
+  test::free_disk(h.db, "inbox");
+  const auto id = h.receive("wamid.next", "hi", second);
+  if (!test::on_postgresql()) CHECK(id == lost_id);
+  h.agent->poke();
+  test::run_until(h.io, [&] { return h.decisions.size() >= 2 && h.limiter.in_use() == 0; });
+  REQUIRE(h.decisions.size() == 2);
+  CHECK(h.decisions[1].message_id == id);
+  CHECK(h.decisions[1].outcome == agent::Outcome::queued);
+  CHECK(h.fake.request_count() == 2);
+  // The first run's answer came back and was dropped: one attempt and one reply, the second
+  // customer's own.
+  CHECK(h.count("SELECT count(*) FROM attempts") == 1);
+  CHECK(h.count("SELECT count(*) FROM attempts WHERE message_id = " + std::to_string(id)) == 1);
+  CHECK(h.count("SELECT count(*) FROM actions") == 1);
+  CHECK(h.count("SELECT count(*) FROM actions WHERE recipient = '" + second + "'") == 1);
+  h.io.restart();
+  h.io.poll();
+  CHECK(h.decisions.size() == 2);
+}

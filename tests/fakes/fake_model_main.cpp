@@ -1,7 +1,7 @@
 // fake_model: the fake model server as a program, for the demo and the benchmark.
 //
-//   fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE]
-//              [--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING]
+//   fake_model [--port N] [--scenario FILE] [--latency-ms N] [--latency-spread-ms S] [--no-record]
+//              [--dump-requests FILE] [--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING]
 //
 // Speaks the OpenAI, Gemini and Anthropic formats (routed by path). Without a scenario it
 // answers every request with `default`. A scenario file says what the "model" answers:
@@ -25,7 +25,9 @@
 // <sender>" just before its answer was written (after --latency-ms), for the benchmark's
 // overhead join (bench/daemon_bench.py --overhead). --usage sets the tokens every answer
 // reports (FakeReply's fields, written in each dialect's own usage shape; default 11,0,0,7,0),
-// so a test can see a recorded cost end to end.
+// so a test can see a recorded cost end to end. --latency-spread-ms spreads each answer's
+// wait uniformly over latency +- S (at least 0; a fixed seed, so runs repeat): a real model's
+// answers do not come back in the order and the bunches the requests went out in.
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <unistd.h>
@@ -38,6 +40,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -165,6 +168,7 @@ std::string message_of(const std::string& prompt) {
 int main(int argc, char** argv) {
   unsigned short port = 0;
   int latency_ms = 0;
+  int spread_ms = 0;
   bool record = true;
   std::ofstream dump;
   std::string timeline_path;
@@ -177,6 +181,8 @@ int main(int argc, char** argv) {
       port = static_cast<unsigned short>(std::atoi(argv[++i]));
     else if (arg == "--latency-ms" && i + 1 < argc)
       latency_ms = std::atoi(argv[++i]);
+    else if (arg == "--latency-spread-ms" && i + 1 < argc)
+      spread_ms = std::atoi(argv[++i]);
     else if (arg == "--timeline" && i + 1 < argc)
       timeline_path = argv[++i];
     else if (arg == "--usage" && i + 1 < argc &&
@@ -199,14 +205,17 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(
           stderr,
-          "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--no-record] [--dump-requests FILE] "
-          "[--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING]\n");
+          "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--latency-spread-ms S] [--no-record] "
+          "[--dump-requests FILE] [--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING]\n");
       return 2;
     }
   }
   auto server = std::make_unique<FakeModelServer>(port);
   server->set_recording(record);
   std::map<std::string, std::size_t> errors_served;  // by first user turn; the responder runs on one thread
+  std::mt19937 random(20261205);                     // the same thread
+  std::uniform_int_distribution<int> spread(-spread_ms, spread_ms);
+  const auto wait = [&] { return std::chrono::milliseconds(std::max(0, latency_ms + spread(random))); };
   server->set_responder([&](const ReceivedRequest& request) -> std::optional<FakeReply> {
     if (dump.is_open()) dump << dump_line(request) << std::flush;
     rapidjson::Document body;
@@ -234,7 +243,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             FakeReply reply = FakeReply::error(status);
             if (status == 429) reply.with_header("Retry-After", "1");
-            return stamped(reply.after(std::chrono::milliseconds(latency_ms)));
+            return stamped(reply.after(wait()));
           }
         }
         break;
@@ -249,7 +258,7 @@ int main(int argc, char** argv) {
     reply.cache_write_tokens = usage.cache_write_tokens;
     reply.output_tokens = usage.output_tokens;
     reply.reasoning_tokens = usage.reasoning_tokens;
-    return stamped(reply.after(std::chrono::milliseconds(latency_ms)));
+    return stamped(reply.after(wait()));
   });
   std::signal(SIGTERM, [](int) { g_stop = 1; });
   std::signal(SIGINT, [](int) { g_stop = 1; });

@@ -130,41 +130,6 @@ TEST_CASE("round: while another process's writer waits, a round is committed at 
   CHECK(f.committed_events() == 5);
 }
 
-TEST_CASE("round: when_committed runs after the COMMIT, before the sync is answered", "[round]") {
-  Fixture f(std::chrono::milliseconds(300));
-  REQUIRE(f.event("taken"));
-  long long visible_then = -1;
-  bool durable_then = true;
-  bool synced = false;
-  store::after_commit(*f.db, [&](bool) { synced = true; });
-  store::when_committed(
-      *f.db,
-      [&] {
-        visible_then = f.committed_events();
-        durable_then = synced;
-      },
-      [](std::function<void()>) { FAIL("a round is attached"); });
-  CHECK(visible_then == -1);  // not before the COMMIT
-  f.run_until([&] { return visible_then >= 0; });
-  CHECK(visible_then == 1);
-  if (!test::on_postgresql()) CHECK_FALSE(durable_then);  // SQLite: the sync comes after
-  f.run_until([&] { return synced; });
-}
-
-TEST_CASE("round: without a round, when_committed hands `then` to the caller's post", "[round]") {
-  test::TempDir dir;
-  auto db = test::open_db(dir);
-  REQUIRE(db);
-  int handed = 0;
-  store::when_committed(
-      *db, [] {},
-      [&](std::function<void()> then) {
-        CHECK(then);
-        ++handed;
-      });
-  CHECK(handed == 1);
-}
-
 TEST_CASE("round: a failing call undoes only its own changes, the round goes on", "[round]") {
   Fixture f;
   REQUIRE(f.event("kept"));
