@@ -8,6 +8,7 @@
 
 #include "connectors/whatsapp/channel.h"
 #include "store/outbox.h"
+#include "store/round.h"
 #include "tests/connectors/whatsapp_fixture.h"
 #include "tests/io_run.h"
 
@@ -62,6 +63,25 @@ TEST_CASE("whatsapp channel: counts each webhook by its answer", "[whatsapp]") {
   CHECK(counted.not_stored == 0);
   CHECK(counted.messages_stored == 1);
   CHECK(counted.duplicates == 1);
+}
+
+TEST_CASE("whatsapp channel: the agent hears of new messages in the round that stores them, before its COMMIT",
+          "[whatsapp][store]") {
+  Fixture f;
+  store::Round round(f.db, [&f](std::function<void()> then) { boost::asio::post(f.io, std::move(then)); });
+  std::vector<std::string> heard;
+  f.on_inbound = [&] {
+    auto other = test::open_db(f.dir, store::Database::Mode::existing);
+    REQUIRE(other);
+    heard.push_back("own rows " + std::to_string(f.db.query_int("SELECT count(*) FROM inbox").value()) +
+                    ", committed rows " + std::to_string(other->query_int("SELECT count(*) FROM inbox").value()) +
+                    ", answered " + std::to_string(f.statuses.size()));
+  };
+  f.post(signed_post(text_webhook(1)));
+  f.post(signed_post(text_webhook(1)));  // the same message again: nothing new to hear of
+  test::run_until(f.io, [&] { return f.statuses.size() == 2; });
+  CHECK(heard == std::vector<std::string>{"own rows 1, committed rows 0, answered 0"});
+  CHECK(f.statuses == std::vector<int>{200, 200});
 }
 
 TEST_CASE("whatsapp channel: the oldest read receipts are dropped beyond a backlog of 10 000", "[whatsapp]") {

@@ -95,9 +95,14 @@ struct WhatsAppFixture {
   boost::asio::io_context io;
   HoldingTransport transport{io};
   int inbound = 0;
+  std::function<void()> on_inbound;  // called with each poke of the agent, when set
   store::Time now = k_t0;
   whatsapp::WhatsAppChannel channel{{[this](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
-                                     db, transport, [this] { return now; }, [this] { ++inbound; }},
+                                     db, transport, [this] { return now; },
+                                     [this] {
+                                       ++inbound;
+                                       if (on_inbound) on_inbound();
+                                     }},
                                     whatsapp_settings()};
   std::vector<int> statuses;
 
