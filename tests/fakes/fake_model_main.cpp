@@ -210,6 +210,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (spread_ms < 0) {
+    // uniform_int_distribution(S, -S) would be undefined: refused, not run with some spread.
+    std::fprintf(stderr, "fake_model: --latency-spread-ms must be 0 or more, not %d\n", spread_ms);
+    return 2;
+  }
   auto server = std::make_unique<FakeModelServer>(port);
   server->set_recording(record);
   std::map<std::string, std::size_t> errors_served;  // by first user turn; the responder runs on one thread
