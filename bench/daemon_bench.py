@@ -169,6 +169,35 @@ def thread_schedstat(pid):
     return out
 
 
+def loop_steps(stack):
+    """The event loop's step histogram from /metrics (dispatchd_loop_handler_seconds): steps
+    run, steps over 10 and 50 ms, and the longest since start in ms; None from a build
+    without it."""
+    status, text = stack.get("/metrics")
+    if status != 200:
+        return None
+    buckets, out = {}, {}
+    for line in text.splitlines():
+        if line.startswith('dispatchd_loop_handler_seconds_bucket{le="'):
+            le, value = line[len('dispatchd_loop_handler_seconds_bucket{le="'):].split('"} ')
+            buckets[le] = int(value)
+        elif line.startswith("dispatchd_loop_handler_max_seconds "):
+            out["longest_ms"] = round(float(line.split()[1]) * 1000, 1)
+    if "+Inf" not in buckets or "0.010000" not in buckets or "0.050000" not in buckets:
+        return None
+    out.update(steps=buckets["+Inf"], over_10ms=buckets["+Inf"] - buckets["0.010000"],
+               over_50ms=buckets["+Inf"] - buckets["0.050000"])
+    return out
+
+
+def step_delta(before, after):
+    """What loop_steps counted between two calls (the longest is since start)."""
+    if before is None or after is None:
+        return None
+    return {"steps": after["steps"] - before["steps"], "over_10ms": after["over_10ms"] - before["over_10ms"],
+            "over_50ms": after["over_50ms"] - before["over_50ms"], "longest_since_start_ms": after["longest_ms"]}
+
+
 def load(build, mode, url, count, concurrency, **extra):
     argv = [os.path.join(build, "bench", "webhook_load"), "--mode", mode, "--url", url, "--count", str(count),
             "--concurrency", str(concurrency)]
@@ -268,6 +297,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             threads_before = thread_cpu(pid)
             switches_before = thread_switches(pid)
             io_before = io_and_switches(pid)
+            steps_before = loop_steps(stack)
             sched_before = thread_schedstat(pid) if timelines else {}
             tracer = None
             if strace_file:
@@ -303,6 +333,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             switches = thread_switches(pid)
             names = thread_names(pid)
             io = io_and_switches(pid)
+            steps = step_delta(steps_before, loop_steps(stack))
             busiest = max(threads[t] - threads_before.get(t, 0.0) for t in threads)
             if timelines:
                 # On a shared machine a thread may be ready and get no CPU: the scheduler's
@@ -333,6 +364,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                 # Where a paced run's CPU goes beside the work itself: each small group-commit
                 # round writes its own WAL pages and wakes the syncer, each answer wakes a thread.
                 "write_calls_per_message": round((io["syscw"] - io_before["syscw"]) / count, 1),
+                "read_calls_per_message": round((io["syscr"] - io_before["syscr"]) / count, 1),
                 "kib_written_per_message": round((io["write_bytes"] - io_before["write_bytes"]) / 1024 / count, 1),
                 "context_switches_per_message": round((io["switches"] - io_before["switches"]) / count, 1),
                 # The same two split by thread: the loop ("dispatchd"), the HTTP client's
@@ -345,6 +377,13 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                     for name, n in sorted(per_thread_name(switches_before, switches, names, count).items())},
                 "audit_events": db.execute("SELECT count(*) FROM audit").fetchone()[0],
             })
+            if steps:
+                # The event loop's steps during the load (/metrics): how many, and how many held
+                # it for over 10 ms, the bound the daemon aims at.
+                result["loop_steps_per_message"] = round(steps["steps"] / count, 1)
+                result["loop_steps_over_10ms"] = steps["over_10ms"]
+                result["loop_steps_over_50ms"] = steps["over_50ms"]
+                result["loop_longest_step_ms"] = steps["longest_since_start_ms"]
             db.close()
             code = daemon.stop()
             result["exit_code_on_sigterm"] = code
@@ -392,6 +431,9 @@ def main():
             "idle_rss_mib", "peak_rss_mib", "write_calls_per_message", "kib_written_per_message",
             "context_switches_per_message", "ready_existing_db_ms", "ready_new_db_ms", "webhook_latency_ms_p50",
             "webhook_latency_ms_p99"]
+    # From /metrics, on a build that times the loop's steps (compare-daemon-bench.sh may run one without).
+    keys += [k for k in ("loop_steps_per_message", "loop_steps_over_10ms", "loop_steps_over_50ms",
+                         "loop_longest_step_ms", "read_calls_per_message") if all(k in r for r in results)]
     if timelines:
         keys += [f"{interval}_ms_{p}" for interval in ("webhook_to_model", "webhook_to_model_no_slot_wait",
                                                        "webhook_to_ack", "ack_to_model", "answer_to_graph")

@@ -12,7 +12,10 @@ READY on it (sd_notify on a test socket; the first start also applies pending mi
 loop is held: a prober sends GET /healthz every 5 ms on its own connection during each phase
 (idle; /metrics scraped every second; staff listings paged through; webhooks; webhooks with
 /metrics every second) and reports the median, p99 and max answer time. A request or periodic
-task that held the loop for X ms shows as a /healthz answer of about X ms.
+task that held the loop for X ms shows as a /healthz answer of about X ms. Each phase also
+reports the loop's own count of its steps (`loop_steps`, from /metrics' histogram of handler
+times on a build that has it): how many ran, how many held the loop for over 10 and 50 ms,
+and the longest since the daemon started.
 
 --keys existing sends the webhooks from the history's own customers (bench/large_db's 50,000
 WhatsApp numbers) with wamids that sort at random, as Meta's do: every insert then lands on a
@@ -140,13 +143,22 @@ def main():
         result["audit_verify_ok"] = verify.returncode == 0
 
         prober = Prober(stack.port)
+        marks = [daemon_bench.loop_steps(stack)]
+
+        def phase():
+            """The prober's answer times and the loop's own step counts since the last phase."""
+            out = prober.phase()
+            marks.append(daemon_bench.loop_steps(stack))
+            out["loop_steps"] = daemon_bench.step_delta(marks[-2], marks[-1])
+            return out
+
         time.sleep(3)
-        result["loop_idle"] = prober.phase()
+        result["loop_idle"] = phase()
 
         scrapes = []
         scrape_every_second(stack, scrapes, seconds=10)
         result["metrics_ms"] = {"median": round(statistics.median(scrapes), 1), "max": round(max(scrapes), 1)}
-        result["loop_while_scraping"] = prober.phase()
+        result["loop_while_scraping"] = phase()
 
         pages = []
         by_listing = {}  # each page's time, per listing: which one is slow, first or every
@@ -166,7 +178,7 @@ def main():
                                    "max": round(max(pages), 1), "by_listing": by_listing}
         first_case = json.loads(stack.get("/api/escalations?limit=1", auth)[1])[0]["escalation_id"]
         result["staff_case_ms"] = round(timed_get(stack, f"/api/escalations/{first_case}", auth)[2], 1)
-        result["loop_while_paging"] = prober.phase()
+        result["loop_while_paging"] = phase()
 
         url = stack.url("/webhooks/whatsapp")
         existing = option("--keys", "new") == "existing"
@@ -187,7 +199,7 @@ def main():
                                   first_sender=34600000000 if existing else 5215600000000, **keys)
         result["webhooks_quiet"] = {"per_s": quiet["per_second"], "p50_ms": quiet["latency_ms"]["p50"],
                                     "p99_ms": quiet["latency_ms"]["p99"]}
-        result["loop_under_webhooks"] = prober.phase()
+        result["loop_under_webhooks"] = phase()
         result["loop_under_webhooks"]["loop_read_kib"] = loop_read_kib() - read_before
         scrapes = []
         done = threading.Event()
@@ -200,7 +212,7 @@ def main():
         scraper.join()
         result["webhooks_scraped"] = {"per_s": scraped["per_second"], "p50_ms": scraped["latency_ms"]["p50"],
                                       "p99_ms": scraped["latency_ms"]["p99"], "scrapes": len(scrapes)}
-        result["loop_under_webhooks_and_scrapes"] = prober.phase()
+        result["loop_under_webhooks_and_scrapes"] = phase()
         result["loop_under_webhooks_and_scrapes"]["loop_read_kib"] = loop_read_kib() - read_before
         result["prober_failures"] = prober.failures
         prober.close()

@@ -16,6 +16,7 @@
 #include "config/database_password.h"
 #include "daemon/service.h"
 #include "daemon/startup.h"
+#include "net/handler_timing.h"
 #include "store/backend.h"
 
 namespace {
@@ -94,7 +95,10 @@ int main(int argc, char** argv) {
   else if (*limit < needed)
     spdlog::warn("open files limited to {} (the configuration may use {}): raise LimitNOFILE", *limit, needed);
   boost::asio::io_context io(1);
-  auto service = dispatchd::daemon::Service::create(std::move(*config), io);
+  // Every step the loop runs is timed for /metrics (net/handler_timing.h).
+  dispatchd::net::HandlerTimes loop_times;
+  const dispatchd::net::TimeHandlers timed(loop_times);
+  auto service = dispatchd::daemon::Service::create(std::move(*config), io, &loop_times);
   if (!service) {
     spdlog::critical("cannot start: {}", service.error());
     return 1;

@@ -56,6 +56,29 @@ std::string seconds(std::int64_t ms) {
   return whole + "." + frac;
 }
 
+// Microseconds as seconds, to the microsecond.
+std::string seconds_us(std::int64_t us) {
+  std::string frac = std::to_string(us % 1'000'000);
+  frac.insert(0, 6 - frac.size(), '0');
+  return std::to_string(us / 1'000'000) + "." + frac;
+}
+
+// The event loop's steps: everything the daemon does waits behind the step that runs.
+void render_loop_handlers(Writer& w, const net::HandlerTimes::Snapshot& s) {
+  w.family("dispatchd_loop_handler_seconds", "histogram",
+           "Time the event loop spent in each step it ran (a handler: a request's read, a posted "
+           "function, a timer), since start.");
+  for (std::size_t i = 0; i < s.at_most.size(); ++i) {
+    w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", seconds_us(net::HandlerTimes::k_bounds_us[i])}},
+             s.at_most[i]);
+  }
+  w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", "+Inf"}}, s.count);
+  w.sample("dispatchd_loop_handler_seconds_sum", {}, seconds_us(s.sum_us));
+  w.sample("dispatchd_loop_handler_seconds_count", {}, s.count);
+  w.family("dispatchd_loop_handler_max_seconds", "gauge", "The longest step the event loop ran since start.");
+  w.sample("dispatchd_loop_handler_max_seconds", {}, seconds_us(s.max_us));
+}
+
 // Seconds from a stored time to `now`; 0 for none (or a time in the future).
 std::int64_t age_since(const std::optional<std::string>& since, store::Time now) {
   if (!since) return 0;
@@ -253,6 +276,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
     w.sample("dispatchd_store_failures_total", {{"step", "checkpoint"}}, failed->checkpoints);
   }
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
+  if (gauges.loop_handlers) render_loop_handlers(w, *gauges.loop_handlers);
   render_channels(w, gauges.channels, now);
   return w.take();
 }

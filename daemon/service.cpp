@@ -28,6 +28,7 @@
 #include "daemon/startup.h"
 #include "daemon/wiring.h"
 #include "llm/limiter.h"
+#include "net/handler_timing.h"
 #include "net/threaded_transport.h"
 #include "store/audit.h"
 #include "store/instances.h"
@@ -103,7 +104,8 @@ struct Service::Parts {
   std::unique_ptr<ReadThread> reads;   // after `staff`, before `http`: see daemon/read_thread.h
   std::unique_ptr<Notifier> notifier;  // when escalation.notify_url is set
   std::unique_ptr<HttpFront> http;
-  std::unique_ptr<store::Round> round;  // after `store`: commits before the database closes
+  std::unique_ptr<store::Round> round;            // after `store`: commits before the database closes
+  const net::HandlerTimes* loop_times = nullptr;  // the loop's steps, when main times them
   boost::asio::steady_timer tick;
   boost::asio::steady_timer watchdog;
   std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
@@ -316,6 +318,7 @@ Response Service::Parts::answer(const Request& r) {
       const auto stats = round->stats();
       gauges.store_failures = {stats.failed_commits, stats.failed_syncs, stats.failed_checkpoints};
     }
+    if (loop_times) gauges.loop_handlers = loop_times->snapshot();
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
@@ -382,8 +385,8 @@ void Service::Parts::on_watchdog() {
   });
 }
 
-std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config,
-                                                                     boost::asio::io_context& io) {
+std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config, boost::asio::io_context& io,
+                                                                     const net::HandlerTimes* loop_times) {
   // Everything --check-config checks, before the database is touched.
   if (const auto problems = check_environment(config); !problems.empty()) {
     std::string text = problems.front();
@@ -400,6 +403,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   }
   auto parts = std::make_unique<Parts>(std::move(config), io, std::move(*ready));
   auto& p = *parts;
+  p.loop_times = loop_times;
   // Group commit (store/round.h): one durable transaction per round of the event loop;
   // acknowledged webhooks, `sending` marks and staff decisions act after it.
   p.round = std::make_unique<store::Round>(

@@ -22,13 +22,18 @@
 namespace boost::asio {
 class io_context;
 }
+namespace dispatchd::net {
+class HandlerTimes;
+}
 
 namespace dispatchd::daemon {
 
 class Service {
  public:
-  static std::expected<std::unique_ptr<Service>, std::string> create(config::Config config,
-                                                                     boost::asio::io_context& io);
+  // `loop_times`, when given, times the loop's handlers (main installs it on the loop's
+  // thread, net/handler_timing.h) and /metrics shows it; it must outlive the Service.
+  static std::expected<std::unique_ptr<Service>, std::string> create(config::Config config, boost::asio::io_context& io,
+                                                                     const net::HandlerTimes* loop_times = nullptr);
   ~Service();
 
   // Binds the listener, starts the agent, the channels and the timers, then notifies READY.

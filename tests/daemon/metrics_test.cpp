@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,29 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"not_stored\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_redeliveries_total{channel=\"whatsapp\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_read_receipts_dropped_total 3\n"));
+}
+
+TEST_CASE("metrics: the event loop's steps as a histogram and the longest, only when they are timed", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_loop_handler"));
+  net::HandlerTimes times;
+  times.add(std::chrono::microseconds(300));
+  times.add(std::chrono::microseconds(7'500));
+  times.add(std::chrono::microseconds(42'000));
+  gauges.loop_handlers = times.snapshot();
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_loop_handler_seconds histogram\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_seconds_bucket{le=\"0.001000\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_seconds_bucket{le=\"0.010000\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_seconds_bucket{le=\"0.050000\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_seconds_bucket{le=\"+Inf\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_seconds_sum 0.049800\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_seconds_count 3\n"));
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_loop_handler_max_seconds gauge\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_max_seconds 0.042000\n"));
 }
 
 TEST_CASE("metrics: the outbox pump's sends by channel", "[metrics]") {

@@ -141,6 +141,12 @@ def main_flow():
                      'dispatchd_webhooks_total{channel="whatsapp",result="malformed"} 1',
                      'dispatchd_redeliveries_total{channel="whatsapp"} 1'):
             check(f"metrics: {line}", line + "\n" in text, [m for m in text.splitlines() if "webhooks" in m])
+        # The event loop's steps are timed: every request and message above ran some.
+        steps = [m for m in text.splitlines() if m.startswith("dispatchd_loop_handler")]
+        counted = [m for m in steps if m.startswith("dispatchd_loop_handler_seconds_count ")]
+        check("metrics: the loop's steps are timed", counted and int(counted[0].split()[1]) > 20, steps)
+        check("metrics: the longest step", any(m.startswith("dispatchd_loop_handler_max_seconds 0.") for m in steps),
+              steps)
 
         # The staff API behind a named account; the admin token only manages accounts.
         status, _ = stack.get("/api/escalations")

@@ -1,0 +1,27 @@
+#pragma once
+// Asio's custom handler tracking (BOOST_ASIO_CUSTOM_HANDLER_TRACKING names this header; Asio
+// includes it from boost/asio/detail/handler_tracking.hpp). Only the invocation hooks do
+// anything: they time each handler for net/handler_timing.h. The rest are empty, and
+// BOOST_ASIO_INHERIT_TRACKED_HANDLER adds no base class, so Asio's objects keep their
+// layout: a translation unit compiled without the define differs only in these two calls.
+//
+// Never include it directly: include net/handler_timing.h for the types.
+
+#include "net/handler_timing.h"
+
+#define BOOST_ASIO_INHERIT_TRACKED_HANDLER
+#define BOOST_ASIO_ALSO_INHERIT_TRACKED_HANDLER
+#define BOOST_ASIO_HANDLER_TRACKING_INIT (void)0
+#define BOOST_ASIO_HANDLER_LOCATION(args) (void)0
+#define BOOST_ASIO_HANDLER_CREATION(args) (void)0
+#define BOOST_ASIO_HANDLER_COMPLETION(args) (void)0
+#define BOOST_ASIO_HANDLER_INVOCATION_BEGIN(args) ::dispatchd::net::handler_timing::begin()
+#define BOOST_ASIO_HANDLER_INVOCATION_END ::dispatchd::net::handler_timing::end()
+#define BOOST_ASIO_HANDLER_OPERATION(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_REGISTRATION(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_DEREGISTRATION(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_READ_EVENT 0
+#define BOOST_ASIO_HANDLER_REACTOR_WRITE_EVENT 0
+#define BOOST_ASIO_HANDLER_REACTOR_ERROR_EVENT 0
+#define BOOST_ASIO_HANDLER_REACTOR_EVENTS(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_OPERATION(args) (void)0

@@ -1,0 +1,94 @@
+#pragma once
+// How long each step of an event loop held its thread: the time Asio spends inside each
+// completion handler it runs there (a posted function, a timer, a socket's read or write
+// completion), measured through Asio's custom handler tracking (net/asio_handler_hooks.h,
+// named for every target that compiles Asio: see net/CMakeLists.txt).
+//
+// Why: the daemon's loop promises that no single step holds it for more than 10 ms, since
+// every webhook, health check and send waits behind the step that runs. A benchmark can
+// probe that from outside; production cannot, so /metrics shows this histogram and the
+// longest step since start.
+//
+// Only a thread that installed a HandlerTimes (TimeHandlers) is timed; on any other thread
+// (the HTTP client's, a test's) the hooks cost one thread-local test. A handler that Asio
+// runs inside another one (a dispatch) counts as part of the outer one: the thread was held
+// for the outer one's whole time.
+//
+// Thread-safety: a HandlerTimes is written and read on the thread it times.
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+
+namespace dispatchd::net {
+
+class HandlerTimes {
+ public:
+  // Upper bounds of the histogram's buckets, in microseconds (+Inf is implied).
+  static constexpr std::array<std::int64_t, 7> k_bounds_us = {1'000,   5'000,   10'000,   50'000,
+                                                              100'000, 500'000, 1'000'000};
+
+  void add(std::chrono::nanoseconds took) {
+    const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+    for (std::size_t i = 0; i < k_bounds_us.size(); ++i)
+      if (us <= k_bounds_us[i]) ++m_at_most[i];
+    ++m_count;
+    m_sum_us += us;
+    if (us > m_max_us) m_max_us = us;
+  }
+
+  struct Snapshot {
+    std::array<std::int64_t, k_bounds_us.size()> at_most{};  // cumulative, as Prometheus wants them
+    std::int64_t count = 0;
+    std::int64_t sum_us = 0;
+    std::int64_t max_us = 0;
+  };
+  Snapshot snapshot() const { return Snapshot{m_at_most, m_count, m_sum_us, m_max_us}; }
+
+ private:
+  std::array<std::int64_t, k_bounds_us.size()> m_at_most{};
+  std::int64_t m_count = 0;
+  std::int64_t m_sum_us = 0;
+  std::int64_t m_max_us = 0;
+};
+
+namespace handler_timing {
+// The hooks' state for the calling thread: which HandlerTimes (none: not timed), how deep in
+// nested handlers, and when the outermost began.
+inline thread_local HandlerTimes* t_times = nullptr;
+inline thread_local int t_depth = 0;
+inline thread_local std::chrono::steady_clock::time_point t_began;
+
+inline void begin() noexcept {
+  if (t_times == nullptr) return;
+  if (t_depth++ == 0) t_began = std::chrono::steady_clock::now();
+}
+
+// A handler that began before TimeHandlers was installed (t_depth 0) is not counted.
+inline void end() noexcept {
+  if (t_depth == 0) return;
+  if (--t_depth == 0 && t_times != nullptr) t_times->add(std::chrono::steady_clock::now() - t_began);
+}
+}  // namespace handler_timing
+
+// Times the handlers run on the calling thread into `times` while it lives. Created and
+// destroyed on that thread, outside any handler (before io_context::run, and after it);
+// `times` must outlive it.
+class TimeHandlers {
+ public:
+  explicit TimeHandlers(HandlerTimes& times) : m_previous(handler_timing::t_times) {
+    handler_timing::t_times = &times;
+    handler_timing::t_depth = 0;
+  }
+  ~TimeHandlers() {
+    handler_timing::t_times = m_previous;
+    handler_timing::t_depth = 0;
+  }
+  TimeHandlers(const TimeHandlers&) = delete;
+  TimeHandlers& operator=(const TimeHandlers&) = delete;
+
+ private:
+  HandlerTimes* m_previous;
+};
+
+}  // namespace dispatchd::net

@@ -1,0 +1,86 @@
+#include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
+
+#include "net/handler_timing.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The bucket of the histogram whose upper bound is `us`.
+std::int64_t at_most(const net::HandlerTimes::Snapshot& s, std::int64_t us) {
+  for (std::size_t i = 0; i < net::HandlerTimes::k_bounds_us.size(); ++i)
+    if (net::HandlerTimes::k_bounds_us[i] == us) return s.at_most[i];
+  FAIL("no bucket at " << us << " us");
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("handler timing: each step the loop runs is timed, a long one falls in its bucket", "[net]") {
+  net::HandlerTimes times;
+  boost::asio::io_context io(1);
+  {
+    const net::TimeHandlers timed(times);
+    boost::asio::post(io, [] {});
+    boost::asio::post(io, [] { std::this_thread::sleep_for(12ms); });
+    boost::asio::steady_timer timer(io, 1ms);
+    timer.async_wait([](const boost::system::error_code&) {});
+    io.run();
+  }
+  const auto s = times.snapshot();
+  CHECK(s.count == 3);
+  CHECK(s.max_us >= 12'000);
+  CHECK(s.sum_us >= 12'000);
+  // The two quick ones within 10 ms, the sleeper over it.
+  CHECK(at_most(s, 10'000) == 2);
+  CHECK(at_most(s, 1'000'000) == 3);
+}
+
+TEST_CASE("handler timing: a handler run inside another counts once, as part of the outer one", "[net]") {
+  net::HandlerTimes times;
+  boost::asio::io_context io(1);
+  const net::TimeHandlers timed(times);
+  bool inner_ran = false;
+  boost::asio::post(io, [&] {
+    // dispatch from the loop's own thread runs the function at once, inside this handler.
+    boost::asio::dispatch(io, [&] {
+      inner_ran = true;
+      std::this_thread::sleep_for(11ms);
+    });
+  });
+  io.run();
+  REQUIRE(inner_ran);
+  const auto s = times.snapshot();
+  CHECK(s.count == 1);
+  CHECK(s.max_us >= 11'000);
+  CHECK(at_most(s, 10'000) == 0);
+}
+
+TEST_CASE("handler timing: only the thread that installed it is timed, and only while it is installed", "[net]") {
+  net::HandlerTimes times;
+  boost::asio::io_context elsewhere(1);
+  boost::asio::post(elsewhere, [] { std::this_thread::sleep_for(2ms); });
+  boost::asio::io_context here(1);
+  boost::asio::post(here, [] {});
+  {
+    const net::TimeHandlers timed(times);
+    std::thread other([&] { elsewhere.run(); });
+    other.join();
+    here.run();
+  }
+  CHECK(times.snapshot().count == 1);  // `here`'s handler, not the other thread's
+
+  here.restart();
+  boost::asio::post(here, [] {});
+  here.run();  // no longer installed
+  CHECK(times.snapshot().count == 1);
+}
