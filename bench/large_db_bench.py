@@ -15,7 +15,8 @@ loop is held: a prober sends GET /healthz every 5 ms on its own connection durin
 task that held the loop for X ms shows as a /healthz answer of about X ms. Each phase also
 reports the loop's own count of its steps (`loop_steps`, from /metrics' histogram of handler
 times on a build that has it): how many ran, how many held the loop for over 10 and 50 ms,
-and the longest since the daemon started.
+and the longest since the daemon started; `slow_steps_logged` holds the daemon's own log lines
+naming the longest step of each 10 s that had steps over 10 ms.
 
 --keys existing sends the webhooks from the history's own customers (bench/large_db's 50,000
 WhatsApp numbers) with wamids that sort at random, as Meta's do: every insert then lands on a
@@ -216,6 +217,9 @@ def main():
         result["loop_under_webhooks_and_scrapes"]["loop_read_kib"] = loop_read_kib() - read_before
         result["prober_failures"] = prober.failures
         prober.close()
+        # The daemon names the longest of its slow steps in the log, once per 10 s at most.
+        time.sleep(10)
+        result["slow_steps_logged"] = [line for line in daemon.lines if "event loop:" in line]
         print(json.dumps(result, indent=2), flush=True)
         if option("--json", ""):
             with open(option("--json", ""), "w") as f:

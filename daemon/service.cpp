@@ -41,6 +41,8 @@ namespace dispatchd::daemon {
 namespace {
 
 constexpr std::chrono::seconds k_tick{1};
+// Slow event loop steps are logged once per this many ticks at most.
+constexpr std::int64_t k_slow_steps_ticks = 10;
 constexpr std::chrono::seconds k_connection_grace{1};  // see shutdown()
 constexpr int k_keepalive_ticks = 15;                  // an SSE comment this often keeps streams open
 constexpr int k_session_sweep_ticks = 3600;            // expired staff sessions deleted this often
@@ -104,8 +106,8 @@ struct Service::Parts {
   std::unique_ptr<ReadThread> reads;   // after `staff`, before `http`: see daemon/read_thread.h
   std::unique_ptr<Notifier> notifier;  // when escalation.notify_url is set
   std::unique_ptr<HttpFront> http;
-  std::unique_ptr<store::Round> round;            // after `store`: commits before the database closes
-  const net::HandlerTimes* loop_times = nullptr;  // the loop's steps, when main times them
+  std::unique_ptr<store::Round> round;      // after `store`: commits before the database closes
+  net::HandlerTimes* loop_times = nullptr;  // the loop's steps, when main times them
   boost::asio::steady_timer tick;
   boost::asio::steady_timer watchdog;
   std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
@@ -142,6 +144,7 @@ struct Service::Parts {
   void keep_alive();
   void follow_holds();
   void log_checkpoint_failures();
+  void log_slow_steps();
   std::string status() const;
 };
 
@@ -239,6 +242,16 @@ void Service::Parts::follow_holds() {
 
 // Checkpoints fail on their own thread and lose nothing (the WAL grows until one succeeds),
 // so they are logged at the tick, once a tick at most, with the newest reason.
+// Steps that held the loop over 10 ms since the last report: everything waited behind them.
+void Service::Parts::log_slow_steps() {
+  if (!loop_times) return;
+  const auto slow = loop_times->take_slow();
+  if (!slow) return;
+  spdlog::warn("event loop: {} step(s) held it over {} ms in the last {} s; the longest {:.1f} ms, in {}", slow->count,
+               net::HandlerTimes::k_slow_us / 1000, k_slow_steps_ticks * k_tick.count(),
+               static_cast<double>(slow->longest_us) / 1000.0, net::describe_handler(slow->type));
+}
+
 void Service::Parts::log_checkpoint_failures() {
   if (!round) return;
   const auto stats = round->stats();
@@ -352,6 +365,7 @@ void Service::Parts::on_tick() {
   keep_alive();
   follow_holds();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
+  if (ticks % k_slow_steps_ticks == 0) log_slow_steps();
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) on_tick();
@@ -386,7 +400,7 @@ void Service::Parts::on_watchdog() {
 }
 
 std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config, boost::asio::io_context& io,
-                                                                     const net::HandlerTimes* loop_times) {
+                                                                     net::HandlerTimes* loop_times) {
   // Everything --check-config checks, before the database is touched.
   if (const auto problems = check_environment(config); !problems.empty()) {
     std::string text = problems.front();

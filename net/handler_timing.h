@@ -12,13 +12,18 @@
 // Only a thread that installed a HandlerTimes (TimeHandlers) is timed; on any other thread
 // (the HTTP client's, a test's) the hooks cost one thread-local test. A handler that Asio
 // runs inside another one (a dispatch) counts as part of the outer one: the thread was held
-// for the outer one's whole time.
+// for the outer one's whole time. Each step is known by the type of Asio's operation that ran
+// it (its mangled name, e.g. an executor_op around the lambda a function posted), so a slow
+// one can be named in the log (describe_handler).
 //
 // Thread-safety: a HandlerTimes is written and read on the thread it times.
 
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 
 namespace dispatchd::net {
 
@@ -28,13 +33,36 @@ class HandlerTimes {
   static constexpr std::array<std::int64_t, 7> k_bounds_us = {1'000,   5'000,   10'000,   50'000,
                                                               100'000, 500'000, 1'000'000};
 
-  void add(std::chrono::nanoseconds took) {
+  // A step over this long is slow (the daemon's bound): counted for take_slow.
+  static constexpr std::int64_t k_slow_us = 10'000;
+
+  // `type`: the mangled name of the operation's type (typeid), or null.
+  void add(std::chrono::nanoseconds took, const char* type = nullptr) {
     const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
     for (std::size_t i = 0; i < k_bounds_us.size(); ++i)
       if (us <= k_bounds_us[i]) ++m_at_most[i];
     ++m_count;
     m_sum_us += us;
     if (us > m_max_us) m_max_us = us;
+    if (us > k_slow_us) {
+      ++m_slow.count;
+      if (us > m_slow.longest_us) {
+        m_slow.longest_us = us;
+        m_slow.type = type;
+      }
+    }
+  }
+
+  // The steps over k_slow_us since the last call, and the longest of them; none when there
+  // were none.
+  struct Slow {
+    std::int64_t count = 0;
+    std::int64_t longest_us = 0;
+    const char* type = nullptr;  // the longest one's operation (mangled), or null
+  };
+  std::optional<Slow> take_slow() {
+    if (m_slow.count == 0) return std::nullopt;
+    return std::exchange(m_slow, Slow{});
   }
 
   struct Snapshot {
@@ -50,7 +78,14 @@ class HandlerTimes {
   std::int64_t m_count = 0;
   std::int64_t m_sum_us = 0;
   std::int64_t m_max_us = 0;
+  Slow m_slow;
 };
+
+// A readable name for a step from its operation's mangled type name: the first of
+// dispatchd's own names inside it (the lambda or member function the handler is, e.g.
+// "dispatchd::store::Round::State::commit()::{lambda()#1}"), else the whole demangled name,
+// cut to `limit` characters. "an unnamed step" for null.
+std::string describe_handler(const char* mangled, std::size_t limit = 200);
 
 namespace handler_timing {
 // The hooks' state for the calling thread: which HandlerTimes (none: not timed), how deep in
@@ -58,16 +93,25 @@ namespace handler_timing {
 inline thread_local HandlerTimes* t_times = nullptr;
 inline thread_local int t_depth = 0;
 inline thread_local std::chrono::steady_clock::time_point t_began;
+// The operation Asio is completing (set just before its handler begins), and the outermost
+// one running.
+inline thread_local const char* t_completing = nullptr;
+inline thread_local const char* t_running = nullptr;
+
+inline void completing(const char* type) noexcept { t_completing = type; }
 
 inline void begin() noexcept {
   if (t_times == nullptr) return;
-  if (t_depth++ == 0) t_began = std::chrono::steady_clock::now();
+  if (t_depth++ == 0) {
+    t_running = t_completing;
+    t_began = std::chrono::steady_clock::now();
+  }
 }
 
 // A handler that began before TimeHandlers was installed (t_depth 0) is not counted.
 inline void end() noexcept {
   if (t_depth == 0) return;
-  if (--t_depth == 0 && t_times != nullptr) t_times->add(std::chrono::steady_clock::now() - t_began);
+  if (--t_depth == 0 && t_times != nullptr) t_times->add(std::chrono::steady_clock::now() - t_began, t_running);
 }
 }  // namespace handler_timing
 

@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
+#include <typeinfo>
+#include <vector>
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -24,6 +26,13 @@ std::int64_t at_most(const net::HandlerTimes::Snapshot& s, std::int64_t us) {
 }
 
 }  // namespace
+
+namespace dispatchd::test_loop {
+// A step of our own that holds the loop too long.
+void post_slow_step(boost::asio::io_context& io) {
+  boost::asio::post(io, [] { std::this_thread::sleep_for(11ms); });
+}
+}  // namespace dispatchd::test_loop
 
 TEST_CASE("handler timing: each step the loop runs is timed, a long one falls in its bucket", "[net]") {
   net::HandlerTimes times;
@@ -83,4 +92,31 @@ TEST_CASE("handler timing: only the thread that installed it is timed, and only 
   boost::asio::post(here, [] {});
   here.run();  // no longer installed
   CHECK(times.snapshot().count == 1);
+}
+
+TEST_CASE("handler timing: steps over 10 ms are counted until taken, the longest named by what posted it", "[net]") {
+  net::HandlerTimes times;
+  boost::asio::io_context io(1);
+  const net::TimeHandlers timed(times);
+  CHECK_FALSE(times.take_slow());
+  boost::asio::post(io, [] {});
+  test_loop::post_slow_step(io);
+  io.run();
+  const auto slow = times.take_slow();
+  REQUIRE(slow);
+  CHECK(slow->count == 1);
+  CHECK(slow->longest_us >= 11'000);
+  const std::string name = net::describe_handler(slow->type);
+  CAPTURE(name);
+  CHECK(name.starts_with("dispatchd::test_loop::post_slow_step("));
+  CHECK(name.ends_with("::{lambda()#1}"));
+  CHECK_FALSE(times.take_slow());      // taken
+  CHECK(times.snapshot().count == 2);  // the histogram keeps everything
+}
+
+TEST_CASE("handler timing: a step's name without dispatchd's own names, or none", "[net]") {
+  CHECK(net::describe_handler(nullptr) == "an unnamed step");
+  CHECK(net::describe_handler(typeid(std::vector<int>).name()) == "std::vector<int, std::allocator<int> >");
+  CHECK(net::describe_handler(typeid(std::vector<int>).name(), 10) == "std::vecto...");
+  CHECK(net::describe_handler("not a mangled name") == "not a mangled name");
 }
