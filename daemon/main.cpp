@@ -12,11 +12,11 @@
 #include <cstring>
 #include <string>
 
+#include "common/handler_timing.h"
 #include "config/config.h"
 #include "config/database_password.h"
 #include "daemon/service.h"
 #include "daemon/startup.h"
-#include "net/handler_timing.h"
 #include "store/backend.h"
 
 namespace {
@@ -95,9 +95,9 @@ int main(int argc, char** argv) {
   else if (*limit < needed)
     spdlog::warn("open files limited to {} (the configuration may use {}): raise LimitNOFILE", *limit, needed);
   boost::asio::io_context io(1);
-  // Every step the loop runs is timed for /metrics (net/handler_timing.h).
-  dispatchd::net::HandlerTimes loop_times;
-  const dispatchd::net::TimeHandlers timed(loop_times);
+  // Every step the loop runs is timed for /metrics (common/handler_timing.h).
+  dispatchd::common::HandlerTimes loop_times;
+  const dispatchd::common::TimeHandlers timed(loop_times);
   auto service = dispatchd::daemon::Service::create(std::move(*config), io, &loop_times);
   if (!service) {
     spdlog::critical("cannot start: {}", service.error());

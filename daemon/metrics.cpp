@@ -64,12 +64,12 @@ std::string seconds_us(std::int64_t us) {
 }
 
 // The event loop's steps: everything the daemon does waits behind the step that runs.
-void render_loop_handlers(Writer& w, const net::HandlerTimes::Snapshot& s) {
+void render_loop_handlers(Writer& w, const common::HandlerTimes::Snapshot& s) {
   w.family("dispatchd_loop_handler_seconds", "histogram",
            "Time the event loop spent in each step it ran (a handler: a request's read, a posted "
            "function, a timer), since start.");
   for (std::size_t i = 0; i < s.at_most.size(); ++i) {
-    w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", seconds_us(net::HandlerTimes::k_bounds_us[i])}},
+    w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", seconds_us(common::HandlerTimes::k_bounds_us[i])}},
              s.at_most[i]);
   }
   w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", "+Inf"}}, s.count);

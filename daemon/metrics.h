@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/handler_timing.h"
 #include "connectors/channel.h"
-#include "net/handler_timing.h"
 #include "store/inbox.h"
 #include "store/metrics.h"
 
@@ -44,8 +44,8 @@ struct ProcessGauges {
     std::int64_t pending = 0;  // escalations not yet notified
   };
   std::optional<Notifications> notifications;  // when escalation.notify_url is set
-  // How long the event loop's steps held it (net/handler_timing.h), when they are timed.
-  std::optional<net::HandlerTimes::Snapshot> loop_handlers;
+  // How long the event loop's steps held it (common/handler_timing.h), when they are timed.
+  std::optional<common::HandlerTimes::Snapshot> loop_handlers;
 };
 
 std::string render_metrics(const store::MetricsSnapshot& snapshot, const ProcessGauges& gauges, store::Time now);

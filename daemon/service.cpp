@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "agent/agent.h"
+#include "common/handler_timing.h"
 #include "common/json_out.h"
 #include "config/secrets.h"
 #include "connectors/whatsapp/channel.h"
@@ -28,7 +29,6 @@
 #include "daemon/startup.h"
 #include "daemon/wiring.h"
 #include "llm/limiter.h"
-#include "net/handler_timing.h"
 #include "net/threaded_transport.h"
 #include "store/audit.h"
 #include "store/instances.h"
@@ -106,8 +106,8 @@ struct Service::Parts {
   std::unique_ptr<ReadThread> reads;   // after `staff`, before `http`: see daemon/read_thread.h
   std::unique_ptr<Notifier> notifier;  // when escalation.notify_url is set
   std::unique_ptr<HttpFront> http;
-  std::unique_ptr<store::Round> round;      // after `store`: commits before the database closes
-  net::HandlerTimes* loop_times = nullptr;  // the loop's steps, when main times them
+  std::unique_ptr<store::Round> round;         // after `store`: commits before the database closes
+  common::HandlerTimes* loop_times = nullptr;  // the loop's steps, when main times them
   boost::asio::steady_timer tick;
   boost::asio::steady_timer watchdog;
   std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
@@ -248,8 +248,8 @@ void Service::Parts::log_slow_steps() {
   const auto slow = loop_times->take_slow();
   if (!slow) return;
   spdlog::warn("event loop: {} step(s) held it over {} ms in the last {} s; the longest {:.1f} ms, in {}", slow->count,
-               net::HandlerTimes::k_slow_us / 1000, k_slow_steps_ticks * k_tick.count(),
-               static_cast<double>(slow->longest_us) / 1000.0, net::describe_handler(slow->type));
+               common::HandlerTimes::k_slow_us / 1000, k_slow_steps_ticks * k_tick.count(),
+               static_cast<double>(slow->longest_us) / 1000.0, common::describe_handler(slow->type));
 }
 
 void Service::Parts::log_checkpoint_failures() {
@@ -400,7 +400,7 @@ void Service::Parts::on_watchdog() {
 }
 
 std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config, boost::asio::io_context& io,
-                                                                     net::HandlerTimes* loop_times) {
+                                                                     common::HandlerTimes* loop_times) {
   // Everything --check-config checks, before the database is touched.
   if (const auto problems = check_environment(config); !problems.empty()) {
     std::string text = problems.front();

@@ -22,7 +22,7 @@
 namespace boost::asio {
 class io_context;
 }
-namespace dispatchd::net {
+namespace dispatchd::common {
 class HandlerTimes;
 }
 
@@ -31,10 +31,10 @@ namespace dispatchd::daemon {
 class Service {
  public:
   // `loop_times`, when given, times the loop's handlers (main installs it on the loop's
-  // thread, net/handler_timing.h): /metrics shows it, and steps over 10 ms are logged (a
+  // thread, common/handler_timing.h): /metrics shows it, and steps over 10 ms are logged (a
   // line per 10 s at most, naming the longest); it must outlive the Service.
   static std::expected<std::unique_ptr<Service>, std::string> create(config::Config config, boost::asio::io_context& io,
-                                                                     net::HandlerTimes* loop_times = nullptr);
+                                                                     common::HandlerTimes* loop_times = nullptr);
   ~Service();
 
   // Binds the listener, starts the agent, the channels and the timers, then notifies READY.

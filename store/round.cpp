@@ -1,5 +1,6 @@
 #include "store/round.h"
 
+#include "common/handler_timing.h"
 #include "common/thread_name.h"
 
 #include <fcntl.h>
@@ -172,12 +173,12 @@ struct Round::State : std::enable_shared_from_this<State> {
       // The waiters first: a checkpoint takes milliseconds they need not wait for.
       const auto ready_at = started + interval;
       const bool ready = std::chrono::steady_clock::now() >= ready_at;
-      post([weak = weak_from_this(), target, why = std::move(why), ready] {
+      post(common::named_step([weak = weak_from_this(), target, why = std::move(why), ready] {
         auto self = weak.lock();
         if (!self) return;
         self->on_synced(target, why);
         if (ready) self->on_ready(target);
-      });
+      }));
       if (ok && checkpointer && checkpoint_due()) {
         std::unique_lock lock(mutex);
         want_checkpoint(lock);
@@ -187,9 +188,9 @@ struct Round::State : std::enable_shared_from_this<State> {
           std::unique_lock lock(mutex);
           wake.wait_until(lock, ready_at, [&] { return stopping; });
         }
-        post([weak = weak_from_this(), target] {
+        post(common::named_step([weak = weak_from_this(), target] {
           if (auto self = weak.lock()) self->on_ready(target);
-        });
+        }));
       }
     }
     if (fd >= 0) ::close(fd);
@@ -363,9 +364,9 @@ struct Round::State : std::enable_shared_from_this<State> {
       request_sync(committed);
       return;
     }
-    post([weak = weak_from_this(), generation = committed] {
+    post(common::named_step([weak = weak_from_this(), generation = committed] {
       if (auto self = weak.lock()) self->on_synced(generation, "");
-    });
+    }));
   }
 };
 
@@ -441,9 +442,9 @@ Result<void> Round::open() {
   if (auto ok = s.db.exec(begin_write(s.db.backend())); !ok) return ok;
   s.open = true;
   s.changes_at_open = internal::Access::connection(s.db).total_changes();
-  s.post([weak = std::weak_ptr<State>(m_state)] {
+  s.post(common::named_step([weak = std::weak_ptr<State>(m_state)] {
     if (auto state = weak.lock()) state->commit_when_due();
-  });
+  }));
   return {};
 }
 

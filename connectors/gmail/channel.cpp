@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/backoff.h"
+#include "common/handler_timing.h"
 #include "connectors/gmail/api.h"
 #include "connectors/gmail/client.h"
 #include "connectors/gmail/decisions.h"
@@ -344,7 +345,8 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
 
   // ---- sending -----------------------------------------------------------------------
   void post(connectors::SendDone done, connectors::SendOutcome outcome) {
-    deps.post([done = std::move(done), outcome = std::move(outcome)]() mutable { done(std::move(outcome)); });
+    deps.post(common::named_step(
+        [done = std::move(done), outcome = std::move(outcome)]() mutable { done(std::move(outcome)); }));
   }
 
   connectors::SendOutcome no_token(const OAuthError& e) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/handler_timing.h"
 #include "connectors/whatsapp/errors.h"
 #include "connectors/whatsapp/handshake.h"
 #include "connectors/whatsapp/signature.h"
@@ -113,9 +114,9 @@ void WhatsAppChannel::State::receive(const connectors::WebhookRequest& request, 
   // Group commit: every webhook that arrives in this round of the event loop is stored by
   // one durable commit, then all of them are answered.
   if (pending.size() == 1) {
-    deps.post([weak = weak_from_this()] {
+    deps.post(common::named_step([weak = weak_from_this()] {
       if (auto self = weak.lock()) self->commit_webhooks();
-    });
+    }));
   }
 }
 
@@ -189,7 +190,8 @@ void WhatsAppChannel::State::send_reads() {
 
 void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::SendDone done) {
   const auto refuse = [this, &done](std::string why) {
-    deps.post([done = std::move(done), why = std::move(why)]() mutable { done(connectors::Failed{std::move(why)}); });
+    deps.post(common::named_step(
+        [done = std::move(done), why = std::move(why)]() mutable { done(connectors::Failed{std::move(why)}); }));
   };
   // Policy, checked before sending: Meta would refuse it (131047) anyway.
   const store::Time now = deps.now();

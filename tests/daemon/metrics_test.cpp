@@ -165,7 +165,7 @@ TEST_CASE("metrics: the event loop's steps as a histogram and the longest, only 
   const auto snapshot = empty_snapshot(dir);
   daemon::ProcessGauges gauges;
   CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_loop_handler"));
-  net::HandlerTimes times;
+  common::HandlerTimes times;
   times.add(std::chrono::microseconds(300));
   times.add(std::chrono::microseconds(7'500));
   times.add(std::chrono::microseconds(42'000));

@@ -1,6 +1,6 @@
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
-#include "net/handler_timing.h"
+#include "common/handler_timing.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <typeinfo>
 #include <vector>
@@ -18,9 +19,9 @@ using namespace std::chrono_literals;
 namespace {
 
 // The bucket of the histogram whose upper bound is `us`.
-std::int64_t at_most(const net::HandlerTimes::Snapshot& s, std::int64_t us) {
-  for (std::size_t i = 0; i < net::HandlerTimes::k_bounds_us.size(); ++i)
-    if (net::HandlerTimes::k_bounds_us[i] == us) return s.at_most[i];
+std::int64_t at_most(const common::HandlerTimes::Snapshot& s, std::int64_t us) {
+  for (std::size_t i = 0; i < common::HandlerTimes::k_bounds_us.size(); ++i)
+    if (common::HandlerTimes::k_bounds_us[i] == us) return s.at_most[i];
   FAIL("no bucket at " << us << " us");
   return -1;
 }
@@ -32,13 +33,17 @@ namespace dispatchd::test_loop {
 void post_slow_step(boost::asio::io_context& io) {
   boost::asio::post(io, [] { std::this_thread::sleep_for(11ms); });
 }
+// The same, posted through a type-erasing function and named.
+void post_named_slow_step(const std::function<void(std::function<void()>)>& post) {
+  post(common::named_step([] { std::this_thread::sleep_for(11ms); }));
+}
 }  // namespace dispatchd::test_loop
 
 TEST_CASE("handler timing: each step the loop runs is timed, a long one falls in its bucket", "[net]") {
-  net::HandlerTimes times;
+  common::HandlerTimes times;
   boost::asio::io_context io(1);
   {
-    const net::TimeHandlers timed(times);
+    const common::TimeHandlers timed(times);
     boost::asio::post(io, [] {});
     boost::asio::post(io, [] { std::this_thread::sleep_for(12ms); });
     boost::asio::steady_timer timer(io, 1ms);
@@ -55,9 +60,9 @@ TEST_CASE("handler timing: each step the loop runs is timed, a long one falls in
 }
 
 TEST_CASE("handler timing: a handler run inside another counts once, as part of the outer one", "[net]") {
-  net::HandlerTimes times;
+  common::HandlerTimes times;
   boost::asio::io_context io(1);
-  const net::TimeHandlers timed(times);
+  const common::TimeHandlers timed(times);
   bool inner_ran = false;
   boost::asio::post(io, [&] {
     // dispatch from the loop's own thread runs the function at once, inside this handler.
@@ -75,13 +80,13 @@ TEST_CASE("handler timing: a handler run inside another counts once, as part of 
 }
 
 TEST_CASE("handler timing: only the thread that installed it is timed, and only while it is installed", "[net]") {
-  net::HandlerTimes times;
+  common::HandlerTimes times;
   boost::asio::io_context elsewhere(1);
   boost::asio::post(elsewhere, [] { std::this_thread::sleep_for(2ms); });
   boost::asio::io_context here(1);
   boost::asio::post(here, [] {});
   {
-    const net::TimeHandlers timed(times);
+    const common::TimeHandlers timed(times);
     std::thread other([&] { elsewhere.run(); });
     other.join();
     here.run();
@@ -95,9 +100,9 @@ TEST_CASE("handler timing: only the thread that installed it is timed, and only 
 }
 
 TEST_CASE("handler timing: steps over 10 ms are counted until taken, the longest named by what posted it", "[net]") {
-  net::HandlerTimes times;
+  common::HandlerTimes times;
   boost::asio::io_context io(1);
-  const net::TimeHandlers timed(times);
+  const common::TimeHandlers timed(times);
   CHECK_FALSE(times.take_slow());
   boost::asio::post(io, [] {});
   test_loop::post_slow_step(io);
@@ -106,7 +111,7 @@ TEST_CASE("handler timing: steps over 10 ms are counted until taken, the longest
   REQUIRE(slow);
   CHECK(slow->count == 1);
   CHECK(slow->longest_us >= 11'000);
-  const std::string name = net::describe_handler(slow->type);
+  const std::string name = common::describe_handler(slow->type);
   CAPTURE(name);
   CHECK(name.starts_with("dispatchd::test_loop::post_slow_step("));
   CHECK(name.ends_with("::{lambda()#1}"));
@@ -114,9 +119,33 @@ TEST_CASE("handler timing: steps over 10 ms are counted until taken, the longest
   CHECK(times.snapshot().count == 2);  // the histogram keeps everything
 }
 
+TEST_CASE("handler timing: a function posted type-erased names its step with named_step", "[net]") {
+  common::HandlerTimes times;
+  boost::asio::io_context io(1);
+  const common::TimeHandlers timed(times);
+  // As store::Round and the channels post: through a std::function, which erases the type.
+  const std::function<void(std::function<void()>)> post = [&io](std::function<void()> f) {
+    boost::asio::post(io, std::move(f));
+  };
+  post([] { std::this_thread::sleep_for(11ms); });
+  io.run();
+  auto slow = times.take_slow();
+  REQUIRE(slow);
+  CHECK_THAT(common::describe_handler(slow->type), Catch::StartsWith("boost::asio::detail::executor_op<std::function"));
+
+  io.restart();
+  test_loop::post_named_slow_step(post);
+  io.run();
+  slow = times.take_slow();
+  REQUIRE(slow);
+  const std::string name = common::describe_handler(slow->type);
+  CAPTURE(name);
+  CHECK(name.starts_with("dispatchd::test_loop::post_named_slow_step("));
+}
+
 TEST_CASE("handler timing: a step's name without dispatchd's own names, or none", "[net]") {
-  CHECK(net::describe_handler(nullptr) == "an unnamed step");
-  CHECK(net::describe_handler(typeid(std::vector<int>).name()) == "std::vector<int, std::allocator<int> >");
-  CHECK(net::describe_handler(typeid(std::vector<int>).name(), 10) == "std::vecto...");
-  CHECK(net::describe_handler("not a mangled name") == "not a mangled name");
+  CHECK(common::describe_handler(nullptr) == "an unnamed step");
+  CHECK(common::describe_handler(typeid(std::vector<int>).name()) == "std::vector<int, std::allocator<int> >");
+  CHECK(common::describe_handler(typeid(std::vector<int>).name(), 10) == "std::vecto...");
+  CHECK(common::describe_handler("not a mangled name") == "not a mangled name");
 }

@@ -14,7 +14,8 @@
 // runs inside another one (a dispatch) counts as part of the outer one: the thread was held
 // for the outer one's whole time. Each step is known by the type of Asio's operation that ran
 // it (its mangled name, e.g. an executor_op around the lambda a function posted), so a slow
-// one can be named in the log (describe_handler).
+// one can be named in the log (describe_handler); a function posted type-erased names
+// itself with named_step.
 //
 // Thread-safety: a HandlerTimes is written and read on the thread it times.
 
@@ -23,9 +24,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <utility>
 
-namespace dispatchd::net {
+namespace dispatchd::common {
 
 class HandlerTimes {
  public:
@@ -108,12 +110,28 @@ inline void begin() noexcept {
   }
 }
 
+// Names the running step by `type` instead of the operation Asio ran (see named_step).
+inline void name_step(const char* type) noexcept {
+  if (t_depth == 1) t_running = type;
+}
+
 // A handler that began before TimeHandlers was installed (t_depth 0) is not counted.
 inline void end() noexcept {
   if (t_depth == 0) return;
   if (--t_depth == 0 && t_times != nullptr) t_times->add(std::chrono::steady_clock::now() - t_began, t_running);
 }
 }  // namespace handler_timing
+
+// `f`, wrapped so that the step it runs in is named by f's own type. A function posted as a
+// std::function or std::move_only_function (a Post callback: store::Round's, a channel's)
+// reaches Asio with its type erased, and every such step would be named alike.
+template <class F>
+auto named_step(F f) {
+  return [f = std::move(f)]() mutable {
+    handler_timing::name_step(typeid(F).name());
+    f();
+  };
+}
 
 // Times the handlers run on the calling thread into `times` while it lives. Created and
 // destroyed on that thread, outside any handler (before io_context::run, and after it);
@@ -135,4 +153,4 @@ class TimeHandlers {
   HandlerTimes* m_previous;
 };
 
-}  // namespace dispatchd::net
+}  // namespace dispatchd::common

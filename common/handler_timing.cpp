@@ -1,11 +1,11 @@
-#include "net/handler_timing.h"
+#include "common/handler_timing.h"
 
 #include <cxxabi.h>
 
 #include <cstdlib>
 #include <memory>
 
-namespace dispatchd::net {
+namespace dispatchd::common {
 namespace {
 
 // From `start`, the end of the template argument or name that begins there: the first ',' or
@@ -40,4 +40,4 @@ std::string describe_handler(const char* mangled, std::size_t limit) {
   return name;
 }
 
-}  // namespace dispatchd::net
+}  // namespace dispatchd::common
