@@ -123,13 +123,14 @@ inline void end() noexcept {
 }  // namespace handler_timing
 
 // `f`, wrapped so that the step it runs in is named by f's own type. A function posted as a
-// std::function or std::move_only_function (a Post callback: store::Round's, a channel's)
-// reaches Asio with its type erased, and every such step would be named alike.
+// std::function or std::move_only_function (a Post callback: store::Round's, a channel's; a
+// transport's callback, which net::ThreadedTransport posts back) reaches Asio with its type
+// erased, and every such step would be named alike. Takes and returns what `f` does.
 template <class F>
 auto named_step(F f) {
-  return [f = std::move(f)]() mutable {
+  return [f = std::move(f)](auto&&... args) mutable -> decltype(auto) {
     handler_timing::name_step(typeid(F).name());
-    f();
+    return f(std::forward<decltype(args)>(args)...);
   };
 }
 

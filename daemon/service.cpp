@@ -240,8 +240,6 @@ void Service::Parts::follow_holds() {
   }
 }
 
-// Checkpoints fail on their own thread and lose nothing (the WAL grows until one succeeds),
-// so they are logged at the tick, once a tick at most, with the newest reason.
 // Steps that held the loop over 10 ms since the last report: everything waited behind them.
 void Service::Parts::log_slow_steps() {
   if (!loop_times) return;
@@ -252,6 +250,8 @@ void Service::Parts::log_slow_steps() {
                static_cast<double>(slow->longest_us) / 1000.0, common::describe_handler(slow->type));
 }
 
+// Checkpoints fail on their own thread and lose nothing (the WAL grows until one succeeds),
+// so they are logged at the tick, once a tick at most, with the newest reason.
 void Service::Parts::log_checkpoint_failures() {
   if (!round) return;
   const auto stats = round->stats();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/handler_timing.h"
 #include "common/json_access.h"
 #include "common/strict_json.h"
 #include "llm/internal/dialect.h"
@@ -110,12 +111,15 @@ class HttpProvider final : public Provider {
   void complete(CompletionRequest request, CompletionCallback done) override {
     net::HttpRequest http = m_settings->dialect->build(m_settings->config, request);
     CallInfo info{m_settings->name, m_settings->config.model, summarize(http, m_settings->config, request), {}, {}, 1};
-    m_transport.send(std::move(http), [settings = m_settings, info = std::move(info), start = Clock::now(),
-                                       done = std::move(done)](net::HttpResult result) mutable {
-      info.latency = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-      info.elapsed = info.latency;
-      done(classify(*settings, std::move(result), std::move(info)));
-    });
+    // Named: the answer's step (the agent's decision and its writes) shows under this name in
+    // the loop's slow-step log, not as the transport's.
+    m_transport.send(std::move(http),
+                     common::named_step([settings = m_settings, info = std::move(info), start = Clock::now(),
+                                         done = std::move(done)](net::HttpResult result) mutable {
+                       info.latency = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+                       info.elapsed = info.latency;
+                       done(classify(*settings, std::move(result), std::move(info)));
+                     }));
   }
 
   const std::string& name() const override { return m_settings->name; }

@@ -204,10 +204,10 @@ void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::Sen
   auto request = build_text_message(settings.account, item.recipient, item.body, item.idempotency_key);
   if (!request) return refuse("cannot build the Graph request: " + request.error());
   request->timeout = k_send_timeout;
-  deps.transport.send(std::move(*request),
-                      [self = shared_from_this(), done = std::move(done)](net::HttpResult result) mutable {
+  deps.transport.send(std::move(*request), common::named_step([self = shared_from_this(),
+                                                               done = std::move(done)](net::HttpResult result) mutable {
                         done(self->outcome_of(std::move(result)));
-                      });
+                      }));
 }
 
 SendOutcome WhatsAppChannel::State::outcome_of(net::HttpResult result) {

@@ -37,6 +37,13 @@ void post_slow_step(boost::asio::io_context& io) {
 void post_named_slow_step(const std::function<void(std::function<void()>)>& post) {
   post(common::named_step([] { std::this_thread::sleep_for(11ms); }));
 }
+// A callback that takes an answer, handed to something that posts it back type-erased, as
+// net::ThreadedTransport does with a transport's callbacks.
+void answer_slowly(boost::asio::io_context& io) {
+  std::function<void(int)> done =
+      common::named_step([](int answer) { std::this_thread::sleep_for(std::chrono::milliseconds(answer)); });
+  boost::asio::post(io, [done = std::move(done)] { done(11); });
+}
 }  // namespace dispatchd::test_loop
 
 TEST_CASE("handler timing: each step the loop runs is timed, a long one falls in its bucket", "[net]") {
@@ -141,6 +148,20 @@ TEST_CASE("handler timing: a function posted type-erased names its step with nam
   const std::string name = common::describe_handler(slow->type);
   CAPTURE(name);
   CHECK(name.starts_with("dispatchd::test_loop::post_named_slow_step("));
+}
+
+TEST_CASE("handler timing: a callback with arguments, posted back type-erased, names its step too", "[net]") {
+  common::HandlerTimes times;
+  boost::asio::io_context io(1);
+  const common::TimeHandlers timed(times);
+  test_loop::answer_slowly(io);
+  io.run();
+  const auto slow = times.take_slow();
+  REQUIRE(slow);
+  const std::string name = common::describe_handler(slow->type);
+  CAPTURE(name);
+  CHECK(name.starts_with("dispatchd::test_loop::answer_slowly("));
+  CHECK(name.ends_with("::{lambda(int)#1}"));
 }
 
 TEST_CASE("handler timing: a step's name without dispatchd's own names, or none", "[net]") {
