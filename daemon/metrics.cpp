@@ -49,18 +49,13 @@ class Writer {
   std::string m_out;
 };
 
-std::string seconds(std::int64_t ms) {
-  const std::string whole = std::to_string(ms / 1000);
-  std::string frac = std::to_string(ms % 1000);
-  frac.insert(0, 3 - frac.size(), '0');
-  return whole + "." + frac;
-}
-
-// Microseconds as seconds, to the microsecond.
-std::string seconds_us(std::int64_t us) {
-  std::string frac = std::to_string(us % 1'000'000);
-  frac.insert(0, 6 - frac.size(), '0');
-  return std::to_string(us / 1'000'000) + "." + frac;
+// A count of 10^-digits seconds (milliseconds: 3, microseconds: 6) as seconds, every digit kept.
+std::string seconds(std::int64_t value, int digits = 3) {
+  std::int64_t unit = 1;
+  for (int i = 0; i < digits; ++i) unit *= 10;
+  std::string frac = std::to_string(value % unit);
+  frac.insert(0, static_cast<std::size_t>(digits) - frac.size(), '0');
+  return std::to_string(value / unit) + "." + frac;
 }
 
 // The event loop's steps: everything the daemon does waits behind the step that runs.
@@ -69,14 +64,14 @@ void render_loop_handlers(Writer& w, const common::HandlerTimes::Snapshot& s) {
            "Time the event loop spent in each step it ran (a handler: a request's read, a posted "
            "function, a timer), since start.");
   for (std::size_t i = 0; i < s.at_most.size(); ++i) {
-    w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", seconds_us(common::HandlerTimes::k_bounds_us[i])}},
+    w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", seconds(common::HandlerTimes::k_bounds_us[i], 6)}},
              s.at_most[i]);
   }
   w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", "+Inf"}}, s.count);
-  w.sample("dispatchd_loop_handler_seconds_sum", {}, seconds_us(s.sum_us));
+  w.sample("dispatchd_loop_handler_seconds_sum", {}, seconds(s.sum_us, 6));
   w.sample("dispatchd_loop_handler_seconds_count", {}, s.count);
   w.family("dispatchd_loop_handler_max_seconds", "gauge", "The longest step the event loop ran since start.");
-  w.sample("dispatchd_loop_handler_max_seconds", {}, seconds_us(s.max_us));
+  w.sample("dispatchd_loop_handler_max_seconds", {}, seconds(s.max_us, 6));
 }
 
 // Seconds from a stored time to `now`; 0 for none (or a time in the future).
