@@ -1,5 +1,6 @@
 #include "agent/tools.h"
 
+#include "common/handler_timing.h"
 #include "common/json_access.h"
 #include "common/strict_json.h"
 #include "common/text.h"
@@ -43,29 +44,30 @@ void run_tool(net::Transport& transport, const std::string& url, const ToolLimit
   request.timeout = limits.timeout;
   request.connect_timeout = std::min(limits.timeout, std::chrono::milliseconds(5000));
   request.headers.add("Accept", "application/json, text/plain");
-  transport.send(std::move(request), [max = limits.max_bytes, done = std::move(done)](net::HttpResult result) mutable {
-    if (!result) {
-      done("the tool could not be reached (" + std::string(net::to_string(result.error().kind)) + ")");
-      return;
-    }
-    std::string body = std::move(result->body);
-    bool cut = false;
-    if (body.size() > max) {
-      // Cut on a UTF-8 boundary so the model gets valid text.
-      std::size_t end = max;
-      while (end > 0 && (static_cast<unsigned char>(body[end]) & 0xC0) == 0x80) --end;
-      body.resize(end);
-      cut = true;
-    }
-    if (!utf8::is_valid(body)) {
-      for (char& c : body) {
-        if (static_cast<unsigned char>(c) >= 0x80) c = '?';
-      }
-    }
-    std::string text = "HTTP " + std::to_string(result->status) + "\n" + body;
-    if (cut) text += "\n[answer cut at " + std::to_string(max) + " bytes]";
-    done(std::move(text));
-  });
+  transport.send(std::move(request),
+                 common::named_step([max = limits.max_bytes, done = std::move(done)](net::HttpResult result) mutable {
+                   if (!result) {
+                     done("the tool could not be reached (" + std::string(net::to_string(result.error().kind)) + ")");
+                     return;
+                   }
+                   std::string body = std::move(result->body);
+                   bool cut = false;
+                   if (body.size() > max) {
+                     // Cut on a UTF-8 boundary so the model gets valid text.
+                     std::size_t end = max;
+                     while (end > 0 && (static_cast<unsigned char>(body[end]) & 0xC0) == 0x80) --end;
+                     body.resize(end);
+                     cut = true;
+                   }
+                   if (!utf8::is_valid(body)) {
+                     for (char& c : body) {
+                       if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+                     }
+                   }
+                   std::string text = "HTTP " + std::to_string(result->status) + "\n" + body;
+                   if (cut) text += "\n[answer cut at " + std::to_string(max) + " bytes]";
+                   done(std::move(text));
+                 }));
 }
 
 }  // namespace dispatchd::agent

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/handler_timing.h"
 #include "daemon/notify_decisions.h"
 #include "store/round.h"
 
@@ -64,11 +65,11 @@ void Notifier::send(const store::PendingEscalation& escalation) {
   request.connect_timeout = m_settings.timeout;
   request.timeout = m_settings.timeout;
   m_state = State::posting;
-  m_deps.transport.send(std::move(request),
-                        [this, alive = std::weak_ptr<char>(m_alive), escalation](net::HttpResult result) {
+  m_deps.transport.send(std::move(request), common::named_step([this, alive = std::weak_ptr<char>(m_alive),
+                                                                escalation](net::HttpResult result) {
                           if (alive.expired() || m_stopped) return;
                           on_answer(escalation, result);
-                        });
+                        }));
 }
 
 void Notifier::on_answer(const store::PendingEscalation& escalation, const net::HttpResult& result) {

@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "common/handler_timing.h"
+
 namespace dispatchd::gmail {
 
 struct Client::Call : std::enable_shared_from_this<Call> {
@@ -24,17 +26,18 @@ struct Client::Call : std::enable_shared_from_this<Call> {
 
   void send(std::string token) {
     auto request = make(token);
-    client.m_transport.send(std::move(request), [self = shared_from_this(), token](net::HttpResult result) {
-      if (self->alive.expired()) return;
-      if (result && result->status == 401 && !self->retried) {
-        // Refused token: one more try with a fresh one. Only this token is forgotten, so a
-        // 401 racing another caller's refresh does not throw the new token away.
-        self->retried = true;
-        self->client.m_tokens.invalidate(token);
-        return self->start();
-      }
-      self->done(std::move(result));
-    });
+    client.m_transport.send(std::move(request),
+                            common::named_step([self = shared_from_this(), token](net::HttpResult result) {
+                              if (self->alive.expired()) return;
+                              if (result && result->status == 401 && !self->retried) {
+                                // Refused token: one more try with a fresh one. Only this token is forgotten, so a
+                                // 401 racing another caller's refresh does not throw the new token away.
+                                self->retried = true;
+                                self->client.m_tokens.invalidate(token);
+                                return self->start();
+                              }
+                              self->done(std::move(result));
+                            }));
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/handler_timing.h"
 #include "common/json_access.h"
 #include "common/strict_json.h"
 #include "common/text.h"
@@ -156,9 +157,11 @@ struct TokenSource::State : std::enable_shared_from_this<State> {
     in_flight = true;
     const auto requested_at = now();
     std::weak_ptr<State> weak = weak_from_this();
-    transport.send(refresh_request(credentials), [weak, gen = generation, requested_at](net::HttpResult result) {
-      if (auto self = weak.lock(); self && self->generation == gen) self->on_refreshed(result, requested_at);
-    });
+    transport.send(refresh_request(credentials),
+                   common::named_step([weak, gen = generation, requested_at](net::HttpResult result) {
+                     if (auto self = weak.lock(); self && self->generation == gen)
+                       self->on_refreshed(result, requested_at);
+                   }));
   }
 
   void on_refreshed(const net::HttpResult& result, Clock::time_point requested_at) {

@@ -179,12 +179,12 @@ void WhatsAppChannel::State::send_reads() {
     request->timeout = k_send_timeout;
     ++reads_in_flight;
     // Best effort: never retried.
-    deps.transport.send(std::move(*request), [weak = weak_from_this()](net::HttpResult) {
-      if (auto self = weak.lock()) {
-        --self->reads_in_flight;
-        self->send_reads();
-      }
-    });
+    deps.transport.send(std::move(*request), common::named_step([weak = weak_from_this()](net::HttpResult) {
+                          if (auto self = weak.lock()) {
+                            --self->reads_in_flight;
+                            self->send_reads();
+                          }
+                        }));
   }
 }
 
