@@ -122,6 +122,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   bool poke_posted = false;
   std::function<void(const Decision&)> on_decision;
   std::function<void()> on_written;
+  bool written_pending = false;    // on_written waits to run once for the decisions written since
   boost::asio::steady_timer wake;  // waits in real time
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
@@ -138,6 +139,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
         wake(io_) {}
 
   void poke();
+  void tell_written();
   void take();
   void finished(const Decision& decision);
   void not_stored(std::int64_t id, int attempts, const std::string& why);
@@ -455,11 +457,24 @@ void Run::report_not_stored(const std::string& why) {
 }
 
 void Run::done(Outcome outcome, std::string detail) {
-  if (m_state->on_written) boost::asio::post(m_state->io, [state = m_state] { state->on_written(); });
+  m_state->tell_written();
   // Reported once durable: a failed COMMIT takes the decision back with its whole round.
   m_state->redo.commit_then(
       [self = shared_from_this(), outcome, detail = std::move(detail)] { self->report_finished(outcome, detail); },
       [self = shared_from_this()] { self->report_not_stored("the decision was not stored"); });
+}
+
+void Agent::State::tell_written() {
+  if (!on_written || std::exchange(written_pending, true)) return;
+  auto tell = [weak = weak_from_this()] {
+    auto self = weak.lock();
+    if (!self) return;
+    self->written_pending = false;
+    self->on_written();
+  };
+  // Right before the decision's round commits, so that what on_written writes (the outbox's
+  // `sending` marks) shares its COMMIT and its sync; without a round, soon.
+  if (!store::before_commit(db, tell)) boost::asio::post(io, std::move(tell));
 }
 
 void Agent::State::poke() {

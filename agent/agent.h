@@ -138,12 +138,12 @@ class Agent {
   void stop();
   std::size_t in_flight() const;
   void on_decision(std::function<void(const Decision&)> callback);
-  // Called (posted to the io_context) once a decision is written, before its commit: under
-  // group commit (store/round.h) the handler then usually runs while the decision's round is
-  // still open, so that the outbox rows it wrote are marked `sending` in that same round, and
-  // one COMMIT and one sync carry both the decision and the marks (the marks cannot be on
-  // disk without the decision; a failed round takes both back). on_decision still reports
-  // the decision once it is durable.
+  // Called once for the decisions written in a round of group commit (store/round.h), inside
+  // it right before its COMMIT (store::before_commit), so that the outbox rows they wrote are
+  // marked `sending` in that same round, and one COMMIT and one sync carry both the decisions
+  // and the marks (the marks cannot be on disk without the decisions; a failed round takes
+  // both back). Without a round, posted to the io_context. on_decision still reports a
+  // decision once it is durable.
   void on_written(std::function<void()> callback);
 
  private:

@@ -283,6 +283,8 @@ void OutboxPump::add(connectors::Channel& channel) {
 
 void OutboxPump::pump() { m_state->schedule_pump(); }
 
+void OutboxPump::pump_now() { m_state->pump(); }
+
 void OutboxPump::hold_channel(const std::string& channel, std::chrono::milliseconds after) {
   for (auto& lane : m_state->lanes)
     if (lane->name == channel) m_state->hold(*lane, after);

@@ -3,7 +3,7 @@
 // connectors::Channel and writes each outcome, the same way for every channel.
 //
 // Per channel ("lane"), from a handler posted to the loop (pump() calls in one round
-// coalesce):
+// coalesce) or in the caller's step (pump_now()):
 //   1. take approved rows with store::begin_send(channel name) while fewer than
 //      max_in_flight sends of the channel are in flight or starting, and not while the
 //      channel is held back (below);
@@ -93,6 +93,9 @@ class OutboxPump {
   // Sends what the outbox holds, soon (a handler posted to the loop). Call it after
   // decisions and on a timer.
   void pump();
+  // The same in the caller's step: from a store::before_commit hook, the `sending` marks
+  // join the round that holds the decisions (Agent::on_written).
+  void pump_now();
   // Sends nothing of `channel` for `after` (unless a longer hold runs already): a provider's
   // pause another instance was told of (store::channel_holds). Nothing for a channel the
   // pump does not have. With PumpDeps::instance set, a RetryAfter this pump gets is stored

@@ -433,7 +433,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport, agent_settings(p.config, p.worker),
                                            wall_now);
   p.agent->set_setup(p.setup);
-  p.agent->on_written([&p] { p.pump->pump(); });
+  p.agent->on_written([&p] { p.pump->pump_now(); });
   p.agent->on_decision([&p](const agent::Decision& d) {
     using agent::Outcome;
     if (d.outcome == Outcome::error)

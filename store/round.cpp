@@ -58,6 +58,7 @@ struct Round::State : std::enable_shared_from_this<State> {
   const bool wal;
   bool open = false;
   std::vector<std::function<void(bool)>> waiters;  // of the open round
+  std::vector<std::function<void()>> before;       // run right before its COMMIT
   // Committed rounds waiting for their sync, oldest first: (generation, waiters).
   std::deque<std::pair<std::int64_t, std::vector<std::function<void(bool)>>>> unsynced;
   std::int64_t committed = 0;  // generation of the last commit
@@ -342,6 +343,10 @@ struct Round::State : std::enable_shared_from_this<State> {
 
   void commit() {
     if (!open) return;
+    // Each may write (savepoints in the open round) and register waiters or more of these.
+    while (!before.empty())
+      for (auto& then : std::exchange(before, {})) then();
+    if (!open) return;  // one of them committed the round itself
     open = false;
     deferred = false;
     auto waiting = std::exchange(waiters, {});
@@ -457,6 +462,14 @@ void Round::after_commit(std::function<void(bool)> then) {
   m_state->waiters.push_back(std::move(then));
 }
 
+void Round::before_commit(std::function<void()> then) {
+  if (auto ok = open(); !ok) {
+    m_state->post(std::move(then));
+    return;
+  }
+  m_state->before.push_back(std::move(then));
+}
+
 void Round::commit() { m_state->commit(); }
 
 void Round::watch(Watcher watcher) { m_state->watcher = std::move(watcher); }
@@ -478,6 +491,13 @@ Round::Stats Round::stats() const {
 void after_commit(Database& db, std::function<void(bool)> then) {
   if (auto* round = db.round()) return round->after_commit(std::move(then));
   then(true);
+}
+
+bool before_commit(Database& db, std::function<void()> then) {
+  auto* round = db.round();
+  if (round == nullptr) return false;
+  round->before_commit(std::move(then));
+  return true;
 }
 
 }  // namespace dispatchd::store

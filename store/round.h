@@ -80,6 +80,14 @@ class Round {
   // (or failed to be). With no round open, one is opened: `then` never runs before the
   // caller returns.
   void after_commit(std::function<void(bool durable)> then);
+  // Runs `then()` on the loop inside the open round, right before its COMMIT, however it
+  // commits (posted, deferred, commit(), the destructor): what `then` writes joins the
+  // round, and its own after_commit waiters are answered by the same sync. For a step that
+  // follows what a round holds (the outbox's `sending` marks after a decision): one COMMIT
+  // and one sync carry both, even when the round commits at the end of the loop round that
+  // opened it. Functions registered by `then` run too, before the same COMMIT. With no
+  // round open, one is opened; should that fail, `then` is posted to run on its own.
+  void before_commit(std::function<void()> then);
   // Commits the open round now and asks for its sync (the posted commit then finds
   // nothing to do).
   void commit();
@@ -120,5 +128,10 @@ class Round {
 // the Round attached to `db`, else at once (every transaction has committed by itself,
 // synchronously with the default synchronous=FULL).
 void after_commit(Database& db, std::function<void(bool durable)> then);
+
+// Round::before_commit through the Round attached to `db`: true when `then` was registered,
+// false when no round is attached (every transaction has committed by itself: there is no
+// COMMIT to join, and the caller runs `then` as it sees fit).
+bool before_commit(Database& db, std::function<void()> then);
 
 }  // namespace dispatchd::store

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "store/audit.h"
 #include "store/internal/writer_intent.h"
@@ -61,6 +63,48 @@ TEST_CASE("round: after_commit runs only once the round is committed and synced"
   CHECK(visible_then == 1);  // the effect saw the committed row
   // SQLite: our syncer's fdatasync; PostgreSQL: the server's, at COMMIT (none counted here).
   if (!test::on_postgresql()) CHECK(f.round->stats().syncs >= 1);
+}
+
+TEST_CASE("round: before_commit runs inside the round before its COMMIT, whose sync answers what it wrote", "[round]") {
+  Fixture f;
+  REQUIRE(f.event("decision"));
+  std::vector<std::string> heard;
+  std::optional<bool> mark_durable;
+  REQUIRE(store::before_commit(*f.db, [&] {
+    heard.push_back("first, committed rows " + std::to_string(f.committed_events()));
+    REQUIRE(f.event("sending mark"));  // a savepoint in the open round
+    store::after_commit(*f.db, [&](bool durable) { mark_durable = durable; });
+    // One registered by a hook runs before the same COMMIT.
+    REQUIRE(store::before_commit(*f.db, [&] { heard.push_back("second"); }));
+  }));
+  CHECK(heard.empty());  // not before the round commits
+  f.run_queue();         // the posted commit: both hooks, then one COMMIT
+  CHECK(heard == std::vector<std::string>{"first, committed rows 0", "second"});
+  CHECK(f.committed_events() == 2);
+  CHECK(f.round->stats().commits == 1);
+  f.run_until([&] { return mark_durable.has_value(); });
+  CHECK(*mark_durable);
+  CHECK(f.round->stats().commits == 1);  // the mark needed no round of its own
+}
+
+TEST_CASE("round: before_commit runs for every way a round commits, once, and is refused without a round", "[round]") {
+  Fixture f;
+  int ran = 0;
+  REQUIRE(store::before_commit(*f.db, [&] { ++ran; }));  // opens a round
+  f.round->commit();
+  CHECK(ran == 1);
+  f.run_queue();  // the posted commit finds nothing to do
+  CHECK(ran == 1);
+  REQUIRE(f.event("at shutdown"));
+  REQUIRE(store::before_commit(*f.db, [&] {
+    ++ran;
+    REQUIRE(f.event("written by the hook at shutdown"));
+  }));
+  f.round.reset();
+  CHECK(ran == 2);
+  CHECK(f.committed_events() == 2);
+  CHECK_FALSE(store::before_commit(*f.db, [&] { ++ran; }));  // no round: each write commits by itself
+  CHECK(ran == 2);
 }
 
 TEST_CASE("round: one sync may cover several commits, and every waiter is answered in order", "[round]") {
