@@ -172,7 +172,8 @@ def thread_schedstat(pid):
 def loop_steps(stack):
     """The event loop's step histogram from /metrics (dispatchd_loop_handler_seconds): steps
     run, steps over 10 and 50 ms, and the longest since start in ms; None from a build
-    without it."""
+    without it. With the durable waits' histogram (dispatchd_store_durable_wait_seconds) also
+    their count, sum in seconds and how many took at most 2 ms."""
     status, text = stack.get("/metrics")
     if status != 200:
         return None
@@ -183,6 +184,12 @@ def loop_steps(stack):
             buckets[le] = int(value)
         elif line.startswith("dispatchd_loop_handler_max_seconds "):
             out["longest_ms"] = round(float(line.split()[1]) * 1000, 1)
+        elif line.startswith("dispatchd_store_durable_wait_seconds_count "):
+            out["waits"] = int(line.split()[1])
+        elif line.startswith("dispatchd_store_durable_wait_seconds_sum "):
+            out["wait_s"] = float(line.split()[1])
+        elif line.startswith('dispatchd_store_durable_wait_seconds_bucket{le="0.002000"} '):
+            out["waits_2ms"] = int(line.split()[1])
     if "+Inf" not in buckets or "0.010000" not in buckets or "0.050000" not in buckets:
         return None
     out.update(steps=buckets["+Inf"], over_10ms=buckets["+Inf"] - buckets["0.010000"],
@@ -194,8 +201,11 @@ def step_delta(before, after):
     """What loop_steps counted between two calls (the longest is since start)."""
     if before is None or after is None:
         return None
-    return {"steps": after["steps"] - before["steps"], "over_10ms": after["over_10ms"] - before["over_10ms"],
-            "over_50ms": after["over_50ms"] - before["over_50ms"], "longest_since_start_ms": after["longest_ms"]}
+    out = {"steps": after["steps"] - before["steps"], "over_10ms": after["over_10ms"] - before["over_10ms"],
+           "over_50ms": after["over_50ms"] - before["over_50ms"], "longest_since_start_ms": after["longest_ms"]}
+    if all(k in d for d in (before, after) for k in ("waits", "wait_s", "waits_2ms")):
+        out.update({k: after[k] - before[k] for k in ("waits", "wait_s", "waits_2ms")})
+    return out
 
 
 def load(build, mode, url, count, concurrency, **extra):
@@ -384,6 +394,11 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                 result["loop_steps_over_10ms"] = steps["over_10ms"]
                 result["loop_steps_over_50ms"] = steps["over_50ms"]
                 result["loop_longest_step_ms"] = steps["longest_since_start_ms"]
+            if steps and steps.get("waits"):
+                # What the webhooks' 200s, the sends and the staff answers waited for their
+                # round's COMMIT and sync: part of both ways' overhead.
+                result["durable_wait_ms_mean"] = round(steps["wait_s"] * 1000 / steps["waits"], 3)
+                result["durable_waits_within_2ms_pct"] = round(100 * steps["waits_2ms"] / steps["waits"], 1)
             db.close()
             code = daemon.stop()
             result["exit_code_on_sigterm"] = code
@@ -433,7 +448,8 @@ def main():
             "webhook_latency_ms_p99"]
     # From /metrics, on a build that times the loop's steps (compare-daemon-bench.sh may run one without).
     keys += [k for k in ("loop_steps_per_message", "loop_steps_over_10ms", "loop_steps_over_50ms",
-                         "loop_longest_step_ms", "read_calls_per_message") if all(k in r for r in results)]
+                         "loop_longest_step_ms", "read_calls_per_message", "durable_wait_ms_mean",
+                         "durable_waits_within_2ms_pct") if all(k in r for r in results)]
     if timelines:
         keys += [f"{interval}_ms_{p}" for interval in ("webhook_to_model", "webhook_to_model_no_slot_wait",
                                                        "webhook_to_ack", "ack_to_model", "answer_to_graph")

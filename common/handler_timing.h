@@ -27,13 +27,17 @@
 #include <typeinfo>
 #include <utility>
 
+#include "common/histogram.h"
+
 namespace dispatchd::common {
+
+// Upper bounds of the loop's histogram buckets, in microseconds (+Inf is implied).
+inline constexpr std::array<std::int64_t, 7> k_loop_step_bounds_us = {1'000,   5'000,   10'000,   50'000,
+                                                                      100'000, 500'000, 1'000'000};
 
 class HandlerTimes {
  public:
-  // Upper bounds of the histogram's buckets, in microseconds (+Inf is implied).
-  static constexpr std::array<std::int64_t, 7> k_bounds_us = {1'000,   5'000,   10'000,   50'000,
-                                                              100'000, 500'000, 1'000'000};
+  static constexpr const auto& k_bounds_us = k_loop_step_bounds_us;
 
   // A step over this long is slow (the daemon's bound): counted for take_slow.
   static constexpr std::int64_t k_slow_us = 10'000;
@@ -41,11 +45,7 @@ class HandlerTimes {
   // `type`: the mangled name of the operation's type (typeid), or null.
   void add(std::chrono::nanoseconds took, const char* type = nullptr) {
     const std::int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
-    for (std::size_t i = 0; i < k_bounds_us.size(); ++i)
-      if (us <= k_bounds_us[i]) ++m_at_most[i];
-    ++m_count;
-    m_sum_us += us;
-    if (us > m_max_us) m_max_us = us;
+    m_steps.add(us);
     if (us > k_slow_us) {
       ++m_slow.count;
       if (us > m_slow.longest_us) {
@@ -67,19 +67,11 @@ class HandlerTimes {
     return std::exchange(m_slow, Slow{});
   }
 
-  struct Snapshot {
-    std::array<std::int64_t, k_bounds_us.size()> at_most{};  // cumulative, as Prometheus wants them
-    std::int64_t count = 0;
-    std::int64_t sum_us = 0;
-    std::int64_t max_us = 0;
-  };
-  Snapshot snapshot() const { return Snapshot{m_at_most, m_count, m_sum_us, m_max_us}; }
+  using Snapshot = Histogram<k_loop_step_bounds_us>;
+  Snapshot snapshot() const { return m_steps; }
 
  private:
-  std::array<std::int64_t, k_bounds_us.size()> m_at_most{};
-  std::int64_t m_count = 0;
-  std::int64_t m_sum_us = 0;
-  std::int64_t m_max_us = 0;
+  Snapshot m_steps;
   Slow m_slow;
 };
 

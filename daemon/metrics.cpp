@@ -58,18 +58,23 @@ std::string seconds(std::int64_t value, int digits = 3) {
   return std::to_string(value / unit) + "." + frac;
 }
 
+// A histogram of durations kept in microseconds, rendered in seconds.
+template <const auto& Bounds>
+void render_histogram(Writer& w, const std::string& name, const char* help, const common::Histogram<Bounds>& h) {
+  w.family(name, "histogram", help);
+  for (std::size_t i = 0; i < h.at_most.size(); ++i)
+    w.sample(name + "_bucket", {{"le", seconds(Bounds[i], 6)}}, h.at_most[i]);
+  w.sample(name + "_bucket", {{"le", "+Inf"}}, h.count);
+  w.sample(name + "_sum", {}, seconds(h.sum_us, 6));
+  w.sample(name + "_count", {}, h.count);
+}
+
 // The event loop's steps: everything the daemon does waits behind the step that runs.
 void render_loop_handlers(Writer& w, const common::HandlerTimes::Snapshot& s) {
-  w.family("dispatchd_loop_handler_seconds", "histogram",
-           "Time the event loop spent in each step it ran (a handler: a request's read, a posted "
-           "function, a timer), since start.");
-  for (std::size_t i = 0; i < s.at_most.size(); ++i) {
-    w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", seconds(common::HandlerTimes::k_bounds_us[i], 6)}},
-             s.at_most[i]);
-  }
-  w.sample("dispatchd_loop_handler_seconds_bucket", {{"le", "+Inf"}}, s.count);
-  w.sample("dispatchd_loop_handler_seconds_sum", {}, seconds(s.sum_us, 6));
-  w.sample("dispatchd_loop_handler_seconds_count", {}, s.count);
+  render_histogram(w, "dispatchd_loop_handler_seconds",
+                   "Time the event loop spent in each step it ran (a handler: a request's read, a posted "
+                   "function, a timer), since start.",
+                   s);
   w.family("dispatchd_loop_handler_max_seconds", "gauge", "The longest step the event loop ran since start.");
   w.sample("dispatchd_loop_handler_max_seconds", {}, seconds(s.max_us, 6));
 }
@@ -270,6 +275,11 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
     w.sample("dispatchd_store_failures_total", {{"step", "sync"}}, failed->syncs);
     w.sample("dispatchd_store_failures_total", {{"step", "checkpoint"}}, failed->checkpoints);
   }
+  if (const auto& waits = gauges.durable_waits)
+    render_histogram(w, "dispatchd_store_durable_wait_seconds",
+                     "Time a step that acts outside the process (a webhook's 200, a send, a staff answer) "
+                     "waited for its writes' group commit and sync, since start.",
+                     *waits);
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
   if (gauges.loop_handlers) render_loop_handlers(w, *gauges.loop_handlers);
   render_channels(w, gauges.channels, now);

@@ -12,6 +12,7 @@
 #include "connectors/channel.h"
 #include "store/inbox.h"
 #include "store/metrics.h"
+#include "store/round.h"
 
 namespace dispatchd::daemon {
 
@@ -37,6 +38,9 @@ struct ProcessGauges {
     std::int64_t checkpoints = 0;  // WAL checkpoints SQLite refused (the WAL keeps growing)
   };
   std::optional<StoreFailures> store_failures;  // when group commit runs
+  // How long effects that leave the process waited for their round's COMMIT and sync
+  // (store::Round::Stats::durable_waits), when group commit runs.
+  std::optional<common::Histogram<store::k_durable_wait_bounds_us>> durable_waits;
   struct Notifications {
     std::int64_t sent = 0;  // since start (daemon/notifier.h)
     std::int64_t retried = 0;

@@ -330,6 +330,7 @@ Response Service::Parts::answer(const Request& r) {
     if (round) {
       const auto stats = round->stats();
       gauges.store_failures = {stats.failed_commits, stats.failed_syncs, stats.failed_checkpoints};
+      gauges.durable_waits = stats.durable_waits;
     }
     if (loop_times) gauges.loop_handlers = loop_times->snapshot();
     if (notifier) {

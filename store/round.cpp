@@ -57,10 +57,15 @@ struct Round::State : std::enable_shared_from_this<State> {
   // is a plain transaction and its waiters are answered after the COMMIT.
   const bool wal;
   bool open = false;
-  std::vector<std::function<void(bool)>> waiters;  // of the open round
-  std::vector<std::function<void()>> before;       // run right before its COMMIT
+  // A step waiting for the round that holds its writes, since when (Stats::durable_waits).
+  struct Waiter {
+    std::chrono::steady_clock::time_point since;
+    std::function<void(bool)> then;
+  };
+  std::vector<Waiter> waiters;                // of the open round
+  std::vector<std::function<void()>> before;  // run right before its COMMIT
   // Committed rounds waiting for their sync, oldest first: (generation, waiters).
-  std::deque<std::pair<std::int64_t, std::vector<std::function<void(bool)>>>> unsynced;
+  std::deque<std::pair<std::int64_t, std::vector<Waiter>>> unsynced;
   std::int64_t committed = 0;  // generation of the last commit
   // No sync is running or cooling down (see commit_when_due): a COMMIT now is synced at once.
   bool syncer_ready = true;
@@ -298,7 +303,15 @@ struct Round::State : std::enable_shared_from_this<State> {
     while (!unsynced.empty() && unsynced.front().first <= generation) {
       auto waiting = std::move(unsynced.front().second);
       unsynced.pop_front();
-      for (auto& then : waiting) then(ok);
+      answer(waiting, ok);
+    }
+  }
+
+  void answer(std::vector<Waiter>& waiting, bool ok) {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& waiter : waiting) {
+      stats.durable_waits.add(std::chrono::duration_cast<std::chrono::microseconds>(now - waiter.since).count());
+      waiter.then(ok);
     }
   }
 
@@ -358,7 +371,7 @@ struct Round::State : std::enable_shared_from_this<State> {
       std::string why = "COMMIT: " + committed_ok.error().message;
       if (auto undone = db.exec("ROLLBACK"); !undone) why += "; ROLLBACK: " + undone.error().message;
       report(false, why);
-      for (auto& then : waiting) then(false);
+      answer(waiting, false);
       return;
     }
     if (internal::Access::connection(db).total_changes() != changes_at_open) report(true, "");
@@ -459,7 +472,7 @@ void Round::after_commit(std::function<void(bool)> then) {
     m_state->post([then = std::move(then)] { then(false); });
     return;
   }
-  m_state->waiters.push_back(std::move(then));
+  m_state->waiters.push_back({std::chrono::steady_clock::now(), std::move(then)});
 }
 
 void Round::before_commit(std::function<void()> then) {

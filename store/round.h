@@ -43,6 +43,7 @@
 // Thread-safety: the loop's thread only, like the Database; the syncer thread touches only
 // its own descriptor of the WAL file and hands results back through `post`.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <expected>
@@ -51,11 +52,17 @@
 #include <string>
 #include <vector>
 
+#include "common/histogram.h"
 #include "store/error.h"
 
 namespace dispatchd::store {
 
 class Database;
+
+// Upper bounds of Round::Stats::durable_waits' buckets, in microseconds: a sync takes a
+// fraction of a millisecond on a local SSD, milliseconds on network storage.
+inline constexpr std::array<std::int64_t, 9> k_durable_wait_bounds_us = {250,    500,    1'000,   2'000,    5'000,
+                                                                         10'000, 50'000, 250'000, 1'000'000};
 
 class Round {
  public:
@@ -107,6 +114,10 @@ class Round {
     std::string last_checkpoint_error;
     // Pages in the WAL after the last commit: it falls when the WAL starts over.
     std::int64_t wal_pages = 0;
+    // How long each after_commit waiter waited, from after_commit to its answer (its round's
+    // COMMIT and sync, and the way back to the loop): what a webhook's 200, a send and a
+    // staff answer wait for the disk. Failed rounds' waiters count too.
+    common::Histogram<k_durable_wait_bounds_us> durable_waits;
   };
   Stats stats() const;
 

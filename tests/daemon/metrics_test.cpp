@@ -183,6 +183,29 @@ TEST_CASE("metrics: the event loop's steps as a histogram and the longest, only 
   CHECK_THAT(text, Catch::Contains("dispatchd_loop_handler_max_seconds 0.042000\n"));
 }
 
+TEST_CASE("metrics: the waits for group commit as a histogram, only when it runs", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_store_durable_wait"));
+  common::Histogram<store::k_durable_wait_bounds_us> waits;
+  waits.add(180);
+  waits.add(250);  // a bound is in its own bucket
+  waits.add(1'700);
+  waits.add(2'000'000);
+  gauges.durable_waits = waits;
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_store_durable_wait_seconds histogram\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_bucket{le=\"0.000250\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_bucket{le=\"0.001000\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_bucket{le=\"0.002000\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_bucket{le=\"1.000000\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_bucket{le=\"+Inf\"} 4\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_sum 2.002130\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_count 4\n"));
+}
+
 TEST_CASE("metrics: the outbox pump's sends by channel", "[metrics]") {
   test::TempDir dir;
   const auto snapshot = empty_snapshot(dir);

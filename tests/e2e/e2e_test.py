@@ -147,6 +147,9 @@ def main_flow():
         check("metrics: the loop's steps are timed", counted and int(counted[0].split()[1]) > 20, steps)
         check("metrics: the longest step", any(m.startswith("dispatchd_loop_handler_max_seconds 0.") for m in steps),
               steps)
+        # Every acknowledged webhook and every send waited for its round's sync.
+        waits = [m for m in text.splitlines() if m.startswith("dispatchd_store_durable_wait_seconds_count ")]
+        check("metrics: the durable waits are timed", waits and int(waits[0].split()[1]) >= 3, waits)
 
         # The staff API behind a named account; the admin token only manages accounts.
         status, _ = stack.get("/api/escalations")

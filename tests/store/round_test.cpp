@@ -61,6 +61,11 @@ TEST_CASE("round: after_commit runs only once the round is committed and synced"
   f.run_until([&] { return answered.has_value(); });
   CHECK(*answered);
   CHECK(visible_then == 1);  // the effect saw the committed row
+  // Its wait is counted, from after_commit to the answer.
+  const auto waits = f.round->stats().durable_waits;
+  CHECK(waits.count == 1);
+  CHECK(waits.at_most.back() == 1);  // within a second
+  CHECK(waits.sum_us == waits.max_us);
   // SQLite: our syncer's fdatasync; PostgreSQL: the server's, at COMMIT (none counted here).
   if (!test::on_postgresql()) CHECK(f.round->stats().syncs >= 1);
 }
@@ -202,6 +207,7 @@ TEST_CASE("round: a failed commit rolls the round back and tells every waiter", 
   f.run_until([&] { return waiters.size() == 2; });
   CHECK(waiters == std::vector<bool>{false, false});
   CHECK(f.round->stats().failed_commits == 1);
+  CHECK(f.round->stats().durable_waits.count == 2);  // answered, if not durable
   CHECK(f.committed_events() == 0);
   CHECK_FALSE(f.db->in_transaction());
   REQUIRE(watched.size() == 1);
