@@ -12,8 +12,6 @@ namespace dispatchd::common {
 
 template <const auto& Bounds>
 struct Histogram {
-  static constexpr const auto& bounds = Bounds;
-
   std::array<std::int64_t, Bounds.size()> at_most{};
   std::int64_t count = 0;
   std::int64_t sum_us = 0;
