@@ -92,6 +92,24 @@ TEST_CASE("round: before_commit runs inside the round before its COMMIT, whose s
   CHECK(f.round->stats().commits == 1);  // the mark needed no round of its own
 }
 
+TEST_CASE("round: a failed COMMIT takes back what a before_commit hook wrote, and tells its waiters", "[round]") {
+  Fixture f;
+  // A deferred constraint fails at COMMIT, the way a full disk would.
+  REQUIRE(f.db->exec("CREATE TABLE deferred_check (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(f.event("decision"));
+  std::optional<bool> mark_durable;
+  REQUIRE(store::before_commit(*f.db, [&] {
+    REQUIRE(f.event("sending mark"));
+    REQUIRE(store::transaction<void>(*f.db, [&] { return f.db->exec("INSERT INTO deferred_check VALUES (999)"); }));
+    store::after_commit(*f.db, [&](bool durable) { mark_durable = durable; });
+  }));
+  f.run_until([&] { return mark_durable.has_value(); });
+  CHECK_FALSE(*mark_durable);
+  CHECK(f.committed_events() == 0);  // neither the decision nor the mark
+  CHECK(f.round->stats().failed_commits == 1);
+  CHECK_FALSE(f.db->in_transaction());
+}
+
 TEST_CASE("round: before_commit runs for every way a round commits, once, and is refused without a round", "[round]") {
   Fixture f;
   int ran = 0;
