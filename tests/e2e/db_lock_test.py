@@ -8,7 +8,9 @@ once stored, or a 5xx that Meta redelivers: the test redelivers each non-200 as 
 until it gets 200), none is lost (every 200 is a row in v_messages that is then replied
 to, once), the database passes `PRAGMA integrity_check`, and `dispatchctl audit verify`
 passes. The test prints what the daemon did during the lock (answers by status, the
-longest wait) and /healthz's latencies meanwhile.
+longest wait) and /healthz's latencies meanwhile. The steps that waited are named in the
+daemon's slow-step log (each 10 s: how many held the loop over 10 ms, the longest and its
+handler), which the test checks.
 
 What dispatchd does today: it waits. SQLite's busy timeout (5 s, store/database.cpp) runs
 on the event loop's thread, so while the lock is held every request waits, /healthz too
@@ -20,6 +22,7 @@ Usage: db_lock_test.py BUILD_DIR SOURCE_DIR
 """
 import collections
 import os
+import re
 import sqlite3
 import sys
 import threading
@@ -37,6 +40,9 @@ LOCK_S = 10
 SENDERS = 4
 MODEL_LATENCY_MS = 500
 TEXT = "¿Tienen envío a Monterrey?"  # the scenario answers it with enviar_mensaje to the sender
+# The daemon's slow-step log line (daemon/service.cpp, log_slow_steps).
+SLOW_STEPS = re.compile(r"event loop: (\d+) step\(s\) held it over 10 ms in the last 10 s; "
+                        r"the longest (\d+\.\d) ms, in (.+)$")
 
 
 def post(stack, body, timeout=60):
@@ -184,6 +190,23 @@ def main_flow():
         verify = stack.audit_verify()
         check("dispatchctl audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
         check("dispatchd is still running", stack.daemon.proc.poll() is None, stack.daemon.proc.returncode)
+
+        # The loop's steps that waited out the busy timeout are what its slow-step log is
+        # for: at the end of the 10 s period that held them it names how many and the
+        # longest, by handler (the period's end may come after the flow above: wait for it).
+        def slow_lines():
+            return [m for m in map(SLOW_STEPS.search, list(stack.daemon.lines)) if m]
+
+        try:
+            stack.wait_until(lambda: any(float(m.group(2)) >= 1000 for m in slow_lines()), timeout=25,
+                             what="the slow-step log")
+        except AssertionError:
+            pass
+        slow = slow_lines()
+        for m in slow:
+            print(f"  logged: {m.group(0)}", flush=True)
+        check("the log names the steps that held the loop for the lock (over 1 s, with a handler)",
+              any(float(m.group(2)) >= 1000 and m.group(3).strip() for m in slow), [m.group(0) for m in slow])
     finally:
         if not all(harness.results) and stack.daemon:
             print("  dispatchd's log:\n    " + "\n    ".join(line for line in stack.daemon.lines
