@@ -110,7 +110,13 @@ class Wal {
  public:
   explicit Wal(const std::string& dir) : m_path(dir + "/handoff_probe.tmp"), m_data(k_page * k_pages_per_sync, 'x') {
     m_fd = ::open(m_path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (m_fd >= 0 && (::posix_fallocate(m_fd, 0, k_file_size) != 0 || ::fsync(m_fd) != 0)) close();
+    if (m_fd < 0) return;
+    if (const int rc = ::posix_fallocate(m_fd, 0, k_file_size); rc != 0) {
+      close();
+      errno = rc;  // posix_fallocate returns its error instead of setting errno
+    } else if (::fsync(m_fd) != 0) {
+      close();
+    }
   }
   ~Wal() { close(); }
   Wal(const Wal&) = delete;
