@@ -33,10 +33,13 @@ IDLE_ADDRESSES = 100          # 127.0.0.10 .. 127.0.0.109, 100 connections each
 GLOBAL_CAP = 512              # HttpLimits::max_connections
 PER_ADDRESS_CAP = 64          # http.max_connections_per_address's default
 FIRST_BYTE_S, READ_S = 3, 10  # HttpLimits::first_byte_timeout, read_timeout
-# The target is 0.1 s. While the attacker opens 2,500 connections a second, a probe's
-# own connection queues in the kernel's accept backlog behind theirs, on a machine whose two
-# cores are shared with other work: the check is the 95th percentile under 1 s and no probe
-# over 3 s (a stalled loop); the median and the maximum are printed.
+# The target is 0.1 s. A probe's own connection queues in the kernel's accept backlog
+# behind the attacker's (10,000 opened in about 0.3 s), on a machine whose two cores are shared
+# with other work (the test suite runs two tests at a time): the check is the 95th percentile
+# under 1 s and no probe over 3 s (a stalled loop), generous so that a slow CI machine does not
+# fail it; the median, the 95th percentile and the maximum are printed against the target
+# (BENCHMARKS.md, "Hostile network": within 0.1 s in every run measured since 2026-12-05).
+HEALTHZ_TARGET_S = 0.1  # printed, not checked
 HEALTHZ_BOUND_S = 1.0
 HEALTHZ_STALL_S = 3.0
 # Peak RSS: measured about 15 MiB (RelWithDebInfo) and 60 MiB (ASan) on the development
@@ -132,8 +135,10 @@ class Prober(threading.Thread):
         self.join()
         latencies = sorted(seconds for _, seconds in self.health)
         if latencies:
+            within = "within" if latencies[-1] <= HEALTHZ_TARGET_S else "NOT within"
             print(f"  {name}: /healthz {len(latencies)} probes, median {latencies[len(latencies) // 2] * 1000:.1f} ms,"
-                  f" max {latencies[-1] * 1000:.1f} ms; webhooks {len(self.webhooks)}", flush=True)
+                  f" p95 {latencies[int(len(latencies) * 0.95)] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
+                  f" ({within} the issue's {HEALTHZ_TARGET_S * 1000:.0f} ms); webhooks {len(self.webhooks)}", flush=True)
         check(f"{name}: /healthz always 200", self.health and all(s == 200 for s, _ in self.health),
               [s for s, _ in self.health if s != 200][:10])
         p95 = latencies[int(len(latencies) * 0.95)] if latencies else None
