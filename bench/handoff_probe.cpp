@@ -14,9 +14,6 @@
 // prints the chain times' percentiles in microseconds. A benchmark: it never fails on timing.
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -33,14 +30,17 @@
 #include <thread>
 #include <vector>
 
+#include "bench/probe_file.h"
+
 namespace {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t k_page = 4096;
+using dispatchd::bench::percentile;
+using dispatchd::bench::ProbeFile;
+
 constexpr std::size_t k_pages_per_sync = 20;
-constexpr off_t k_file_size = off_t{64} << 20;
 
 // A thread running an io_context until destroyed, as the loop and the HTTP client's thread.
 class Worker {
@@ -105,44 +105,6 @@ class Syncer {
   std::thread m_thread;
 };
 
-// The disk's part of a round: pages written (the COMMIT) on the loop, the sync on the syncer.
-class Wal {
- public:
-  explicit Wal(const std::string& dir) : m_path(dir + "/handoff_probe.tmp"), m_data(k_page * k_pages_per_sync, 'x') {
-    m_fd = ::open(m_path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (m_fd < 0) return;
-    if (const int rc = ::posix_fallocate(m_fd, 0, k_file_size); rc != 0) {
-      close();
-      errno = rc;  // posix_fallocate returns its error instead of setting errno
-    } else if (::fsync(m_fd) != 0) {
-      close();
-    }
-  }
-  ~Wal() { close(); }
-  Wal(const Wal&) = delete;
-  Wal& operator=(const Wal&) = delete;
-  bool ok() const { return m_fd >= 0; }
-  bool write() {
-    if (m_at + static_cast<off_t>(m_data.size()) > k_file_size) m_at = 0;
-    const bool ok = ::pwrite(m_fd, m_data.data(), m_data.size(), m_at) == static_cast<ssize_t>(m_data.size());
-    m_at += static_cast<off_t>(m_data.size());
-    return ok;
-  }
-  bool sync() { return ::fdatasync(m_fd) == 0; }
-
- private:
-  void close() {
-    if (m_fd < 0) return;
-    ::close(m_fd);
-    ::unlink(m_path.c_str());
-    m_fd = -1;
-  }
-  std::string m_path;
-  std::vector<char> m_data;
-  int m_fd = -1;
-  off_t m_at = 0;
-};
-
 enum class Chain { one_hop, six_hops, six_hops_with_sync };
 
 // The peer's side: waits for the chain it started to come back (a hop into the peer's thread).
@@ -167,14 +129,9 @@ class Peer {
   bool m_done = false;
 };
 
-double percentile(const std::vector<double>& sorted, double p) {
-  const auto at = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(at, sorted.size() - 1)];
-}
-
 // Runs `chains` chains of one kind at `per_second`; returns their times in microseconds, or
 // nothing when the disk failed.
-std::vector<double> run(Chain kind, int chains, int per_second, Wal& wal) {
+std::vector<double> run(Chain kind, int chains, int per_second, ProbeFile& wal) {
   Worker http;
   Worker loop;
   Syncer syncer;
@@ -220,7 +177,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: handoff_probe [CHAINS >= 1] [PER_SECOND 1..100000] [DIR]\n");
     return 2;
   }
-  Wal wal(dir);
+  ProbeFile wal(dir, "handoff_probe.tmp", k_pages_per_sync);
   if (!wal.ok()) {
     std::fprintf(stderr, "handoff_probe: cannot prepare a file in %s: %s\n", dir.c_str(), std::strerror(errno));
     return 1;

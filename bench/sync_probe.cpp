@@ -9,9 +9,6 @@
 // file preallocated to 64 MiB (as the WAL, whose file is reused), then fdatasyncs it, as the
 // round's syncer does. A benchmark: it prints the sync times' percentiles in microseconds and
 // never fails on timing.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -21,59 +18,38 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "bench/probe_file.h"
 
-constexpr std::size_t k_page = 4096;
-constexpr off_t k_size = off_t{64} << 20;
-
-double percentile(const std::vector<double>& sorted, double p) {
-  const auto at = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(at, sorted.size() - 1)];
-}
-
-}  // namespace
+using dispatchd::bench::k_page;
+using dispatchd::bench::k_probe_file_size;
+using dispatchd::bench::percentile;
+using dispatchd::bench::ProbeFile;
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : "/var/tmp";
   const int syncs = argc > 2 ? std::atoi(argv[2]) : 2000;
   const int pages = argc > 3 ? std::atoi(argv[3]) : 20;
-  if (syncs < 1 || pages < 1 || static_cast<off_t>(pages) * static_cast<off_t>(k_page) > k_size) {
+  if (syncs < 1 || pages < 1 || static_cast<off_t>(pages) * static_cast<off_t>(k_page) > k_probe_file_size) {
     std::fprintf(stderr, "usage: sync_probe [DIR] [SYNCS >= 1] [PAGES_PER_SYNC 1..16384]\n");
     return 2;
   }
-  const std::string path = dir + "/sync_probe.tmp";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) {
-    std::fprintf(stderr, "sync_probe: cannot open %s: %s\n", path.c_str(), std::strerror(errno));
-    return 1;
-  }
-  std::vector<char> data(k_page * static_cast<std::size_t>(pages), 'x');
-  // Preallocated and synced once, so that no round below changes the file's size.
-  bool failed = false;
-  if (const int rc = ::posix_fallocate(fd, 0, k_size); rc != 0) {
-    errno = rc;  // posix_fallocate returns its error instead of setting errno
-    failed = true;
-  } else if (::fsync(fd) != 0) {
-    failed = true;
-  }
+  ProbeFile file(dir, "sync_probe.tmp", static_cast<std::size_t>(pages));
+  bool failed = !file.ok();
   std::vector<double> took;
   took.reserve(static_cast<std::size_t>(syncs));
-  off_t at = 0;
   for (int i = 0; i < syncs && !failed; ++i) {
-    if (at + static_cast<off_t>(data.size()) > k_size) at = 0;
-    if (::pwrite(fd, data.data(), data.size(), at) != static_cast<ssize_t>(data.size())) {
+    if (!file.write()) {
       failed = true;
       break;
     }
-    at += static_cast<off_t>(data.size());
     const auto start = std::chrono::steady_clock::now();
-    if (::fdatasync(fd) != 0) failed = true;
+    if (!file.sync()) failed = true;
     took.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
-  if (failed) std::fprintf(stderr, "sync_probe: %s: %s\n", path.c_str(), std::strerror(errno));
-  ::close(fd);
-  ::unlink(path.c_str());
-  if (failed || took.empty()) return 1;
+  if (failed) {
+    std::fprintf(stderr, "sync_probe: %s/sync_probe.tmp: %s\n", dir.c_str(), std::strerror(errno));
+    return 1;
+  }
   std::sort(took.begin(), took.end());
   std::printf("%s: %d fdatasync of %d page(s) each: p50 %.0f us, p90 %.0f us, p99 %.0f us, max %.0f us\n", dir.c_str(),
               syncs, pages, percentile(took, 0.5), percentile(took, 0.9), percentile(took, 0.99), took.back());

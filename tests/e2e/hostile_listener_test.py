@@ -134,14 +134,14 @@ class Prober(threading.Thread):
         self.stopped.set()
         self.join()
         latencies = sorted(seconds for _, seconds in self.health)
+        p95 = latencies[int(len(latencies) * 0.95)] if latencies else None
         if latencies:
             within = "within" if latencies[-1] <= HEALTHZ_TARGET_S else "NOT within"
             print(f"  {name}: /healthz {len(latencies)} probes, median {latencies[len(latencies) // 2] * 1000:.1f} ms,"
-                  f" p95 {latencies[int(len(latencies) * 0.95)] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
+                  f" p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
                   f" ({within} the issue's {HEALTHZ_TARGET_S * 1000:.0f} ms); webhooks {len(self.webhooks)}", flush=True)
         check(f"{name}: /healthz always 200", self.health and all(s == 200 for s, _ in self.health),
               [s for s, _ in self.health if s != 200][:10])
-        p95 = latencies[int(len(latencies) * 0.95)] if latencies else None
         check(f"{name}: /healthz within {HEALTHZ_BOUND_S} s (95th percentile, {p95})",
               p95 is not None and p95 <= HEALTHZ_BOUND_S, latencies[-5:])
         check(f"{name}: /healthz never stalled ({HEALTHZ_STALL_S} s)", latencies and latencies[-1] <= HEALTHZ_STALL_S,
