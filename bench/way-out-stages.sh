@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Where the way out (model answer -> Graph request) spends its time, stage by stage: builds
+# REV (default HEAD) in a temporary worktree with bench/way-out-stages.patch applied (timing
+# points around the loop's queue, the round's COMMIT and sync, and the hand-offs between
+# threads; never part of the daemon), runs one bench/daemon_bench.py --overhead run on it
+# and prints each stage's percentiles beside the way out's own. A measurement, not a test.
+#
+# Usage: bench/way-out-stages.sh [REV]   Environment: COUNT (20000), RATE (500),
+# INTERVAL (database_commit_interval_ms, 0), EXTRA (more daemon_bench.py options, e.g.
+# "--tmpdir /dev/shm"), BUILD_DIR (a temporary directory).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REV="${1:-HEAD}"
+WORK="$(mktemp -d)"
+BUILD="${BUILD_DIR:-$WORK/build}"
+cleanup() {
+  git -C "$ROOT" worktree remove --force "$WORK/src" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "== build $REV ($(git -C "$ROOT" rev-parse --short "$REV")) with bench/way-out-stages.patch (Release)"
+git -C "$ROOT" worktree add --detach --quiet "$WORK/src" "$REV"
+# The patch names lines of the daemon's sources: a REV it no longer fits says so here.
+git -C "$WORK/src" apply "$ROOT/bench/way-out-stages.patch"
+cmake -S "$WORK/src" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; exit 1; }
+cmake --build "$BUILD" --target dispatchd fake_model fake_graph webhook_load -j"$(nproc)" >>"$WORK/build.log" 2>&1 ||
+  { cat "$WORK/build.log"; exit 1; }
+
+echo "== machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+DISPATCHD_STAGE_TRACE="$WORK/stages.txt" python3 "$ROOT/bench/daemon_bench.py" "$BUILD" "$WORK/src" --runs 1 --starts 1 \
+  --count "${COUNT:-20000}" --concurrency 256 --model-concurrency 2000 --model-latency-ms 2000 \
+  --model-latency-spread-ms 1000 --webhook-rate "${RATE:-500}" --commit-interval-ms "${INTERVAL:-0}" --overhead \
+  ${EXTRA:-} --json "$WORK/run.json" >/dev/null
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["runs"][0]; print("way out (answer -> Graph): p50 {answer_to_graph_ms_p50} p99 {answer_to_graph_ms_p99} max {answer_to_graph_ms_max} ms; CPU {cpu_ms_per_message} ms/message; dispatchd waiting for a CPU {dispatchd_waiting_for_cpu_ms_per_message} ms/message".format(**r))' "$WORK/run.json"
+cat "$WORK/stages.txt"
