@@ -187,7 +187,8 @@ def loop_steps(stack):
     """The event loop's step histogram from /metrics (dispatchd_loop_handler_seconds): steps
     run, steps over 10 and 50 ms, and the longest since start in ms; None from a build
     without it. With the durable waits' histogram (dispatchd_store_durable_wait_seconds) also
-    their count, sum in seconds and how many took at most 2 ms."""
+    their count, sum in seconds and how many took at most 2 ms; with the WAL syncs' histogram
+    (dispatchd_store_sync_seconds, SQLite) their count and sum in seconds."""
     status, text = stack.get("/metrics")
     if status != 200:
         return None
@@ -204,6 +205,10 @@ def loop_steps(stack):
             out["wait_s"] = float(line.split()[1])
         elif line.startswith('dispatchd_store_durable_wait_seconds_bucket{le="0.002000"} '):
             out["waits_2ms"] = int(line.split()[1])
+        elif line.startswith("dispatchd_store_sync_seconds_count "):
+            out["syncs"] = int(line.split()[1])
+        elif line.startswith("dispatchd_store_sync_seconds_sum "):
+            out["sync_s"] = float(line.split()[1])
     if "+Inf" not in buckets or "0.010000" not in buckets or "0.050000" not in buckets:
         return None
     out.update(steps=buckets["+Inf"], over_10ms=buckets["+Inf"] - buckets["0.010000"],
@@ -219,6 +224,8 @@ def step_delta(before, after):
            "over_50ms": after["over_50ms"] - before["over_50ms"], "longest_since_start_ms": after["longest_ms"]}
     if all(k in d for d in (before, after) for k in ("waits", "wait_s", "waits_2ms")):
         out.update({k: after[k] - before[k] for k in ("waits", "wait_s", "waits_2ms")})
+    if all(k in d for d in (before, after) for k in ("syncs", "sync_s")):
+        out.update({k: after[k] - before[k] for k in ("syncs", "sync_s")})
     return out
 
 
@@ -416,6 +423,10 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                 # round's COMMIT and sync: part of both ways' overhead.
                 result["durable_wait_ms_mean"] = round(steps["wait_s"] * 1000 / steps["waits"], 3)
                 result["durable_waits_within_2ms_pct"] = round(100 * steps["waits_2ms"] / steps["waits"], 1)
+            if steps and steps.get("syncs"):
+                # The disk's own part of those waits: each fdatasync of the WAL, since start.
+                result["wal_sync_ms_mean"] = round(steps["sync_s"] * 1000 / steps["syncs"], 3)
+                result["wal_syncs_per_message"] = round(steps["syncs"] / count, 2)
             db.close()
             code = daemon.stop()
             result["exit_code_on_sigterm"] = code
@@ -467,7 +478,8 @@ def main():
     # From /metrics, on a build that times the loop's steps (compare-daemon-bench.sh may run one without).
     keys += [k for k in ("loop_steps_per_message", "loop_steps_over_10ms", "loop_steps_over_50ms",
                          "loop_longest_step_ms", "read_calls_per_message", "durable_wait_ms_mean",
-                         "durable_waits_within_2ms_pct") if all(k in r for r in results)]
+                         "durable_waits_within_2ms_pct", "wal_sync_ms_mean", "wal_syncs_per_message")
+             if all(k in r for r in results)]
     if timelines:
         keys += [f"{interval}_ms_{p}" for interval in ("webhook_to_model", "webhook_to_model_no_slot_wait",
                                                        "webhook_to_ack", "ack_to_model", "answer_to_graph")

@@ -280,6 +280,11 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
                      "Time a step that acts outside the process (a webhook's 200, a send, a staff answer) "
                      "waited for its writes' group commit and sync, since start.",
                      *waits);
+  if (const auto& syncs = gauges.sync_times)
+    render_histogram(w, "dispatchd_store_sync_seconds",
+                     "Time each fdatasync of the SQLite WAL took since start: the disk's own part of "
+                     "dispatchd_store_durable_wait_seconds.",
+                     *syncs);
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
   if (gauges.loop_handlers) render_loop_handlers(w, *gauges.loop_handlers);
   render_channels(w, gauges.channels, now);

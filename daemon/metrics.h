@@ -41,6 +41,9 @@ struct ProcessGauges {
   // How long effects that leave the process waited for their round's COMMIT and sync
   // (store::Round::Stats::durable_waits), when group commit runs.
   std::optional<common::Histogram<store::k_durable_wait_bounds_us>> durable_waits;
+  // How long the WAL's fdatasync took (store::Round::Stats::sync_times), when group commit
+  // runs on SQLite.
+  std::optional<common::Histogram<store::k_sync_bounds_us>> sync_times;
   struct Notifications {
     std::int64_t sent = 0;  // since start (daemon/notifier.h)
     std::int64_t retried = 0;

@@ -331,6 +331,7 @@ Response Service::Parts::answer(const Request& r) {
       const auto stats = round->stats();
       gauges.store_failures = {stats.failed_commits, stats.failed_syncs, stats.failed_checkpoints};
       gauges.durable_waits = stats.durable_waits;
+      if (store.db.backend() == store::Backend::sqlite) gauges.sync_times = stats.sync_times;
     }
     if (loop_times) gauges.loop_handlers = loop_times->snapshot();
     if (notifier) {

@@ -98,6 +98,7 @@ struct Round::State : std::enable_shared_from_this<State> {
   bool stopping = false;
   std::int64_t syncs = 0;
   std::int64_t failed_syncs = 0;
+  common::Histogram<k_sync_bounds_us> sync_times;
   std::int64_t checkpoints = 0;
   std::int64_t failed_checkpoints = 0;
   std::string last_checkpoint_error;
@@ -165,15 +166,20 @@ struct Round::State : std::enable_shared_from_this<State> {
       // open; a descriptor of our own syncs the same file.
       if (fd < 0) fd = open_wal(db);
       std::string why;
-      if (fd < 0)
+      std::optional<std::chrono::steady_clock::duration> took;
+      if (fd < 0) {
         why = std::string("cannot open the WAL file: ") + std::strerror(errno);
-      else if (::fdatasync(fd) != 0)
-        why = std::string("fdatasync of the WAL file: ") + std::strerror(errno);
+      } else {
+        const auto sync_start = std::chrono::steady_clock::now();
+        if (::fdatasync(fd) != 0) why = std::string("fdatasync of the WAL file: ") + std::strerror(errno);
+        took = std::chrono::steady_clock::now() - sync_start;
+      }
       const bool ok = why.empty();
       {
         const std::lock_guard lock(mutex);
         ++syncs;
         if (!ok) ++failed_syncs;
+        if (took) sync_times.add(std::chrono::duration_cast<std::chrono::microseconds>(*took).count());
       }
       synced = target;
       // The waiters first: a checkpoint takes milliseconds they need not wait for.
@@ -494,6 +500,7 @@ Round::Stats Round::stats() const {
   const std::lock_guard lock(m_state->mutex);
   out.syncs = m_state->syncs;
   out.failed_syncs = m_state->failed_syncs;
+  out.sync_times = m_state->sync_times;
   out.checkpoints = m_state->checkpoints;
   out.failed_checkpoints = m_state->failed_checkpoints;
   out.last_checkpoint_error = m_state->last_checkpoint_error;

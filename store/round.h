@@ -64,6 +64,11 @@ class Database;
 inline constexpr std::array<std::int64_t, 9> k_durable_wait_bounds_us = {250,    500,    1'000,   2'000,    5'000,
                                                                          10'000, 50'000, 250'000, 1'000'000};
 
+// Upper bounds of Round::Stats::sync_times' buckets, in microseconds: finer at the bottom,
+// where a local SSD's fdatasync lands.
+inline constexpr std::array<std::int64_t, 11> k_sync_bounds_us = {50,    100,    250,    500,     1'000,    2'000,
+                                                                  5'000, 10'000, 50'000, 250'000, 1'000'000};
+
 class Round {
  public:
   // `post` runs a function later on the loop's thread, after what is already queued; it
@@ -118,6 +123,10 @@ class Round {
     // COMMIT and sync, and the way back to the loop): what a webhook's 200, a send and a
     // staff answer wait for the disk. Failed rounds' waiters count too.
     common::Histogram<k_durable_wait_bounds_us> durable_waits;
+    // How long each fdatasync of the WAL took, failed ones included (SQLite; none on
+    // PostgreSQL): the disk's own part of durable_waits, the rest being the commit interval,
+    // the wait for a running sync and the loop's queue.
+    common::Histogram<k_sync_bounds_us> sync_times;
   };
   Stats stats() const;
 

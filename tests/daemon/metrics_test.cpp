@@ -206,6 +206,27 @@ TEST_CASE("metrics: the waits for group commit as a histogram, only when it runs
   CHECK_THAT(text, Catch::Contains("dispatchd_store_durable_wait_seconds_count 4\n"));
 }
 
+TEST_CASE("metrics: the WAL's syncs as a histogram, only on SQLite", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_store_sync_seconds"));
+  common::Histogram<store::k_sync_bounds_us> syncs;
+  syncs.add(40);
+  syncs.add(180);
+  syncs.add(3'000);
+  gauges.sync_times = syncs;
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_store_sync_seconds histogram\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_sync_seconds_bucket{le=\"0.000050\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_sync_seconds_bucket{le=\"0.000250\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_sync_seconds_bucket{le=\"0.005000\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_sync_seconds_bucket{le=\"+Inf\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_sync_seconds_sum 0.003220\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_store_sync_seconds_count 3\n"));
+}
+
 TEST_CASE("metrics: the outbox pump's sends by channel", "[metrics]") {
   test::TempDir dir;
   const auto snapshot = empty_snapshot(dir);

@@ -150,6 +150,12 @@ def main_flow():
         # Every acknowledged webhook and every send waited for its round's sync.
         waits = [m for m in text.splitlines() if m.startswith("dispatchd_store_durable_wait_seconds_count ")]
         check("metrics: the durable waits are timed", waits and int(waits[0].split()[1]) >= 3, waits)
+        # ... and on SQLite each of those syncs of the WAL is timed (PostgreSQL syncs its own log).
+        syncs = [m for m in text.splitlines() if m.startswith("dispatchd_store_sync_seconds_count ")]
+        if stack.pg is None:
+            check("metrics: the WAL's syncs are timed", syncs and int(syncs[0].split()[1]) >= 1, syncs)
+        else:
+            check("metrics: no WAL syncs on PostgreSQL", not syncs, syncs)
 
         # The staff API behind a named account; the admin token only manages accounts.
         status, _ = stack.get("/api/escalations")

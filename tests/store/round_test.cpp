@@ -66,8 +66,15 @@ TEST_CASE("round: after_commit runs only once the round is committed and synced"
   CHECK(waits.count == 1);
   CHECK(waits.at_most.back() == 1);  // within a second
   CHECK(waits.sum_us == waits.max_us);
-  // SQLite: our syncer's fdatasync; PostgreSQL: the server's, at COMMIT (none counted here).
-  if (!test::on_postgresql()) CHECK(f.round->stats().syncs >= 1);
+  // SQLite: our syncer's fdatasync, each timed; PostgreSQL: the server's, at COMMIT (none
+  // counted here).
+  const auto stats = f.round->stats();
+  CHECK(stats.sync_times.count == stats.syncs);
+  if (!test::on_postgresql()) {
+    CHECK(stats.syncs >= 1);
+    CHECK(stats.sync_times.at_most.back() == stats.syncs);  // within a second
+    CHECK(stats.sync_times.max_us <= waits.max_us);         // the sync is part of the wait
+  }
 }
 
 TEST_CASE("round: before_commit runs inside the round before its COMMIT, whose sync answers what it wrote", "[round]") {
