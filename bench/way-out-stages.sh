@@ -7,13 +7,13 @@
 #
 # Usage: bench/way-out-stages.sh [REV]   Environment: COUNT (20000), RATE (500),
 # INTERVAL (database_commit_interval_ms, 0), EXTRA (more daemon_bench.py options, e.g.
-# "--tmpdir /dev/shm"), BUILD_DIR (a temporary directory).
+# "--tmpdir /dev/shm"). Each call builds afresh in a temporary directory (minutes).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REV="${1:-HEAD}"
 WORK="$(mktemp -d)"
-BUILD="${BUILD_DIR:-$WORK/build}"
+BUILD="$WORK/build"
 cleanup() {
   git -C "$ROOT" worktree remove --force "$WORK/src" >/dev/null 2>&1 || true
   rm -rf "$WORK"
