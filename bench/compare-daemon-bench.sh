@@ -14,6 +14,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$ROOT/bench/daemon-build.sh"
 REV="${1:-HEAD~1}"
 BUILD="${BUILD_DIR:-$ROOT/build-bench-daemon}"
 OLD="$(mktemp -d)"
@@ -24,18 +25,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-build() {  # SOURCE BUILD_DIR
-  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release >"$LOG" 2>&1 || { cat "$LOG"; exit 1; }
-  cmake --build "$2" --target dispatchd fake_model fake_graph webhook_load -j"$(nproc)" >>"$LOG" 2>&1 ||
-    { cat "$LOG"; exit 1; }
-}
-
 echo "== build $REV ($(git -C "$ROOT" rev-parse --short "$REV")) and this tree (Release)"
 git -C "$ROOT" worktree add --detach --quiet "$OLD/src" "$REV"
-build "$OLD/src" "$OLD/build"
-build "$ROOT" "$BUILD"
+daemon_build "$OLD/src" "$OLD/build" "$LOG"
+daemon_build "$ROOT" "$BUILD" "$LOG"
 
-echo "== machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 # Both sides run this tree's daemon_bench.py, each with its own build and source (config,
 # scenario, migrations).
 one() {  # BUILD SOURCE JSON

@@ -8,16 +8,15 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$ROOT/bench/daemon-build.sh"
 BUILD="${BUILD_DIR:-$ROOT/build-bench-daemon}"
 LOG="$(mktemp)"
 trap 'rm -f "$LOG"' EXIT
 
 echo "== build (Release, $BUILD)"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$LOG" 2>&1 || { cat "$LOG"; exit 1; }
-cmake --build "$BUILD" --target dispatchd fake_model fake_graph webhook_load -j"$(nproc)" >>"$LOG" 2>&1 ||
-  { cat "$LOG"; exit 1; }
+daemon_build "$ROOT" "$BUILD" "$LOG"
 
-echo "== machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 python3 "$ROOT/bench/daemon_bench.py" "$BUILD" "$ROOT" --runs "${RUNS:-3}" --count "${COUNT:-20000}" \
   --concurrency "${CONCURRENCY:-64}" --json "$BUILD/daemon-bench.json"
 echo "(all runs: $BUILD/daemon-bench.json)"

@@ -11,6 +11,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$ROOT/bench/daemon-build.sh"
 REV="${1:-HEAD}"
 WORK="$(mktemp -d)"
 BUILD="$WORK/build"
@@ -24,11 +25,9 @@ echo "== build $REV ($(git -C "$ROOT" rev-parse --short "$REV")) with bench/way-
 git -C "$ROOT" worktree add --detach --quiet "$WORK/src" "$REV"
 # The patch names lines of the daemon's sources: a REV it no longer fits says so here.
 git -C "$WORK/src" apply "$ROOT/bench/way-out-stages.patch"
-cmake -S "$WORK/src" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; exit 1; }
-cmake --build "$BUILD" --target dispatchd fake_model fake_graph webhook_load -j"$(nproc)" >>"$WORK/build.log" 2>&1 ||
-  { cat "$WORK/build.log"; exit 1; }
+daemon_build "$WORK/src" "$BUILD" "$WORK/build.log"
 
-echo "== machine: $(nproc) CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 DISPATCHD_STAGE_TRACE="$WORK/stages.txt" python3 "$ROOT/bench/daemon_bench.py" "$BUILD" "$WORK/src" --runs 1 --starts 1 \
   --count "${COUNT:-20000}" --concurrency 256 --model-concurrency 2000 --model-latency-ms 2000 \
   --model-latency-spread-ms 1000 --webhook-rate "${RATE:-500}" --commit-interval-ms "${INTERVAL:-0}" --overhead \
