@@ -233,9 +233,11 @@ def load(build, mode, url, count, concurrency, **extra):
     argv = [os.path.join(build, "bench", "webhook_load"), "--mode", mode, "--url", url, "--count", str(count),
             "--concurrency", str(concurrency)]
     env = dict(os.environ)
-    if mode == "webhook":
+    if mode in ("webhook", "status"):
         env["BENCH_APP_SECRET"] = harness.APP_SECRET
         argv += ["--secret-env", "BENCH_APP_SECRET", "--first-sender", str(extra.get("first_sender", 5215500000000))]
+    if extra.get("status_ids"):  # mode status: a file of the wamids the reports are about
+        argv += ["--status-ids", extra["status_ids"]]
     if extra.get("senders"):  # drawn from existing numbers, not one new sender per request
         argv += ["--senders", str(extra["senders"])]
     if extra.get("ids"):

@@ -4,7 +4,7 @@ writes one: 1M messages are about 100 days of a busy number). A benchmark, not a
 prints numbers and fails only when the daemon does not serve.
 
 Usage: large_db_bench.py BUILD_DIR SOURCE_DIR DATABASE [--json FILE] [--webhooks N]
-                         [--keys new|existing] [--cold]
+                         [--keys new|existing] [--cold] [--statuses N]
 
 DATABASE is used in place (the daemon writes to it: a few thousand messages per run). Reported:
 READY on it (sd_notify on a test socket; the first start also applies pending migrations),
@@ -25,10 +25,15 @@ sender and an increasing wamid per webhook). --cold empties the page cache (`syn
 /proc/sys/vm/drop_caches`, as root) right before each webhook phase, so those pages are read
 from disk, as after a reboot; the disk reads of the event loop's thread during the phase are
 reported (`loop_read_kib`).
+
+A last phase posts N delivery-report webhooks (default 2,000; 0 skips it): "delivered" and
+"read" statuses about replies the history sent, drawn at random from its actions, as Meta
+sends two or three for every message a business sends.
 """
 import http.client
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -215,6 +220,21 @@ def main():
                                       "p99_ms": scraped["latency_ms"]["p99"], "scrapes": len(scrapes)}
         result["loop_under_webhooks_and_scrapes"] = phase()
         result["loop_under_webhooks_and_scrapes"]["loop_read_kib"] = loop_read_kib() - read_before
+        statuses = option("--statuses", 2000)
+        if statuses:
+            ids_file = os.path.join(stack.dir, "status_ids")
+            with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as history:
+                ids = [row[0] for row in history.execute(
+                    "SELECT provider_message_id FROM actions WHERE provider_message_id IS NOT NULL"
+                    " AND recipient NOT LIKE '%@%' ORDER BY random() LIMIT 5000")]
+            with open(ids_file, "w") as f:
+                f.write("\n".join(ids) + "\n")
+            read_before = cold()
+            reports = daemon_bench.load(build, "status", url, statuses, 16, status_ids=ids_file)
+            result["statuses"] = {"count": statuses, "per_s": reports["per_second"],
+                                  "p50_ms": reports["latency_ms"]["p50"], "p99_ms": reports["latency_ms"]["p99"]}
+            result["loop_under_statuses"] = phase()
+            result["loop_under_statuses"]["loop_read_kib"] = loop_read_kib() - read_before
         result["prober_failures"] = prober.failures
         prober.close()
         # The daemon names the longest of its slow steps in the log, once per 10 s at most.

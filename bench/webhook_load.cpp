@@ -8,6 +8,7 @@
 //   webhook_load --mode graph   --url http://127.0.0.1:P/v21.0/ID/messages --token T
 //   common: [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R] [--timeline FILE]
 //   webhook: [--senders N] [--ids sequential|random]
+//   webhook_load --mode status --url ... --secret-env NAME --status-ids FILE
 //
 // With --rate the load is open-loop: request i leaves at start + i/R seconds (at most C in
 // flight; a request held back by that leaves as soon as one returns), as traffic arrives in
@@ -16,6 +17,9 @@
 // `webhook` posts Cloud API text-message webhooks signed as Meta signs them (one new
 // sender and wamid per request, non-ASCII escaped); `openai` and `graph` post what
 // dispatchd itself sends to the model and to the Graph API, to measure the fakes alone.
+// `status` posts signed delivery-report webhooks ("delivered", then "read") about the
+// messages FILE names, one wamid per line, drawn at random: a reply's statuses, as Meta
+// sends two or three for every message a business sends.
 // A benchmark tool: it never judges the numbers.
 //
 // By default each request has a sender of its own (first-sender + i) and a wamid that sorts
@@ -44,6 +48,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -69,6 +74,7 @@ struct Options {
   std::string timeline;
   std::uint64_t senders = 0;  // 0: a new sender per request
   bool random_ids = false;
+  std::vector<std::string> status_ids;  // --mode status: the messages the reports are about
 };
 
 // A bijective 64-bit mix (splitmix64's finalizer): a stable, random-looking value per i.
@@ -99,6 +105,14 @@ std::string webhook_body(long i, std::uint64_t sender, long now, const std::stri
          std::to_string(now) +
          R"(","type":"text","text":{"body":"Hola, \u00bfhacen env\u00edos a todo M\u00e9xico? Pedido )" +
          std::to_string(1000 + i) + R"("}}]}}]}]})";
+}
+
+std::string status_body(const std::string& id, const char* status, long now) {
+  return R"({"object":"whatsapp_business_account","entry":[{"id":"1023456789012345","changes":[{"field":"messages",)"
+         R"("value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550001234",)"
+         R"("phone_number_id":"109876543210001"},"statuses":[{"id":")" +
+         id + R"(","status":")" + status + R"(","timestamp":")" + std::to_string(now) +
+         R"(","recipient_id":"34600000000"}]}}]}]})";
 }
 
 std::string openai_body(std::uint64_t sender) {
@@ -182,6 +196,10 @@ class Load {
     if (m_options.mode == "webhook") {
       request.body = webhook_body(i, sender, m_now, wamid(i, m_now, m_options.random_ids));
       request.headers.add("X-Hub-Signature-256", dispatchd::whatsapp::sign_body(request.body, m_options.secret));
+    } else if (m_options.mode == "status") {
+      const auto& id = m_options.status_ids[mix(static_cast<std::uint64_t>(i)) % m_options.status_ids.size()];
+      request.body = status_body(id, i % 2 ? "read" : "delivered", m_now);
+      request.headers.add("X-Hub-Signature-256", dispatchd::whatsapp::sign_body(request.body, m_options.secret));
     } else if (m_options.mode == "openai") {
       request.body = openai_body(sender);
       request.headers.add("Authorization", "Bearer sk-fake");
@@ -228,9 +246,9 @@ class Load {
 
 int usage(const char* problem) {
   std::fprintf(stderr,
-               "webhook_load: %s\nusage: webhook_load --mode webhook|openai|graph --url URL [--secret-env NAME] "
+               "webhook_load: %s\nusage: webhook_load --mode webhook|status|openai|graph --url URL [--secret-env NAME] "
                "[--token T] [--count N] [--concurrency C] [--first-sender NUMBER] [--rate R] [--timeline FILE] "
-               "[--senders N] [--ids sequential|random]\n",
+               "[--senders N] [--ids sequential|random] [--status-ids FILE]\n",
                problem);
   return 2;
 }
@@ -269,13 +287,22 @@ int main(int argc, char** argv) {
       if (std::string_view(value) != "sequential" && std::string_view(value) != "random")
         return usage("--ids is sequential or random");
       options.random_ids = std::string_view(value) == "random";
+    } else if (flag == "--status-ids") {
+      std::ifstream in(value);
+      if (!in) return usage("cannot read the --status-ids file");
+      for (std::string line; std::getline(in, line);)
+        if (!line.empty()) options.status_ids.push_back(line);
     } else {
       return usage("unknown flag");
     }
   }
   if (options.url.empty()) return usage("--url is required");
-  if (options.mode != "webhook" && options.mode != "openai" && options.mode != "graph") return usage("bad --mode");
-  if (options.mode == "webhook" && options.secret.empty()) return usage("--mode webhook needs --secret-env");
+  if (options.mode != "webhook" && options.mode != "status" && options.mode != "openai" && options.mode != "graph")
+    return usage("bad --mode");
+  const bool signed_mode = options.mode == "webhook" || options.mode == "status";
+  if (signed_mode && options.secret.empty()) return usage("--mode webhook and status need --secret-env");
+  if (options.mode == "status" && options.status_ids.empty())
+    return usage("--mode status needs a --status-ids file naming at least one wamid");
   if (options.count <= 0 || options.concurrency <= 0) return usage("--count and --concurrency must be positive");
   boost::asio::io_context io{1};
   Load load(io, options);

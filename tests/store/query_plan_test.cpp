@@ -8,11 +8,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "store/attempts.h"
 #include "store/inbox.h"
 #include "store/internal/access.h"
+#include "store/outbox.h"
 #include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
@@ -51,8 +54,41 @@ std::string plan_of(store::Database& db, const std::string& sql) {
   return out;
 }
 
-store::InboundMessage message(const std::string& id) {
-  return {"whatsapp", id, "15551234567", "15551234567", "hola", R"({"id":")" + id + "\"}"};
+store::InboundMessage message(const std::string& id, const std::string& sender = "15551234567") {
+  return {"whatsapp", id, sender, sender, "hola", R"({"id":")" + id + "\"}"};
+}
+
+// Rows stepped through in full table scans, per statement the store ran during `work`
+// (SQLite's own count, SQLITE_STMTSTATUS_FULLSCAN_STEP: what a scan costs, whatever its plan
+// text says). A statement's count is read as it starts and again as it ends (its profile
+// event, at its reset), while it is certainly alive: BEGIN and COMMIT are finalized at once.
+struct ScanCounts {
+  std::map<sqlite3_stmt*, int> at_start;  // the statements running now
+  std::map<std::string, int> by_sql;
+};
+
+int counted(unsigned event, void* context, void* statement, void*) {
+  auto& counts = *static_cast<ScanCounts*>(context);
+  auto* stmt = static_cast<sqlite3_stmt*>(statement);
+  const int now = sqlite3_stmt_status(stmt, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0);
+  if (event == SQLITE_TRACE_STMT) {
+    counts.at_start.try_emplace(stmt, now);  // a trigger's body reports its statement again
+  } else if (const auto it = counts.at_start.find(stmt); it != counts.at_start.end()) {
+    counts.by_sql[sqlite3_sql(stmt)] += now - it->second;
+    counts.at_start.erase(it);
+  }
+  return 0;
+}
+
+template <typename Work>
+std::map<std::string, int> scan_steps_during(store::Database& db, Work work) {
+  ScanCounts counts;
+  sqlite3* handle = store::internal::Access::handle(db);
+  REQUIRE(sqlite3_trace_v2(handle, SQLITE_TRACE_STMT | SQLITE_TRACE_PROFILE, counted, &counts) == SQLITE_OK);
+  work();
+  REQUIRE(sqlite3_trace_v2(handle, 0, nullptr, nullptr) == SQLITE_OK);
+  CHECK(counts.at_start.empty());  // every statement ended
+  return counts.by_sql;
 }
 
 }  // namespace
@@ -90,4 +126,61 @@ TEST_CASE("query plans: the take and the prompt's history walk their indexes, ne
   CHECK_THAT(plan, Catch::Contains("SEARCH inbox USING INDEX inbox_conversation (conversation_id=? AND id<?)"));
   CHECK_THAT(plan, Catch::Contains("SEARCH a USING INDEX actions_message (message_id=?)"));
   CHECK_THAT(plan, !Catch::Contains("actions_status") && !Catch::Contains("SCAN inbox") && !Catch::Contains("SCAN a"));
+}
+
+TEST_CASE("query plans: no statement on a message's way through the store scans the history's tables",
+          "[inbox][outbox][sqlite]") {
+  if (test::on_postgresql()) return;  // SQLite's counters; PostgreSQL plans by its statistics
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  // A history of answered messages from a few customers: a scan of inbox, actions, attempts
+  // or audit on the way would step through hundreds of rows; a year of history has millions.
+  constexpr int k_history = 300;
+  const auto answered = [&](const std::string& id, const std::string& sender) -> store::OutboxItem {
+    const auto in = store::insert_inbound(db, message(id, sender), k_t0);
+    REQUIRE(in);
+    const auto taken = store::take_next(db, "w", k_t0, std::chrono::seconds(60));
+    REQUIRE(taken.value());
+    REQUIRE(store::count_attempts(db, in->id));
+    REQUIRE(store::record_attempt(db,
+                                  {.message_id = in->id,
+                                   .attempt = 1,
+                                   .provider = "openai",
+                                   .model = "m",
+                                   .request_summary = "{}",
+                                   .raw_output = "{}",
+                                   .verdict = store::Verdict::valid,
+                                   .errors = "[]"},
+                                  k_t0));
+    REQUIRE(store::hold_lease(db, **taken, "w").value());
+    REQUIRE(store::queue_reply(
+        db, {.message_id = in->id, .action = "send_message", .arguments = "{}", .recipient = sender, .body = "ok"},
+        k_t0));
+    auto item = store::begin_send(db, k_t0, "whatsapp");
+    REQUIRE(item.value());
+    return **item;
+  };
+  for (int i = 0; i < k_history; ++i) {
+    const auto item = answered("wamid.old" + std::to_string(i), "1555000000" + std::to_string(i % 5));
+    REQUIRE(store::complete_send(db, item.id, "wamid.out" + std::to_string(i), k_t0));
+  }
+
+  // One more message, all the way: stored, taken with its history, answered, the window
+  // checked, sent (which finishes it), and the provider's reports, by its id, by our key and
+  // about a message that is not ours.
+  const auto steps = scan_steps_during(db, [&] {
+    const auto item = answered("wamid.new", "15550000003");
+    REQUIRE(store::history(db, item.message_id, 10));
+    REQUIRE(store::last_inbound_at(db, "whatsapp", item.recipient));
+    REQUIRE(store::complete_send(db, item.id, "wamid.out.new", k_t0));
+    REQUIRE(store::apply_delivery(db, {"wamid.out.new", "", "delivered", ""}, k_t0).value().action_id == item.id);
+    REQUIRE(store::apply_delivery(db, {"", item.idempotency_key, "read", ""}, k_t0).value().action_id == item.id);
+    REQUIRE(!store::apply_delivery(db, {"wamid.not.ours", "", "read", ""}, k_t0).value().action_id);
+  });
+  REQUIRE(steps.size() > 10);
+  for (const auto& [sql, scanned] : steps) {
+    INFO(sql);
+    // Small tables only (the metric counters, the audit tail, a handful of rows each).
+    CHECK(scanned < k_history / 10);
+  }
 }
