@@ -40,7 +40,8 @@ Beside CPU and RSS it reports, per message, dispatchd's write system calls, the 
 wrote to storage (WAL and checkpoints) and its threads' context switches: where a paced
 run's CPU goes beside the work itself. CPU and context switches are also split by thread, by
 the names dispatchd gives them: `dispatchd` (the event loop), `http-client` (the model's and
-the Graph API's requests), `wal-sync`, `wal-checkpoint`, `staff-reads`, `http-listener`.
+the Graph API's requests), `wal-sync`, `wal-checkpoint`, `staff-reads`, `read-ahead`,
+`http-listener`.
 
 Per run, on a fresh database: the fakes alone first (the same requests dispatchd sends, at
 the same concurrency, so they are shown not to be the bottleneck), then dispatchd: READY

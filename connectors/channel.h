@@ -157,6 +157,7 @@ struct WebhookCounters {
   std::int64_t messages_stored = 0;
   std::int64_t duplicates = 0;             // redelivered messages, stored once
   std::int64_t read_receipts_dropped = 0;  // beyond the backlog of read receipts not yet sent (0 without receipts)
+  std::int64_t rounds_read_ahead = 0;      // rounds read ahead before storing (ChannelDeps::read_ahead)
 };
 
 class WebhookEndpoint {
@@ -179,6 +180,13 @@ using Post = std::function<void(std::move_only_function<void()>)>;
 using After = std::function<void(std::chrono::milliseconds delay, std::move_only_function<void()> f)>;
 
 // What a channel implementation gets from the daemon.
+// Reads `keys` ahead off the loop (store/read_ahead.h: the events with their text and raw
+// payload left out), then calls `then` on the loop with the time the reads took, also when
+// they failed or could not run: reading ahead only spares the loop disk reads, it never
+// decides anything.
+using ReadAhead =
+    std::function<void(InboundEvents keys, std::move_only_function<void(std::chrono::nanoseconds took)> then)>;
+
 struct ChannelDeps {
   Post post;
   store::Database& db;
@@ -189,6 +197,9 @@ struct ChannelDeps {
   // in a round whose COMMIT fails it abandons).
   std::function<void()> on_inbound;
   After after = {};  // null for a channel that keeps no timer
+  // Null: events go straight to the store (tools, most tests). WhatsApp reads a round ahead
+  // while storing has lately been slow (connectors/read_ahead_gate.h).
+  ReadAhead read_ahead = {};
 };
 
 // What a polling channel counted since the process started, for /metrics.

@@ -163,6 +163,11 @@ void render_channels(Writer& w, const std::vector<ChannelGauges>& channels, stor
     w.sample("dispatchd_redeliveries_total", {{"channel", c.name}}, c.webhooks->duplicates);
     dropped += c.webhooks->read_receipts_dropped;
   }
+  w.family("dispatchd_webhook_rounds_read_ahead_total", "counter",
+           "Rounds of webhooks whose pages were read ahead off the loop before they were stored, since start.");
+  for (const auto& c : channels)
+    if (c.webhooks)
+      w.sample("dispatchd_webhook_rounds_read_ahead_total", {{"channel", c.name}}, c.webhooks->rounds_read_ahead);
   w.family("dispatchd_read_receipts_dropped_total", "counter",
            "WhatsApp read receipts dropped since start (a backlog of more than 10,000).");
   w.sample("dispatchd_read_receipts_dropped_total", {}, dropped);

@@ -8,8 +8,8 @@
 
 namespace dispatchd::daemon {
 
-ReadThread::ReadThread(boost::asio::io_context& io, store::Database db, std::size_t max_queued)
-    : m_io(io), m_db(std::move(db)), m_max_queued(max_queued), m_thread([this] { work(); }) {}
+ReadThread::ReadThread(boost::asio::io_context& io, store::Database db, std::size_t max_queued, const char* name)
+    : m_io(io), m_db(std::move(db)), m_max_queued(max_queued), m_name(name), m_thread([this] { work(); }) {}
 
 ReadThread::~ReadThread() {
   {
@@ -57,7 +57,7 @@ Response ReadThread::answer(const Read& read) {
 }
 
 void ReadThread::work() {
-  common::name_this_thread("staff-reads");
+  common::name_this_thread(m_name);
   for (;;) {
     std::pair<Read, Respond> job;
     {

@@ -40,8 +40,10 @@ class ReadThread {
  public:
   static constexpr std::size_t k_default_queue = 64;
 
-  // `db` is used on the new thread only from now on.
-  ReadThread(boost::asio::io_context& io, store::Database db, std::size_t max_queued = k_default_queue);
+  // `db` is used on the new thread only from now on; the thread is named `name` (at most 15
+  // characters, as Linux keeps them).
+  ReadThread(boost::asio::io_context& io, store::Database db, std::size_t max_queued = k_default_queue,
+             const char* name = "staff-reads");
   ~ReadThread();
   ReadThread(const ReadThread&) = delete;
   ReadThread& operator=(const ReadThread&) = delete;
@@ -57,6 +59,7 @@ class ReadThread {
   boost::asio::io_context& m_io;
   store::Database m_db;
   std::size_t m_max_queued;
+  const char* m_name;
   std::mutex m_mutex;
   std::condition_variable m_wake;
   std::deque<std::pair<Read, Respond>> m_queue;  // guarded by m_mutex

@@ -24,6 +24,7 @@
 #include "daemon/notifier.h"
 #include "daemon/notify.h"
 #include "daemon/outbox_pump.h"
+#include "daemon/read_ahead.h"
 #include "daemon/read_thread.h"
 #include "daemon/staff_api.h"
 #include "daemon/startup.h"
@@ -99,6 +100,7 @@ struct Service::Parts {
   std::unique_ptr<llm::Provider> provider;
   std::unique_ptr<agent::Agent> agent;
   std::shared_ptr<const agent::Setup> setup;
+  std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
   std::vector<std::unique_ptr<connectors::Channel>> channels;
   std::unique_ptr<OutboxPump> pump;  // after `channels`: gone before them
   std::unique_ptr<EscalationEvents> events;
@@ -456,9 +458,14 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       if (!ec) f();
     });
   };
-  auto channels =
-      build_channels(p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
-                                p.store.db, p.transport, wall_now, [&p] { p.agent->poke(); }, after});
+  auto ahead_connection = open_read_connection(p.config);
+  if (!ahead_connection) return std::unexpected(ahead_connection.error());
+  p.read_ahead =
+      std::make_unique<ReadThread>(io, std::move(*ahead_connection), ReadThread::k_default_queue, "read-ahead");
+  auto channels = build_channels(
+      p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
+                 p.transport, wall_now, [&p] { p.agent->poke(); }, after,
+                 read_ahead_on(*p.read_ahead, io, static_cast<std::size_t>(p.config.llm.history_messages))});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;

@@ -69,14 +69,30 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
     connectors::WebhookReply reply;
   };
   std::vector<PendingWebhook> pending;
+  // While storing is slow (connectors/read_ahead_gate.h) a round is read ahead off the loop
+  // first: `reading` is the round being read, `waiting` what came meanwhile. Both go to
+  // `pending` in the order they came, so a customer's messages are stored in order.
+  std::vector<PendingWebhook> waiting;
+  std::vector<PendingWebhook> reading;
+  bool reading_ahead = false;
+  connectors::ReadAheadGate gate;
   std::deque<std::string> reads;  // message ids whose read receipt has not left yet
   std::size_t reads_in_flight = 0;
 
-  State(connectors::ChannelDeps d, ChannelSettings s) : deps(std::move(d)), settings(std::move(s)) {}
+  State(connectors::ChannelDeps d, ChannelSettings s)
+      : deps(std::move(d)), settings(std::move(s)), gate(settings.read_ahead) {}
 
   bool paused() const { return paused_until && deps.now() < *paused_until; }
   WebhookResponse handshake(const connectors::WebhookRequest& request) const;
   void receive(const connectors::WebhookRequest& request, connectors::WebhookReply reply);
+  static std::size_t event_count(const std::vector<PendingWebhook>& webhooks) {
+    std::size_t n = 0;
+    for (const auto& webhook : webhooks) n += webhook.events.messages.size() + webhook.events.reports.size();
+    return n;
+  }
+  void to_store(PendingWebhook webhook);
+  void read_next();
+  void read_done(std::chrono::nanoseconds took);
   void commit_webhooks();
   void mark_read(std::string message_id);
   void send_reads();
@@ -110,7 +126,17 @@ void WhatsAppChannel::State::receive(const connectors::WebhookRequest& request, 
   }
   for (const auto& skipped : webhook->skipped)
     spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
-  pending.push_back({events_of(std::move(*webhook)), std::move(reply)});
+  PendingWebhook parsed{events_of(std::move(*webhook)), std::move(reply)};
+  if (deps.read_ahead && (reading_ahead || gate.wanted(connectors::ReadAheadGate::Clock::now()))) {
+    waiting.push_back(std::move(parsed));
+    if (!reading_ahead) read_next();
+    return;
+  }
+  to_store(std::move(parsed));
+}
+
+void WhatsAppChannel::State::to_store(PendingWebhook webhook) {
+  pending.push_back(std::move(webhook));
   // Group commit: every webhook that arrives in this round of the event loop is stored by
   // one durable commit, then all of them are answered.
   if (pending.size() == 1) {
@@ -120,10 +146,37 @@ void WhatsAppChannel::State::receive(const connectors::WebhookRequest& request, 
   }
 }
 
+void WhatsAppChannel::State::read_next() {
+  reading = std::exchange(waiting, {});
+  reading_ahead = true;
+  ++counters.rounds_read_ahead;
+  connectors::InboundEvents keys;
+  for (const auto& webhook : reading) {
+    for (const auto& m : webhook.events.messages)
+      keys.messages.push_back({m.channel, m.provider_message_id, m.conversation_id, m.sender, {}, {}, {}});
+    keys.reports.insert(keys.reports.end(), webhook.events.reports.begin(), webhook.events.reports.end());
+  }
+  deps.read_ahead(std::move(keys), [weak = weak_from_this()](std::chrono::nanoseconds took) {
+    if (auto self = weak.lock()) self->read_done(took);
+  });
+}
+
+void WhatsAppChannel::State::read_done(std::chrono::nanoseconds took) {
+  const auto now = connectors::ReadAheadGate::Clock::now();
+  gate.observe(took, event_count(reading), now);
+  for (auto& webhook : reading) to_store(std::move(webhook));
+  reading.clear();
+  reading_ahead = false;
+  if (waiting.empty()) return;
+  if (gate.wanted(now)) return read_next();
+  for (auto& webhook : std::exchange(waiting, {})) to_store(std::move(webhook));
+}
+
 void WhatsAppChannel::State::commit_webhooks() {
   auto batch = std::make_shared<std::vector<PendingWebhook>>(std::exchange(pending, {}));
   auto outcomes = std::make_shared<std::vector<std::optional<connectors::StoredEvents>>>(batch->size());
   const store::Time at = deps.now();
+  const auto started = connectors::ReadAheadGate::Clock::now();
   for (std::size_t i = 0; i < batch->size(); ++i) {
     // A savepoint per webhook: one that cannot be stored is refused alone.
     auto stored = connectors::store_inbound(deps.db, (*batch)[i].events, at);
@@ -131,6 +184,10 @@ void WhatsAppChannel::State::commit_webhooks() {
       (*outcomes)[i] = std::move(*stored);
     else
       spdlog::error("whatsapp: {}", stored.error().message);
+  }
+  if (deps.read_ahead) {
+    const auto now = connectors::ReadAheadGate::Clock::now();
+    gate.observe(now - started, event_count(*batch), now);
   }
   // The agent may take the new messages in this very round, before its COMMIT: what it
   // writes commits with them or after them, so it cannot be on disk without them, and the

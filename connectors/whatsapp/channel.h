@@ -38,6 +38,7 @@
 #include <string_view>
 
 #include "connectors/channel.h"
+#include "connectors/read_ahead_gate.h"
 #include "connectors/whatsapp/graph.h"
 
 namespace dispatchd::whatsapp {
@@ -49,7 +50,8 @@ struct ChannelSettings {
   GraphAccount account;      // connectors.whatsapp.graph_base_url, .phone_number_id and the access token
   std::string app_secret;    // the webhooks' HMAC key
   std::string verify_token;  // the verification handshake's
-  std::size_t max_body_bytes = 1024 * 1024;  // http.max_body_bytes: the webhook parser's bound
+  std::size_t max_body_bytes = 1024 * 1024;        // http.max_body_bytes: the webhook parser's bound
+  connectors::ReadAheadGate::Settings read_ahead;  // with ChannelDeps::read_ahead: when a round is read ahead
 };
 
 class WhatsAppChannel final : public connectors::Channel, public connectors::WebhookEndpoint {

@@ -148,7 +148,8 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
                                                                      .not_stored = 1,
                                                                      .messages_stored = 4,
                                                                      .duplicates = 1,
-                                                                     .read_receipts_dropped = 3}});
+                                                                     .read_receipts_dropped = 3,
+                                                                     .rounds_read_ahead = 7}});
   const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
   CAPTURE(text);
   CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_webhooks_total counter\n"));
@@ -158,6 +159,7 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"not_stored\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_redeliveries_total{channel=\"whatsapp\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_read_receipts_dropped_total 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_webhook_rounds_read_ahead_total{channel=\"whatsapp\"} 7\n"));
 }
 
 TEST_CASE("metrics: the event loop's steps as a histogram and the longest, only when they are timed", "[metrics]") {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/read_ahead.h"
 #include "daemon/read_thread.h"
 #include "store/inbox.h"
 #include "tests/store/store_fixture.h"
@@ -165,4 +166,36 @@ TEST_CASE("read thread: a read cut by a lost PostgreSQL connection runs again on
   CHECK(answer.status == 200);
   CHECK(answer.body == "0");
   CHECK(r.count("SELECT pg_backend_pid()").body != pid);
+}
+
+TEST_CASE("read-ahead: the reads run on the thread, and `then` comes on the loop, never inside the call",
+          "[read_thread][read_ahead]") {
+  Reads r;
+  REQUIRE(
+      store::insert_inbound(r.db, {"whatsapp", "wamid.1", "5215510000001", "5215510000001", "hola", "{}"}, test::k_t0));
+  const auto read_ahead = daemon::read_ahead_on(*r.reads, r.io, 10);
+  connectors::InboundEvents keys;
+  keys.messages.push_back({"whatsapp", "wamid.2", "5215510000001", "5215510000001", {}, {}, {}});
+  keys.reports.push_back({"wamid.out.1", "", "read", ""});
+  std::optional<std::chrono::nanoseconds> took;
+  std::thread::id called_on;
+  read_ahead(keys, [&](std::chrono::nanoseconds t) {
+    took = t;
+    called_on = std::this_thread::get_id();
+  });
+  CHECK_FALSE(took);
+  REQUIRE(run_until(r.io, [&] { return took.has_value(); }));
+  CHECK(called_on == std::this_thread::get_id());
+  CHECK(*took > 0ns);  // the reads ran, and were timed there
+}
+
+TEST_CASE("read-ahead: with the thread's queue full nothing is read, and `then` still comes, on the loop",
+          "[read_thread][read_ahead]") {
+  Reads r(0);  // every read is refused at once
+  const auto read_ahead = daemon::read_ahead_on(*r.reads, r.io, 10);
+  std::optional<std::chrono::nanoseconds> took;
+  read_ahead({}, [&](std::chrono::nanoseconds t) { took = t; });
+  CHECK_FALSE(took);
+  REQUIRE(run_until(r.io, [&] { return took.has_value(); }));
+  CHECK(*took == 0ns);
 }
