@@ -189,7 +189,8 @@ def loop_steps(stack):
     run, steps over 10 and 50 ms, and the longest since start in ms; None from a build
     without it. With the durable waits' histogram (dispatchd_store_durable_wait_seconds) also
     their count, sum in seconds and how many took at most 2 ms; with the WAL syncs' histogram
-    (dispatchd_store_sync_seconds, SQLite) their count and sum in seconds."""
+    (dispatchd_store_sync_seconds, SQLite) their count and sum in seconds; with the read-ahead
+    counter (dispatchd_webhook_rounds_read_ahead_total) the rounds read ahead."""
     status, text = stack.get("/metrics")
     if status != 200:
         return None
@@ -210,6 +211,8 @@ def loop_steps(stack):
             out["syncs"] = int(line.split()[1])
         elif line.startswith("dispatchd_store_sync_seconds_sum "):
             out["sync_s"] = float(line.split()[1])
+        elif line.startswith("dispatchd_webhook_rounds_read_ahead_total{"):
+            out["read_ahead"] = out.get("read_ahead", 0) + int(line.split()[1])
     if "+Inf" not in buckets or "0.010000" not in buckets or "0.050000" not in buckets:
         return None
     out.update(steps=buckets["+Inf"], over_10ms=buckets["+Inf"] - buckets["0.010000"],
@@ -227,6 +230,8 @@ def step_delta(before, after):
         out.update({k: after[k] - before[k] for k in ("waits", "wait_s", "waits_2ms")})
     if all(k in d for d in (before, after) for k in ("syncs", "sync_s")):
         out.update({k: after[k] - before[k] for k in ("syncs", "sync_s")})
+    if all("read_ahead" in d for d in (before, after)):
+        out["rounds_read_ahead"] = after["read_ahead"] - before["read_ahead"]
     return out
 
 

@@ -27,6 +27,11 @@ Result<void> read_message(Database& db, const InboundMessage& m, std::size_t his
   if (!last) return std::unexpected(last.error());
   last->bind(1, m.channel).bind(2, m.sender);
   DISPATCHD_TRY(read_all(*last, 1));
+  // Where the reply's action will go in actions_recipient: the sender's place, anywhere.
+  auto replies = Query::prepare(db, "SELECT max(id) FROM actions WHERE recipient = ?");
+  if (!replies) return std::unexpected(replies.error());
+  replies->bind(1, m.sender);
+  DISPATCHD_TRY(read_all(*replies, 1));
   // store::history's rows, for a message not stored yet: the conversation's newest.
   auto recent = Query::prepare(db,
                                "WITH recent AS ("
