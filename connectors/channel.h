@@ -181,11 +181,10 @@ using After = std::function<void(std::chrono::milliseconds delay, std::move_only
 
 // What a channel implementation gets from the daemon.
 // Reads `keys` ahead off the loop (store/read_ahead.h: the events with their text and raw
-// payload left out), then calls `then` on the loop with the time the reads took, also when
-// they failed or could not run: reading ahead only spares the loop disk reads, it never
-// decides anything.
-using ReadAhead =
-    std::function<void(InboundEvents keys, std::move_only_function<void(std::chrono::nanoseconds took)> then)>;
+// payload left out), then calls `then` on the loop with the blocks the reads took from
+// storage (common/thread_reads.h; 0 when they failed or could not run): reading ahead only
+// spares the loop disk reads, it never decides anything.
+using ReadAhead = std::function<void(InboundEvents keys, std::move_only_function<void(std::int64_t blocks)> then)>;
 
 struct ChannelDeps {
   Post post;
@@ -197,8 +196,8 @@ struct ChannelDeps {
   // in a round whose COMMIT fails it abandons).
   std::function<void()> on_inbound;
   After after = {};  // null for a channel that keeps no timer
-  // Null: events go straight to the store (tools, most tests). WhatsApp reads a round ahead
-  // while storing has lately been slow (connectors/read_ahead_gate.h).
+  // Null: events go straight to the store (tools, most tests, PostgreSQL). WhatsApp reads a
+  // round ahead while storing has lately read from the disk (connectors/read_ahead_gate.h).
   ReadAhead read_ahead = {};
 };
 

@@ -1,9 +1,9 @@
 #pragma once
 // The channels' read-ahead (connectors::ReadAhead, store/read_ahead.h) on a ReadThread of
 // its own: the reads run there with the conversation history the agent will read
-// (`history`, llm.history_messages), and `then` gets the time they took, always on the
-// io_context's thread and never from inside the call (also when the thread's queue is full
-// and nothing was read: then the time is zero).
+// (`history`, llm.history_messages), and `then` gets the blocks they read from storage
+// (common/thread_reads.h), always on the io_context's thread and never from inside the call
+// (also when the thread's queue is full and nothing was read: then 0).
 
 #include <boost/asio/io_context.hpp>
 #include <cstddef>

@@ -458,14 +458,18 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       if (!ec) f();
     });
   };
-  auto ahead_connection = open_read_connection(p.config);
-  if (!ahead_connection) return std::unexpected(ahead_connection.error());
-  p.read_ahead =
-      std::make_unique<ReadThread>(io, std::move(*ahead_connection), ReadThread::k_default_queue, "read-ahead");
+  // SQLite only: there the loop's own thread reads the pages, and its count of disk reads is
+  // the read-ahead's signal (connectors/read_ahead_gate.h); PostgreSQL's server reads them.
+  connectors::ReadAhead read_ahead;
+  if (p.store.db.backend() == store::Backend::sqlite) {
+    auto connection = open_read_connection(p.config);
+    if (!connection) return std::unexpected(connection.error());
+    p.read_ahead = std::make_unique<ReadThread>(io, std::move(*connection), ReadThread::k_default_queue, "read-ahead");
+    read_ahead = read_ahead_on(*p.read_ahead, io, static_cast<std::size_t>(p.config.llm.history_messages));
+  }
   auto channels = build_channels(
       p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
-                 p.transport, wall_now, [&p] { p.agent->poke(); }, after,
-                 read_ahead_on(*p.read_ahead, io, static_cast<std::size_t>(p.config.llm.history_messages))});
+                 p.transport, wall_now, [&p] { p.agent->poke(); }, after, std::move(read_ahead)});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;

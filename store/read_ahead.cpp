@@ -45,9 +45,10 @@ Result<void> read_message(Database& db, const InboundMessage& m, std::size_t his
 }
 
 Result<void> read_report(Database& db, const DeliveryReport& report) {
-  auto action = Query::prepare(db,
-                               "SELECT a.status, i.state FROM actions a JOIN inbox i ON i.id = a.message_id"
-                               " WHERE (?1 <> '' AND a.provider_message_id = ?1) OR (?2 <> '' AND a.idempotency_key = ?2)");
+  auto action =
+      Query::prepare(db,
+                     "SELECT a.status, i.state FROM actions a JOIN inbox i ON i.id = a.message_id"
+                     " WHERE (?1 <> '' AND a.provider_message_id = ?1) OR (?2 <> '' AND a.idempotency_key = ?2)");
   if (!action) return std::unexpected(action.error());
   action->bind(1, report.provider_message_id).bind(2, report.tracker);
   return read_all(*action, 2);

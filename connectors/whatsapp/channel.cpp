@@ -69,7 +69,7 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
     connectors::WebhookReply reply;
   };
   std::vector<PendingWebhook> pending;
-  // While storing is slow (connectors/read_ahead_gate.h) a round is read ahead off the loop
+  // While storing reads from the disk (connectors/read_ahead_gate.h) a round is read ahead off the loop
   // first: `reading` is the round being read, `waiting` what came meanwhile. Both go to
   // `pending` in the order they came, so a customer's messages are stored in order.
   std::vector<PendingWebhook> waiting;
@@ -85,14 +85,9 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   bool paused() const { return paused_until && deps.now() < *paused_until; }
   WebhookResponse handshake(const connectors::WebhookRequest& request) const;
   void receive(const connectors::WebhookRequest& request, connectors::WebhookReply reply);
-  static std::size_t event_count(const std::vector<PendingWebhook>& webhooks) {
-    std::size_t n = 0;
-    for (const auto& webhook : webhooks) n += webhook.events.messages.size() + webhook.events.reports.size();
-    return n;
-  }
   void to_store(PendingWebhook webhook);
   void read_next();
-  void read_done(std::chrono::nanoseconds took);
+  void read_done(std::int64_t blocks);
   void commit_webhooks();
   void mark_read(std::string message_id);
   void send_reads();
@@ -156,14 +151,14 @@ void WhatsAppChannel::State::read_next() {
       keys.messages.push_back({m.channel, m.provider_message_id, m.conversation_id, m.sender, {}, {}, {}});
     keys.reports.insert(keys.reports.end(), webhook.events.reports.begin(), webhook.events.reports.end());
   }
-  deps.read_ahead(std::move(keys), [weak = weak_from_this()](std::chrono::nanoseconds took) {
-    if (auto self = weak.lock()) self->read_done(took);
+  deps.read_ahead(std::move(keys), [weak = weak_from_this()](std::int64_t blocks) {
+    if (auto self = weak.lock()) self->read_done(blocks);
   });
 }
 
-void WhatsAppChannel::State::read_done(std::chrono::nanoseconds took) {
+void WhatsAppChannel::State::read_done(std::int64_t blocks) {
   const auto now = connectors::ReadAheadGate::Clock::now();
-  gate.observe(took, event_count(reading), now);
+  gate.observe(blocks, now);
   for (auto& webhook : reading) to_store(std::move(webhook));
   reading.clear();
   reading_ahead = false;
@@ -176,7 +171,7 @@ void WhatsAppChannel::State::commit_webhooks() {
   auto batch = std::make_shared<std::vector<PendingWebhook>>(std::exchange(pending, {}));
   auto outcomes = std::make_shared<std::vector<std::optional<connectors::StoredEvents>>>(batch->size());
   const store::Time at = deps.now();
-  const auto started = connectors::ReadAheadGate::Clock::now();
+  const std::int64_t blocks_before = settings.blocks_read();
   for (std::size_t i = 0; i < batch->size(); ++i) {
     // A savepoint per webhook: one that cannot be stored is refused alone.
     auto stored = connectors::store_inbound(deps.db, (*batch)[i].events, at);
@@ -185,10 +180,7 @@ void WhatsAppChannel::State::commit_webhooks() {
     else
       spdlog::error("whatsapp: {}", stored.error().message);
   }
-  if (deps.read_ahead) {
-    const auto now = connectors::ReadAheadGate::Clock::now();
-    gate.observe(now - started, event_count(*batch), now);
-  }
+  if (deps.read_ahead) gate.observe(settings.blocks_read() - blocks_before, connectors::ReadAheadGate::Clock::now());
   // The agent may take the new messages in this very round, before its COMMIT: what it
   // writes commits with them or after them, so it cannot be on disk without them, and the
   // model hears of a message without waiting for the round to end. Should the COMMIT fail,

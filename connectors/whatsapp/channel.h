@@ -37,6 +37,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/thread_reads.h"
 #include "connectors/channel.h"
 #include "connectors/read_ahead_gate.h"
 #include "connectors/whatsapp/graph.h"
@@ -52,6 +53,8 @@ struct ChannelSettings {
   std::string verify_token;  // the verification handshake's
   std::size_t max_body_bytes = 1024 * 1024;        // http.max_body_bytes: the webhook parser's bound
   connectors::ReadAheadGate::Settings read_ahead;  // with ChannelDeps::read_ahead: when a round is read ahead
+  // The loop thread's reads from storage so far (common/thread_reads.h); tests pass their own.
+  std::int64_t (*blocks_read)() = common::blocks_read_by_this_thread;
 };
 
 class WhatsAppChannel final : public connectors::Channel, public connectors::WebhookEndpoint {

@@ -15,35 +15,42 @@ using namespace dispatchd;
 using namespace std::chrono_literals;
 using connectors::ReadAheadGate;
 
-TEST_CASE("read-ahead gate: opens on a slow step for its hold, and only slow steps extend it", "[read_ahead]") {
+TEST_CASE("read-ahead gate: a step that read from the disk opens it for its hold, and only such steps extend it",
+          "[read_ahead]") {
   const ReadAheadGate::Clock::time_point t0{};
-  ReadAheadGate gate({.slow_per_event = 500us, .hold = 10s});
+  ReadAheadGate gate({.hold = 10s});
   CHECK_FALSE(gate.wanted(t0));  // nothing seen yet: a warm start reads nothing ahead
   struct Row {
-    std::chrono::nanoseconds took;
-    std::size_t events;
+    std::int64_t blocks;      // read from storage by the step
     std::chrono::seconds at;  // when the step ended, from t0
     std::chrono::seconds asked;
     bool wanted;
   };
   const std::vector<Row> rows{
-      {100us, 1, 0s, 0s, false},     // fast: a warm insert
-      {7ms, 16, 0s, 0s, false},      // 16 events in 7 ms: 0.44 ms each, under the bound
-      {9ms, 16, 1s, 1s, true},       // 0.56 ms each: slow
-      {1ms, 1, 1s, 10s, true},       // a slow step by itself: open until 11 s
-      {100us, 1, 2s, 10s, true},     // a fast one does not close it
-      {100us, 1, 2s, 11s, false},    // the hold ran out
-      {600us, 0, 12s, 12s, true},    // no events counts as one
-      {0ns, 0, 12s, 22s, false},     // 0 ns for none: fast
+      {0, 0s, 0s, false},     // all from memory
+      {8, 1s, 1s, true},      // one page from disk: open until 11 s
+      {0, 2s, 10s, true},     // a step from memory does not close it
+      {0, 2s, 11s, false},    // the hold ran out
+      {1, 12s, 12s, true},    // any read counts
+      {8, 15s, 24s, true},    // extended to 25 s
+      {-3, 30s, 30s, false},  // a count that went back (it cannot) reads as none
   };
   for (const auto& row : rows) {
-    INFO("took " << row.took.count() << " ns for " << row.events << " at " << row.at.count() << " s");
-    gate.observe(row.took, row.events, t0 + row.at);
+    INFO(row.blocks << " blocks at " << row.at.count() << " s, asked at " << row.asked.count() << " s");
+    gate.observe(row.blocks, t0 + row.at);
     CHECK(gate.wanted(t0 + row.asked) == row.wanted);
   }
 }
 
 namespace {
+
+// The loop thread's disk reads as the channel sees them: none, or more at every look (every
+// store step reads from the disk).
+std::int64_t no_reads() { return 0; }
+std::int64_t reads_growing() {
+  static std::int64_t blocks = 0;
+  return blocks += 8;
+}
 
 // The channel with a read-ahead the test answers: each call's keys, and its `then` held.
 struct ReadAheadFixture {
@@ -52,22 +59,26 @@ struct ReadAheadFixture {
   boost::asio::io_context io;
   test::HoldingTransport transport{io};
   std::vector<connectors::InboundEvents> asked;
-  std::vector<std::move_only_function<void(std::chrono::nanoseconds)>> held;
+  std::vector<std::move_only_function<void(std::int64_t)>> held;
   std::vector<int> statuses;
   whatsapp::WhatsAppChannel channel;
 
-  explicit ReadAheadFixture(ReadAheadGate::Settings gate)
-      : channel({[this](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, db, transport,
-                 [] { return test::k_t0; }, [] {}, {},
-                 [this](connectors::InboundEvents keys, std::move_only_function<void(std::chrono::nanoseconds)> then) {
+  explicit ReadAheadFixture(std::int64_t (*blocks_read)())
+      : channel({[this](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
+                 db,
+                 transport,
+                 [] { return test::k_t0; },
+                 [] {},
+                 {},
+                 [this](connectors::InboundEvents keys, std::move_only_function<void(std::int64_t)> then) {
                    asked.push_back(std::move(keys));
                    held.push_back(std::move(then));
                  }},
-                settings(gate)) {}
+                settings(blocks_read)) {}
 
-  static whatsapp::ChannelSettings settings(ReadAheadGate::Settings gate) {
+  static whatsapp::ChannelSettings settings(std::int64_t (*blocks_read)()) {
     auto s = test::whatsapp_settings();
-    s.read_ahead = gate;
+    s.blocks_read = blocks_read;
     return s;
   }
   void post(int n) {
@@ -90,8 +101,9 @@ struct ReadAheadFixture {
 
 }  // namespace
 
-TEST_CASE("whatsapp channel: while storing is fast, webhooks go straight to the store", "[whatsapp][read_ahead]") {
-  ReadAheadFixture f({.slow_per_event = std::chrono::hours(1), .hold = 10s});
+TEST_CASE("whatsapp channel: while storing reads nothing from the disk, webhooks go straight to the store",
+          "[whatsapp][read_ahead]") {
+  ReadAheadFixture f(no_reads);
   for (int n = 1; n <= 3; ++n) {
     f.post(n);
     f.run();
@@ -102,11 +114,11 @@ TEST_CASE("whatsapp channel: while storing is fast, webhooks go straight to the 
   CHECK(f.stored() == std::vector<std::string>{"wamid.read1", "wamid.read2", "wamid.read3"});
 }
 
-TEST_CASE("whatsapp channel: after a slow store step, rounds are read ahead first, stored in the order they came",
+TEST_CASE("whatsapp channel: after a store step read from the disk, rounds are read ahead first, stored in order",
           "[whatsapp][read_ahead]") {
-  // Every step counts as slow here: the first webhook is stored at once (nothing was slow
-  // yet) and opens the gate.
-  ReadAheadFixture f({.slow_per_event = 0us, .hold = 10s});
+  // Every store step reads from the disk here: the first webhook is stored at once (nothing
+  // had read from the disk yet) and opens the gate.
+  ReadAheadFixture f(reads_growing);
   f.post(1);
   f.run();
   REQUIRE(f.asked.empty());
@@ -130,14 +142,14 @@ TEST_CASE("whatsapp channel: after a slow store step, rounds are read ahead firs
   CHECK(f.asked.size() == 1);
 
   auto then = std::move(f.held[0]);
-  then(2ms);  // the reads were slow too: the next round is read ahead as well
+  then(16);  // the reads went to the disk too: the next round is read ahead as well
   f.run();
   CHECK(f.statuses == std::vector<int>{200, 200});
   REQUIRE(f.asked.size() == 2);
   CHECK(f.asked[1].messages.size() == 2);
 
   auto next = std::move(f.held[1]);
-  next(0ns);
+  next(0);
   f.run();
   CHECK(f.statuses == std::vector<int>{200, 200, 200, 200});
   CHECK(f.stored() == std::vector<std::string>{"wamid.read1", "wamid.read2", "wamid.read3", "wamid.read4"});
@@ -147,7 +159,7 @@ TEST_CASE("whatsapp channel: after a slow store step, rounds are read ahead firs
 TEST_CASE("whatsapp channel: a round whose read-ahead never answers is not answered either", "[whatsapp][read_ahead]") {
   // At shutdown the read-ahead thread drops what it holds: those webhooks get no 200, so Meta
   // delivers them again; nothing was stored, nothing is lost.
-  auto f = std::make_unique<ReadAheadFixture>(ReadAheadGate::Settings{.slow_per_event = 0us, .hold = 10s});
+  auto f = std::make_unique<ReadAheadFixture>(reads_growing);
   f->post(1);
   f->run();
   f->post(2);
