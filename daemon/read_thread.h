@@ -1,8 +1,10 @@
 #pragma once
 // Reads that may take a while, off the event loop: a thread of its own with a store
-// connection of its own. The staff API's listings, cases and trails run here: on a history
-// of millions of messages a cold page reads from disk for 8-17 ms (BENCHMARKS.md, "five
-// million messages"), and on the loop every webhook and model answer would wait that long.
+// connection of its own. The daemon has two: `staff-reads`, and on SQLite `read-ahead` for
+// the channels (daemon/read_ahead.h). The staff API's listings, cases and trails run on the
+// first: on a history of millions of messages a cold page reads from disk for 8-17 ms
+// (BENCHMARKS.md, "five million messages"), and on the loop every webhook and model answer
+// would wait that long.
 //
 // The connection sees what was committed when each read began (SQLite's WAL lets it read
 // while the loop writes; on PostgreSQL each statement sees committed rows). A read that

@@ -7,8 +7,8 @@
 // and their replies for the prompt; a delivery report's action and message), and after a
 // restart those pages are on disk: read on the loop, a round of webhooks held it for 17 to 61
 // ms (BENCHMARKS.md, "webhooks from the history's own customers"). Read here, on a thread
-// of the caller's, the loop's reads come from the operating system's page cache (SQLite) or
-// the server's buffers (PostgreSQL).
+// of the caller's, the loop's reads come from the operating system's page cache. The daemon
+// reads ahead on SQLite only (daemon/service.cpp); the reads are the same on PostgreSQL.
 //
 // It changes nothing and returns nothing the caller needs: an error only says the pages
 // were not all read (the events are stored as they would have been). Thread-safety: as the

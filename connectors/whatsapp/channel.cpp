@@ -69,9 +69,9 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
     connectors::WebhookReply reply;
   };
   std::vector<PendingWebhook> pending;
-  // While storing reads from the disk (connectors/read_ahead_gate.h) a round is read ahead off the loop
-  // first: `reading` is the round being read, `waiting` what came meanwhile. Both go to
-  // `pending` in the order they came, so a customer's messages are stored in order.
+  // While storing reads from the disk (connectors/read_ahead_gate.h) a round is read ahead
+  // off the loop first: `reading` is the round being read, `waiting` what came meanwhile.
+  // Both go to `pending` in the order they came, so a customer's messages are stored in order.
   std::vector<PendingWebhook> waiting;
   std::vector<PendingWebhook> reading;
   bool reading_ahead = false;
