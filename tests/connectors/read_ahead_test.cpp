@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "connectors/read_ahead_gate.h"
@@ -52,6 +53,13 @@ std::int64_t reads_growing() {
   return blocks += 8;
 }
 
+// Reads from the disk only while `disk` is set.
+bool disk = false;
+std::int64_t reads_while_disk() {
+  static std::int64_t blocks = 0;
+  return disk ? blocks += 8 : blocks;
+}
+
 // The channel with a read-ahead the test answers: each call's keys, and its `then` held.
 struct ReadAheadFixture {
   test::TempDir dir;
@@ -63,7 +71,7 @@ struct ReadAheadFixture {
   std::vector<int> statuses;
   whatsapp::WhatsAppChannel channel;
 
-  explicit ReadAheadFixture(std::int64_t (*blocks_read)())
+  explicit ReadAheadFixture(std::int64_t (*blocks_read)(), std::chrono::milliseconds hold = 2s)
       : channel({[this](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
                  db,
                  transport,
@@ -74,11 +82,12 @@ struct ReadAheadFixture {
                    asked.push_back(std::move(keys));
                    held.push_back(std::move(then));
                  }},
-                settings(blocks_read)) {}
+                settings(blocks_read, hold)) {}
 
-  static whatsapp::ChannelSettings settings(std::int64_t (*blocks_read)()) {
+  static whatsapp::ChannelSettings settings(std::int64_t (*blocks_read)(), std::chrono::milliseconds hold) {
     auto s = test::whatsapp_settings();
     s.blocks_read = blocks_read;
+    s.read_ahead.hold = hold;
     return s;
   }
   void post(int n) {
@@ -156,17 +165,39 @@ TEST_CASE("whatsapp channel: after a store step read from the disk, rounds are r
   CHECK(f.channel.counters().rounds_read_ahead == 2);
 }
 
+TEST_CASE("whatsapp channel: once nothing has read from the disk for the hold, what waits goes straight to the store",
+          "[whatsapp][read_ahead]") {
+  ReadAheadFixture f(reads_while_disk, 50ms);
+  disk = true;
+  f.post(1);  // its store step reads from the disk: the gate opens for 50 ms
+  f.run();
+  disk = false;
+  f.post(2);
+  f.run();
+  REQUIRE(f.asked.size() == 1);
+  f.post(3);  // waits behind the round being read
+  f.run();
+  std::this_thread::sleep_for(100ms);  // the hold runs out meanwhile
+  auto then = std::move(f.held[0]);
+  then(0);  // and the reads ahead read nothing from the disk
+  f.run();
+  CHECK(f.asked.size() == 1);  // 3 was not read ahead
+  CHECK(f.statuses == std::vector<int>{200, 200, 200});
+  CHECK(f.stored() == std::vector<std::string>{"wamid.read1", "wamid.read2", "wamid.read3"});
+  CHECK(f.channel.counters().rounds_read_ahead == 1);
+}
+
 TEST_CASE("whatsapp channel: a round whose read-ahead never answers is not answered either", "[whatsapp][read_ahead]") {
   // At shutdown the read-ahead thread drops what it holds: those webhooks get no 200, so Meta
   // delivers them again; nothing was stored, nothing is lost.
-  auto f = std::make_unique<ReadAheadFixture>(reads_growing);
-  f->post(1);
-  f->run();
-  f->post(2);
-  f->run();
-  REQUIRE(f->asked.size() == 1);
-  f->held.clear();  // dropped uncalled
-  f->run();
-  CHECK(f->statuses == std::vector<int>{200});
-  CHECK(f->stored() == std::vector<std::string>{"wamid.read1"});
+  ReadAheadFixture f(reads_growing);
+  f.post(1);
+  f.run();
+  f.post(2);
+  f.run();
+  REQUIRE(f.asked.size() == 1);
+  f.held.clear();  // dropped uncalled
+  f.run();
+  CHECK(f.statuses == std::vector<int>{200});
+  CHECK(f.stored() == std::vector<std::string>{"wamid.read1"});
 }
