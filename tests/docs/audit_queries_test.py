@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Runs every SQL block of the README's "Audit queries" section against the seeded history
+"""Runs every SQL block of docs/sql.md's "Audit queries" section against the seeded history
 (tests/support/seed.cpp, started three days ago so that "waited longer than N minutes" has
 answers) and checks what each one answers.
 
-Usage: audit_queries_test.py DISPATCHD_SEED README.md
+Usage: audit_queries_test.py DISPATCHD_SEED docs/sql.md
 """
 import datetime
 import json
@@ -21,7 +21,7 @@ def rows_as_dicts(db, sql):
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-# One check per query, in README order: each takes the rows and raises AssertionError.
+# One check per query, in the order of docs/sql.md: each takes the rows and raises AssertionError.
 def why_escalated(rows):
     assert {r["reason"] for r in rows} == {"contract_failed"}, rows
     assert [r["attempt"] for r in rows] == [1, 2, 3], rows
@@ -90,9 +90,9 @@ def re_ask_cost(rows):
     assert abs(row["day_cost_usd"] - 0.000621) < 1.5e-6, row
 
 
-# The waiting query's cutoff as the README writes it, replaced by now minus 15 minutes as a
+# The waiting query's cutoff as docs/sql.md writes it, replaced by now minus 15 minutes as a
 # reader would replace it.
-README_CUTOFF = "2026-11-30T11:45:00Z"
+DOC_CUTOFF = "2026-11-30T11:45:00Z"
 CUTOFF = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=15)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 CHECKS = [why_escalated, re_ask_rate, error_classes, staff_changes, latency, waiting, sent_to_contact,
@@ -100,13 +100,15 @@ CHECKS = [why_escalated, re_ask_rate, error_classes, staff_changes, latency, wai
 
 
 def main():
-    seed, readme = sys.argv[1], sys.argv[2]
-    text = open(readme, encoding="utf-8").read()
+    seed, doc = sys.argv[1], sys.argv[2]
+    text = open(doc, encoding="utf-8").read()
     start = text.index("## Audit queries")
-    end = text.index("\n## ", start + 1)
-    queries = [q.replace(README_CUTOFF, CUTOFF) for q in re.findall(r"```sql\n(.*?)```", text[start:end], re.S)]
+    end = text.find("\n## ", start + 1)  # the next section, or the end of the file
+    if end < 0:
+        end = len(text)
+    queries = [q.replace(DOC_CUTOFF, CUTOFF) for q in re.findall(r"```sql\n(.*?)```", text[start:end], re.S)]
     if len(queries) != len(CHECKS):
-        print(f"FAIL: the README has {len(queries)} audit queries, this test checks {len(CHECKS)}")
+        print(f"FAIL: {doc} has {len(queries)} audit queries, this test checks {len(CHECKS)}")
         return 1
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,7 +11,7 @@ migrations/sqlite/*.sql. Then:
   - the same small history (plain SQL written once, run on both; the triggers keep the
     metric tables) gives the same rows in every table and view, numbers compared as numbers;
   - the audit trail's rule is the same: an erasure passes, any other change is refused;
-  - every SQL block of README.md's "Audit queries" runs on both and answers the same.
+  - every SQL block of docs/sql.md's "Audit queries" runs on both and answers the same.
 
 Usage: schema_test.py SOURCE_DIR   (DISPATCHD_TEST_POSTGRESQL_DIR names the server's folder:
 tests/postgresql/cluster.sh)
@@ -27,7 +27,7 @@ import tempfile
 # SQLite's declared type -> what PostgreSQL must declare for the same C++ reading.
 TYPES = {"INTEGER": "bigint", "TEXT": "text", "REAL": "double precision"}
 
-# Written so that every README audit query has an answer (its literal message id 3, contact
+# Written so that every audit query of docs/sql.md has an answer (its literal message id 3, contact
 # 15551230001 and cutoff 2026-11-30T11:45:00Z), and every trigger fires.
 # Written before migration 0004 (after 0003: the columns of 0001 and 0002 only), so that the
 # later files run over rows: 0004 keeps them (SQLite rebuilds the audit table), 0008 and
@@ -322,10 +322,12 @@ def compare_rows(label, db, pg, sql):
     return len(lite)
 
 
-def readme_queries(source):
-    text = open(os.path.join(source, "README.md"), encoding="utf-8").read()
+def doc_queries(source):
+    text = open(os.path.join(source, "docs", "sql.md"), encoding="utf-8").read()
     start = text.index("## Audit queries")
-    end = text.index("\n## ", start + 1)
+    end = text.find("\n## ", start + 1)  # the next section, or the end of the file
+    if end < 0:
+        end = len(text)
     return re.findall(r"```sql\n(.*?)```", text[start:end], re.S)
 
 
@@ -397,15 +399,15 @@ def run(source, pg, sqlite_path):
     print(f"rows: {counted} rows in {len(objects)} tables and views compared")
     check(db.execute("SELECT count(*) FROM metric_counts").fetchone()[0] >= 8, "the metric triggers wrote too little")
 
-    queries = readme_queries(source)
-    check(len(queries) >= 10, f"only {len(queries)} audit queries found in README.md")
+    queries = doc_queries(source)
+    check(len(queries) >= 10, f"only {len(queries)} audit queries found in docs/sql.md")
     answered = []
     for number, sql in enumerate(queries, 1):
-        answered.append(compare_rows(f"README audit query {number}", db, pg, sql))
+        answered.append(compare_rows(f"docs/sql.md audit query {number}", db, pg, sql))
     # The history is written so that every question has an answer: an empty one on both
     # engines would compare equal and prove little.
-    check(all(answered), f"README audit queries answered no rows: {answered}")
-    print(f"README: {len(queries)} audit queries run on both, rows {answered}")
+    check(all(answered), f"docs/sql.md audit queries answered no rows: {answered}")
+    print(f"docs/sql.md: {len(queries)} audit queries run on both, rows {answered}")
 
 
 if __name__ == "__main__":
