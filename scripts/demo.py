@@ -3,7 +3,7 @@
 against the fake model (tests/e2e/scenario.json says what it answers) and the fake Graph
 API, both on 127.0.0.1. Sends signed WhatsApp webhooks as Meta does, prints what happened
 to each message, has a staff member answer the escalation with dispatchctl, runs the
-README's audit queries, then keeps serving until Ctrl-C (--exit stops when done).
+audit queries of docs/sql.md, then keeps serving until Ctrl-C (--exit stops when done).
 
 Usage: demo.py BUILD_DIR SOURCE_DIR [--exit] [--workdir DIR]   (scripts/demo.sh builds and
 calls this; the config and database go to DIR, by default BUILD_DIR/demo, emptied first)
@@ -166,12 +166,13 @@ def staff_workspace(stack):
 
 
 def audit_queries(stack, replacements):
-    """Runs every SQL block of the README's "Audit queries" section on the demo database."""
-    readme = open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8").read()
-    start = readme.index("## Audit queries")
-    section = readme[start:readme.index("\n## ", start + 1)]
+    """Runs every SQL block of docs/sql.md's "Audit queries" section on the demo database."""
+    doc = open(os.path.join(SOURCE_DIR, "docs", "sql.md"), encoding="utf-8").read()
+    start = doc.index("## Audit queries")
+    end = doc.find("\n## ", start + 1)
+    section = doc[start:] if end < 0 else doc[start:end]
     blocks = re.findall(r"\*\*(\d+)\. (.*?)\*\*.*?```sql\n(.*?)```", section, re.S)
-    say("== the README's audit queries on the demo database "
+    say("== the audit queries of docs/sql.md on the demo database "
         f"(sqlite3 -readonly {os.path.relpath(stack.db)})")
     for number, title, sql in blocks:
         for old, new in replacements:

@@ -2,7 +2,7 @@
 # The main job: builds dispatchd, dispatchctl and the two simulators (the test fakes of the
 # model and the Graph API), then runs the whole pipeline on 127.0.0.1 with scripts/demo.py:
 # signed WhatsApp webhooks in, the model's replies validated, re-asked or escalated, replies
-# out at the fake Graph API, a staff member working the queue, the README's audit queries.
+# out at the fake Graph API, a staff member working the queue, the audit queries of docs/sql.md.
 # It keeps serving until Ctrl-C; `scripts/demo.sh --exit` stops when done (for scripts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
