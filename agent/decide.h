@@ -2,7 +2,7 @@
 // The agent's decision as a pure function: what to do next with a message, from what its
 // latest step brought and where it stands. No I/O, no clock, no store: Run (agent.cpp)
 // records each attempt, calls decide() and carries the Step out (store writes, the model,
-// tools). tests/agent/decide_test.cpp holds it to README's "The agent loop", row by row.
+// tools). tests/agent/decide_test.cpp holds it to the agent loop's cases (docs/agent.md), row by row.
 //
 //   latest      what it was                          step
 //   ----------  -----------------------------------  ---------------------------------------

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Messages/s and CPU per message: one dispatchd on SQLite next to 1, 2 and 3 instances on
-one PostgreSQL database, in one run (issue 16). Numbers, not a test.
+one PostgreSQL database, in one run. Numbers, not a test.
 
 Usage: bench/cluster_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--listener auto|both]
                               [--repeat R]

@@ -1,6 +1,6 @@
 // large_db: a database holding a long history, written through the store's own functions
 // (so every row, state and audit event is what the daemon would have written), for the
-// large-history benchmark (bench/run-large-db-bench.sh).
+// large-history benchmark (bench/large_db_bench.py).
 //
 //   large_db PATH MESSAGES [--migrations DIR] [--per-day N] [--leave-open yes|no]
 //

@@ -72,7 +72,7 @@ constexpr const char* k_usage =
     "      130 interrupted\n"
     "  erase --counterpart ID_OR_ADDRESS --as NAME [--no-vacuum] | erase --scrub-only\n"
     "      replace a customer's texts, payloads, model outputs, replies, number or address by\n"
-    "      tombstones and a salted digest (README: what remains); the audit chain still verifies\n"
+    "      tombstones and a salted digest (docs/cli.md: what remains); the audit chain still verifies\n"
     "      exit 0 erased and scrubbed, 1 refused (unfinished messages listed) or not scrubbed\n"
     "  archive [--before YYYY-MM-DD | --older-than-days N] PATH [--batch N] [--pause-ms N] [--json]\n"
     "      move finished messages received before the day (UTC; neither flag: retention.days of\n"

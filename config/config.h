@@ -114,14 +114,14 @@ struct Gmail {
   std::map<std::string, TypeHandling> message_types = default_gmail_types();  // every type has an entry
 };
 
-// Staff sessions on the page (ARCHITECTURE.md's staff API).
+// Staff sessions on the page (docs/staff.md).
 struct Staff {
   bool secure_cookies = false;  // the cookie carries Secure (dispatchd behind TLS)
   int session_idle_minutes = 60;
   int session_max_hours = 12;
 };
 
-// Several instances on one PostgreSQL database (ARCHITECTURE.md, "Scale-out path").
+// Several instances on one PostgreSQL database (docs/architecture.md).
 struct Instance {
   std::string id;  // instance.id: unique per instance; empty: host name + ":" + http port
 };

@@ -65,7 +65,7 @@ std::string host_name() {
 }
 
 // The lease owner and claimer of sends. On PostgreSQL several instances may share the
-// database: instance.id (default host:port, ARCHITECTURE.md). On SQLite the one machine's
+// database: instance.id (default host:port, docs/configuration.md). On SQLite the one machine's
 // name, as always (its leases from an earlier run are released by that name at start).
 std::string worker_of(const config::Config& config) {
   if (store::backend_of(config.database) != store::Backend::postgresql) return "dispatchd@" + host_name();

@@ -35,7 +35,7 @@ Response refusal(int status, const std::string& message, const std::optional<val
   return json(status, out.str());
 }
 
-// ARCHITECTURE.md's staff API: 404 no such item, 409 refused by state or by the validator.
+// The staff API (docs/staff.md): 404 no such item, 409 refused by state or by the validator.
 int status_of(staff::RefusalKind kind) {
   switch (kind) {
     case staff::RefusalKind::invalid:

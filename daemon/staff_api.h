@@ -1,5 +1,5 @@
 #pragma once
-// The staff API and page (ARCHITECTURE.md, "HTTP"). Who is acting is always an account:
+// The staff API and page (docs/staff.md). Who is acting is always an account:
 //   - POST /api/session {"name","token"} logs in: a `dispatchd_session` cookie (HttpOnly,
 //     SameSite=Strict, Path=/, Secure when configured) and a CSRF token in the answer;
 //     GET /api/session gives a live session's name and CSRF token back (a reloaded page);

@@ -33,7 +33,7 @@ std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const 
 
 agent::Settings agent_settings(const config::Config& config, const std::string& worker);
 
-// The enabled channels (connectors.whatsapp; Gmail is not built yet), their secrets read
+// The enabled channels (connectors.whatsapp, connectors.gmail), their secrets read
 // from the variables the configuration names (or the credentials of those names).
 std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
     const config::Config& config, const connectors::ChannelDeps& deps);

@@ -108,7 +108,7 @@ std::expected<Report, store::Error> run_offline(store::Database& db, const catal
 // The report for people: a summary table, the counts per action, then each change with
 // its message_id, provider id and errors. Dates as stored (ISO 8601 UTC).
 std::string to_markdown(const Report& report);
-// The same content for programs (README, "dispatchctl replay").
+// The same content for programs (docs/cli.md, `dispatchctl replay`).
 std::string to_json(const Report& report);
 
 }  // namespace dispatchd::replay

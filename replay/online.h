@@ -143,7 +143,7 @@ std::expected<OnlineReport, store::Error> collect(store::Database& scratch, cons
                                                   const std::string& model);
 
 // The report for people (summary, then every changed message, then every message) and the
-// same content for programs. Format contract: README "dispatchctl replay --online".
+// same content for programs. Format contract: docs/cli.md, `dispatchctl replay --online`.
 std::string to_markdown(const OnlineReport& report);
 std::string to_json(const OnlineReport& report);
 

@@ -1,5 +1,5 @@
 // The online replay report, as Markdown for people and as JSON for programs (the same
-// content); the formats are a contract (tests/replay/online_test.cpp, README).
+// content); the formats are a contract (tests/replay/online_test.cpp, docs/cli.md).
 #include <algorithm>
 #include <cstdio>
 #include <string>

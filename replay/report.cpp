@@ -1,5 +1,5 @@
 // The offline replay report, as Markdown for people and as JSON for programs. Both carry
-// the same content; the formats are a contract (tests/replay, README "dispatchctl replay").
+// the same content; the formats are a contract (tests/replay, docs/cli.md).
 #include <string>
 
 #include "common/json_out.h"

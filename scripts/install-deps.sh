@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dispatchd builds and tests with, skipping what is
-# already there. The single source of the package list: README, .ci/run and developers
-# all call this script.
+# already there. The single source of the package list: scripts/test.sh, scripts/demo.sh,
+# scripts/validator-demo.sh, CONTRIBUTING.md and developers all call this script.
 set -euo pipefail
 
 packages=(

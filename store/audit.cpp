@@ -40,8 +40,8 @@ Result<std::string> append_audit(Database& db, const AuditEvent& event) {
     prev = tail->hash;
   } else {
     // Several instances append to one chain on PostgreSQL: the tail is locked until this
-    // transaction ends, so the next appender reads this event as the tail (README: the
-    // audit chain under concurrent writers). SQLite's writer lock already does this.
+    // transaction ends, so the next appender reads this event as the tail (bench/README.md:
+    // the audit chain under concurrent writers). SQLite's writer lock already does this.
     DISPATCHD_TRY(internal::lock_audit_tail(db));
     auto last = Query::prepare(db, "SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1");
     if (!last) return std::unexpected(last.error());

@@ -1,6 +1,6 @@
 #pragma once
 // The two engines the store runs on. SQLite is the embedded default (a file path);
-// PostgreSQL serves several dispatchd instances (ARCHITECTURE.md, "Scale-out path").
+// PostgreSQL serves several dispatchd instances (docs/architecture.md).
 // The `database` setting names the engine by its form: a postgresql:// (or postgres://)
 // URI is PostgreSQL, anything else a SQLite file path.
 

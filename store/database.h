@@ -11,8 +11,8 @@
 // store nests savepoints in every transaction, and spilled to temporary files they cost
 // more writes than the database itself.
 //
-// Prepared statements are cached per Database (see store/sql.h): each SQL text is compiled
-// once and reused.
+// Prepared statements are cached per connection (store/internal/connection.h, used through
+// store/internal/sql.h's Query): each SQL text is compiled once and reused.
 //
 // PostgreSQL: the target is a libpq URI (postgresql://user@host:port/db) without the
 // password, which comes in OpenOptions; transactions run at READ COMMITTED. When the link

@@ -1,5 +1,5 @@
 #pragma once
-// Several dispatchd instances on one database (ARCHITECTURE.md, "Scale-out path").
+// Several dispatchd instances on one database (docs/architecture.md).
 //
 // Each instance has an id (instance.id) and a row in `instances` (migration 0014) whose
 // heartbeat it renews every few seconds. An instance whose heartbeat is older than

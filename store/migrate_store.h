@@ -1,6 +1,6 @@
 #pragma once
-// Moving a deployment from its SQLite file to PostgreSQL (issue 16; `dispatchctl
-// migrate-store --from PATH --to URI`). All or nothing: the target ends with every row of
+// Moving a deployment from its SQLite file to PostgreSQL (`dispatchctl migrate-store
+// --from PATH --to URI`). All or nothing: the target ends with every row of
 // the source, ids kept, and an audit chain that verifies and ends where the source's does,
 // or it ends as it was.
 //

@@ -1,6 +1,6 @@
 #pragma once
 // The states and codes the store writes as text. Their SQL text is the audit contract
-// (ARCHITECTURE.md's views: v_attempts.verdict, v_messages.outcome, v_actions.status,
+// (docs/sql.md's views: v_attempts.verdict, v_messages.outcome, v_actions.status,
 // v_escalations.reason and status), so each enum has exactly one table to and from it,
 // here; code passes the enums, and a typo in a state does not compile.
 //

@@ -21,8 +21,9 @@ namespace dispatchd::store {
 // How a top-level write transaction begins. SQLite: IMMEDIATE takes the write lock up
 // front, so two writers queue on the busy timeout instead of deadlocking on a read-to-write
 // upgrade. PostgreSQL: READ COMMITTED with row locks as statements take them; several
-// instances taking the same work apart comes with SELECT ... FOR UPDATE SKIP LOCKED in a
-// later step (ARCHITECTURE.md, "Scale-out path"), not from the transaction's mode.
+// instances take the same work apart through the statements that take it (FOR ... UPDATE
+// SKIP LOCKED in store/inbox.cpp, store/outbox.cpp, store/instances.cpp), not through the
+// transaction's mode.
 constexpr std::string_view begin_write(Backend backend) {
   return backend == Backend::postgresql ? "BEGIN" : "BEGIN IMMEDIATE";
 }

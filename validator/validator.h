@@ -2,7 +2,7 @@
 // The validator: raw model text in, verdict out. Pure: no I/O, no clock, no globals; safe
 // to call from any thread on a shared Catalog.
 //
-// Stages, each with its own error codes (README, "Validator error codes"):
+// Stages, each with its own error codes (docs/catalog.md):
 //   1. extract   the one JSON object out of fences, prose, BOM and whitespace
 //   2. parse     strict JSON: UTF-8, no duplicate keys, bounded depth and size
 //   3. contract  the catalog: action enum, required/extra fields, types, lengths, ...
@@ -66,7 +66,7 @@ inline constexpr std::size_t k_max_errors = 20;
 Verdict validate(const catalog::Catalog& catalog, std::string_view reply, const Context& context,
                  const Limits& limits = {});
 
-// The verdict as `dispatchctl validate` prints it (ARCHITECTURE.md, "Validator verdict").
+// The verdict as `dispatchctl validate` prints it (docs/cli.md).
 std::string to_json(const Verdict& verdict);
 
 const char* to_string(Stage stage);

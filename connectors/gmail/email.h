@@ -89,7 +89,7 @@ const char* to_string(DecodeErrorKind kind);
 std::expected<Email, DecodeError> decode(std::string_view raw, std::span<const std::string> own_addresses = {},
                                          const DecodeLimits& limits = {});
 
-// The counterpart (ARCHITECTURE: Reply-To when present, else From), lower-cased address; "" if none.
+// The counterpart (docs/channels.md: Reply-To when present, else From), lower-cased address; "" if none.
 std::string counterpart(const Email& email);
 
 // Whether loop prevention ignores it by default: own || auto_reply || list || bounce || no_reply.

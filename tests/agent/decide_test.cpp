@@ -1,4 +1,4 @@
-// decide() as a table: one row per case of README's "The agent loop", from what the latest
+// decide() as a table: one row per case of the agent loop (docs/agent.md), from what the latest
 // step brought and where the message stands to the Step the Run carries out.
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Black-box test of dispatchctl: exit codes and output shapes of validate, extract and
-# catalog, as ARCHITECTURE.md specifies them. Usage: dispatchctl_test.sh DISPATCHCTL SOURCE_DIR
+# catalog, as docs/cli.md specifies them. Usage: dispatchctl_test.sh DISPATCHCTL SOURCE_DIR
 set -u
 ctl=$1
 src=$2

@@ -4,7 +4,7 @@ OAuth2 token endpoint, with fake_model and fake_graph, on 127.0.0.1.
 
   gmail_test.py BUILD_DIR SOURCE_DIR
 
-What it shows (issue 12): new mail answered once, in its thread, with headers a standard parser
+What it shows: new mail answered once, in its thread, with headers a standard parser
 reads; mail from before the first start left alone; auto-replies, lists, bounces and our own mail
 ignored with the reason; an ISO-8859-1 message decoded; an access token expiring mid-run refreshed;
 exactly once across a restart; a stale history id -> a full sync without duplicates or old mail;

@@ -4,7 +4,7 @@ Shared by the end-to-end tests (tests/e2e/), the demo (scripts/demo.sh) and the 
 benchmark (bench/): it writes a config in a temporary folder, starts the three processes,
 signs webhook bodies as Meta does, and reads the SQLite views.
 
-Secrets audit (issue 14): with DISPATCHD_SECRETS_AUDIT_DIR set, everything the stack says or
+Secrets audit: with DISPATCHD_SECRETS_AUDIT_DIR set, everything the stack says or
 keeps is also written under that folder for tests/e2e/secrets_test.py to search for the secrets
 below: every Process's output (stderr included), every dispatchctl output (run through
 Stack.dispatchctl), every answer dispatchd gives the harness (status and body, not the request),

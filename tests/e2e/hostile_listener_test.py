@@ -6,7 +6,7 @@ The attacks, each from its own loopback addresses (127.0.0.x, bound before conne
 64 and the global cap of 512), slowloris (a request line and headers dribbled a byte at a
 time), a 1 GB body announced, header floods (thousands of headers, one huge header, a huge
 request line), invalid UTF-8 and %-encoded garbage in paths. Meanwhile /healthz (from
-127.0.0.2) must answer 200 — the issue's target is 100 ms; the check is a generous 1 s at
+127.0.0.2) must answer 200 — the target is 100 ms; the check is a generous 1 s at
 the 95th percentile (see HEALTHZ_BOUND_S), the measured latencies printed — and signed
 webhooks (from 127.0.0.3) must be accepted and answered. Afterwards dispatchd's RSS and open descriptors must be back near the baseline
 measured before the attacks, and its peak RSS under a stated bound.
@@ -33,7 +33,7 @@ IDLE_ADDRESSES = 100          # 127.0.0.10 .. 127.0.0.109, 100 connections each
 GLOBAL_CAP = 512              # HttpLimits::max_connections
 PER_ADDRESS_CAP = 64          # http.max_connections_per_address's default
 FIRST_BYTE_S, READ_S = 3, 10  # HttpLimits::first_byte_timeout, read_timeout
-# The target is 0.1 s. A probe's own connection queues in the kernel's accept backlog
+# The target is 0.1 s. A probe's own connection queues in the kernel's accept backlog
 # behind the attacker's (10,000 opened in about 0.3 s), on a machine whose two cores are shared
 # with other work (the test suite runs two tests at a time): the check is the 95th percentile
 # under 1 s and no probe over 3 s (a stalled loop), generous so that a slow CI machine does not
@@ -139,7 +139,7 @@ class Prober(threading.Thread):
             within = "within" if latencies[-1] <= HEALTHZ_TARGET_S else "NOT within"
             print(f"  {name}: /healthz {len(latencies)} probes, median {latencies[len(latencies) // 2] * 1000:.1f} ms,"
                   f" p95 {p95 * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
-                  f" ({within} the issue's {HEALTHZ_TARGET_S * 1000:.0f} ms); webhooks {len(self.webhooks)}", flush=True)
+                  f" ({within} the target's {HEALTHZ_TARGET_S * 1000:.0f} ms); webhooks {len(self.webhooks)}", flush=True)
         check(f"{name}: /healthz always 200", self.health and all(s == 200 for s, _ in self.health),
               [s for s, _ in self.health if s != 200][:10])
         check(f"{name}: /healthz within {HEALTHZ_BOUND_S} s (95th percentile, {p95})",

@@ -1,4 +1,4 @@
-"""The injection suite's attacks, as data (issue 14): inbound messages that try to steer the
+"""The injection suite's attacks, as data: inbound messages that try to steer the
 agent, each with what an obeying model answers to it. Read by injection_test.py.
 
 Each attack is a dict:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The injection suite (issue 14): inbound messages that try to steer the agent, run through the
+"""The injection suite: inbound messages that try to steer the agent, run through the
 real dispatchd with a fake model that OBEYS them (tests/e2e/injection_attacks.py), one stack per
 channel: WhatsApp against fake_graph, Gmail against fake_gmail.py.
 
@@ -7,7 +7,7 @@ channel: WhatsApp against fake_graph, Gmail against fake_gmail.py.
 
 What it shows, per channel: zero out-of-policy sends at the fakes (every text fake_graph was
 asked to send went to the number of the message it answers; every mail fake_gmail "sent" has
-exactly one To, the counterpart of the mail it answers as the README defines it (Reply-To when
+exactly one To, the counterpart of the mail it answers as docs/channels.md defines it (Reply-To when
 present, else From), and no Cc or Bcc); each attack ends answered to its own counterpart or
 escalated (with the expected reason), never lost; the escalation's holding reply, not the
 model's text, is what the customer gets; `dispatchctl audit verify` passes. One table line per
@@ -230,7 +230,7 @@ def gmail_raw(attack, from_address):
 
 
 def counterpart_of(raw):
-    """The counterpart as the README defines it, read by Python's own parser: the first Reply-To
+    """The counterpart as docs/channels.md defines it, read by Python's own parser: the first Reply-To
     address when there is one, else the first From address; lower-case."""
     message = email.message_from_bytes(raw, policy=email.policy.default)
     for name in ("Reply-To", "From"):

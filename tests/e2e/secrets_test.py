@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Secrets stay secret (issue 14): none of the stack's secrets appears in anything dispatchd
+"""Secrets stay secret: none of the stack's secrets appears in anything dispatchd
 writes or says.
 
   secrets_test.py BUILD_DIR SOURCE_DIR AUDIT_ROOT
 
-The e2e tests (e2e_test.py, gmail_test.py, notify_test.py and the demo) run under CTest with
+The e2e tests (e2e_test.py, gmail_test.py, notify_test.py, injection_test.py and the demo) run under CTest with
 DISPATCHD_SECRETS_AUDIT_DIR=AUDIT_ROOT/<test> (tests/CMakeLists.txt), so harness.py keeps
 everything they produce: dispatchd's log and stderr, every dispatchctl output, every answer
 dispatchd gave (/metrics, /readyz, the staff API...), each request the model fake received, and

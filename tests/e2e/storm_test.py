@@ -4,7 +4,7 @@
 Model garbage (tests/fakes/garbage_model.py; each message names its garbage): 200 with random
 bytes, an HTML page with 200, an HTML 503, 200 with an empty body, a well-formed completion
 with random text, bodies cut at a random point (connection closed mid-body), an endless slow
-stream. What the README documents must happen: an answer that came but cannot be used (a bad
+stream. What docs/agent.md documents must happen: an answer that came but cannot be used (a bad
 2xx body, text that fails the contract) is an attempt and is asked again, at most
 llm.max_retries times, then `contract_failed`; no answer (5xx, a cut body, a timeout) is
 retried inside the provider stack (RetryPolicy: at most 4 HTTP attempts per call), then the
@@ -101,7 +101,7 @@ def model_storm_flow():
             rows = stack.query("SELECT a.verdict, a.error_class FROM v_attempts a JOIN v_messages m USING (message_id)"
                                " WHERE m.provider_message_id LIKE ?", f"wamid.STORM.{mode}.%")
             # A body that is not the documented JSON is an `error` attempt; text that fails
-            # the contract an `invalid` one (README, v_attempts). Both use the re-ask budget.
+            # the contract an `invalid` one (docs/sql.md, v_attempts). Both use the re-ask budget.
             verdict = "error" if error_class else "invalid"
             check(f"{mode}: {1 + MAX_RETRIES} {verdict} attempts per message"
                   + (f", error_class {error_class}" if error_class else ""),
@@ -233,7 +233,7 @@ def graph_storm_flow():
 
 
 GMAIL_POLL_FAILURES = 3  # 2 + 4 + 8 s of backoff
-GMAIL_FIRST_DELAY_S = 2  # README: 5xx polls back off from 2 s doubling
+GMAIL_FIRST_DELAY_S = 2  # docs/channels.md: 5xx polls back off from 2 s doubling
 
 
 def gmail_storm_flow():

@@ -1,4 +1,4 @@
-// Online replay and eval (issue 15): recorded messages sent through the agent loop again
+// Online replay and eval: recorded messages sent through the agent loop again
 // against the fake model, in a scratch copy; a labelled set scored. History is recorded by
 // the real agent loop (tests/agent/harness.h) with one model answer; the replay's model
 // answers differently for some messages, and exactly those must be reported as changed.

@@ -196,7 +196,7 @@ bool untouched(Database& target) {
 TEST_CASE("migrate_store moves every table row by row with ids, chain, anchor and identities", "[migrate_store]") {
   test::TempDir dir;
   auto source = seeded_source(dir);
-  // Every table the issue names holds rows before the move.
+  // Every table that holds a deployment's data has rows before the move.
   for (const char* table :
        {"inbox", "attempts", "actions", "escalations", "audit", "staff_accounts", "staff_sessions", "poll_cursors",
         "notify_cursor", "metric_counts", "metric_latency", "metric_usage", "audit_anchor"}) {
