@@ -16,7 +16,7 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage =
+constexpr const char* k_archive_usage =
     "usage: dispatchctl [--config FILE | --db FILE] archive [--before YYYY-MM-DD | --older-than-days N] PATH\n"
     "                   [--batch N] [--pause-ms N] [--migrations DIR] [--json]";
 
@@ -103,7 +103,7 @@ int cmd_archive(int argc, char** argv) {
                              {"json", false}});
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
-  if (args->positional.size() != 1) return usage_error(k_usage);
+  if (args->positional.size() != 1) return usage_error(k_archive_usage);
   std::string error;
   const auto older = number(*args, "older-than-days", 0, 100000, error);
   const auto batch = number(*args, "batch", 1, 100000, error);

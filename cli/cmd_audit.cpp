@@ -12,7 +12,7 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage =
+constexpr const char* k_audit_usage =
     "usage: dispatchctl [--config FILE | --db FILE] audit [--message ID] [--since TIME] [--json]\n"
     "       dispatchctl [--config FILE | --db FILE] audit verify [--archive PATH]";
 
@@ -66,7 +66,7 @@ int cmd_audit(int argc, char** argv) {
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const bool is_verify = args->positional == std::vector<std::string>{"verify"};
-  if (!is_verify && !args->positional.empty()) return usage_error(k_usage);
+  if (!is_verify && !args->positional.empty()) return usage_error(k_audit_usage);
   std::optional<std::int64_t> message;
   if (const auto text = args->get("message")) {
     std::int64_t id = 0;

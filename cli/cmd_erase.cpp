@@ -15,7 +15,7 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage =
+constexpr const char* k_erase_usage =
     "usage: dispatchctl [--config FILE | --db FILE|URI] erase --counterpart ID_OR_ADDRESS --as NAME [--no-vacuum]\n"
     "       dispatchctl [--config FILE | --db FILE|URI] erase --scrub-only [--no-vacuum]";
 
@@ -61,16 +61,16 @@ int cmd_erase(int argc, char** argv) {
   specs.insert(specs.end(), {{"counterpart", true}, {"as", true}, {"no-vacuum", false}, {"scrub-only", false}});
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
-  if (!args->positional.empty()) return usage_error(k_usage);
+  if (!args->positional.empty()) return usage_error(k_erase_usage);
   const bool vacuum = !args->has("no-vacuum");
   const auto counterpart = args->get("counterpart");
   const auto who = args->get("as");
   if (args->has("scrub-only")) {
     if (counterpart || who)
-      return usage_error("--scrub-only takes neither --counterpart nor --as\n" + std::string(k_usage));
+      return usage_error("--scrub-only takes neither --counterpart nor --as\n" + std::string(k_erase_usage));
   } else {
     if (!counterpart || counterpart->empty())
-      return usage_error("erase needs --counterpart ID_OR_ADDRESS\n" + std::string(k_usage));
+      return usage_error("erase needs --counterpart ID_OR_ADDRESS\n" + std::string(k_erase_usage));
     if (!who || who->empty()) return usage_error("erase needs --as NAME (who asked is recorded)");
   }
   auto target = open_target(*args);

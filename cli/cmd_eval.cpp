@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::size_t k_max_set_bytes = 4u << 20;
 
-int failure(const std::string& message) {
+int eval_failure(const std::string& message) {
   std::fprintf(stderr, "dispatchctl: eval: %s\n", message.c_str());
   return k_exit_rejected;
 }
@@ -75,21 +75,21 @@ int cmd_eval(int argc, char** argv) {
     return usage_error("eval: " + set_path + (e.line ? ":" + std::to_string(e.line) : "") + ": " + e.message);
   }
   auto config = config::load(*args->get("config"));
-  if (!config) return failure("bad configuration: " + config.error().front());
+  if (!config) return eval_failure("bad configuration: " + config.error().front());
   auto catalog = catalog::Catalog::load_file(args->get("catalog").value_or(config->catalog));
-  if (!catalog) return failure("bad catalog: " + catalog.error().front().to_string());
+  if (!catalog) return eval_failure("bad catalog: " + catalog.error().front().to_string());
   auto options = model_options_of(*args, *config, std::move(*catalog));
-  if (!options) return failure(options.error());
+  if (!options) return eval_failure(options.error());
 
   TempFolder scratch;
-  if (scratch.path.empty()) return failure("cannot create a scratch folder under $TMPDIR");
+  if (scratch.path.empty()) return eval_failure("cannot create a scratch folder under $TMPDIR");
   auto report =
       replay::run_eval(*cases, *options, scratch.path + "/eval.db", config->migrations_dir, {catch_interrupt(), {}});
-  if (!report) return failure(report.error());
+  if (!report) return eval_failure(report.error());
   report->set = set_path;
   report->catalog = args->get("catalog").value_or(config->catalog);
   if (const auto out = args->get("report"); out && !write_report(*out, replay::eval_markdown(*report), error))
-    return failure(error);
+    return eval_failure(error);
   if (args->has("json"))
     std::printf("%s\n", replay::eval_json(*report).c_str());
   else

@@ -10,7 +10,7 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage = "usage: dispatchctl inspect email FILE|- [--gmail-json]";
+constexpr const char* k_inspect_usage = "usage: dispatchctl inspect email FILE|- [--gmail-json]";
 // A messages.get response holds the message as base64url (4/3 of it) plus a little JSON.
 constexpr std::size_t k_max_input_bytes = 64u << 20;
 
@@ -34,7 +34,7 @@ int fail(const std::string& message) {
 int cmd_inspect(int argc, char** argv) {
   auto args = parse_args(argc, argv, 2, {{"gmail-json", false}});
   if (!args) return usage_error(args.error());
-  if (args->positional.size() != 2 || args->positional[0] != "email") return usage_error(k_usage);
+  if (args->positional.size() != 2 || args->positional[0] != "email") return usage_error(k_inspect_usage);
   std::string error;
   auto input = read_input(args->positional[1], error);
   if (!input) return fail(error);

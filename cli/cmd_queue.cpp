@@ -17,7 +17,7 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage =
+constexpr const char* k_queue_usage =
     "usage: dispatchctl [--config FILE | --db FILE] queue list [--status S] [--json]\n"
     "       dispatchctl ... queue show ID [--json]\n"
     "       dispatchctl ... queue claim ID --as NAME\n"
@@ -45,7 +45,7 @@ std::optional<std::int64_t> parse_id(const std::string& text) {
   return id;
 }
 
-int list(Target& target, const Args& args) {
+int list_queue(Target& target, const Args& args) {
   std::optional<store::EscalationStatus> status;
   if (const auto text = args.get("status")) {
     status = store::from_sql<store::EscalationStatus>(*text);
@@ -127,10 +127,10 @@ int cmd_queue(int argc, char** argv) {
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const auto& words = args->positional;
-  if (words.empty()) return usage_error(k_usage);
+  if (words.empty()) return usage_error(k_queue_usage);
   const std::string& verb = words[0];
   const bool is_list = verb == "list";
-  if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_usage);
+  if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_queue_usage);
   std::optional<std::int64_t> id;
   if (!is_list) {
     id = parse_id(words[1]);
@@ -138,7 +138,7 @@ int cmd_queue(int argc, char** argv) {
   }
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
-  if (is_list) return list(*target, *args);
+  if (is_list) return list_queue(*target, *args);
   if (verb == "show") return show(*target, *args, *id);
 
   const auto who = args->get("as");
@@ -174,7 +174,7 @@ int cmd_queue(int argc, char** argv) {
       action = staff::edit(target->db, *catalog, *id, *who, *json, at);
     }
   } else {
-    return usage_error("unknown queue command " + verb + "\n" + k_usage);
+    return usage_error("unknown queue command " + verb + "\n" + k_queue_usage);
   }
   if (!action) return refused(action.error(), *args);
   std::printf("escalation %lld resolved by %s: action %lld is in the outbox\n", static_cast<long long>(*id),

@@ -17,14 +17,14 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage =
+constexpr const char* k_replay_usage =
     "usage: dispatchctl replay --config FILE | --db FILE (--offline | --online) [--catalog NEW]\n"
     "         [--system-prompt NEW] [--llm-model NAME] [--concurrency N] [--since YYYY-MM-DD] [--limit N]\n"
     "         [--sample N [--seed S]] --report OUT.md [--json]";
 
 constexpr int k_exit_failure = 1;
 
-int failure(const std::string& message) {
+int replay_failure(const std::string& message) {
   std::fprintf(stderr, "dispatchctl: replay: %s\n", message.c_str());
   return k_exit_failure;
 }
@@ -77,7 +77,7 @@ std::expected<replay::Selection, std::string> selection_of(const Args& args) {
 
 // Usage errors that do not need the database; "" when the command line is usable.
 std::string check_mode(const Args& args) {
-  if (!args.positional.empty()) return k_usage;
+  if (!args.positional.empty()) return k_replay_usage;
   if (args.has("offline") == args.has("online")) return "replay takes --offline or --online (one of them)";
   if (!args.has("online") && (args.has("system-prompt") || args.has("llm-model") || args.has("concurrency")))
     return "--system-prompt, --llm-model and --concurrency change what the model is asked: they need --online";
@@ -94,25 +94,25 @@ std::string scratch_path(const std::string& report) { return report + ".scratch.
 
 int replay_online(const Args& args, const replay::Selection& selection) {
   auto live = open_target(args);
-  if (!live) return failure(live.error());
+  if (!live) return replay_failure(live.error());
   auto catalog = target_catalog(args, *live);
-  if (!catalog) return failure(catalog.error());
+  if (!catalog) return replay_failure(catalog.error());
   auto options = model_options_of(args, *live->config, *catalog);
-  if (!options) return failure(options.error());
+  if (!options) return replay_failure(options.error());
   const std::string report_path = *args.get("report");
   const std::string path = scratch_path(report_path);
   bool resumed = false;
   auto scratch = replay::open_scratch(live->db, selection, {path, live->config->migrations_dir}, resumed);
-  if (!scratch) return failure(scratch.error());
+  if (!scratch) return replay_failure(scratch.error());
   if (resumed) std::fprintf(stderr, "dispatchctl: replay: continuing the run in %s\n", path.c_str());
   auto ran = replay::run_pending(*scratch, *options, {catch_interrupt(), {}});
-  if (!ran) return failure(ran.error());
+  if (!ran) return replay_failure(ran.error());
   auto report = replay::collect(*scratch, *catalog, options->provider.model);
-  if (!report) return failure("cannot read the run: " + report.error().message);
+  if (!report) return replay_failure("cannot read the run: " + report.error().message);
   report->catalog = args.get("catalog").value_or(live->config->catalog);
   report->scratch = path;
   std::string error;
-  if (!write_report(report_path, replay::to_markdown(*report), error)) return failure(error);
+  if (!write_report(report_path, replay::to_markdown(*report), error)) return replay_failure(error);
   const auto& s = report->summary;
   if (args.has("json"))
     std::printf("%s\n", replay::to_json(*report).c_str());
@@ -146,15 +146,15 @@ int cmd_replay(int argc, char** argv) {
 
   if (args->has("online")) return replay_online(*args, *selection);
   auto target = open_target(*args);
-  if (!target) return failure(target.error());
+  if (!target) return replay_failure(target.error());
   auto catalog = target_catalog(*args, *target);
-  if (!catalog) return failure(catalog.error());
+  if (!catalog) return replay_failure(catalog.error());
   auto report = replay::run_offline(target->db, *catalog, *selection);
-  if (!report) return failure("cannot read the recorded attempts: " + report.error().message);
+  if (!report) return replay_failure("cannot read the recorded attempts: " + report.error().message);
   report->catalog = args->get("catalog").value_or(target->config ? target->config->catalog : "");
 
   std::string error;
-  if (!write_report(*args->get("report"), replay::to_markdown(*report), error)) return failure(error);
+  if (!write_report(*args->get("report"), replay::to_markdown(*report), error)) return replay_failure(error);
   if (args->has("json")) {
     std::printf("%s\n", replay::to_json(*report).c_str());
   } else {

@@ -17,7 +17,7 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage =
+constexpr const char* k_staff_usage =
     "usage: dispatchctl [--config FILE | --db FILE] staff add NAME\n"
     "       dispatchctl ... staff list [--json]\n"
     "       dispatchctl ... staff revoke NAME";
@@ -33,7 +33,7 @@ int refused(const staff::Refusal& refusal) {
   return k_exit_rejected;
 }
 
-int list(Target& target, const Args& args) {
+int list_staff(Target& target, const Args& args) {
   auto accounts = store::list_staff(target.db);
   if (!accounts) return usage_error(accounts.error().message);
   if (args.has("json")) {
@@ -63,13 +63,13 @@ int cmd_staff(int argc, char** argv) {
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const auto& words = args->positional;
-  if (words.empty()) return usage_error(k_usage);
+  if (words.empty()) return usage_error(k_staff_usage);
   const std::string& verb = words[0];
   const bool is_list = verb == "list";
-  if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_usage);
+  if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_staff_usage);
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
-  if (is_list) return list(*target, *args);
+  if (is_list) return list_staff(*target, *args);
   const std::string& name = words[1];
   if (verb == "add") {
     auto token = staff::add_account(target->db, name, actor(), now());
@@ -85,7 +85,7 @@ int cmd_staff(int argc, char** argv) {
     std::printf("staff account %s revoked; its sessions are ended\n", name.c_str());
     return k_exit_ok;
   }
-  return usage_error("unknown staff command " + verb + "\n" + k_usage);
+  return usage_error("unknown staff command " + verb + "\n" + k_staff_usage);
 }
 
 }  // namespace dispatchd::cli

@@ -13,7 +13,7 @@
 namespace dispatchd::cli {
 namespace {
 
-constexpr const char* k_usage =
+constexpr const char* k_trail_usage =
     "usage: dispatchctl [--config FILE | --db FILE] trail MESSAGE_ID [--markdown | --json]\n"
     "       dispatchctl [--config FILE | --db FILE] trail --provider-id ID [--markdown | --json]\n"
     "  MESSAGE_ID is v_messages.message_id; --provider-id finds the message by the channel's id.\n"
@@ -22,7 +22,7 @@ constexpr const char* k_usage =
 // Without a configuration, the agent's default history length (llm.history_messages).
 constexpr std::size_t k_default_history = 10;
 
-std::optional<std::int64_t> parse_id(const std::string& text) {
+std::optional<std::int64_t> parse_message_id(const std::string& text) {
   std::int64_t id = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
@@ -57,10 +57,10 @@ int cmd_trail(int argc, char** argv) {
   if (!args) return usage_error(args.error());
   const auto provider_id = args->get("provider-id");
   if (args->has("markdown") && args->has("json")) return usage_error("give --markdown or --json, not both");
-  if (provider_id ? !args->positional.empty() : args->positional.size() != 1) return usage_error(k_usage);
+  if (provider_id ? !args->positional.empty() : args->positional.size() != 1) return usage_error(k_trail_usage);
   std::optional<std::int64_t> id;
   if (!provider_id) {
-    id = parse_id(args->positional[0]);
+    id = parse_message_id(args->positional[0]);
     if (!id) return usage_error("MESSAGE_ID must be a positive whole number, not " + args->positional[0]);
   }
   auto target = open_target(*args);

@@ -50,7 +50,7 @@ class Writer {
 };
 
 // A count of 10^-digits seconds (milliseconds: 3, microseconds: 6) as seconds, every digit kept.
-std::string seconds(std::int64_t value, int digits = 3) {
+std::string as_seconds(std::int64_t value, int digits = 3) {
   std::int64_t unit = 1;
   for (int i = 0; i < digits; ++i) unit *= 10;
   std::string frac = std::to_string(value % unit);
@@ -63,9 +63,9 @@ template <const auto& Bounds>
 void render_histogram(Writer& w, const std::string& name, const char* help, const common::Histogram<Bounds>& h) {
   w.family(name, "histogram", help);
   for (std::size_t i = 0; i < h.at_most.size(); ++i)
-    w.sample(name + "_bucket", {{"le", seconds(Bounds[i], 6)}}, h.at_most[i]);
+    w.sample(name + "_bucket", {{"le", as_seconds(Bounds[i], 6)}}, h.at_most[i]);
   w.sample(name + "_bucket", {{"le", "+Inf"}}, h.count);
-  w.sample(name + "_sum", {}, seconds(h.sum_us, 6));
+  w.sample(name + "_sum", {}, as_seconds(h.sum_us, 6));
   w.sample(name + "_count", {}, h.count);
 }
 
@@ -76,7 +76,7 @@ void render_loop_handlers(Writer& w, const common::HandlerTimes::Snapshot& s) {
                    "function, a timer), since start.",
                    s);
   w.family("dispatchd_loop_handler_max_seconds", "gauge", "The longest step the event loop ran since start.");
-  w.sample("dispatchd_loop_handler_max_seconds", {}, seconds(s.max_us, 6));
+  w.sample("dispatchd_loop_handler_max_seconds", {}, as_seconds(s.max_us, 6));
 }
 
 // Seconds from a stored time to `now`; 0 for none (or a time in the future).
@@ -249,12 +249,13 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   for (const auto& h : m.latency) {
     for (std::size_t i = 0; i < store::k_latency_buckets_ms.size(); ++i) {
       w.sample("dispatchd_model_latency_seconds_bucket",
-               {{"provider", h.provider}, {"model", h.model}, {"le", seconds(store::k_latency_buckets_ms[i])}},
+               {{"provider", h.provider}, {"model", h.model}, {"le", as_seconds(store::k_latency_buckets_ms[i])}},
                h.cumulative[i]);
     }
     w.sample("dispatchd_model_latency_seconds_bucket", {{"provider", h.provider}, {"model", h.model}, {"le", "+Inf"}},
              h.count);
-    w.sample("dispatchd_model_latency_seconds_sum", {{"provider", h.provider}, {"model", h.model}}, seconds(h.sum_ms));
+    w.sample("dispatchd_model_latency_seconds_sum", {{"provider", h.provider}, {"model", h.model}},
+             as_seconds(h.sum_ms));
     w.sample("dispatchd_model_latency_seconds_count", {{"provider", h.provider}, {"model", h.model}}, h.count);
   }
 

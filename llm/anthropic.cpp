@@ -24,7 +24,7 @@ void write_tool(JsonOut& out, const OutputSchema& schema) {
   out.begin_object("tool_choice").field("type", "tool").field("name", schema.name).end_object();
 }
 
-net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& request) {
+net::HttpRequest build_anthropic(const ProviderConfig& config, const CompletionRequest& request) {
   JsonOut out;
   out.begin_object().field("model", config.model);
   out.field("max_tokens", config.max_output_tokens.value_or(k_default_max_tokens));
@@ -75,7 +75,7 @@ void refused(const rapidjson::Value& doc, Reply& reply) {
   }
 }
 
-std::expected<Reply, std::string> parse(std::string_view body) {
+std::expected<Reply, std::string> parse_anthropic(std::string_view body) {
   auto doc = parse_body(body);
   if (!doc) return std::unexpected(doc.error());
   const rapidjson::Value* content = array_member(*doc, "content");
@@ -105,7 +105,7 @@ std::expected<Reply, std::string> parse(std::string_view body) {
 }  // namespace
 
 const Dialect& anthropic_dialect() {
-  static const Dialect dialect{"anthropic", &build, &parse};
+  static const Dialect dialect{"anthropic", &build_anthropic, &parse_anthropic};
   return dialect;
 }
 

@@ -19,7 +19,7 @@ void write_text_parts(JsonOut& out, std::string_view text) {
   out.begin_array("parts").begin_object().field("text", text).end_object().end_array();
 }
 
-net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& request) {
+net::HttpRequest build_gemini(const ProviderConfig& config, const CompletionRequest& request) {
   JsonOut out;
   out.begin_object();
   if (!request.system.empty()) {
@@ -84,7 +84,7 @@ std::expected<Reply, std::string> prompt_blocked(const rapidjson::Value& doc, Re
 
 // promptTokenCount includes the cached content (cachedContentTokenCount); the thoughts
 // (thoughtsTokenCount, billed as output) are not in candidatesTokenCount.
-Usage usage_of(const rapidjson::Value* usage) {
+Usage gemini_usage(const rapidjson::Value* usage) {
   const auto [input, cached] =
       split_part(token_count(usage, "promptTokenCount"), token_count(usage, "cachedContentTokenCount"));
   return {.input_tokens = input,
@@ -93,11 +93,11 @@ Usage usage_of(const rapidjson::Value* usage) {
           .reasoning_tokens = token_count(usage, "thoughtsTokenCount")};
 }
 
-std::expected<Reply, std::string> parse(std::string_view body) {
+std::expected<Reply, std::string> parse_gemini(std::string_view body) {
   auto doc = parse_body(body);
   if (!doc) return std::unexpected(doc.error());
   Reply reply;
-  reply.usage = usage_of(object_member(*doc, "usageMetadata"));
+  reply.usage = gemini_usage(object_member(*doc, "usageMetadata"));
   const rapidjson::Value* candidates = array_member(*doc, "candidates");
   if (!candidates || candidates->Empty()) return prompt_blocked(*doc, std::move(reply));
   const rapidjson::Value& candidate = (*candidates)[0];
@@ -131,7 +131,7 @@ std::expected<Reply, std::string> parse(std::string_view body) {
 }  // namespace
 
 const Dialect& gemini_dialect() {
-  static const Dialect dialect{"gemini", &build, &parse};
+  static const Dialect dialect{"gemini", &build_gemini, &parse_gemini};
   return dialect;
 }
 

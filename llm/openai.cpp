@@ -11,7 +11,7 @@ using json::member;
 using json::object_member;
 using json::string_member;
 
-net::HttpRequest build(const ProviderConfig& config, const CompletionRequest& request) {
+net::HttpRequest build_openai(const ProviderConfig& config, const CompletionRequest& request) {
   JsonOut out;
   out.begin_object().field("model", config.model).begin_array("messages");
   if (!request.system.empty()) write_message(out, "system", request.system);
@@ -65,7 +65,7 @@ std::string tool_calls(const rapidjson::Value& message) {
 
 // Cached tokens are part of prompt_tokens, reasoning tokens part of completion_tokens:
 // each is taken out of its total so that no token is counted twice (llm/provider.h's Usage).
-Usage usage_of(const rapidjson::Value* usage) {
+Usage openai_usage(const rapidjson::Value* usage) {
   const auto [input, cached] = split_part(token_count(usage, "prompt_tokens"),
                                           token_count(object_member(usage, "prompt_tokens_details"), "cached_tokens"));
   const auto [output, reasoning] =
@@ -74,7 +74,7 @@ Usage usage_of(const rapidjson::Value* usage) {
   return {.input_tokens = input, .output_tokens = output, .cached_input_tokens = cached, .reasoning_tokens = reasoning};
 }
 
-std::expected<Reply, std::string> parse(std::string_view body) {
+std::expected<Reply, std::string> parse_openai(std::string_view body) {
   auto doc = parse_body(body);
   if (!doc) return std::unexpected(doc.error());
   const rapidjson::Value* choices = array_member(*doc, "choices");
@@ -87,7 +87,7 @@ std::expected<Reply, std::string> parse(std::string_view body) {
   Reply reply;
   reply.finish_reason = string_member(choice, "finish_reason").value_or("");
   reply.output = text->value_or("");
-  reply.usage = usage_of(object_member(*doc, "usage"));
+  reply.usage = openai_usage(object_member(*doc, "usage"));
   const std::string finish = " (finish_reason " + reply.finish_reason;
   if (reply.finish_reason == "length") {
     reply.ending = Ending::truncated;
@@ -109,7 +109,7 @@ std::expected<Reply, std::string> parse(std::string_view body) {
 }  // namespace
 
 const Dialect& openai_dialect() {
-  static const Dialect dialect{"openai", &build, &parse};
+  static const Dialect dialect{"openai", &build_openai, &parse_openai};
   return dialect;
 }
 

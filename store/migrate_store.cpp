@@ -52,7 +52,7 @@ Failed failed(Error error, std::string_view context) {
   } while (0)
 
 // Names come from the schemas, not from people; quoted all the same.
-std::string quoted(std::string_view name) {
+std::string quoted_name(std::string_view name) {
   std::string out = "\"";
   for (const char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
@@ -60,26 +60,26 @@ std::string quoted(std::string_view name) {
 
 std::string joined(const std::vector<std::string>& names, std::string_view separator = ", ") {
   std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : std::string(separator)) + quoted(name);
+  for (const auto& name : names) out += (out.empty() ? "" : std::string(separator)) + quoted_name(name);
   return out;
 }
 
 // How a value must reach its PostgreSQL column.
-enum class ColumnType { integer, real, boolean, text };
+enum class TargetType { integer, real, boolean, text };
 
-ColumnType column_type(std::string_view pg_data_type) {
-  if (pg_data_type == "bigint" || pg_data_type == "integer" || pg_data_type == "smallint") return ColumnType::integer;
+TargetType column_type(std::string_view pg_data_type) {
+  if (pg_data_type == "bigint" || pg_data_type == "integer" || pg_data_type == "smallint") return TargetType::integer;
   if (pg_data_type == "double precision" || pg_data_type == "real" || pg_data_type == "numeric")
-    return ColumnType::real;
-  if (pg_data_type == "boolean") return ColumnType::boolean;
+    return TargetType::real;
+  if (pg_data_type == "boolean") return TargetType::boolean;
   // TEXT, and any type PostgreSQL reads from its text form (jsonb, timestamptz).
-  return ColumnType::text;
+  return TargetType::text;
 }
 
 struct Table {
   std::string name;
   std::vector<std::string> columns;   // the source's order
-  std::vector<ColumnType> types;      // the target's type of each column
+  std::vector<TargetType> types;      // the target's type of each column
   std::vector<std::string> order_by;  // primary key columns, else rowid
   std::vector<std::string> identity;  // target columns with a sequence behind them
   std::set<std::string> parents;      // tables its foreign keys reference
@@ -158,7 +158,7 @@ Outcome<void> match_target(Database& target, std::vector<Table>& tables) {
                              " WHERE table_schema = current_schema() AND table_name = ?1",
                              3, table.name);
     DISPATCHD_MOVE_TRY(columns, "the target's columns");
-    std::map<std::string, ColumnType> types;
+    std::map<std::string, TargetType> types;
     for (const auto& column : *columns) {
       types[column[0]] = column_type(column[1]);
       if (column[2] == "1") table.identity.push_back(column[0]);
@@ -179,7 +179,7 @@ Outcome<void> match_target(Database& target, std::vector<Table>& tables) {
 // The rows a target may hold and still be empty: what the migrations seed on an empty
 // database (0008 counts re-asks of no attempt as one row with n = 0).
 std::string counted_rows(std::string_view table) {
-  return "SELECT count(*) FROM " + quoted(table) + (table == "metric_counts" ? " WHERE n <> 0" : "");
+  return "SELECT count(*) FROM " + quoted_name(table) + (table == "metric_counts" ? " WHERE n <> 0" : "");
 }
 
 Outcome<void> require_empty(Database& target) {
@@ -247,8 +247,9 @@ class TableCopy {
   Outcome<std::int64_t> run() {
     std::string select = "SELECT ";
     for (std::size_t c = 0; c < m_table.columns.size(); ++c)
-      select += (c ? ", typeof(" : "typeof(") + quoted(m_table.columns[c]) + "), " + quoted(m_table.columns[c]);
-    select += " FROM " + quoted(m_table.name) + " ORDER BY " +
+      select +=
+          (c ? ", typeof(" : "typeof(") + quoted_name(m_table.columns[c]) + "), " + quoted_name(m_table.columns[c]);
+    select += " FROM " + quoted_name(m_table.name) + " ORDER BY " +
               (m_table.order_by.empty() ? std::string("rowid") : joined(m_table.order_by));
     auto rows = Query::prepare(m_source, select);
     DISPATCHD_MOVE_TRY(rows, "reading " + m_table.name);
@@ -296,19 +297,19 @@ class TableCopy {
     const int column = static_cast<int>(2 * c + 1);
     const std::string sqlite_type = rows.text(column - 1);
     Value value;
-    const ColumnType type = m_table.types[c];
+    const TargetType type = m_table.types[c];
     if (sqlite_type == "null") return value;
-    if (type == ColumnType::integer && sqlite_type == "integer") {
+    if (type == TargetType::integer && sqlite_type == "integer") {
       value.kind = Value::Kind::integer;
       value.integer = rows.integer(column);
-    } else if (type == ColumnType::real && (sqlite_type == "integer" || sqlite_type == "real")) {
+    } else if (type == TargetType::real && (sqlite_type == "integer" || sqlite_type == "real")) {
       value.kind = Value::Kind::real;
       value.real = *rows.optional_real(column);
-    } else if (type == ColumnType::boolean && sqlite_type == "integer" &&
+    } else if (type == TargetType::boolean && sqlite_type == "integer" &&
                (rows.integer(column) == 0 || rows.integer(column) == 1)) {
       value.kind = Value::Kind::text;
       value.text = rows.integer(column) ? "true" : "false";
-    } else if (type == ColumnType::text && sqlite_type == "text") {
+    } else if (type == TargetType::text && sqlite_type == "text") {
       value.kind = Value::Kind::text;
       value.text = rows.text(column);
     } else {
@@ -340,7 +341,7 @@ class TableCopy {
   Outcome<void> insert(std::int64_t first_row, std::int64_t rows) {
     auto& text = m_insert_texts[rows];
     if (text.empty()) {
-      text = "INSERT INTO " + quoted(m_table.name) + " (" + joined(m_table.columns) + ") VALUES ";
+      text = "INSERT INTO " + quoted_name(m_table.name) + " (" + joined(m_table.columns) + ") VALUES ";
       std::string tuple = "(";
       for (std::size_t c = 0; c < m_table.columns.size(); ++c) tuple += c ? ", ?" : "?";
       tuple += ")";
@@ -379,10 +380,11 @@ class TableCopy {
 // The identity's next value after the largest id copied, as SQLite would number the next row.
 Outcome<void> advance_identities(Database& target, const Table& table) {
   for (const auto& column : table.identity) {
-    auto largest = target.query_int("SELECT coalesce(max(" + quoted(column) + "), 0) FROM " + quoted(table.name));
+    auto largest =
+        target.query_int("SELECT coalesce(max(" + quoted_name(column) + "), 0) FROM " + quoted_name(table.name));
     DISPATCHD_MOVE_TRY(largest, "the largest id of " + table.name);
     if (*largest <= 0) continue;
-    auto set = target.query_int("SELECT setval(pg_get_serial_sequence('" + quoted(table.name) + "', '" + column +
+    auto set = target.query_int("SELECT setval(pg_get_serial_sequence('" + quoted_name(table.name) + "', '" + column +
                                 "'), " + std::to_string(*largest) + ")");
     DISPATCHD_MOVE_TRY(set, "the identity of " + table.name);
   }
@@ -392,7 +394,7 @@ Outcome<void> advance_identities(Database& target, const Table& table) {
 Outcome<std::vector<TableCopied>> copy_tables(Database& source, Database& target, const std::vector<Table>& tables,
                                               const MigrateStoreOptions& options) {
   for (const auto& table : tables)
-    DISPATCHD_MOVE_TRY(target.exec("ALTER TABLE " + quoted(table.name) + " DISABLE TRIGGER USER"), "the triggers");
+    DISPATCHD_MOVE_TRY(target.exec("ALTER TABLE " + quoted_name(table.name) + " DISABLE TRIGGER USER"), "the triggers");
   // The seeded zero counts would collide with the source's rows (require_empty allows only them).
   if (std::any_of(tables.begin(), tables.end(), [](const Table& t) { return t.name == "metric_counts"; }))
     DISPATCHD_MOVE_TRY(target.exec("DELETE FROM metric_counts WHERE n = 0"), "the seeded metric counts");
@@ -405,11 +407,11 @@ Outcome<std::vector<TableCopied>> copy_tables(Database& source, Database& target
     if (options.on_table) options.on_table(copied.back());
   }
   for (const auto& table : tables)
-    DISPATCHD_MOVE_TRY(target.exec("ALTER TABLE " + quoted(table.name) + " ENABLE TRIGGER USER"), "the triggers");
+    DISPATCHD_MOVE_TRY(target.exec("ALTER TABLE " + quoted_name(table.name) + " ENABLE TRIGGER USER"), "the triggers");
   return copied;
 }
 
-bool same_event(const std::optional<AuditAnchor>& a, const std::optional<AuditAnchor>& b) {
+bool same_audit_event(const std::optional<AuditAnchor>& a, const std::optional<AuditAnchor>& b) {
   if (!a || !b) return !a && !b;
   return a->last_id == b->last_id && a->last_hash == b->last_hash;
 }
@@ -427,15 +429,15 @@ Outcome<std::optional<AuditAnchor>> check_copy(Database& source, Database& targe
   DISPATCHD_MOVE_TRY(source_head, "the source's newest audit event");
   auto target_head = newest_audit_event(target);
   DISPATCHD_MOVE_TRY(target_head, "the target's newest audit event");
-  if (chain->events != source_chain.events || !same_event(*source_head, *target_head) ||
-      !same_event(chain->anchor, source_chain.anchor))
+  if (chain->events != source_chain.events || !same_audit_event(*source_head, *target_head) ||
+      !same_audit_event(chain->anchor, source_chain.anchor))
     return refuse(MigrateStoreFailure::target_mismatch,
                   "the two audit chains differ (events " + std::to_string(source_chain.events) + " and " +
                       std::to_string(chain->events) + ", or their head or anchor)");
   for (const auto& table : copied) {
-    auto from = source.query_int("SELECT count(*) FROM " + quoted(table.table));
+    auto from = source.query_int("SELECT count(*) FROM " + quoted_name(table.table));
     DISPATCHD_MOVE_TRY(from, "counting the source's " + table.table);
-    auto to = target.query_int("SELECT count(*) FROM " + quoted(table.table));
+    auto to = target.query_int("SELECT count(*) FROM " + quoted_name(table.table));
     DISPATCHD_MOVE_TRY(to, "counting the target's " + table.table);
     if (*from != *to || *to != table.rows)
       return refuse(MigrateStoreFailure::target_mismatch, "table " + table.table + ": " + std::to_string(*from) +

@@ -34,7 +34,7 @@ struct Applied {
   std::string sha256;
 };
 
-Result<std::map<int, Applied>> applied_migrations(Database& db) {
+Result<std::map<int, Applied>> applied_rows(Database& db) {
   if (auto ok = db.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
                         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL,"
                         " applied_at TEXT NOT NULL)");
@@ -136,7 +136,7 @@ Result<std::vector<Migration>> load_migrations(const std::string& root, Backend 
 
 Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now,
                               const MigrateOptions& options) {
-  auto applied = applied_migrations(db);
+  auto applied = applied_rows(db);
   if (!applied) return std::unexpected(applied.error());
   std::map<int, const Migration*> known;
   for (const auto& m : migrations) known[m.version] = &m;

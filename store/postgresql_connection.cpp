@@ -20,7 +20,7 @@
 namespace dispatchd::store::internal {
 namespace {
 
-struct SqlHash {
+struct PgSqlHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view sql) const noexcept { return std::hash<std::string_view>{}(sql); }
 };
@@ -209,7 +209,7 @@ class PostgresqlConnection final : public Connection {
 
  private:
   PGconn* m_conn;
-  std::unordered_map<std::string, std::unique_ptr<PostgresqlStatement>, SqlHash, std::equal_to<>> m_statements;
+  std::unordered_map<std::string, std::unique_ptr<PostgresqlStatement>, PgSqlHash, std::equal_to<>> m_statements;
   Error m_last;
   std::int64_t m_changes = 0;
   std::int64_t m_total_changes = 0;

@@ -18,7 +18,7 @@ Result<void> read_all(Query& query, int columns) {
   }
 }
 
-Result<void> read_message(Database& db, const InboundMessage& m, std::size_t history) {
+Result<void> read_message_ahead(Database& db, const InboundMessage& m, std::size_t history) {
   auto known = Query::prepare(db, "SELECT id FROM inbox WHERE channel = ? AND provider_message_id = ?");
   if (!known) return std::unexpected(known.error());
   known->bind(1, m.channel).bind(2, m.provider_message_id);
@@ -58,7 +58,7 @@ Result<void> read_report(Database& db, const DeliveryReport& report) {
 
 Result<void> read_ahead(Database& db, std::span<const InboundMessage> messages, std::span<const DeliveryReport> reports,
                         std::size_t history) {
-  for (const auto& m : messages) DISPATCHD_TRY(read_message(db, m, history));
+  for (const auto& m : messages) DISPATCHD_TRY(read_message_ahead(db, m, history));
   for (const auto& r : reports) DISPATCHD_TRY(read_report(db, r));
   return {};
 }

@@ -25,10 +25,10 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
-constexpr auto k_paused_retry = 60s;
-constexpr std::size_t k_batch_messages = 50;      // per transaction and in memory at once
-constexpr std::size_t k_batch_bytes = 64u << 20;  // of raw mail (Gmail's limit is 35 MB a message)
-constexpr Backoff k_send_backoff{5s, 5min};       // as decisions.h: a profile that cannot be read yet
+constexpr auto k_paused_send_retry = 60s;
+constexpr std::size_t k_batch_messages = 50;         // per transaction and in memory at once
+constexpr std::size_t k_batch_bytes = 64u << 20;     // of raw mail (Gmail's limit is 35 MB a message)
+constexpr Backoff k_unready_send_backoff{5s, 5min};  // as decisions.h: a profile that cannot be read yet
 
 std::string domain_of(std::string_view address) {
   const auto at = address.rfind('@');
@@ -355,17 +355,18 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
   }
 
   void send(const store::OutboxItem& item, connectors::SendDone done) {
-    if (stopped) return post(std::move(done), connectors::RetryAfter{k_paused_retry, "dispatchd is stopping"});
-    if (paused) return post(std::move(done), connectors::RetryAfter{k_paused_retry, *paused});
+    if (stopped) return post(std::move(done), connectors::RetryAfter{k_paused_send_retry, "dispatchd is stopping"});
+    if (paused) return post(std::move(done), connectors::RetryAfter{k_paused_send_retry, *paused});
     auto shared = std::make_shared<connectors::SendDone>(std::move(done));
-    with_profile([item, shared](State& self) mutable { self.send_reply(item, shared); },
-                 [weak = weak_from_this(), shared](std::string why) {
-                   auto self = weak.lock();
-                   if (!self) return;
-                   ++self->send_failures_in_a_row;
-                   (*shared)(connectors::RetryAfter{exponential_backoff(k_send_backoff, self->send_failures_in_a_row),
-                                                    "cannot send yet: " + why});
-                 });
+    with_profile(
+        [item, shared](State& self) mutable { self.send_reply(item, shared); },
+        [weak = weak_from_this(), shared](std::string why) {
+          auto self = weak.lock();
+          if (!self) return;
+          ++self->send_failures_in_a_row;
+          (*shared)(connectors::RetryAfter{exponential_backoff(k_unready_send_backoff, self->send_failures_in_a_row),
+                                           "cannot send yet: " + why});
+        });
   }
 
   void send_reply(const store::OutboxItem& item, std::shared_ptr<connectors::SendDone> done) {

@@ -16,7 +16,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t k_max_response_bytes = 64 * 1024;
 constexpr std::size_t k_max_token_bytes = 8 * 1024;
-constexpr std::size_t k_max_quoted_points = 160;
+constexpr std::size_t k_max_quoted_error_points = 160;
 constexpr seconds k_margin{60};
 
 void add_form_field(std::string& body, std::string_view name, std::string_view value) {
@@ -41,7 +41,7 @@ bool header_safe(std::string_view token) {
   return std::ranges::all_of(token, [](char c) { return c > ' ' && c <= '~'; });
 }
 
-std::optional<json::Parsed> parse_body(std::string_view body) {
+std::optional<json::Parsed> parse_token_body(std::string_view body) {
   if (body.size() > k_max_response_bytes) return std::nullopt;
   auto parsed = json::parse_strict(body, {});
   if (!parsed || !parsed->document.IsObject()) return std::nullopt;
@@ -55,7 +55,7 @@ OAuthError error_of(OAuthErrorKind kind, std::string message, const OAuthCredent
 OAuthError status_error(const net::HttpResponse& response, const OAuthCredentials& credentials) {
   const int status = response.status;
   const std::string where = "http " + std::to_string(status);
-  const auto parsed = parse_body(response.body);
+  const auto parsed = parse_token_body(response.body);
   const std::string_view code = parsed ? json::string_of(json::member(parsed->document, "error")) : "";
   const bool retry_status = status == 408 || status == 429 || status >= 500;
   if (code.empty() || retry_status || status < 400) {
@@ -63,7 +63,7 @@ OAuthError status_error(const net::HttpResponse& response, const OAuthCredential
   }
   std::string message = text::quote(code, 40) + " (" + where + ")";
   const std::string_view description = json::string_of(json::member(parsed->document, "error_description"));
-  if (!description.empty()) message += ": " + text::quote(description, k_max_quoted_points);
+  if (!description.empty()) message += ": " + text::quote(description, k_max_quoted_error_points);
   const auto kind = code == "invalid_grant" ? OAuthErrorKind::invalid_grant : OAuthErrorKind::invalid_client;
   return error_of(kind, std::move(message), credentials);
 }
@@ -74,7 +74,7 @@ std::expected<AccessToken, OAuthError> token_of(const net::HttpResponse& respons
     return std::unexpected(
         error_of(OAuthErrorKind::malformed, "http " + std::to_string(response.status) + ": " + why, credentials));
   };
-  const auto parsed = parse_body(response.body);
+  const auto parsed = parse_token_body(response.body);
   if (!parsed) return malformed("the answer is not a JSON object");
   const rapidjson::Value& doc = parsed->document;
   const std::string_view token = json::string_of(json::member(doc, "access_token"));

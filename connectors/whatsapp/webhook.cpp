@@ -32,17 +32,17 @@ std::unexpected<WebhookError> bad_shape(const std::string& pointer, const std::s
 
 // Unix seconds as Meta sends them: a string of digits ("1697043223"), or a plain integer.
 std::optional<std::chrono::sys_seconds> timestamp_of(const Value* value) {
-  std::int64_t seconds = -1;
+  std::int64_t unix_seconds = -1;
   if (value != nullptr && value->IsString()) {
     const std::string_view digits = string_of(value);
     if (digits.empty() || digits.size() > 12) return std::nullopt;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), unix_seconds);
     if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
   } else if (value != nullptr && value->IsInt64()) {
-    seconds = value->GetInt64();
+    unix_seconds = value->GetInt64();
   }
-  if (seconds < 0 || seconds > 999'999'999'999) return std::nullopt;
-  return std::chrono::sys_seconds{std::chrono::seconds{seconds}};
+  if (unix_seconds < 0 || unix_seconds > 999'999'999'999) return std::nullopt;
+  return std::chrono::sys_seconds{std::chrono::seconds{unix_seconds}};
 }
 
 // A required string member of 1..max bytes, or the reason it is not one.

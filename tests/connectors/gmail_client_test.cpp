@@ -13,9 +13,9 @@ namespace {
 
 using CallResult = std::expected<net::HttpResult, OAuthError>;
 
-const OAuthCredentials k_credentials{"http://127.0.0.1:9/token", "client-id", "GOCSPX-client-secret",
-                                     "1//refresh-secret"};
-constexpr std::string_view k_base = "http://127.0.0.1:9";
+const OAuthCredentials k_client_credentials{"http://127.0.0.1:9/token", "client-id", "GOCSPX-client-secret",
+                                            "1//refresh-secret"};
+constexpr std::string_view k_client_base = "http://127.0.0.1:9";
 
 std::string token_body(std::string_view token) {
   return R"({"access_token":")" + std::string(token) + R"(","expires_in":3599,"token_type":"Bearer"})";
@@ -26,16 +26,16 @@ const std::string k_invalid_credentials =
     R"("domain":"global","reason":"authError","location":"Authorization","locationType":"header"}],)"
     R"("status":"UNAUTHENTICATED"}})";
 
-struct Fixture {
+struct ClientFixture {
   boost::asio::io_context io;
   fakes::FakeTransport transport{io};
-  TokenSource tokens{transport, k_credentials, [] { return std::chrono::steady_clock::time_point{}; },
+  TokenSource tokens{transport, k_client_credentials, [] { return std::chrono::steady_clock::time_point{}; },
                      [this](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }};
   Client client{transport, tokens};
 
   CallResult profile() {
     std::optional<CallResult> result;
-    client.call([](std::string_view token) { return profile_request(k_base, token); },
+    client.call([](std::string_view token) { return profile_request(k_client_base, token); },
                 [&](CallResult r) { result = std::move(r); });
     CHECK_FALSE(result.has_value());
     test::run_until(io, [&] { return result.has_value(); });
@@ -50,7 +50,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("client: a token, then the request with it", "[gmail]") {
-  Fixture f;
+  ClientFixture f;
   f.transport.push_response(200, token_body("ya29.one"));
   f.transport.push_response(200, R"({"emailAddress":"support@example.com","historyId":"77"})");
   const auto result = f.profile();
@@ -71,7 +71,7 @@ TEST_CASE("client: a token, then the request with it", "[gmail]") {
 }
 
 TEST_CASE("client: a 401 refreshes and retries once", "[gmail]") {
-  Fixture f;
+  ClientFixture f;
   f.transport.push_response(200, token_body("ya29.old"));
   f.transport.push_response(401, k_invalid_credentials);
   f.transport.push_response(200, token_body("ya29.new"));
@@ -100,7 +100,7 @@ TEST_CASE("client: a 401 refreshes and retries once", "[gmail]") {
 }
 
 TEST_CASE("client: errors other than 401 are not retried", "[gmail]") {
-  Fixture f;
+  ClientFixture f;
   f.transport.push_response(200, token_body("ya29.one"));
   f.transport.push_response(
       404, R"({"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}})");
@@ -111,18 +111,18 @@ TEST_CASE("client: errors other than 401 are not retried", "[gmail]") {
 }
 
 TEST_CASE("client: a token that cannot be had is the OAuth error, without secrets", "[gmail]") {
-  Fixture f;
+  ClientFixture f;
   f.transport.push_response(400, R"({"error":"invalid_grant","error_description":"revoked for 1//refresh-secret"})");
   const auto result = f.profile();
   CHECK(f.transport.requests().size() == 1);  // the API was never called
   REQUIRE_FALSE(result.has_value());
   CHECK(result.error().kind == OAuthErrorKind::invalid_grant);
-  for (const auto& secret : {k_credentials.client_secret, k_credentials.refresh_token}) {
+  for (const auto& secret : {k_client_credentials.client_secret, k_client_credentials.refresh_token}) {
     CHECK(result.error().message.find(secret) == std::string::npos);
   }
 
   SECTION("a refresh that fails after a 401 is the OAuth error too") {
-    Fixture g;
+    ClientFixture g;
     g.transport.push_response(200, token_body("ya29.old"));
     g.transport.push_response(401, k_invalid_credentials);
     g.transport.push_error(net::TransportErrorKind::timed_out, "token endpoint timed out");
@@ -135,14 +135,14 @@ TEST_CASE("client: a token that cannot be had is the OAuth error, without secret
 TEST_CASE("client: destroyed with a call in flight, done is dropped uncalled", "[gmail]") {
   boost::asio::io_context io;
   fakes::FakeTransport transport{io};
-  TokenSource tokens{transport, k_credentials, [] { return std::chrono::steady_clock::time_point{}; },
+  TokenSource tokens{transport, k_client_credentials, [] { return std::chrono::steady_clock::time_point{}; },
                      [&](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }};
   transport.push_response(200, token_body("ya29.one"));
   transport.push_response(200, R"({"emailAddress":"a@b","historyId":"1"})");
   bool called = false;
   {
     Client client{transport, tokens};
-    client.call([](std::string_view token) { return profile_request(k_base, token); },
+    client.call([](std::string_view token) { return profile_request(k_client_base, token); },
                 [&](CallResult) { called = true; });
   }
   io.poll();

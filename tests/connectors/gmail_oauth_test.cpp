@@ -13,29 +13,29 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using TokenResult = std::expected<std::string, OAuthError>;
 
-const OAuthCredentials k_credentials{"http://127.0.0.1:9/token", "1234-abc.apps.googleusercontent.com",
-                                     "GOCSPX-s3cr3t+/=&", "1//0g-refresh_TOKEN"};
+const OAuthCredentials k_oauth_credentials{"http://127.0.0.1:9/token", "1234-abc.apps.googleusercontent.com",
+                                           "GOCSPX-s3cr3t+/=&", "1//0g-refresh_TOKEN"};
 
 std::string token_body(std::string_view token, int expires_in) {
   return R"({"access_token":")" + std::string(token) + R"(","expires_in":)" + std::to_string(expires_in) +
          R"(,"scope":"https://www.googleapis.com/auth/gmail.modify","token_type":"Bearer"})";
 }
 
-net::HttpResult response(int status, std::string body) { return net::HttpResponse{status, {}, std::move(body)}; }
+net::HttpResult oauth_response(int status, std::string body) { return net::HttpResponse{status, {}, std::move(body)}; }
 
 // Nothing in `text` that could leak a secret.
 void check_no_secret(const std::string& text) {
   INFO(text);
-  CHECK(text.find(k_credentials.client_secret) == std::string::npos);
-  CHECK(text.find(k_credentials.refresh_token) == std::string::npos);
+  CHECK(text.find(k_oauth_credentials.client_secret) == std::string::npos);
+  CHECK(text.find(k_oauth_credentials.refresh_token) == std::string::npos);
   CHECK(text.find("ya29") == std::string::npos);
 }
 
-struct Fixture {
+struct OAuthFixture {
   boost::asio::io_context io;
   fakes::FakeTransport transport{io};
   Clock::time_point now{Clock::duration{1'000'000s}};
-  TokenSource tokens{transport, k_credentials, [this] { return now; },
+  TokenSource tokens{transport, k_oauth_credentials, [this] { return now; },
                      [this](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }};
 
   // get(), checking that the answer is not given from inside it, then run until answered.
@@ -51,7 +51,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("oauth: the refresh-token grant request", "[gmail]") {
-  const auto request = refresh_request(k_credentials);
+  const auto request = refresh_request(k_oauth_credentials);
   CHECK(request.method == "POST");
   CHECK(request.url == "http://127.0.0.1:9/token");
   CHECK(request.headers.get("Content-Type") == "application/x-www-form-urlencoded");
@@ -63,9 +63,9 @@ TEST_CASE("oauth: the refresh-token grant request", "[gmail]") {
 }
 
 TEST_CASE("oauth: reading the token endpoint's answers", "[gmail]") {
-  const auto read = [](net::HttpResult result) { return read_refresh_response(result, k_credentials); };
+  const auto read = [](net::HttpResult result) { return read_refresh_response(result, k_oauth_credentials); };
   SECTION("a token") {
-    const auto token = read(response(200, token_body("ya29.a0Af-xyz", 3599)));
+    const auto token = read(oauth_response(200, token_body("ya29.a0Af-xyz", 3599)));
     REQUIRE(token.has_value());
     CHECK(token->token == "ya29.a0Af-xyz");
     CHECK(token->expires_in == 3599s);
@@ -77,28 +77,30 @@ TEST_CASE("oauth: reading the token endpoint's answers", "[gmail]") {
   };
   const Row rows[] = {
       {"invalid_grant",
-       response(400, R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})"),
+       oauth_response(400, R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})"),
        OAuthErrorKind::invalid_grant},
       {"invalid_client",
-       response(401, R"({"error":"invalid_client","error_description":"The OAuth client was not found."})"),
+       oauth_response(401, R"({"error":"invalid_client","error_description":"The OAuth client was not found."})"),
        OAuthErrorKind::invalid_client},
-      {"unauthorized_client", response(400, R"({"error":"unauthorized_client","error_description":"Unauthorized"})"),
+      {"unauthorized_client",
+       oauth_response(400, R"({"error":"unauthorized_client","error_description":"Unauthorized"})"),
        OAuthErrorKind::invalid_client},
-      {"500", response(500, R"({"error":"internal_failure"})"), OAuthErrorKind::unavailable},
-      {"503 html", response(503, "<html>unavailable</html>"), OAuthErrorKind::unavailable},
-      {"429", response(429, R"({"error":"rate_limit_exceeded"})"), OAuthErrorKind::unavailable},
-      {"404 from a wrong token_url", response(404, "Not Found"), OAuthErrorKind::unavailable},
+      {"500", oauth_response(500, R"({"error":"internal_failure"})"), OAuthErrorKind::unavailable},
+      {"503 html", oauth_response(503, "<html>unavailable</html>"), OAuthErrorKind::unavailable},
+      {"429", oauth_response(429, R"({"error":"rate_limit_exceeded"})"), OAuthErrorKind::unavailable},
+      {"404 from a wrong token_url", oauth_response(404, "Not Found"), OAuthErrorKind::unavailable},
       {"connect failed", std::unexpected(net::TransportError{net::TransportErrorKind::connect_failed, "refused"}),
        OAuthErrorKind::unavailable},
       {"timed out", std::unexpected(net::TransportError{net::TransportErrorKind::timed_out, "30 s"}),
        OAuthErrorKind::unavailable},
-      {"2xx garbage", response(200, "<html>"), OAuthErrorKind::malformed},
-      {"no access_token", response(200, R"({"expires_in":3599})"), OAuthErrorKind::malformed},
-      {"no expires_in", response(200, R"({"access_token":"ya29.x","token_type":"Bearer"})"), OAuthErrorKind::malformed},
-      {"expires_in 0", response(200, token_body("ya29.x", 0)), OAuthErrorKind::malformed},
-      {"a token that would break the header", response(200, token_body("ya29.x\\r\\nX-Evil: 1", 3599)),
+      {"2xx garbage", oauth_response(200, "<html>"), OAuthErrorKind::malformed},
+      {"no access_token", oauth_response(200, R"({"expires_in":3599})"), OAuthErrorKind::malformed},
+      {"no expires_in", oauth_response(200, R"({"access_token":"ya29.x","token_type":"Bearer"})"),
        OAuthErrorKind::malformed},
-      {"not a bearer token", response(200, R"({"access_token":"ya29.x","expires_in":3599,"token_type":"MAC"})"),
+      {"expires_in 0", oauth_response(200, token_body("ya29.x", 0)), OAuthErrorKind::malformed},
+      {"a token that would break the header", oauth_response(200, token_body("ya29.x\\r\\nX-Evil: 1", 3599)),
+       OAuthErrorKind::malformed},
+      {"not a bearer token", oauth_response(200, R"({"access_token":"ya29.x","expires_in":3599,"token_type":"MAC"})"),
        OAuthErrorKind::malformed},
   };
   for (const auto& row : rows) {
@@ -115,7 +117,7 @@ TEST_CASE("oauth: reading the token endpoint's answers", "[gmail]") {
           "oauth token refresh: \"invalid_grant\" (http 400): \"Token has been expired or revoked.\"");
   }
   SECTION("a secret echoed back by the server is redacted") {
-    const auto token = read(response(
+    const auto token = read(oauth_response(
         400,
         R"({"error":"invalid_request","error_description":"bad refresh_token 1//0g-refresh_TOKEN for GOCSPX-s3cr3t+/=&"})"));
     REQUIRE_FALSE(token.has_value());
@@ -134,7 +136,7 @@ TEST_CASE("oauth: a token is used until shortly before it expires", "[gmail]") {
 }
 
 TEST_CASE("oauth: the token source caches, refreshes and coalesces", "[gmail]") {
-  Fixture f;
+  OAuthFixture f;
   f.transport.push_response(200, token_body("ya29.first", 3600));
   CHECK(f.get() == "ya29.first");
   CHECK(f.transport.requests().size() == 1);
@@ -187,7 +189,7 @@ TEST_CASE("oauth: the token source caches, refreshes and coalesces", "[gmail]") 
 }
 
 TEST_CASE("oauth: invalid_grant is permanent until reset()", "[gmail]") {
-  Fixture f;
+  OAuthFixture f;
   f.transport.push_response(400,
                             R"({"error":"invalid_grant","error_description":"Token has been expired or revoked."})");
   const auto first = f.get();
@@ -202,7 +204,7 @@ TEST_CASE("oauth: invalid_grant is permanent until reset()", "[gmail]") {
   CHECK(again.error().kind == OAuthErrorKind::invalid_grant);
   CHECK(f.transport.requests().size() == 1);
 
-  OAuthCredentials renewed = k_credentials;
+  OAuthCredentials renewed = k_oauth_credentials;
   renewed.refresh_token = "1//0g-new-refresh";
   f.tokens.reset(renewed);
   CHECK_FALSE(f.tokens.last_permanent_error().has_value());
@@ -213,12 +215,12 @@ TEST_CASE("oauth: invalid_grant is permanent until reset()", "[gmail]") {
 }
 
 TEST_CASE("oauth: reset() during a refresh abandons it for one with the new credentials", "[gmail]") {
-  Fixture f;
+  OAuthFixture f;
   f.transport.push_response(400, R"({"error":"invalid_grant"})");  // the old credentials' answer
   f.transport.push_response(200, token_body("ya29.new", 3600));
   std::optional<TokenResult> result;
   f.tokens.get([&](TokenResult r) { result = std::move(r); });
-  OAuthCredentials renewed = k_credentials;
+  OAuthCredentials renewed = k_oauth_credentials;
   renewed.refresh_token = "1//0g-new-refresh";
   f.tokens.reset(renewed);
   test::run_until(f.io, [&] { return result.has_value(); });
@@ -236,7 +238,7 @@ TEST_CASE("oauth: destroying the source with a refresh in flight drops the waite
   transport.push_response(200, token_body("ya29.late", 3600));
   bool called = false;
   {
-    TokenSource tokens{transport, k_credentials, [] { return Clock::now(); },
+    TokenSource tokens{transport, k_oauth_credentials, [] { return Clock::now(); },
                        [&](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }};
     tokens.get([&](TokenResult) { called = true; });
   }

@@ -21,7 +21,7 @@ SendFailure failure_of(int status, const std::string& body, std::string_view ret
   return result.error();
 }
 
-std::string header(const dispatchd::net::HttpRequest& request, const std::string& name) {
+std::string graph_header(const dispatchd::net::HttpRequest& request, const std::string& name) {
   for (const auto& [key, value] : request.headers.fields()) {
     if (key == name) return value;
   }
@@ -35,8 +35,8 @@ TEST_CASE("send: a text message request has the documented shape") {
   REQUIRE(request.has_value());
   CHECK(request->method == "POST");
   CHECK(request->url == "https://graph.facebook.com/v21.0/109876543210001/messages");
-  CHECK(header(*request, "Authorization") == "Bearer EAAGtoken123");
-  CHECK(header(*request, "Content-Type") == "application/json");
+  CHECK(graph_header(*request, "Authorization") == "Bearer EAAGtoken123");
+  CHECK(graph_header(*request, "Content-Type") == "application/json");
   CHECK(request->body ==
         R"({"messaging_product":"whatsapp","recipient_type":"individual","to":"5215512345678","type":"text",)"
         R"("text":{"preview_url":false,"body":"Hola )"
@@ -64,7 +64,7 @@ TEST_CASE("send: the mark-as-read request") {
   const auto request = build_mark_read(k_account, "wamid.HBgNNTIx==");
   REQUIRE(request.has_value());
   CHECK(request->url == "https://graph.facebook.com/v21.0/109876543210001/messages");
-  CHECK(header(*request, "Authorization") == "Bearer EAAGtoken123");
+  CHECK(graph_header(*request, "Authorization") == "Bearer EAAGtoken123");
   CHECK(request->body == R"({"messaging_product":"whatsapp","status":"read","message_id":"wamid.HBgNNTIx=="})");
   CHECK_FALSE(build_mark_read(k_account, "").has_value());
   CHECK_FALSE(build_mark_read(k_account, "wamid.a b").has_value());

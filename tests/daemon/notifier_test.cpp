@@ -21,7 +21,7 @@ constexpr const char* k_hook = "http://127.0.0.1:9/hooks/T000/B000/secret";
 
 // A Notifier over a real database and the scripted transport; its backoff timer is held
 // here and fired by the test, so a retry's delay is read, never waited for.
-struct Fixture {
+struct NotifierFixture {
   test::TempDir dir;
   store::Database db = test::migrated_db(dir);
   boost::asio::io_context io;
@@ -67,7 +67,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("notifier: one POST per escalation, in order, and the cursor follows", "[notifier]") {
-  Fixture f;
+  NotifierFixture f;
   auto n = f.notifier();
   const auto a = f.escalate("wamid.1", "Necesito mi factura\nde octubre");
   const auto b = f.escalate("wamid.2", "¿Y mi pedido?", EscalationReason::needs_approval);
@@ -110,7 +110,7 @@ TEST_CASE("notifier: one POST per escalation, in order, and the cursor follows",
 }
 
 TEST_CASE("notifier: a 500 is sent again after the backoff and delivered once, the next ones wait", "[notifier]") {
-  Fixture f;
+  NotifierFixture f;
   auto n = f.notifier();
   const auto a = f.escalate("wamid.1", "factura");
   const auto b = f.escalate("wamid.2", "otra");
@@ -156,7 +156,7 @@ TEST_CASE("notifier: a 500 is sent again after the backoff and delivered once, t
 }
 
 TEST_CASE("notifier: a 400 is refused for good, counted failed and the next one goes", "[notifier]") {
-  Fixture f;
+  NotifierFixture f;
   auto n = f.notifier();
   const auto a = f.escalate("wamid.1", "uno");
   const auto b = f.escalate("wamid.2", "dos");
@@ -173,7 +173,7 @@ TEST_CASE("notifier: a 400 is refused for good, counted failed and the next one 
 }
 
 TEST_CASE("notifier: a restart resumes after the cursor, an abandoned POST is sent again", "[notifier]") {
-  Fixture f;
+  NotifierFixture f;
   const auto old = f.escalate("wamid.0", "before the first start");
   auto first = f.notifier();
   CHECK(first->pending().value() == 0);  // the first start does not announce history
@@ -204,7 +204,7 @@ TEST_CASE("notifier: a restart resumes after the cursor, an abandoned POST is se
 }
 
 TEST_CASE("notifier: a notifier destroyed with a POST or a backoff pending ignores their callbacks", "[notifier]") {
-  Fixture f;
+  NotifierFixture f;
   auto n = f.notifier();
   f.escalate("wamid.1", "uno");
   f.transport.push_response(500, "");

@@ -24,7 +24,7 @@ using namespace dispatchd;
 
 namespace {
 
-constexpr const char* k_admin = "daemon-test-admin-token";
+constexpr const char* k_daemon_admin = "daemon-test-admin-token";
 constexpr const char* k_access_token = "daemon-test-access-token";
 
 struct Answer {
@@ -48,7 +48,7 @@ struct RunningDaemon {
     setenv("STAFF_DAEMON_TEST_ACCESS", k_access_token, 1);
     setenv("STAFF_DAEMON_TEST_SECRET", test::k_app_secret, 1);
     setenv("STAFF_DAEMON_TEST_VERIFY", "verify", 1);
-    setenv("STAFF_DAEMON_TEST_ADMIN", k_admin, 1);
+    setenv("STAFF_DAEMON_TEST_ADMIN", k_daemon_admin, 1);
     const std::string path = dir.file("dispatchd.json");
     std::ofstream(path) << "{" << test::database_config_keys(dir) << R"(,
       "catalog": ")" << test::source_path("catalog/examples/support.en.json")
@@ -91,7 +91,7 @@ struct RunningDaemon {
   }
 
   std::string add_staff(const std::string& name) {
-    const auto added = call("POST", "/api/staff", {{"Authorization", std::string("Bearer ") + k_admin}},
+    const auto added = call("POST", "/api/staff", {{"Authorization", std::string("Bearer ") + k_daemon_admin}},
                             R"({"name":")" + name + "\"}");
     REQUIRE(added.status == 200);
     return added.json()["token"].GetString();
@@ -206,7 +206,7 @@ TEST_CASE("staff daemon: sessions end at their maximum age and on revocation; ba
   const std::string ana = d.add_staff("ana");
   CHECK(d.call("GET", "/api/escalations").status == 401);
   CHECK(d.call("GET", "/api/escalations", {{"Authorization", "Bearer nope"}}).status == 401);
-  CHECK(d.call("GET", "/api/escalations", {{"Authorization", std::string("Bearer ") + k_admin}}).status == 403);
+  CHECK(d.call("GET", "/api/escalations", {{"Authorization", std::string("Bearer ") + k_daemon_admin}}).status == 403);
 
   const Session first = log_in(d, "ana", ana);
   CHECK(d.call("GET", "/api/session", {{"Cookie", first.cookie}}).status == 200);
@@ -221,7 +221,7 @@ TEST_CASE("staff daemon: sessions end at their maximum age and on revocation; ba
   CHECK_THAT(expired.body, Catch::Contains("maximum age"));
 
   const Session second = log_in(d, "ana", ana);
-  CHECK(d.call("DELETE", "/api/staff/ana", {{"Authorization", std::string("Bearer ") + k_admin}}).status == 200);
+  CHECK(d.call("DELETE", "/api/staff/ana", {{"Authorization", std::string("Bearer ") + k_daemon_admin}}).status == 200);
   CHECK(d.call("GET", "/api/escalations", {{"Cookie", second.cookie}}).status == 401);
   CHECK(d.call("GET", "/api/escalations", {{"Authorization", "Bearer " + ana}}).status == 401);
 }

@@ -23,16 +23,16 @@ using test::text_webhook;
 namespace {
 
 // The channel with the pump that sends its outbox rows.
-struct Fixture : test::WhatsAppFixture {
+struct SendFixture : test::WhatsAppFixture {
   daemon::OutboxPump pump{{io, db, [this] { return now; }}};
-  Fixture() { pump.add(channel); }
+  SendFixture() { pump.add(channel); }
 };
 
 }  // namespace
 
 TEST_CASE("whatsapp channel: a send result whose round was not stored is written again, never sent again",
           "[whatsapp][store]") {
-  Fixture f;
+  SendFixture f;
   store::Round round(f.db, [&f](std::function<void()> fn) { boost::asio::post(f.io, std::move(fn)); });
   f.post(signed_post(text_webhook(1)));
   test::run_until(f.io, [&] { return f.statuses.size() == 1 && f.transport.held.size() == 1; });
@@ -73,7 +73,7 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
 
 TEST_CASE("whatsapp channel: a reply the model addressed to \"+<wa_id>\" goes out within the 24-hour window",
           "[whatsapp]") {
-  Fixture f;
+  SendFixture f;
   const auto count = [&f](const std::string& sql) { return f.db.query_int(sql).value(); };
   f.post(signed_post(text_webhook(1)));  // from 5215510000001, a moment ago
   test::run_until(f.io, [&] { return f.statuses.size() == 1 && f.transport.held.size() == 1; });

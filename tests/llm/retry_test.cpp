@@ -12,7 +12,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr const char* k_reply = R"({"action":"escalate_to_human"})";
+constexpr const char* k_retry_reply = R"({"action":"escalate_to_human"})";
 
 }  // namespace
 
@@ -59,10 +59,10 @@ TEST_CASE("429 with Retry-After then success is one logical call with two HTTP r
   CAPTURE(llm::to_string(kind));
   test::Harness h(kind);
   h.fake.push(FakeReply::error(429).with_header("Retry-After", "1"));
-  h.fake.push(FakeReply::text(k_reply));
+  h.fake.push(FakeReply::text(k_retry_reply));
   const auto result = h.call_with_retries();
   REQUIRE(result.has_value());
-  CHECK(test::parse_json(result->output) == test::parse_json(k_reply));
+  CHECK(test::parse_json(result->output) == test::parse_json(k_retry_reply));
   CHECK(result->info.http_attempts == 2);
   CHECK(h.fake.request_count() == 2);
   CHECK(h.waits == std::vector<milliseconds>{1000ms});  // the server's delay, not the backoff's
@@ -75,7 +75,7 @@ TEST_CASE("Retry-After is waited out on a real timer") {
   net::CurlTransport transport(io);
   fakes::FakeModelServer fake;
   fake.push(FakeReply::error(429).with_header("Retry-After", "1"));
-  fake.push(FakeReply::text(k_reply));
+  fake.push(FakeReply::text(k_retry_reply));
   llm::ProviderConfig config{
       .kind = ProviderKind::openai, .base_url = fake.base_url(fakes::Dialect::openai), .model = "m"};
   llm::RetryingProvider provider(llm::make_provider(config, transport), {}, io);
@@ -93,7 +93,7 @@ TEST_CASE("5xx is retried with growing jittered backoff until it succeeds") {
   test::Harness h(ProviderKind::openai);
   h.fake.push(FakeReply::error(500));
   h.fake.push(FakeReply::error(503));
-  h.fake.push(FakeReply::text(k_reply));
+  h.fake.push(FakeReply::text(k_retry_reply));
   const auto result = h.call_with_retries();
   REQUIRE(result.has_value());
   CHECK(result->info.http_attempts == 3);

@@ -125,7 +125,7 @@ std::set<std::int64_t> ids(store::Database& db, const std::string& sql) {
 
 std::set<std::int64_t> messages(store::Database& db) { return ids(db, "SELECT message_id FROM v_messages"); }
 
-store::Database open(const std::string& path) {
+store::Database open_archive_test_db(const std::string& path) {
   auto db = store::Database::open(path, store::Database::Mode::existing);
   REQUIRE(db);
   return std::move(*db);
@@ -162,7 +162,7 @@ TEST_CASE("archive: moves the finished messages before the day, with their rows,
   CHECK(result->stopped_at == d);
   CHECK(result->held_back == 0);
   CHECK(messages(db) == std::set<std::int64_t>{d});
-  auto archive = open(dir.file("a.db"));
+  auto archive = open_archive_test_db(dir.file("a.db"));
   CHECK(messages(archive) == std::set<std::int64_t>{a, b, c});
   // Every row of the moved messages went along, and nothing stayed behind.
   for (const char* view : {"v_attempts", "v_actions", "v_escalations", "v_audit"}) {
@@ -232,7 +232,7 @@ TEST_CASE("archive: moves the finished messages before the day, with their rows,
     const auto next = store::archive_before(db, dir.file("b.db"), options("2026-11-04"));
     REQUIRE(next);
     CHECK(next->moved.messages == 1);
-    auto b_file = open(dir.file("b.db"));
+    auto b_file = open_archive_test_db(dir.file("b.db"));
     require_chains(db, b_file, store::ArchiveLink::linked);
     const auto start = store::audit_anchor(b_file);
     REQUIRE(start);
@@ -273,7 +273,7 @@ TEST_CASE("archive: pending, open escalations and sends in flight stay, and hold
   CHECK(result->stopped_at == held);
   CHECK(result->stop_reason == reason);
   CHECK(result->held_back == 1);  // `later`: finished, but its events follow the held message's
-  auto archive = open(dir.file("a.db"));
+  auto archive = open_archive_test_db(dir.file("a.db"));
   CHECK(messages(archive) == std::set<std::int64_t>{first});
   CHECK(messages(db).contains(held));
   CHECK(messages(db).contains(later));
@@ -298,7 +298,7 @@ TEST_CASE("archive: a finished message whose events straddle a held one's first 
   CHECK(result->moved.messages == 1);
   CHECK(result->stopped_at == waiting);
   CHECK(result->held_back == 1);
-  auto archive = open(dir.file("a.db"));
+  auto archive = open_archive_test_db(dir.file("a.db"));
   CHECK(messages(archive) == std::set<std::int64_t>{first});
   CHECK(messages(db).contains(second));
   require_chains(db, archive, store::ArchiveLink::linked);
@@ -319,7 +319,7 @@ TEST_CASE("archive: small batches give the same result as one", "[store][archive
   REQUIRE(result);
   CHECK(batches == 9);  // 25 messages, 3 a batch
   CHECK(result->moved.messages == 25);
-  auto archive = open(dir.file("a.db"));
+  auto archive = open_archive_test_db(dir.file("a.db"));
   CHECK(messages(archive) == old);
   require_chains(db, archive, store::ArchiveLink::linked);
 }
@@ -345,7 +345,7 @@ TEST_CASE("archive: a run interrupted between the archive commit and the live de
   }
   auto restored = test::open_db(before, store::Database::Mode::existing).value();
   {
-    auto archive = open(dir.file("a.db"));
+    auto archive = open_archive_test_db(dir.file("a.db"));
     const auto joined = store::verify_audit_archive(restored, archive);
     REQUIRE(joined);
     CHECK(joined->link == store::ArchiveLink::overlap);
@@ -355,7 +355,7 @@ TEST_CASE("archive: a run interrupted between the archive commit and the live de
     REQUIRE(next);
     CHECK(next->recovered_messages == 6);
     CHECK(next->moved.messages == 0);
-    auto archive = open(dir.file("a.db"));
+    auto archive = open_archive_test_db(dir.file("a.db"));
     CHECK(messages(archive) == old);
     CHECK(messages(restored).size() == 1);
     require_chains(restored, archive, store::ArchiveLink::linked);
@@ -371,7 +371,7 @@ TEST_CASE("archive: a run interrupted between the archive commit and the live de
     // The read receipt's event comes after the newest message's first event: the first
     // message now ends after it, and so nothing can move this time.
     CHECK(next->moved.messages == 0);
-    auto archive = open(dir.file("a.db"));
+    auto archive = open_archive_test_db(dir.file("a.db"));
     CHECK(messages(archive).empty());
     CHECK(messages(restored).size() == 7);
     require_chains(restored, archive, store::ArchiveLink::empty);
@@ -409,7 +409,7 @@ TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to afte
   REQUIRE(first);
   CHECK(first->moved.audit_events == 3);
   {
-    auto archive = open(dir.file("a.db"));
+    auto archive = open_archive_test_db(dir.file("a.db"));
     CHECK(store::schema_version(archive).value() == 12);
     require_chains(db, archive, store::ArchiveLink::linked);
   }
@@ -429,7 +429,7 @@ TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to afte
   REQUIRE(second);
   CHECK(second->moved.messages == 3);
   CHECK(second->stopped_at == newest);
-  auto archive = open(dir.file("a.db"));
+  auto archive = open_archive_test_db(dir.file("a.db"));
   CHECK(store::schema_version(archive).value() == test::shipped_migrations().back().version);
   CHECK(messages(archive) == moved);
   // Two segments in one file: ids 1-3 by the old formula, the rest through digests, among

@@ -15,7 +15,7 @@ using namespace dispatchd;
 
 namespace {
 
-constexpr const char* k_now = "2026-12-01T00:00:00Z";
+constexpr const char* k_digest_now = "2026-12-01T00:00:00Z";
 
 std::vector<store::Migration> shipped() { return test::shipped_migrations(); }
 
@@ -38,7 +38,7 @@ struct OldChain {
   explicit OldChain(int rows) : db(test::open_db(dir).value()) {
     auto before = shipped();
     std::erase_if(before, [](const store::Migration& m) { return m.version >= 13; });
-    REQUIRE(store::migrate(db, before, k_now));
+    REQUIRE(store::migrate(db, before, k_digest_now));
     for (int id = 1; id <= rows; ++id) {
       const std::string at = "2026-11-30T12:00:0" + std::to_string(id % 10) + "Z";
       const std::string detail = R"({"n":)" + std::to_string(id) + "}";
@@ -66,7 +66,7 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
   CHECK(before.events == 5);
   CHECK_FALSE(before.first_broken);
 
-  auto upgraded = store::migrate(old.db, shipped(), k_now);
+  auto upgraded = store::migrate(old.db, shipped(), k_digest_now);
   REQUIRE(upgraded);
   CHECK(std::ranges::count(upgraded->applied, std::string("0013_audit_salted_digest.sql")) == 1);
 
@@ -91,7 +91,7 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
             .value() == 1);
   // The details themselves are unchanged, and new events follow the new formula.
   CHECK(old.db.query_int(R"(SELECT count(*) FROM audit WHERE id = 3 AND detail = '{"n":3}')").value() == 1);
-  REQUIRE(store::record_event(old.db, {k_now, "config_reload", std::nullopt, "dispatchd", "{}"}));
+  REQUIRE(store::record_event(old.db, {k_digest_now, "config_reload", std::nullopt, "dispatchd", "{}"}));
   CHECK(old.verify().events == 7);
   CHECK_FALSE(old.verify().first_broken);
 }
@@ -99,7 +99,7 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
 TEST_CASE("0013: a broken chain is refused, nothing migrated", "[audit][migrate]") {
   OldChain old(4);
   REQUIRE(old.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":99}' WHERE id = 2"));
-  auto refused = store::migrate(old.db, shipped(), k_now);
+  auto refused = store::migrate(old.db, shipped(), k_digest_now);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.starts_with("0013_audit_salted_digest.sql: "));
   CAPTURE(refused.error().message);
@@ -117,7 +117,7 @@ TEST_CASE("0013: the code step is skipped when the predicate says so, legacy row
     asked += version == 13;
     return false;
   };
-  REQUIRE(store::migrate(old.db, shipped(), k_now, archive_file));
+  REQUIRE(store::migrate(old.db, shipped(), k_digest_now, archive_file));
   CHECK(asked == 1);
   CHECK(old.db.query_int("SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 3);
   CHECK(old.verify().events == 3);
@@ -129,19 +129,19 @@ TEST_CASE("0013: the code step is skipped when the predicate says so, legacy row
 
 TEST_CASE("0013: an empty trail gets no chain_migrated event", "[audit][migrate]") {
   OldChain old(0);
-  REQUIRE(store::migrate(old.db, shipped(), k_now));
+  REQUIRE(store::migrate(old.db, shipped(), k_digest_now));
   CHECK(old.db.query_int("SELECT count(*) FROM audit").value() == 0);
 }
 
 namespace {
 
 // A migrated database with `rows` events written by today's store, tampered with by `sql`.
-store::AuditCheck tampered(int rows, const std::string& sql) {
+store::AuditCheck tampered_digest(int rows, const std::string& sql) {
   OldChain old(0);
-  REQUIRE(store::migrate(old.db, shipped(), k_now));
+  REQUIRE(store::migrate(old.db, shipped(), k_digest_now));
   for (int i = 1; i <= rows; ++i)
-    REQUIRE(store::record_event(old.db,
-                                {k_now, "received", std::nullopt, "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
+    REQUIRE(store::record_event(
+        old.db, {k_digest_now, "received", std::nullopt, "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
   REQUIRE(old.verify().events == rows);
   REQUIRE_FALSE(old.verify().first_broken);
   REQUIRE(old.db.exec(sql));
@@ -152,46 +152,48 @@ store::AuditCheck tampered(int rows, const std::string& sql) {
 
 TEST_CASE("0013: tampering is still detected through the digest and the hash", "[audit]") {
   SECTION("a changed detail no longer matches its digest") {
-    const auto check = tampered(4, test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":9}' WHERE id = 2");
+    const auto check =
+        tampered_digest(4, test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":9}' WHERE id = 2");
     CHECK(check.first_broken == 2);
     CHECK(check.reason.find("does not match its digest") != std::string::npos);
   }
   SECTION("a changed digest (with a detail to match) no longer matches the hash") {
-    const auto check = tampered(4, test::drop_audit_trigger() +
-                                       "UPDATE audit SET detail = '{\"n\":9}',"
-                                       " detail_digest = '" +
-                                       std::string(64, 'a') + "' WHERE id = 3");
+    const auto check = tampered_digest(4, test::drop_audit_trigger() +
+                                              "UPDATE audit SET detail = '{\"n\":9}',"
+                                              " detail_digest = '" +
+                                              std::string(64, 'a') + "' WHERE id = 3");
     CHECK(check.first_broken == 3);
   }
   SECTION("a digest recomputed for a new detail breaks the row's hash") {
     // The digest is sha256(salt || detail); SQLite has no sha256, so the store's function writes it.
     const auto digest = store::detail_digest("00112233445566778899aabbccddeeff", R"({"n":9})");
-    const auto check = tampered(4, test::drop_audit_trigger() +
-                                       "UPDATE audit SET salt = '00112233445566778899aabbccddeeff',"
-                                       " detail = '{\"n\":9}', detail_digest = '" +
-                                       digest + "' WHERE id = 3");
+    const auto check = tampered_digest(4, test::drop_audit_trigger() +
+                                              "UPDATE audit SET salt = '00112233445566778899aabbccddeeff',"
+                                              " detail = '{\"n\":9}', detail_digest = '" +
+                                              digest + "' WHERE id = 3");
     CHECK(check.first_broken == 3);
     CHECK(check.reason.find("do not match its hash") != std::string::npos);
   }
   SECTION("an erased row's detail must be the tombstone") {
-    const auto erased = tampered(3, "UPDATE audit SET salt = NULL, detail = '{\"erased\":true}' WHERE id = 2");
+    const auto erased = tampered_digest(3, "UPDATE audit SET salt = NULL, detail = '{\"erased\":true}' WHERE id = 2");
     CHECK_FALSE(erased.first_broken);
-    const auto forged =
-        tampered(3, test::drop_audit_trigger() + "UPDATE audit SET salt = NULL, detail = '{\"n\":7}' WHERE id = 2");
+    const auto forged = tampered_digest(
+        3, test::drop_audit_trigger() + "UPDATE audit SET salt = NULL, detail = '{\"n\":7}' WHERE id = 2");
     CHECK(forged.first_broken == 2);
     CHECK(forged.reason.find("not the erasure tombstone") != std::string::npos);
   }
   SECTION("a legacy-looking row (digest removed) no longer matches") {
-    const auto check =
-        tampered(3, test::drop_audit_trigger() + "UPDATE audit SET salt = NULL, detail_digest = NULL WHERE id = 2");
+    const auto check = tampered_digest(
+        3, test::drop_audit_trigger() + "UPDATE audit SET salt = NULL, detail_digest = NULL WHERE id = 2");
     CHECK(check.first_broken == 2);
   }
 }
 
 TEST_CASE("0013: the trigger allows only an erasure's change", "[audit]") {
   OldChain old(0);
-  REQUIRE(store::migrate(old.db, shipped(), k_now));
-  REQUIRE(store::record_event(old.db, {k_now, "received", std::nullopt, "dispatchd", R"({"phone":"34600111222"})"}));
+  REQUIRE(store::migrate(old.db, shipped(), k_digest_now));
+  REQUIRE(
+      store::record_event(old.db, {k_digest_now, "received", std::nullopt, "dispatchd", R"({"phone":"34600111222"})"}));
   CHECK_FALSE(old.db.exec("UPDATE audit SET detail = '{}' WHERE id = 1"));
   CHECK_FALSE(old.db.exec("UPDATE audit SET salt = NULL, detail = '{}' WHERE id = 1"));
   CHECK_FALSE(old.db.exec("UPDATE audit SET salt = NULL, detail = '{\"erased\":true}', actor = 'x' WHERE id = 1"));

@@ -125,7 +125,7 @@ void seed(store::Database& db, const Customer& c, store::Time now) {
   send_next(db, "wamid.out" + c.number + ".2", now + 3s);
 }
 
-struct Fixture {
+struct EraseFixture {
   test::TempDir dir;
   store::Database db = test::migrated_db(dir);
 
@@ -136,7 +136,7 @@ struct Fixture {
 
 TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouched, chain verifies",
           "[erase][sqlite]") {
-  Fixture f;
+  EraseFixture f;
   seed(f.db, k_erased, k_t0);
   seed(f.db, k_kept, k_t0 + 10s);
   // Stale copies in free space and old WAL frames: the rows were rewritten as their states moved.
@@ -195,7 +195,7 @@ TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouc
 }
 
 TEST_CASE("erase: refused while the agent or staff are not done, nothing changed", "[erase]") {
-  Fixture f;
+  EraseFixture f;
   seed(f.db, k_erased, k_t0);
   const auto waiting = inbound(f.db, k_erased, 3, k_t0 + 1min);
   auto refused = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 1h);
@@ -217,7 +217,7 @@ TEST_CASE("erase: refused while the agent or staff are not done, nothing changed
 }
 
 TEST_CASE("erase: an unknown counterpart is not_found, addresses compare in lower case", "[erase]") {
-  Fixture f;
+  EraseFixture f;
   auto none = store::erase_counterpart(f.db, {"nobody@example.com", "dpo"}, k_t0);
   REQUIRE_FALSE(none);
   CHECK(none.error().kind == store::ErrorKind::not_found);
@@ -227,7 +227,7 @@ TEST_CASE("erase: an unknown counterpart is not_found, addresses compare in lowe
 }
 
 TEST_CASE("erase: an action the model addressed to the customer from another conversation is erased too", "[erase]") {
-  Fixture f;
+  EraseFixture f;
   seed(f.db, k_kept, k_t0);
   seed(f.db, k_erased, k_t0 + 10s);
   // A message of the kept customer whose (refused) proposal named the erased one.
@@ -258,7 +258,7 @@ TEST_CASE("erase: an action the model addressed to the customer from another con
 }
 
 TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finishes the job", "[erase][sqlite]") {
-  Fixture f;
+  EraseFixture f;
   seed(f.db, k_erased, k_t0);
   REQUIRE(f.db.exec("PRAGMA busy_timeout=50"));  // the daemon's reads would be shorter-lived
   auto reader = test::open_db(f.dir, store::Database::Mode::existing);
@@ -287,7 +287,7 @@ TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finish
 
 TEST_CASE("erase: while another connection writes (the daemon), it commits or fails retryably, nothing is lost",
           "[erase][sqlite]") {
-  Fixture f;
+  EraseFixture f;
   seed(f.db, k_erased, k_t0);
   seed(f.db, k_kept, k_t0 + 10s);
   auto second = test::open_db(f.dir, store::Database::Mode::existing);

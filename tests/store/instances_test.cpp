@@ -35,8 +35,8 @@ store::Database connection(const test::TempDir& dir) {
   return std::move(*db);
 }
 
-std::int64_t insert(store::Database& db, const std::string& id, const std::string& conversation,
-                    const std::string& channel = "whatsapp") {
+std::int64_t insert_message(store::Database& db, const std::string& id, const std::string& conversation,
+                            const std::string& channel = "whatsapp") {
   auto result = store::insert_inbound(db, {channel, id, conversation, conversation, "hola " + id, "{}"}, k_t0);
   REQUIRE(result);
   return result->id;
@@ -82,7 +82,7 @@ struct TwoInstances {
     for (std::size_t i = 0; i < messages.size(); ++i) {
       const std::string n = std::to_string(i + 1);
       const std::string channel = i == 2 ? third_channel : "whatsapp";
-      messages[i] = insert(db, channel + "." + n, "c" + n, channel);
+      messages[i] = insert_message(db, channel + "." + n, "c" + n, channel);
     }
   }
 };
@@ -216,9 +216,9 @@ TEST_CASE("instances: two instances taking over one dead instance at once take i
   REQUIRE(store::start_instance(db, "dead", k_t0));
   constexpr int k_sends = 20;
   for (int i = 0; i < k_sends; ++i)
-    send_in_flight(db, insert(db, "wamid.s" + std::to_string(i), "s" + std::to_string(i)), "dead");
+    send_in_flight(db, insert_message(db, "wamid.s" + std::to_string(i), "s" + std::to_string(i)), "dead");
   for (int i = 0; i < 5; ++i) {
-    const auto id = insert(db, "wamid.l" + std::to_string(i), "l" + std::to_string(i));
+    const auto id = insert_message(db, "wamid.l" + std::to_string(i), "l" + std::to_string(i));
     REQUIRE(take(db, "dead") == id);
   }
   std::vector<store::Takeover> results(3);
@@ -257,7 +257,7 @@ TEST_CASE("instances: several instances take from one inbox one message of a con
     for (int c = 0; c < k_conversations; ++c) {
       const std::string conversation = "c" + std::to_string(c);
       inserted[conversation].push_back(
-          insert(db, "wamid." + std::to_string(c) + "." + std::to_string(n), conversation));
+          insert_message(db, "wamid." + std::to_string(c) + "." + std::to_string(n), conversation));
     }
   }
   constexpr int k_total = k_conversations * k_per_conversation;
@@ -316,7 +316,7 @@ TEST_CASE("instances: each send is claimed by exactly one instance", "[instances
   constexpr int k_actions = 30;
   std::set<std::int64_t> queued;
   for (int i = 0; i < k_actions; ++i) {
-    const auto id = insert(db, "wamid." + std::to_string(i), "c" + std::to_string(i));
+    const auto id = insert_message(db, "wamid." + std::to_string(i), "c" + std::to_string(i));
     REQUIRE(take(db, "taker") == id);
     auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", "15551234567", "hola"}, k_t0);
     REQUIRE(action);
@@ -431,8 +431,8 @@ TEST_CASE("instances: at start an instance looks up only the sends it claimed", 
   REQUIRE(store::start_instance(db, "a", k_t0));
   REQUIRE(store::start_instance(db, "b", k_t0));
   // Two Gmail messages, one send in flight at each instance.
-  const auto mine_message = insert(db, "gmail.1", "c1", "gmail");
-  const auto other_message = insert(db, "gmail.2", "c2", "gmail");
+  const auto mine_message = insert_message(db, "gmail.1", "c1", "gmail");
+  const auto other_message = insert_message(db, "gmail.2", "c2", "gmail");
   send_in_flight(db, mine_message, "a", "gmail");
   send_in_flight(db, other_message, "b", "gmail");
   const auto ids = [](const std::vector<store::OutboxItem>& items) {
@@ -454,8 +454,8 @@ TEST_CASE("instances: at start an instance looks up only the sends it claimed", 
 TEST_CASE("instances: a taker holds the lock of the message it took, and of no other", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
-  const auto first = insert(db, "wamid.1", "c1");
-  const auto second = insert(db, "wamid.2", "c2");
+  const auto first = insert_message(db, "wamid.1", "c1");
+  const auto second = insert_message(db, "wamid.2", "c2");
   REQUIRE(take(db, "a", k_t0) == first);  // leased for 300 s
   // A minute past the lease: the expired first and the received second are both ready, and
   // take_next's two queries each find one. It takes the first; before the savepoint the
@@ -487,7 +487,7 @@ TEST_CASE("instances: a taker holds the lock of the message it took, and of no o
 TEST_CASE("instances: two writers count the same metrics at once, and a scrape sums them", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
-  const std::array<std::int64_t, 2> ids{insert(db, "wamid.1", "c1"), insert(db, "wamid.2", "c2")};
+  const std::array<std::int64_t, 2> ids{insert_message(db, "wamid.1", "c1"), insert_message(db, "wamid.2", "c2")};
   auto first = connection(dir);
   auto second = connection(dir);
   // What a decision counts (migration 0008's triggers): an attempt (attempts, latency and
@@ -572,7 +572,7 @@ TEST_CASE("instances: a take holds its message until another take has it (the fe
           "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
-  const auto id = insert(db, "wamid.1", "c1");
+  const auto id = insert_message(db, "wamid.1", "c1");
   const auto leased = [&](store::Database& on, const std::string& instance, store::Time now) {
     auto taken = store::take_next(on, instance, now, 300s);
     REQUIRE(taken);
@@ -605,7 +605,7 @@ TEST_CASE("instances: a take holds its message until another take has it (the fe
   if (test::on_postgresql()) {
     // The check locks the row until its transaction ends: another instance cannot take the
     // message in between, even with its lease long expired.
-    const auto second = insert(db, "wamid.2", "c2");
+    const auto second = insert_message(db, "wamid.2", "c2");
     const auto mine = leased(db, "a", k_t0);
     REQUIRE(mine.id == second);
     REQUIRE(db.exec(std::string(store::begin_write(db.backend()))));

@@ -11,12 +11,12 @@ using test::k_t0;
 
 namespace {
 
-struct Fixture {
+struct OutboxFixture {
   test::TempDir dir;
   store::Database db = test::migrated_db(dir);
   std::int64_t message_id = 0;
 
-  Fixture() {
+  OutboxFixture() {
     auto message =
         store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "where is my order", "{}"}, k_t0);
     REQUIRE(message);
@@ -43,7 +43,7 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("outbox: approved -> sending is committed before the provider call", "[outbox]") {
-  Fixture f;
+  OutboxFixture f;
   const auto id = f.add_reply("It ships tomorrow.");
   auto item = store::begin_send(f.db, k_t0 + 1s);
   REQUIRE(item);
@@ -66,14 +66,14 @@ TEST_CASE("outbox: approved -> sending is committed before the provider call", "
 }
 
 TEST_CASE("outbox: idempotency keys are unique per action of a message", "[outbox]") {
-  Fixture f;
+  OutboxFixture f;
   f.add_reply("one");
   f.add_reply("two");
   CHECK(f.db.query_int("SELECT count(DISTINCT idempotency_key) FROM v_actions").value() == 2);
 }
 
 TEST_CASE("outbox: a call that never left goes back in line, a refused one escalates", "[outbox]") {
-  Fixture f;
+  OutboxFixture f;
   const auto id = f.add_reply("hi");
   REQUIRE(store::begin_send(f.db, k_t0).value());
   REQUIRE(store::retry_send(f.db, id, "connection refused", k_t0 + 1s));
@@ -90,7 +90,7 @@ TEST_CASE("outbox: a call that never left goes back in line, a refused one escal
 }
 
 TEST_CASE("outbox: after a crash mid-send the action is unknown, escalated and never resent", "[outbox]") {
-  Fixture f;
+  OutboxFixture f;
   const auto sent = f.add_reply("already delivered");
   const auto waiting = f.add_reply("still waiting");
   REQUIRE(store::begin_send(f.db, k_t0).value());
@@ -107,7 +107,7 @@ TEST_CASE("outbox: after a crash mid-send the action is unknown, escalated and n
 }
 
 TEST_CASE("attempts: recorded with their audit event, counted per message, never twice", "[attempts]") {
-  Fixture f;
+  OutboxFixture f;
   store::AttemptRecord attempt{.message_id = f.message_id,
                                .attempt = 1,
                                .provider = "openai",
@@ -139,7 +139,7 @@ TEST_CASE("attempts: recorded with their audit event, counted per message, never
 }
 
 TEST_CASE("outbox: a decided message is done with its send's outcome", "[outbox]") {
-  Fixture f;
+  OutboxFixture f;
   auto second = store::insert_inbound(f.db, {"whatsapp", "wamid.2", "d", "15557654321", "hi", "{}"}, k_t0);
   REQUIRE(second);
   REQUIRE(store::take_next(f.db, "w", k_t0, 60s).value());
@@ -164,7 +164,7 @@ TEST_CASE("outbox: a decided message is done with its send's outcome", "[outbox]
 }
 
 TEST_CASE("outbox: delivery reports confirm an unknown send or fail a sent one", "[outbox]") {
-  Fixture f;
+  OutboxFixture f;
   const auto first = f.add_reply("one");
   const auto second = f.add_reply("two");
   REQUIRE(store::begin_send(f.db, k_t0).value());

@@ -20,14 +20,14 @@ Verdict ord(const std::string& reply) {
 
 std::string first_code(const Verdict& v) { return v.errors.empty() ? "" : v.errors.front().code; }
 
-struct Row {
+struct ContractRow {
   std::string name;
   std::string reply;
   std::string path;  // of the first error, when rejected
   std::string code;  // "" when valid
 };
 
-void run(const Row& row, Verdict (*check)(const std::string&)) {
+void run(const ContractRow& row, Verdict (*check)(const std::string&)) {
   INFO(row.name << ": " << row.reply);
   const Verdict v = check(row.reply);
   if (row.code.empty()) {
@@ -44,7 +44,7 @@ void run(const Row& row, Verdict (*check)(const std::string&)) {
 }  // namespace
 
 TEST_CASE("contract: the support catalog's four fields", "[contract]") {
-  const Row rows[] = {
+  const ContractRow rows[] = {
       {"valid", R"({"action":"send_message","recipient":"15551234567","content":"Hi","priority":"high"})", "", ""},
       {"field order does not matter",
        R"({"priority":"low","content":"Hi","recipient":"15551234567","action":"send_message"})", "", ""},
@@ -94,7 +94,7 @@ TEST_CASE("contract: lengths count code points, not bytes", "[contract]") {
 
 TEST_CASE("contract: every schema keyword", "[contract]") {
   const std::string base = R"("action":"reschedule","recipient":"15550001111","order_id":"ORD-1234")";
-  const Row rows[] = {
+  const ContractRow rows[] = {
       {"valid with optional fields absent", "{" + base + R"(,"delivery_date":"2026-12-07"})", "", ""},
       {"optional fields null", "{" + base + R"(,"delivery_date":"2026-12-07","note":null,"express":null})", "", ""},
       {"unused fields null", "{" + base + R"(,"delivery_date":"2026-12-07","quantity":null,"refund":null})", "", ""},

@@ -10,7 +10,7 @@ using namespace dispatchd;
 
 namespace {
 
-std::string send_to(const std::string& recipient) {
+std::string outbound_send_to(const std::string& recipient) {
   return R"({"action":"send_message","recipient":")" + recipient + R"(","content":"Hi","priority":"low"})";
 }
 
@@ -33,7 +33,7 @@ TEST_CASE("outbound: every form of the counterpart the policy accepts is sent to
   for (const auto& row : rows) {
     CAPTURE(row.sender, row.written);
     const auto verdict =
-        validator::validate(test::support_en(), send_to(row.written), {.sender = row.sender, .source = {}});
+        validator::validate(test::support_en(), outbound_send_to(row.written), {.sender = row.sender, .source = {}});
     REQUIRE(verdict.ok);
     const auto outbound = validator::outbound_of(test::support_en(), verdict, row.sender);
     REQUIRE(outbound);
@@ -48,7 +48,7 @@ TEST_CASE("outbound: every form of the counterpart the policy accepts is sent to
 TEST_CASE("outbound: a recipient that is not the counterpart is never sent to", "[outbound]") {
   // A verdict checked without a sender (recipient_unchecked) does not make another number the
   // counterpart's.
-  const auto unchecked = validator::validate(test::support_en(), send_to("15559999999"), {});
+  const auto unchecked = validator::validate(test::support_en(), outbound_send_to("15559999999"), {});
   REQUIRE(unchecked.ok);
   CHECK_FALSE(validator::outbound_of(test::support_en(), unchecked, "15551234567"));
 }
@@ -61,7 +61,7 @@ TEST_CASE("outbound: only a valid reply action sends anything", "[outbound]") {
   REQUIRE(escalate.ok);
   CHECK_FALSE(validator::outbound_of(test::support_en(), escalate, "15551234567"));
   const auto refused =
-      validator::validate(test::support_en(), send_to("15559999999"), {.sender = "15551234567", .source = {}});
+      validator::validate(test::support_en(), outbound_send_to("15559999999"), {.sender = "15551234567", .source = {}});
   REQUIRE_FALSE(refused.ok);
   CHECK_FALSE(validator::outbound_of(test::support_en(), refused, "15551234567"));
 }
