@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # The test server harness (cluster.sh): a committed row survives a restart and a SIGKILL of
-# the server, and the server takes connections on 127.0.0.1 with the password only.
+# the server, and the server takes connections on 127.0.0.1 with the password only. On a
+# server of its own in DIR (started here, stopped at the end): restarting the shared one
+# would cut the tests that run beside this one.
 set -euo pipefail
 dir=${1:?usage: cluster_test.sh DIR}
 here=$(dirname "$0")
 cluster() { bash "$here/cluster.sh" "$@"; }
 fail() { echo "FAIL: $*"; exit 1; }
+cluster start "$dir" >/dev/null
+trap 'cluster stop "$dir" >/dev/null' EXIT
 
 uri=$(cat "$dir/uri")
 case "$uri" in postgresql://dispatchd@127.0.0.1:*/dispatchd) ;; *) fail "unexpected URI $uri" ;; esac

@@ -1,13 +1,15 @@
 // The store's PostgreSQL engine against a real server (tests/postgresql/cluster.sh, found
 // through DISPATCHD_TEST_POSTGRESQL_DIR). A white-box test of the seam: it includes the
 // store's internal Query (store/internal/sql.h), so its target defines the store's private
-// flag. Each test case works in a schema of its own, dropped at its end.
+// flag. Each test case works in a schema of its own, dropped at its end; the one that
+// restarts a server starts a server of its own.
 
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
@@ -82,6 +84,36 @@ class Scratch {
   static inline int s_count = 0;
   Server m_server;
   std::string m_name;
+};
+
+// A server of the test case's own, for a case that restarts it: restarting the shared one
+// would cut the connections of every test running beside it (CTest runs them in parallel).
+class PrivateServer {
+ public:
+  PrivateServer() {
+    const Server shared = server();
+    m_server.dir = shared.dir + "-private-" + std::to_string(::getpid());
+    REQUIRE(cluster("start") == 0);
+    m_server.uri = read_line(m_server.dir + "/uri");
+    m_server.password = read_line(m_server.dir + "/password");
+    REQUIRE_FALSE(m_server.uri.empty());
+  }
+  ~PrivateServer() {
+    if (cluster("stop") != 0) std::fprintf(stderr, "could not stop the private server in %s\n", m_server.dir.c_str());
+  }
+  PrivateServer(const PrivateServer&) = delete;
+  PrivateServer& operator=(const PrivateServer&) = delete;
+
+  // cluster.sh COMMAND on this server: its exit status.
+  int cluster(const std::string& command) const {
+    const std::string line = std::string("bash ") + DISPATCHD_SOURCE_DIR + "/tests/postgresql/cluster.sh " + command +
+                             " " + m_server.dir + " >/dev/null";
+    return std::system(line.c_str());
+  }
+  const Server& info() const { return m_server; }
+
+ private:
+  Server m_server;
 };
 
 std::int64_t count(Database& db, const std::string& sql) {
@@ -315,8 +347,8 @@ TEST_CASE("postgresql: a broken constraint is refused, a row lock past lock_time
 }
 
 TEST_CASE("postgresql: after a server restart the old connection fails io and a new one works", "[postgresql]") {
-  Scratch scratch;
-  auto db = scratch.open();
+  PrivateServer server;
+  auto db = connect(server.info());
   REQUIRE(db.exec("CREATE TABLE t (k text PRIMARY KEY); INSERT INTO t VALUES ('kept')"));
   {
     auto q = Query::prepare(db, "SELECT count(*) FROM t WHERE k = ?");
@@ -326,9 +358,7 @@ TEST_CASE("postgresql: after a server restart the old connection fails io and a 
     CHECK(q->integer(0) == 1);
   }
 
-  const std::string restart =
-      std::string("bash ") + DISPATCHD_SOURCE_DIR + "/tests/postgresql/cluster.sh restart " + scratch.server_info().dir;
-  REQUIRE(std::system(restart.c_str()) == 0);
+  REQUIRE(server.cluster("restart") == 0);
 
   auto lost = db.query_int("SELECT count(*) FROM t");
   REQUIRE_FALSE(lost);
@@ -341,7 +371,7 @@ TEST_CASE("postgresql: after a server restart the old connection fails io and a 
   REQUIRE_FALSE(step);
   CHECK(step.error().kind == ErrorKind::io);
 
-  auto fresh = scratch.open();
+  auto fresh = connect(server.info());
   CHECK(count(fresh, "SELECT count(*) FROM t WHERE k = 'kept'") == 1);
 }
 
