@@ -8,6 +8,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 echo "== building dispatchd, dispatchctl, fake_model and fake_graph in build/ (the first build takes a few minutes)"
-cmake -S "$root" -B "$root/build" >/dev/null
+gen=()
+[ -f "$root/build/CMakeCache.txt" ] || gen=(-G Ninja)
+cmake -S "$root" -B "$root/build" "${gen[@]}" >/dev/null
 cmake --build "$root/build" -j"$(nproc)" --target dispatchd dispatchctl fake_model fake_graph >/dev/null
 exec python3 "$root/scripts/demo.py" "$root/build" "$root" "$@"

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config
+  g++ cmake ninja-build make pkg-config
   libboost-dev libboost-system-dev   # Asio and Beast (header-only), system for Asio
   rapidjson-dev libcurl4-openssl-dev libsqlite3-dev sqlite3
   libpq-dev postgresql               # the PostgreSQL store; the tests start a throwaway server

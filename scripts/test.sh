@@ -16,7 +16,11 @@ if [ "${1:-}" = "--sanitize" ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
+# Ninja for a new build tree (a tree configured before keeps its generator).
+[ -f "$build/CMakeCache.txt" ] || flags+=(-G Ninja)
 cmake -S "$root" -B "$build" -DDISPATCHD_WERROR="${DISPATCHD_WERROR:-OFF}" "${flags[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build"
-ctest --output-on-failure -j"$(nproc)"
+# Most tests wait (on sockets, processes, a model's latency) far more than they compute, so
+# three per core keep the cores busy; the longest start first (COST, tests/CMakeLists.txt).
+ctest --output-on-failure -j"$(($(nproc) * 3))"

@@ -5,7 +5,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
-cmake -S "$root" -B "$root/build" >/dev/null
+gen=()
+[ -f "$root/build/CMakeCache.txt" ] || gen=(-G Ninja)
+cmake -S "$root" -B "$root/build" "${gen[@]}" >/dev/null
 cmake --build "$root/build" -j"$(nproc)" --target dispatchctl >/dev/null
 ctl=$root/build/cli/dispatchctl
 catalog=$root/catalog/examples/support.es.json
