@@ -62,12 +62,12 @@ struct Llm {
   std::map<std::string, ModelPrice> prices;
 };
 
-// What dispatchd does with an inbound message of one type (connectors.whatsapp.message_types).
+// What dispatchd does with an inbound message of one type (connectors.<channel>.message_types).
 // Every message is recorded in the inbox whatever its handling.
 enum class TypeAction {
   model,     // described to the model, which chooses a catalog action
   escalate,  // an `undecodable` escalation naming the type; no model call
-  reply,     // `reply_text` to the sender through the outbox (24-hour window); no model call
+  reply,     // `reply_text` to the sender through the outbox (the channel's rules apply); no model call
   ignore,    // finished with outcome `ignored`; nothing sent, no model call
 };
 

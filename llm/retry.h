@@ -2,8 +2,8 @@
 // Transport-level retries for any Provider: transport failures, 429 and 5xx are sent
 // again with exponential backoff and full jitter, honouring Retry-After, on a budget of
 // their own (attempts and/or a deadline). This budget is separate from the contract
-// re-asks of the agent loop: a retried call is still one attempt. truncated, bad_response
-// and client errors are returned at once.
+// re-asks of the agent loop: a retried call is still one attempt. The other classes (truncated, bad_response,
+// client, blocked, refused, no_text) are returned at once.
 
 #include <chrono>
 #include <functional>

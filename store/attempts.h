@@ -16,10 +16,10 @@ namespace dispatchd::store {
 
 struct AttemptRecord {
   std::int64_t message_id = 0;
-  int attempt = 1;       // 1 for the first call, 2 and 3 for re-asks
+  int attempt = 1;       // 1 for the first call, then one more per re-ask or tool step
   std::string provider;  // "openai" | "gemini" | "anthropic"
   std::string model;
-  std::string request_summary;            // compact JSON: turns, bytes, schema enforced
+  std::string request_summary;            // one line: turns, bytes, schema enforced (no secrets)
   std::optional<std::string> raw_output;  // the model's text; none when the call failed
   Verdict verdict = Verdict::invalid;
   std::string errors = "[]";               // the validator's errors, compact JSON array

@@ -21,7 +21,7 @@ namespace dispatchd::store {
 
 struct AuditEvent {
   std::string at;     // ISO 8601 UTC
-  std::string event;  // received, attempt, verdict, action, escalation, ...
+  std::string event;  // received, attempt, action, escalation, done, staff_*, ... (docs/sql.md)
   std::optional<std::int64_t> message_id;
   std::string actor;   // "dispatchd" or the staff member
   std::string detail;  // compact JSON

@@ -17,8 +17,8 @@
 // Durability without stalling the loop: the round's COMMIT writes the WAL without syncing
 // it (synchronous=NORMAL while attached) and a syncer thread then fdatasyncs the WAL file;
 // one sync covers every commit made before it, so commits that pile up during a sync
-// share the next one. The same thread checkpoints (copies the WAL back into the database
-// file) through its own connection each time the WAL has grown by 1000 pages, as SQLite
+// share the next one. A checkpoint thread of its own (`wal-checkpoint`) copies the WAL back
+// into the database file through its own connection each time the WAL has grown by 1000 pages, as SQLite
 // would, instead of SQLite doing it inside a COMMIT on the loop, and once more when commits
 // pause for 50 ms with at least 1000 pages in the WAL, so that the WAL starts over even
 // under steady traffic (SQLite restarts it only when a write begins after a checkpoint

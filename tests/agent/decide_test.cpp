@@ -129,7 +129,7 @@ struct Show {
 
 }  // namespace
 
-TEST_CASE("decide: README's agent loop, one row per case", "[agent][decide]") {
+TEST_CASE("decide: the agent loop's decision table (docs/agent.md), one row per case", "[agent][decide]") {
   const std::string valid = reply_to(k_sender);
   const std::string to_other = reply_to("15559999999");
   const std::string bad_enum = R"({"action":"reply","recipient":"15551234567","content":"Hi"})";

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The two backends' migrations build the same schema (issue 16).
+"""The two backends' migrations build the same schema.
 
 On a fresh PostgreSQL database of the test server (its own, dropped at the end) every
 migrations/postgresql/*.sql is applied in order, and on a fresh SQLite file every
