@@ -199,6 +199,19 @@ Step Session::call(CallTag tag, std::string_view tool, std::string_view argument
   return step;
 }
 
+Step Session::undeliverable(RequestId id, const CallError& error) {
+  Step step;
+  auto answer = m_pending.answer(id);
+  if (answer.kind != Pending::AnswerKind::expected) return step;
+  if (const auto call = m_calls.find(id); call != m_calls.end()) {
+    step.events.push_back(CallDone{call->second, std::unexpected(error)});
+    m_calls.erase(call);
+    return step;
+  }
+  fail(step, answer.request->method + " could not be delivered: " + error.message);
+  return step;
+}
+
 Step Session::close(std::string_view why) {
   Step step;
   end_calls(step, std::string(why));

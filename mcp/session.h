@@ -95,10 +95,16 @@ class Session {
   // Calls `tool`. While the session is not ready the call ends at once as unavailable.
   Step call(CallTag tag, std::string_view tool, std::string_view arguments_json, std::string_view idempotency_key,
             Clock::time_point now);
+  // The transport could not deliver request `id` or get its answer (HTTP: a refused POST, no
+  // answer): a call ends with `error` at once, rather than at its deadline; the handshake or
+  // a listing fails the session. Nothing happens for an id that no longer waits.
+  Step undeliverable(RequestId id, const CallError& error);
   // The connection is gone: every call in flight ends unavailable; the session is closed.
   Step close(std::string_view why);
 
   State state() const { return m_state; }
+  // The revision spoken once the server's initialize answer was accepted; "" before.
+  std::string_view protocol_version() const { return m_version; }
   std::optional<Clock::time_point> next_deadline() const { return m_pending.next_deadline(); }
 
   struct Stats {

@@ -300,3 +300,22 @@ TEST_CASE("mcp session: a listing unanswered fails the session; calls in flight 
   CHECK_THAT(events_of<SessionFailed>(tick).at(0).why, Catch::Contains("tools/list unanswered"));
   CHECK(session.state() == Session::State::failed);
 }
+
+TEST_CASE("mcp session: a request the transport could not deliver ends now, not at its deadline", "[mcp]") {
+  Session session = ready_session();
+  quiet(session.call(60, "get_order", "{}", "", t0));
+  const auto undelivered =
+      session.undeliverable(3, mcp::CallError{CallErrorKind::unavailable, "no answer: connection refused"});
+  REQUIRE(events_of<CallDone>(undelivered).size() == 1);
+  CHECK(events_of<CallDone>(undelivered)[0].tag == 60);
+  CHECK(events_of<CallDone>(undelivered)[0].result.error().message == "no answer: connection refused");
+  CHECK_FALSE(session.next_deadline().has_value());
+  CHECK(session.undeliverable(3, {}).events.empty());  // no longer waits: nothing
+  CHECK(session.state() == Session::State::ready);
+
+  quiet(session.on_message(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})", t0));
+  const auto listing = session.undeliverable(4, mcp::CallError{CallErrorKind::unavailable, "HTTP 503"});
+  CHECK_THAT(events_of<SessionFailed>(listing).at(0).why,
+             Catch::Contains("tools/list could not be delivered: HTTP 503"));
+  CHECK(session.state() == Session::State::failed);
+}
