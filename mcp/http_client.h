@@ -16,8 +16,8 @@
 
 #include "common/backoff.h"
 #include "mcp/http_exchange.h"
+#include "mcp/server_core.h"
 #include "mcp/session.h"
-#include "mcp/stdio_client.h"
 #include "net/http.h"
 
 namespace dispatchd::mcp {

@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/backoff.h"
+#include "mcp/server_core.h"
 #include "mcp/session.h"
 #include "mcp/stdio_process.h"
 
@@ -29,16 +30,6 @@ struct StdioClientSettings {
   StdioLimits limits;
   SessionSettings session;
   Backoff restart{std::chrono::seconds(1), std::chrono::seconds(60)};
-};
-
-// What the owner hears of the server: up with its tools (after each listing), or down and why.
-struct ServerStatus {
-  bool up = false;
-  std::string why;  // down: the last reason ("exited with status 1", "initialize unanswered ...")
-  std::string protocol_version;
-  std::string server_name;
-  std::vector<Tool> tools;
-  int restarts = 0;  // starts after the first
 };
 
 class StdioClient {
