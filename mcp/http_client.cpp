@@ -4,9 +4,11 @@
 
 namespace dispatchd::mcp {
 
-struct HttpClient::Impl final : ServerCore {
-  Impl(boost::asio::io_context& io, net::Transport& t, HttpClientSettings s,
-       std::function<void(const ServerStatus&)> on_status, std::function<void(std::string)> on_log)
+namespace {
+
+struct HttpServerCore final : ServerCore {
+  HttpServerCore(boost::asio::io_context& io, net::Transport& t, HttpClientSettings s,
+                 std::function<void(const ServerStatus&)> on_status, std::function<void(std::string)> on_log)
       : ServerCore(io, {s.name, s.session, s.restart}, std::move(on_status), std::move(on_log)),
         transport(t),
         endpoint(std::move(s.endpoint)) {}
@@ -29,7 +31,7 @@ struct HttpClient::Impl final : ServerCore {
     if (session()) state.protocol_version = std::string(session()->protocol_version());
     const bool had_session = !state.session_id.empty();
     auto request = post_message(endpoint, state, std::move(text), initialize);
-    std::weak_ptr<Impl> weak = std::static_pointer_cast<Impl>(shared_from_this());
+    std::weak_ptr<HttpServerCore> weak = std::static_pointer_cast<HttpServerCore>(shared_from_this());
     const std::uint64_t gen = generation();
     transport.send(std::move(request), [weak, gen, id, initialize, had_session](net::HttpResult result) {
       auto self = weak.lock();
@@ -81,21 +83,11 @@ struct HttpClient::Impl final : ServerCore {
   }
 };
 
+}  // namespace
+
 HttpClient::HttpClient(boost::asio::io_context& io, net::Transport& transport, HttpClientSettings settings,
                        std::function<void(const ServerStatus&)> on_status, std::function<void(std::string)> on_log)
-    : m_impl(std::make_shared<Impl>(io, transport, std::move(settings), std::move(on_status), std::move(on_log))) {}
-
-HttpClient::~HttpClient() { m_impl->abandon(); }
-
-void HttpClient::start() { m_impl->launch(); }
-
-void HttpClient::call(std::string_view tool, std::string_view arguments_json, std::string_view idempotency_key,
-                      Done done) {
-  m_impl->call(tool, arguments_json, idempotency_key, std::move(done));
-}
-
-void HttpClient::stop() { m_impl->stop(); }
-
-const ServerStatus& HttpClient::status() const { return m_impl->status(); }
+    : ServerHandle(std::make_shared<HttpServerCore>(io, transport, std::move(settings), std::move(on_status),
+                                                    std::move(on_log))) {}
 
 }  // namespace dispatchd::mcp

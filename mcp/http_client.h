@@ -29,29 +29,11 @@ struct HttpClientSettings {
   Backoff restart{std::chrono::seconds(1), std::chrono::seconds(60)};
 };
 
-class HttpClient {
+class HttpClient : public ServerHandle {
  public:
-  using CallResult = std::expected<ToolResult, CallError>;
-  using Done = std::function<void(CallResult)>;
-
   // REQUIRES: `transport` outlives the client. `on_status` and `on_log` as for StdioClient.
   HttpClient(boost::asio::io_context& io, net::Transport& transport, HttpClientSettings settings,
              std::function<void(const ServerStatus&)> on_status, std::function<void(std::string line)> on_log);
-  ~HttpClient();
-  HttpClient(const HttpClient&) = delete;
-  HttpClient& operator=(const HttpClient&) = delete;
-
-  void start();
-  // As StdioClient::call.
-  void call(std::string_view tool, std::string_view arguments_json, std::string_view idempotency_key, Done done);
-  void stop();
-
-  const ServerStatus& status() const;
-
-  struct Impl;
-
- private:
-  std::shared_ptr<Impl> m_impl;
 };
 
 }  // namespace dispatchd::mcp

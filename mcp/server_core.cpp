@@ -138,4 +138,19 @@ void ServerCore::abandon() {
   drop();
 }
 
+ServerHandle::ServerHandle(std::shared_ptr<ServerCore> core) : m_core(std::move(core)) {}
+
+ServerHandle::~ServerHandle() { m_core->abandon(); }
+
+void ServerHandle::start() { m_core->launch(); }
+
+void ServerHandle::call(std::string_view tool, std::string_view arguments_json, std::string_view idempotency_key,
+                        Done done) {
+  m_core->call(tool, arguments_json, idempotency_key, std::move(done));
+}
+
+void ServerHandle::stop() { m_core->stop(); }
+
+const ServerStatus& ServerHandle::status() const { return m_core->status(); }
+
 }  // namespace dispatchd::mcp

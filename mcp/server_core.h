@@ -109,4 +109,31 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::uint64_t m_generation = 0;
 };
 
+// The owner's handle on one server, whatever its transport (StdioClient, HttpClient): start,
+// calls, stop and the status. Destroying it lets go at once: no callback afterwards, calls
+// still in flight dropped uncalled, a child process killed and reaped.
+class ServerHandle {
+ public:
+  using CallResult = ServerCore::CallResult;
+  using Done = ServerCore::Done;
+
+  ~ServerHandle();
+  ServerHandle(const ServerHandle&) = delete;
+  ServerHandle& operator=(const ServerHandle&) = delete;
+
+  // Starts the server (and keeps it started, after failures too, until stop()).
+  void start();
+  // Calls `tool`; `done` runs once, on the loop (posted at once when the server is down).
+  void call(std::string_view tool, std::string_view arguments_json, std::string_view idempotency_key, Done done);
+  // Ends the server for good: calls in flight fail unavailable, the connection is closed.
+  void stop();
+  const ServerStatus& status() const;
+
+ protected:
+  explicit ServerHandle(std::shared_ptr<ServerCore> core);
+
+ private:
+  std::shared_ptr<ServerCore> m_core;
+};
+
 }  // namespace dispatchd::mcp

@@ -4,9 +4,11 @@
 
 namespace dispatchd::mcp {
 
-struct StdioClient::Impl final : ServerCore {
-  Impl(boost::asio::io_context& io, StdioClientSettings s, std::function<void(const ServerStatus&)> on_status,
-       std::function<void(std::string)> on_log)
+namespace {
+
+struct StdioServerCore final : ServerCore {
+  StdioServerCore(boost::asio::io_context& io, StdioClientSettings s,
+                  std::function<void(const ServerStatus&)> on_status, std::function<void(std::string)> on_log)
       : ServerCore(io, {s.name, s.session, s.restart}, std::move(on_status), std::move(on_log)),
         command(std::move(s.command)),
         limits(s.limits) {}
@@ -16,12 +18,12 @@ struct StdioClient::Impl final : ServerCore {
   std::shared_ptr<StdioProcess> process;
   std::string failure;  // why the session failed, when it did: the reason the server is down
 
-  std::shared_ptr<Impl> self() { return std::static_pointer_cast<Impl>(shared_from_this()); }
+  std::shared_ptr<StdioServerCore> self() { return std::static_pointer_cast<StdioServerCore>(shared_from_this()); }
 
   bool open() override {
-    std::weak_ptr<Impl> weak = self();
+    std::weak_ptr<StdioServerCore> weak = self();
     const std::uint64_t gen = generation();
-    const auto mine = [weak, gen]() -> std::shared_ptr<Impl> {
+    const auto mine = [weak, gen]() -> std::shared_ptr<StdioServerCore> {
       auto locked = weak.lock();
       return locked && locked->generation() == gen ? locked : nullptr;
     };
@@ -66,21 +68,11 @@ struct StdioClient::Impl final : ServerCore {
   }
 };
 
+}  // namespace
+
 StdioClient::StdioClient(boost::asio::io_context& io, StdioClientSettings settings,
                          std::function<void(const ServerStatus&)> on_status, std::function<void(std::string)> on_log)
-    : m_impl(std::make_shared<Impl>(io, std::move(settings), std::move(on_status), std::move(on_log))) {}
-
-StdioClient::~StdioClient() { m_impl->abandon(); }
-
-void StdioClient::start() { m_impl->launch(); }
-
-void StdioClient::call(std::string_view tool, std::string_view arguments_json, std::string_view idempotency_key,
-                       Done done) {
-  m_impl->call(tool, arguments_json, idempotency_key, std::move(done));
-}
-
-void StdioClient::stop() { m_impl->stop(); }
-
-const ServerStatus& StdioClient::status() const { return m_impl->status(); }
+    : ServerHandle(
+          std::make_shared<StdioServerCore>(io, std::move(settings), std::move(on_status), std::move(on_log))) {}
 
 }  // namespace dispatchd::mcp

@@ -32,34 +32,12 @@ struct StdioClientSettings {
   Backoff restart{std::chrono::seconds(1), std::chrono::seconds(60)};
 };
 
-class StdioClient {
+class StdioClient : public ServerHandle {
  public:
-  using CallResult = std::expected<ToolResult, CallError>;
-  using Done = std::function<void(CallResult)>;
-
   // `on_status` is called on every change (listed, down); `on_log` with one line for the
   // log (a stderr line of the server, a restart), never with a secret of dispatchd's.
   StdioClient(boost::asio::io_context& io, StdioClientSettings settings,
               std::function<void(const ServerStatus&)> on_status, std::function<void(std::string line)> on_log);
-  ~StdioClient();
-  StdioClient(const StdioClient&) = delete;
-  StdioClient& operator=(const StdioClient&) = delete;
-
-  // Starts the server (and keeps it started until stop()).
-  void start();
-  // Calls `tool`; `done` runs once, on the loop (posted at once when the server is down);
-  // calls still in flight when the client is destroyed are dropped uncalled.
-  void call(std::string_view tool, std::string_view arguments_json, std::string_view idempotency_key, Done done);
-  // Ends the server for good: calls in flight fail unavailable; the process is stopped and
-  // reaped in the background.
-  void stop();
-
-  const ServerStatus& status() const;
-
-  struct Impl;
-
- private:
-  std::shared_ptr<Impl> m_impl;
 };
 
 }  // namespace dispatchd::mcp

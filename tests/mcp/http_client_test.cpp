@@ -14,6 +14,7 @@
 #include "mcp/stdio_process.h"
 #include "net/curl_transport.h"
 #include "tests/io_run.h"
+#include "tests/mcp/client_harness.h"
 #include "tests/test_util.h"
 
 using namespace dispatchd;
@@ -72,10 +73,7 @@ struct HttpFixture {
     test::run_until(io, [&] { return client->status().up; });
   }
   HttpClient::CallResult call(const std::string& tool, const std::string& args = "{}") {
-    std::optional<HttpClient::CallResult> result;
-    client->call(tool, args, "", [&](HttpClient::CallResult r) { result = std::move(r); });
-    test::run_until(io, [&] { return result.has_value(); });
-    return std::move(*result);
+    return test::call_and_wait(io, *client, tool, args);
   }
   // The fake server's own counts, or a control request's answer.
   std::string control(const std::string& method, const std::string& path) {

@@ -10,6 +10,7 @@
 
 #include "mcp/stdio_client.h"
 #include "tests/io_run.h"
+#include "tests/mcp/client_harness.h"
 #include "tests/test_util.h"
 
 using namespace dispatchd;
@@ -53,10 +54,7 @@ struct Fixture {
     test::run_until(io, [&] { return client->status().up && client->status().restarts >= restarts; });
   }
   StdioClient::CallResult call(const std::string& tool, const std::string& args = "{}") {
-    std::optional<StdioClient::CallResult> result;
-    client->call(tool, args, "", [&](StdioClient::CallResult r) { result = std::move(r); });
-    test::run_until(io, [&] { return result.has_value(); });
-    return std::move(*result);
+    return test::call_and_wait(io, *client, tool, args);
   }
   bool logged(const std::string& text) const {
     for (const auto& line : log)
