@@ -1,0 +1,1 @@
+# The MCP client against the official conformance suite: filled in next.
