@@ -1,6 +1,9 @@
 #include "mcp/http_client.h"
 
+#include <map>
 #include <utility>
+
+#include <boost/asio/steady_timer.hpp>
 
 namespace dispatchd::mcp {
 
@@ -11,12 +14,24 @@ struct HttpServerCore final : ServerCore {
                  std::function<void(const ServerStatus&)> on_status, std::function<void(std::string)> on_log)
       : ServerCore(io, {s.name, s.session, s.restart}, std::move(on_status), std::move(on_log)),
         transport(t),
-        endpoint(std::move(s.endpoint)) {}
+        endpoint(std::move(s.endpoint)),
+        max_resumes(s.max_resumes) {}
+
+  // A resuming GET's reading: the answer's messages go to the session as they arrive, and
+  // the stream is let go once the answer to `id` is among them.
+  struct Resumed {
+    StreamedAnswer answer;
+    bool answered = false;
+  };
 
   net::Transport& transport;
   HttpEndpoint endpoint;
+  int max_resumes;
   HttpSessionState state;
   int expiries_in_a_row = 0;
+  // The waits before resuming GETs, by a number of their own (several requests may wait).
+  std::map<std::uint64_t, std::unique_ptr<boost::asio::steady_timer>> resume_waits;
+  std::uint64_t next_wait = 0;
 
   bool open() override {
     state = {};
@@ -42,20 +57,76 @@ struct HttpServerCore final : ServerCore {
 
   // The session's end, told to the server; its answer does not matter.
   void close() override {
+    cancel_resumes();
     if (!state.session_id.empty()) transport.send(delete_session(endpoint, state), [](net::HttpResult) {});
   }
-  void drop() override {}  // answers still to come find a newer generation, or no client
+  // Answers and streams still to come find a newer generation, or no client.
+  void drop() override { cancel_resumes(); }
 
-  void on_answer(HttpOutcome outcome, std::optional<RequestId> id, bool initialize) {
+  void cancel_resumes() {
+    for (auto& [number, timer] : resume_waits) timer->cancel();
+    resume_waits.clear();
+  }
+
+  // Hands `messages` to the session; whether one of them answers `awaited`.
+  bool deliver(const std::vector<std::string>& messages, std::optional<RequestId> awaited) {
+    bool answered = false;
+    for (const auto& message : messages) {
+      if (!session()) break;
+      if (awaited && !answered) answered = answers(message, *awaited);
+      apply(session()->on_message(message, Session::Clock::now()));
+    }
+    if (session() && session()->state() == Session::State::ready) expiries_in_a_row = 0;
+    return answered;
+  }
+
+  // `ended`, an event stream, closed before the answer to `id`: the GET that resumes it, after
+  // the delay the server asked for; or the call ends now when it cannot be resumed.
+  void resume_later(RequestId id, StreamPosition at, const HttpOutcome& ended) {
+    const auto delay = next_resume(at, ended, max_resumes);
+    if (!delay) {
+      apply(session()->undeliverable(id, CallError{CallErrorKind::unavailable, delay.error()}));
+      return;
+    }
+    const std::uint64_t number = next_wait++;
+    auto& timer = resume_waits[number];
+    timer = std::make_unique<boost::asio::steady_timer>(io(), *delay);
+    std::weak_ptr<HttpServerCore> weak = std::static_pointer_cast<HttpServerCore>(shared_from_this());
+    timer->async_wait([weak, gen = generation(), number, id, at](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self) return;
+      self->resume_waits.erase(number);
+      if (self->generation() == gen && self->session()) self->resume(id, at);
+    });
+  }
+
+  void resume(RequestId id, const StreamPosition& at) {
+    auto request = resume_stream(endpoint, state, at.last_event_id);
+    auto resumed = std::make_shared<Resumed>();
+    std::weak_ptr<HttpServerCore> weak = std::static_pointer_cast<HttpServerCore>(shared_from_this());
+    const std::uint64_t gen = generation();
+    request.on_body = [weak, gen, resumed, id](const net::HttpResponse& head, std::string_view chunk) {
+      auto self = weak.lock();
+      if (!self || self->generation() != gen || !self->session()) return false;
+      if (self->deliver(resumed->answer.feed(head, chunk), id)) resumed->answered = true;
+      return !resumed->answered && !resumed->answer.refused();
+    };
+    transport.send(std::move(request), [weak, gen, resumed, id, at](net::HttpResult result) {
+      auto self = weak.lock();
+      if (!self || self->generation() != gen || !self->session() || resumed->answered) return;
+      self->on_answer(resumed->answer.finish(result, true), id, false, at);
+    });
+  }
+
+  void on_answer(HttpOutcome outcome, std::optional<RequestId> id, bool initialize, StreamPosition at = {}) {
     if (initialize && outcome.session_id) state.session_id = *outcome.session_id;
     switch (outcome.kind) {
-      case HttpOutcomeKind::messages:
-        for (const auto& message : outcome.messages) {
-          if (!session()) return;
-          apply(session()->on_message(message, Session::Clock::now()));
-        }
-        if (session() && session()->state() == Session::State::ready) expiries_in_a_row = 0;
+      case HttpOutcomeKind::messages: {
+        // Only an event stream may end before its answer; a JSON body is the answer.
+        const bool answered = deliver(outcome.messages, outcome.event_stream ? id : std::nullopt);
+        if (!answered && outcome.event_stream && id && session()) resume_later(*id, std::move(at), outcome);
         return;
+      }
       case HttpOutcomeKind::accepted: return;
       case HttpOutcomeKind::session_expired:
         if (expiries_in_a_row++ == 0) {

@@ -34,6 +34,9 @@ struct Call {
   std::string body;  // CURLOPT_POSTFIELDS points here
   HttpCallback done;
   HttpResponse response;
+  BodyChunk stream;          // set: the body goes here as it arrives (HttpRequest::on_body)
+  std::size_t streamed = 0;  // bytes handed to `stream`
+  bool stopped = false;      // `stream` asked to end the exchange
   std::size_t max_bytes = 0;
   bool too_large = false;
   char error[CURL_ERROR_SIZE] = {};
@@ -58,9 +61,31 @@ struct Socket {
   bool gone = false;
 };
 
+// A chunk for the request's own receiver. curl knows the status once the headers are in,
+// before the first byte of the body.
+std::size_t stream_body(Call& call, const char* data, std::size_t n) {
+  if (call.streamed + n > call.max_bytes) {
+    call.too_large = true;
+    return 0;
+  }
+  call.streamed += n;
+  if (call.response.status == 0) {
+    long status = 0;
+    curl_easy_getinfo(call.easy, CURLINFO_RESPONSE_CODE, &status);
+    call.response.status = static_cast<int>(status);
+  }
+  if (!call.stream(call.response, std::string_view(data, n))) {
+    call.stopped = true;
+    return 0;  // CURLE_WRITE_ERROR, read as the end the receiver asked for (finish_done)
+  }
+  return n;
+}
+
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto* call = static_cast<Call*>(user);
   const std::size_t n = size * count;
+  if (call->stopped) return 0;
+  if (call->stream) return stream_body(*call, data, n);
   if (call->response.body.size() + n > call->max_bytes) {
     call->too_large = true;
     return 0;  // curl stops the transfer with CURLE_WRITE_ERROR
@@ -81,6 +106,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   const std::string_view line(data, size * count);
   if (line.starts_with("HTTP/")) {
     call->response.headers.clear();  // a new response (after 100 Continue or a redirect)
+    call->response.status = 0;
   } else if (const auto colon = line.find(':'); colon != std::string_view::npos) {
     call->response.headers.add(std::string(trim(line.substr(0, colon))), std::string(trim(line.substr(colon + 1))));
   }
@@ -293,7 +319,7 @@ void CurlTransport::Impl::finish_done() {
     calls.erase(it);
     curl_multi_remove_handle(multi, easy);
     HttpResult result = std::unexpected(from_curl(code, *call));
-    if (code == CURLE_OK) {
+    if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && call->stopped)) {
       long status = 0;
       curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
       call->response.status = static_cast<int>(status);
@@ -311,6 +337,7 @@ std::unique_ptr<Call> CurlTransport::Impl::prepare(HttpRequest& request, HttpCal
   call->done = std::move(done);
   call->max_bytes = options.max_response_bytes;
   call->body = std::move(request.body);
+  call->stream = std::move(request.on_body);
   if (!call->easy) return call;
   CURL* e = call->easy;
   curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());

@@ -38,6 +38,16 @@ class Headers {
 // ASCII case-insensitive equality, for header names.
 bool iequals(std::string_view a, std::string_view b);
 
+struct HttpResponse {
+  int status = 0;  // any status is a response, 4xx and 5xx included
+  Headers headers;
+  std::string body;
+};
+
+// A streamed body's receiver: the answer's status and headers (`head`, its body empty) and
+// the next chunk. Returns false to end the exchange there.
+using BodyChunk = std::function<bool(const HttpResponse& head, std::string_view chunk)>;
+
 struct HttpRequest {
   std::string method = "GET";  // "POST" sends `body`
   std::string url;
@@ -45,12 +55,15 @@ struct HttpRequest {
   std::string body;
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds timeout{60'000};  // the whole exchange, connect included
-};
-
-struct HttpResponse {
-  int status = 0;  // any status is a response, 4xx and 5xx included
-  Headers headers;
-  std::string body;
+  // For answers that may stay open (an event stream): when set, the body is not collected
+  // but handed to `on_body` as it arrives, in order, where `done` runs and before it; `done`
+  // then gets the status and headers with an empty body. When `on_body` returns false it is
+  // never called again and the exchange ends (its connection closed) when the transport next
+  // hears from it: at once for a transport on the caller's loop, at the stream's next bytes
+  // for one on a thread of its own. `done` then gets the status and headers as a response:
+  // stopping is not an error. The size cap counts the bytes handed over; `timeout` still
+  // bounds the whole exchange. REQUIRES: `on_body` does not destroy the transport.
+  BodyChunk on_body;
 };
 
 enum class TransportErrorKind {

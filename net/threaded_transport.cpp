@@ -9,6 +9,9 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -68,11 +71,43 @@ ThreadedTransport::~ThreadedTransport() {
   m_impl->thread.join();
 }
 
+namespace {
+
+// A streamed body goes home chunk by chunk, each posted before the answer (one io_context
+// runs what is posted in order). The receiver's "stop" reaches the curl thread through the
+// flag: the transfer ends at its next chunk, and no chunk reaches the receiver after it. A
+// stream stopped here that stays silent ends at its timeout instead: the answer is then the
+// head the receiver saw, as the contract has it (stopping is not an error).
+struct HomeStream {
+  BodyChunk receiver;
+  std::atomic<bool> stopped{false};
+  HttpResponse head;  // written on the curl thread before its chunk is posted, read at home after
+};
+
+}  // namespace
+
 void ThreadedTransport::send(HttpRequest request, HttpCallback done) {
+  asio::io_context& home = m_impl->home;
+  std::shared_ptr<HomeStream> stream;
+  if (request.on_body) {
+    stream = std::make_shared<HomeStream>();
+    stream->receiver = std::move(request.on_body);
+    request.on_body = [&home, stream](const HttpResponse& head, std::string_view chunk) {
+      if (stream->stopped.load()) return false;
+      stream->head = head;
+      asio::post(home, [stream, head, chunk = std::string(chunk)] {
+        if (!stream->stopped.load() && !stream->receiver(head, chunk)) stream->stopped.store(true);
+      });
+      return true;
+    };
+  }
   // CurlTransport::send may be called from any thread; its callback runs on our thread,
   // and the answer goes back home.
-  m_impl->next().send(std::move(request), [home = &m_impl->home, done = std::move(done)](HttpResult result) mutable {
-    asio::post(*home, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+  m_impl->next().send(std::move(request), [&home, stream, done = std::move(done)](HttpResult result) mutable {
+    asio::post(home, [stream, done = std::move(done), result = std::move(result)]() mutable {
+      if (!result && stream && stream->stopped.load()) result = stream->head;
+      done(std::move(result));
+    });
   });
 }
 

@@ -1,10 +1,13 @@
 // One MCP server over Streamable HTTP, against tests/fakes/mcp_http_server.py through the
 // real libcurl transport: the handshake with its session id and revision header, JSON and
 // event-stream answers, an expired session started over once, a refused token left down, a
-// hang timed out, the session DELETEd at stop, and a server that is not there.
+// hang timed out, the session DELETEd at stop, a server that is not there, and event streams
+// that end before their answer, resumed with Last-Event-ID.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -53,7 +56,8 @@ struct HttpFixture {
   std::vector<std::string> log;
   std::unique_ptr<HttpClient> client;
 
-  explicit HttpFixture(std::vector<std::string> server_args = {}, std::string token = "", bool start_server = true) {
+  explicit HttpFixture(std::vector<std::string> server_args = {}, std::string token = "", bool start_server = true,
+                       const std::function<void(mcp::HttpClientSettings&)>& adjust = {}) {
     if (start_server) server.emplace(io, std::move(server_args));
     mcp::HttpClientSettings s;
     s.name = "http";
@@ -62,6 +66,7 @@ struct HttpFixture {
     s.session.startup_timeout = 5s;
     s.session.call_timeout = 500ms;
     s.restart = {100ms, 400ms};
+    if (adjust) adjust(s);
     client = std::make_unique<HttpClient>(
         io, transport, std::move(s), [this](const mcp::ServerStatus& st) { statuses.push_back(st); },
         [this](std::string line) { log.push_back(std::move(line)); });
@@ -162,4 +167,51 @@ TEST_CASE("mcp http client: a server that is not there is down, and tried again"
   const auto refused = f.call("echo");
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == CallErrorKind::unavailable);
+}
+
+TEST_CASE("mcp http client: a stream that ends before its answer is resumed with Last-Event-ID after the retry",
+          "[mcp][http]") {
+  // The server holds the resumed stream open after the answer (for 20 s): the call can only
+  // end well within its 5 s deadline if the answer is read as it arrives.
+  HttpFixture f({"--resume", "--retry", "300"}, "", true,
+                [](mcp::HttpClientSettings& s) { s.session.call_timeout = 5s; });
+  f.wait_up();
+  const auto echoed = f.call("echo", R"({"message":"resumed"})");
+  REQUIRE(echoed);
+  CHECK(echoed->text == "resumed");
+  // Once the answer is in, the client lets go of the stream the server still holds.
+  test::run_until(f.io, [&] {
+    return f.control("GET", "/control/stats").find(R"("gets_closed_by_client": 1)") != std::string::npos;
+  });
+  const std::string stats = f.control("GET", "/control/stats");
+  CHECK_THAT(stats, Catch::Contains(R"("gets": 1)") && Catch::Contains(R"("last_event_ids": ["ev-1"])") &&
+                        Catch::Contains(R"("bad_headers": 0)"));
+  // The GET came after the retry the server asked for (the server times it from the end of
+  // the stream it closed, so it cannot be shorter).
+  std::smatch delay;
+  REQUIRE(std::regex_search(stats, delay, std::regex(R"("resume_delays_ms": \[(\d+)\])")));
+  CHECK(std::stoi(delay[1]) >= 290);
+  // The session goes on as before.
+  const auto failed = f.call("fail");
+  REQUIRE(failed);
+  CHECK(failed->is_error);
+  CHECK(f.client->status().restarts == 0);
+}
+
+TEST_CASE("mcp http client: a stream that keeps ending without its answer fails the call after the last resume",
+          "[mcp][http]") {
+  HttpFixture f({"--resume-never", "--retry", "50"}, "", true, [](mcp::HttpClientSettings& s) {
+    s.session.call_timeout = 5s;
+    s.max_resumes = 2;
+  });
+  f.wait_up();
+  const auto lost = f.call("echo", R"({"message":"never"})");
+  REQUIRE_FALSE(lost);
+  CHECK(lost.error().kind == CallErrorKind::unavailable);
+  CHECK_THAT(lost.error().message, Catch::Contains("ended before the answer 3 times"));
+  // Each GET resumed from the last id the stream before it sent.
+  CHECK_THAT(f.control("GET", "/control/stats"),
+             Catch::Contains(R"("gets": 2)") && Catch::Contains(R"("last_event_ids": ["ev-1", "ev-2"])"));
+  CHECK(f.client->status().up);
+  CHECK(f.call("fail"));
 }

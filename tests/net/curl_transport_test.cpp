@@ -6,6 +6,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <catch2/catch.hpp>
 #include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/net/held_stream.h"
 
 #include "tests/fakes/fake_model_server.h"
 #include "tests/io_run.h"
@@ -182,4 +186,64 @@ TEST_CASE("CurlTransport may be destroyed from inside a callback") {
   });
   test::run_until(io, [&] { return transport == nullptr; });
   CHECK(called);
+}
+
+TEST_CASE("CurlTransport hands a streamed body over as it arrives, and ends the exchange when told") {
+  boost::asio::io_context io;
+  net::CurlTransport transport(io);
+
+  SECTION("a stream the server holds open: the first event while it is open, then closed by us") {
+    test::HeldStream server;
+    net::HttpRequest request;
+    request.url = server.url();
+    std::vector<std::string> chunks;
+    int status_seen = 0;
+    request.on_body = [&](const net::HttpResponse& head, std::string_view chunk) {
+      status_seen = head.status;
+      CHECK(head.headers.get("content-type") == "text/event-stream");
+      CHECK(head.body.empty());
+      chunks.emplace_back(chunk);
+      return false;  // enough: the server would hold the stream for 10 s
+    };
+    const auto result = exchange(io, transport, std::move(request));
+    REQUIRE(result.has_value());  // stopping is not an error
+    CHECK(result->status == 200);
+    CHECK(result->body.empty());
+    CHECK(result->headers.get("content-type") == "text/event-stream");
+    CHECK(status_seen == 200);
+    CHECK(chunks == std::vector<std::string>{"data: one\n\n"});
+    CHECK(server.wait_closed_by_client());
+  }
+  SECTION("a body that ends by itself: every byte handed over, in order, none in the answer") {
+    FakeModelServer fake;
+    std::string body;
+    for (int i = 0; body.size() < 300'000; ++i) body += std::to_string(i) + ",";
+    fake.push(FakeReply::raw(200, body));
+    auto request = post(fake.base_url(Dialect::openai) + "/chat/completions", "{}");
+    std::string streamed;
+    request.on_body = [&](const net::HttpResponse&, std::string_view chunk) {
+      streamed += chunk;
+      return true;
+    };
+    const auto result = exchange(io, transport, std::move(request));
+    REQUIRE(result.has_value());
+    CHECK(result->status == 200);
+    CHECK(result->body.empty());
+    CHECK(streamed == body);
+  }
+  SECTION("the size cap counts the bytes handed over") {
+    FakeModelServer fake;
+    fake.push(FakeReply::raw(200, std::string(100'000, 'a')));
+    net::CurlTransport capped(io, {.max_response_bytes = 1000});
+    auto request = post(fake.base_url(Dialect::openai) + "/chat/completions", "{}");
+    std::size_t streamed = 0;
+    request.on_body = [&](const net::HttpResponse&, std::string_view chunk) {
+      streamed += chunk.size();
+      return true;
+    };
+    const auto result = exchange(io, capped, std::move(request));
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().kind == net::TransportErrorKind::too_large);
+    CHECK(streamed <= 1000);
+  }
 }

@@ -4,11 +4,14 @@
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/fakes/fake_model_server.h"
 #include "tests/io_run.h"
+#include "tests/net/held_stream.h"
 #include "tests/support/thread_names.h"
 
 using namespace dispatchd;
@@ -116,4 +119,51 @@ TEST_CASE("ThreadedTransport spreads many connections over several curl handles 
   CHECK(ok == 2 * k_burst);
   CHECK(fake.max_in_flight() == k_burst);
   CHECK(fake.connections_accepted() == k_burst);
+}
+
+TEST_CASE("ThreadedTransport hands a streamed body over on the caller's loop, before the answer") {
+  boost::asio::io_context home;
+  net::ThreadedTransport transport(home);
+  const auto caller = std::this_thread::get_id();
+
+  SECTION("every chunk at home, in order, then the answer without a body") {
+    FakeModelServer fake;
+    const std::string body(200'000, 'b');
+    fake.push(FakeReply::raw(200, body));
+    auto request = post(fake.base_url(Dialect::openai) + "/chat/completions");
+    std::string streamed;
+    bool at_home = true;
+    request.on_body = [&](const net::HttpResponse& head, std::string_view chunk) {
+      at_home = at_home && std::this_thread::get_id() == caller && head.status == 200;
+      streamed += chunk;
+      return true;
+    };
+    std::optional<net::HttpResult> result;
+    transport.send(std::move(request), [&](net::HttpResult r) {
+      CHECK(streamed.size() == body.size());  // every chunk came before the answer
+      result = std::move(r);
+    });
+    test::run_until(home, [&] { return result.has_value(); });
+    REQUIRE(result->has_value());
+    CHECK((*result)->body.empty());
+    CHECK(streamed == body);
+    CHECK(at_home);
+  }
+  SECTION("stopped on a stream that then stays silent: the answer comes at the timeout, as a response") {
+    test::HeldStream server;
+    net::HttpRequest request;
+    request.url = server.url();
+    request.timeout = std::chrono::milliseconds(500);
+    int chunks = 0;
+    request.on_body = [&](const net::HttpResponse&, std::string_view) {
+      ++chunks;
+      return false;
+    };
+    std::optional<net::HttpResult> result;
+    transport.send(std::move(request), [&](net::HttpResult r) { result = std::move(r); });
+    test::run_until(home, [&] { return result.has_value(); });
+    REQUIRE(result->has_value());
+    CHECK((*result)->status == 200);
+    CHECK(chunks == 1);
+  }
 }
