@@ -180,8 +180,8 @@ std::expected<std::chrono::milliseconds, std::string> next_resume(StreamPosition
   if (at.last_event_id.empty())
     return std::unexpected("the event stream ended before the answer, with no event id to resume from");
   if (at.resumes >= max_resumes)
-    return std::unexpected("the event stream ended before the answer " + std::to_string(at.resumes + 1) +
-                           " times; not resumed again");
+    return std::unexpected("the event stream ended before the answer again after " + std::to_string(at.resumes) +
+                           (at.resumes == 1 ? " resume" : " resumes") + "; not resumed again");
   ++at.resumes;
   return std::min(at.retry.value_or(k_default_resume_delay), k_max_resume_delay);
 }

@@ -244,6 +244,6 @@ TEST_CASE("mcp http: when and from where an ended stream is resumed", "[mcp]") {
     REQUIRE(mcp::next_resume(at, ended("e1", std::nullopt), 1));
     const auto over = mcp::next_resume(at, ended("e2", std::nullopt), 1);
     REQUIRE_FALSE(over);
-    CHECK_THAT(over.error(), Catch::Contains("2 times"));
+    CHECK_THAT(over.error(), Catch::Contains("again after 1 resume;"));
   }
 }
