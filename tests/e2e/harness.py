@@ -286,8 +286,10 @@ class Stack:
 
     def __init__(self, build_dir, source_dir, scenario=None, graph_script=None, catalog="support.es.json",
                  model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None,
-                 quiet_graph=False, fake_args=None, database=None):
+                 quiet_graph=False, fake_args=None, database=None, mcp_servers=None):
         # fake_args: extra command-line arguments per fake, {"fake_model": [...], "fake_graph": [...]}.
+        # mcp_servers: the config's mcp.servers (name -> server), none without it. `catalog` is
+        # a file of catalog/examples/ or an absolute path.
         # database: a PostgreSQL database (PostgresqlDatabase) instead of a SQLite file. Without
         # one, a run with DISPATCHD_TEST_BACKEND=postgresql (CTest's `e2e[postgresql]` twins)
         # gets a fresh database of its own on the test server, dropped at close().
@@ -336,6 +338,8 @@ class Stack:
         }
         if database:
             config["database_password_env"] = "DISPATCHD_DB_PASSWORD"
+        if mcp_servers:
+            config["mcp"] = {"servers": mcp_servers}
         merge(config, extra_config or {})
         with open(self.config_path, "w") as f:
             json.dump(config, f, indent=2)
