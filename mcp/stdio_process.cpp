@@ -133,8 +133,10 @@ void write_next(const std::shared_ptr<State>& s) {
   asio::async_write(s->in, asio::buffer(s->queue.front()), [s](const boost::system::error_code& ec, std::size_t) {
     s->writing = false;
     if (!s->alive) return;
-    if (ec) {
-      s->queue.clear();  // the server stopped reading: it is ending, and what it missed fails with it
+    // The server stopped reading (it is ending, and what it missed fails with it), or stdin
+    // was closed meanwhile (begin_end kept only this write's text, for its buffer).
+    if (ec || s->ending) {
+      s->queue.clear();
       return;
     }
     s->queue.pop_front();
@@ -179,7 +181,8 @@ void begin_end(const std::shared_ptr<State>& s) {
   if (s->ending) return;
   s->ending = true;
   s->end_started = Clock::now();
-  s->queue.clear();
+  // A write in progress still reads from the front text: it stays until its handler runs.
+  s->queue.erase(s->writing ? std::next(s->queue.begin()) : s->queue.begin(), s->queue.end());
   boost::system::error_code ignored;
   s->in.close(ignored);  // EOF on the server's stdin: the polite way to ask it to exit
   reap(s);

@@ -148,3 +148,19 @@ TEST_CASE("mcp stdio: a program that cannot start says why", "[mcp][stdio]") {
   CHECK_THAT(bad_dir.error(), Catch::Contains("in /nonexistent-dir"));
   CHECK_FALSE(StdioProcess::start(io, {{}, {}, ""}, {}, {}));
 }
+
+TEST_CASE("mcp stdio: a stop while lines are still being written ends cleanly", "[mcp][stdio]") {
+  // The first line's write is done or in progress when stop() closes stdin: its text must
+  // outlive the write, and its handler, which may find no error, must not take another line
+  // off the queue stop() emptied. Short lines (written at once, the handler only queued) and
+  // long ones (the pipe full, the write pending).
+  const std::size_t size = GENERATE(10, 100'000);
+  Server server("stubborn");
+  server.wait_lines(1);
+  for (int i = 0; i < 3; ++i) server.process->send(std::string(size, 'x'));
+  const pid_t pid = server.process->pid();
+  server.process->stop();
+  server.process->send("after the stop: dropped");
+  server.wait_exit();
+  CHECK(reaped(pid));
+}
