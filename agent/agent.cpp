@@ -14,6 +14,7 @@
 #include "agent/tools.h"
 #include "catalog/render.h"
 #include "common/json_out.h"
+#include "mcp/fleet.h"
 #include "store/attempts.h"
 #include "store/outbox.h"
 #include "store/queue.h"
@@ -122,6 +123,8 @@ struct Agent::State : std::enable_shared_from_this<State> {
   bool poke_posted = false;
   std::function<void(const Decision&)> on_decision;
   std::function<void()> on_written;
+  std::function<void(const store::ToolCallRecord&)> on_tool_call;
+  mcp::ToolCaller* mcp = nullptr;
   bool written_pending = false;    // on_written waits to run once for the decisions written since
   boost::asio::steady_timer wake;  // waits in real time
 
@@ -351,12 +354,44 @@ void Run::perform(Ask step) {
 
 void Run::perform(RunTool step) {
   m_failed.reset();
-  run_tool(m_state->tools, step.url, {m_state->settings.max_tool_bytes, m_state->settings.tool_timeout},
-           [self = shared_from_this(), call = std::move(step.call)](std::string answer) {
-             if (self->m_reported) return;  // abandoned while the tool answered
-             self->m_tools.push_back({call, std::move(answer)});
-             self->ask();
-           });
+  const catalog::Action* action = catalog().find_action(step.action);
+  if (!action) return fail("the tool step names an unknown action " + step.action);
+  const auto* http = std::get_if<HttpTarget>(&step.target);
+  store::ToolCallRecord record{
+      .message_id = m_message.id, .attempt = std::max(1, m_counts.total), .action = action->name};
+  if (http) {
+    record.kind = store::ToolKind::http;
+    record.tool = action->http ? action->http->url : "";  // the template: the filled URL holds customer data
+  } else {
+    record.kind = store::ToolKind::mcp;
+    record.server = action->mcp ? std::optional(action->mcp->server) : std::nullopt;
+    record.tool = action->mcp ? action->mcp->tool : "";
+  }
+  auto answered = [self = shared_from_this(), call = std::move(step.call), record = std::move(record),
+                   started = std::chrono::steady_clock::now()](ToolAnswer answer) mutable {
+    if (self->m_reported) return;  // abandoned while the tool answered
+    record.outcome = answer.outcome;
+    record.result_bytes = static_cast<std::int64_t>(answer.result_bytes);
+    record.duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    auto stored = self->held([&] { return store::record_tool_call(self->db(), record, self->m_state->now()); });
+    if (!stored) return self->fail(stored.error());
+    if (self->m_state->on_tool_call) self->m_state->on_tool_call(record);
+    self->m_tools.push_back({call, std::move(answer.text)});
+    self->ask();
+  };
+  if (http) {
+    return run_tool(m_state->tools, http->url, {m_state->settings.max_tool_bytes, m_state->settings.tool_timeout},
+                    std::move(answered));
+  }
+  if (!m_state->mcp) {
+    return boost::asio::post(m_state->io, [answered = std::move(answered)]() mutable {
+      answered({"the tool is unavailable: no MCP servers are configured", store::ToolOutcome::disabled, 0});
+    });
+  }
+  m_state->mcp->call(
+      *action, std::move(std::get<McpTarget>(step.target).arguments), "",
+      [answered = std::move(answered)](mcp::ServerCore::CallResult result) mutable { answered(mcp_answer(result)); });
 }
 
 store::NewAction Run::new_action(Reply reply) const {
@@ -574,5 +609,9 @@ std::size_t Agent::in_flight() const { return m_state->running.size(); }
 void Agent::on_decision(std::function<void(const Decision&)> callback) { m_state->on_decision = std::move(callback); }
 
 void Agent::on_written(std::function<void()> callback) { m_state->on_written = std::move(callback); }
+void Agent::set_mcp(mcp::ToolCaller* tools) { m_state->mcp = tools; }
+void Agent::on_tool_call(std::function<void(const store::ToolCallRecord&)> callback) {
+  m_state->on_tool_call = std::move(callback);
+}
 
 }  // namespace dispatchd::agent

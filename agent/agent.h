@@ -11,7 +11,8 @@
 //   or flagged for review
 //   escalate                -> escalation model_escalated, message done
 //   ignore                  -> message done (ignored)
-//   http tool               -> the tool runs, its answer goes back to the model (bounded steps)
+//   http or mcp lookup tool -> the tool runs, its answer goes back to the model (bounded
+//                              steps); each call is recorded (v_tool_calls)
 //   still invalid at the end-> escalation contract_failed (policy_violation when only the
 //                              policy stage refused), with every attempt in v_attempts
 //   provider down           -> the message waits (postponed) and is taken again; past
@@ -50,9 +51,13 @@
 #include "net/http.h"
 #include "store/database.h"
 #include "store/inbox.h"
+#include "store/tool_calls.h"
 
 namespace boost::asio {
 class io_context;
+}
+namespace dispatchd::mcp {
+class ToolCaller;
 }
 
 namespace dispatchd::agent {
@@ -145,6 +150,11 @@ class Agent {
   // both back). Without a round, posted to the io_context. on_decision still reports a
   // decision once it is durable.
   void on_written(std::function<void()> callback);
+  // The MCP servers that catalog actions of kind mcp call (none: such a call is answered
+  // "unavailable" to the model). REQUIRES: outlives the agent.
+  void set_mcp(mcp::ToolCaller* tools);
+  // Called for each tool call as it is recorded (for metrics).
+  void on_tool_call(std::function<void(const store::ToolCallRecord&)> callback);
 
  private:
   friend class Run;

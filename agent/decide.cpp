@@ -63,7 +63,14 @@ Step act(const validator::Verdict& verdict, const Progress& progress, const Limi
         return Escalate{Reason::contract_failed, PastToolLimit{action->name}, verdict.output};
       auto url = tool_url(*action, verdict.output);
       if (!url) return Fail{url.error()};
-      return RunTool{std::move(*url), verdict.output};
+      return RunTool{action->name, HttpTarget{std::move(*url)}, verdict.output};
+    }
+    case catalog::ActionKind::mcp: {
+      if (progress.tool_steps >= limits.max_tool_steps)
+        return Escalate{Reason::contract_failed, PastToolLimit{action->name}, verdict.output};
+      auto arguments = tool_arguments(catalog, *action, verdict.output);
+      if (!arguments) return Fail{arguments.error()};
+      return RunTool{action->name, McpTarget{std::move(*arguments)}, verdict.output};
     }
     case catalog::ActionKind::reply: return reply(verdict, *action, catalog, sender);
     case catalog::ActionKind::escalate:

@@ -20,8 +20,8 @@
 //               valid reply with review flags        Propose review_flags
 //               valid escalate                       Escalate model_escalated (the output proposed)
 //               valid ignore                         Ignore
-//               valid http tool, steps left          RunTool
-//               valid http tool past the step limit  Escalate contract_failed {PastToolLimit}
+//               valid http or mcp tool, steps left   RunTool (the URL, or the tool's arguments)
+//               valid tool past the step limit       Escalate contract_failed {PastToolLimit}
 //               a reply without text, a tool URL     Fail
 //               that cannot be filled, an action
 //               the catalog does not have
@@ -137,9 +137,17 @@ struct Reply {
 struct Ask {
   std::optional<FailedPair> failed;  // shown to it; none on a first ask or after an unreadable answer
 };
+// What a tool step calls: an http tool's filled URL, or an mcp tool's arguments object.
+struct HttpTarget {
+  std::string url;
+};
+struct McpTarget {
+  std::string arguments;  // compact JSON, the action's set fields under their argument names
+};
 // Run the read-only tool, then ask again with its answer (and no failed pair).
 struct RunTool {
-  std::string url;
+  std::string action;
+  std::variant<HttpTarget, McpTarget> target;
   std::string call;  // the validated reply that asked for it
 };
 // The reply to the outbox, approved; the message is decided.

@@ -2,6 +2,7 @@
 
 #include "common/handler_timing.h"
 #include "common/json_access.h"
+#include "common/json_out.h"
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
@@ -36,8 +37,50 @@ std::expected<std::string, std::string> tool_url(const catalog::Action& action, 
   return out;
 }
 
+std::expected<std::string, std::string> tool_arguments(const catalog::Catalog& catalog, const catalog::Action& action,
+                                                       const std::string& output) {
+  if (!action.mcp) return std::unexpected("action " + action.name + " is not an mcp tool");
+  auto parsed = json::parse_strict(output, json::k_checked_json_limits);
+  if (!parsed || !parsed->document.IsObject()) return std::unexpected("the tool call is not a JSON object");
+  JsonOut out;
+  out.begin_object();
+  for (const auto& field : catalog.fields()) {
+    if (!action.uses(field.name)) continue;
+    const rapidjson::Value* value = json::member(parsed->document, field.name);
+    if (value == nullptr || value->IsNull()) continue;
+    out.raw(action.mcp->argument_of(field.name), json::to_string(*value));
+  }
+  out.end_object();
+  return out.str();
+}
+
+ToolAnswer mcp_answer(const mcp::ServerCore::CallResult& result) {
+  using store::ToolOutcome;
+  if (!result) {
+    const auto& error = result.error();
+    switch (error.kind) {
+      case mcp::CallErrorKind::unavailable:
+        return {"the tool is unavailable right now (" + error.message + ")", ToolOutcome::unavailable, 0};
+      case mcp::CallErrorKind::timed_out: return {"the tool did not answer in time", ToolOutcome::timed_out, 0};
+      case mcp::CallErrorKind::rejected:
+        return {"the tool refused the call: " + error.message, ToolOutcome::rejected, 0};
+      case mcp::CallErrorKind::bad_answer: return {"the tool's answer could not be read", ToolOutcome::bad_answer, 0};
+      case mcp::CallErrorKind::disabled:
+        return {"the tool is unavailable: its server's schema no longer matches the catalog, or it is not listed",
+                ToolOutcome::disabled, 0};
+    }
+    return {"the tool is unavailable", ToolOutcome::unavailable, 0};
+  }
+  std::string text = result->text;
+  if (result->truncated) text += "\n[answer cut at the size limit]";
+  for (const auto& part : result->other_parts) text += "\n[" + part + " not shown]";
+  const std::size_t bytes = result->text.size();
+  if (result->is_error) return {"the tool reported an error: " + text, ToolOutcome::tool_error, bytes};
+  return {std::move(text), ToolOutcome::ok, bytes};
+}
+
 void run_tool(net::Transport& transport, const std::string& url, const ToolLimits& limits,
-              std::move_only_function<void(std::string)> done) {
+              std::move_only_function<void(ToolAnswer)> done) {
   net::HttpRequest request;
   request.method = "GET";
   request.url = url;
@@ -47,9 +90,13 @@ void run_tool(net::Transport& transport, const std::string& url, const ToolLimit
   transport.send(std::move(request),
                  common::named_step([max = limits.max_bytes, done = std::move(done)](net::HttpResult result) mutable {
                    if (!result) {
-                     done("the tool could not be reached (" + std::string(net::to_string(result.error().kind)) + ")");
+                     const bool late = result.error().kind == net::TransportErrorKind::timed_out;
+                     done({"the tool could not be reached (" + std::string(net::to_string(result.error().kind)) + ")",
+                           late ? store::ToolOutcome::timed_out : store::ToolOutcome::unavailable, 0});
                      return;
                    }
+                   const std::size_t received = result->body.size();
+                   const auto outcome = result->status >= 400 ? store::ToolOutcome::tool_error : store::ToolOutcome::ok;
                    std::string body = std::move(result->body);
                    bool cut = false;
                    if (body.size() > max) {
@@ -66,7 +113,7 @@ void run_tool(net::Transport& transport, const std::string& url, const ToolLimit
                    }
                    std::string text = "HTTP " + std::to_string(result->status) + "\n" + body;
                    if (cut) text += "\n[answer cut at " + std::to_string(max) + " bytes]";
-                   done(std::move(text));
+                   done({std::move(text), outcome, received});
                  }));
 }
 

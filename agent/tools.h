@@ -1,7 +1,9 @@
 #pragma once
-// Read-only catalog tools (kind "http"): the URL template filled with the percent-encoded
-// values of the validated reply, a GET with a timeout, and an answer capped in size, fed
-// back to the model as text whatever happened (a failure is information too).
+// Catalog tools whose answer goes back to the model: kind "http" (the URL template filled
+// with the percent-encoded values of the validated reply, a GET with a timeout, an answer
+// capped in size) and kind "mcp" with use "lookup" (the reply's fields as the tool's
+// arguments, through mcp::ToolCaller). Either way the model gets text whatever happened (a
+// failure is information too), and the audit gets what became of the call (ToolAnswer).
 
 #include <chrono>
 #include <cstddef>
@@ -10,7 +12,9 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "mcp/server_core.h"
 #include "net/http.h"
+#include "store/states.h"
 
 namespace dispatchd::agent {
 
@@ -21,13 +25,29 @@ std::string percent_encode(std::string_view value);
 // Non-string values are written as their JSON text. Fails on a placeholder with no value.
 std::expected<std::string, std::string> tool_url(const catalog::Action& action, const std::string& output);
 
+// The arguments object an mcp action sends: each field it uses that is set (not null) in
+// the validated reply `output`, under its argument name (catalog::McpTool::argument_of).
+std::expected<std::string, std::string> tool_arguments(const catalog::Catalog& catalog, const catalog::Action& action,
+                                                       const std::string& output);
+
+// What a tool call came to: the text for the model, and for the audit (v_tool_calls).
+struct ToolAnswer {
+  std::string text;
+  store::ToolOutcome outcome = store::ToolOutcome::ok;
+  std::size_t result_bytes = 0;  // the answer's size as received (before any cut)
+};
+
+// What an MCP call's result tells the model and the audit. A tool that ran and failed
+// (isError) is tool_error, with its text; a call that never got an answer says why.
+ToolAnswer mcp_answer(const mcp::ServerCore::CallResult& result);
+
 struct ToolLimits {
   std::size_t max_bytes = 8 * 1024;
   std::chrono::milliseconds timeout{10'000};
 };
 
-// Runs the tool; `done` gets the text for the model (never an error: failures are described).
+// Runs the http tool; `done` gets its answer (never an error: failures are described).
 void run_tool(net::Transport& transport, const std::string& url, const ToolLimits& limits,
-              std::move_only_function<void(std::string)> done);
+              std::move_only_function<void(ToolAnswer)> done);
 
 }  // namespace dispatchd::agent

@@ -74,8 +74,21 @@ const char* to_string(ActionKind kind) {
     case ActionKind::escalate: return "escalate";
     case ActionKind::ignore: return "ignore";
     case ActionKind::http: return "http";
+    case ActionKind::mcp: return "mcp";
   }
   return "?";
+}
+
+const char* to_string(McpUse use) {
+  switch (use) {
+    case McpUse::lookup: return "lookup";
+  }
+  return "?";
+}
+
+const std::string& McpTool::argument_of(const std::string& field) const {
+  const auto it = arguments.find(field);
+  return it == arguments.end() ? field : it->second;
 }
 
 }  // namespace dispatchd::catalog

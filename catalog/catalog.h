@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -51,7 +53,7 @@ struct Field {
 };
 
 // Who executes a valid action.
-enum class ActionKind { reply, escalate, ignore, http };
+enum class ActionKind { reply, escalate, ignore, http, mcp };
 
 struct Policy {
   // The field whose value must name the conversation's counterpart (the WhatsApp sender's
@@ -66,6 +68,23 @@ struct Policy {
 struct HttpTool {
   std::string method = "GET";
   std::string url;
+};
+
+// How an MCP tool (kind "mcp") is used: its result goes back to the model as data
+// (lookup, like an http tool).
+enum class McpUse { lookup };
+
+// A tool of a configured MCP server (kind "mcp"). The arguments it receives are the
+// action's validated fields that are set, each under its own name or the one `arguments`
+// gives it. The catalog names the server only: the configuration says where it is.
+struct McpTool {
+  std::string server;  // a key of the configuration's mcp.servers
+  std::string tool;    // the tool's name as the server lists it
+  McpUse use = McpUse::lookup;
+  std::map<std::string, std::string, std::less<>> arguments;  // catalog field -> the tool's argument
+
+  // The tool's argument for `field`: its renaming, or the field's own name.
+  const std::string& argument_of(const std::string& field) const;
 };
 
 // One example reply with its expected verdict; rendered into the prompt and checked by
@@ -94,6 +113,7 @@ struct Action {
   std::optional<std::string> text_field;
   Policy policy;
   std::optional<HttpTool> http;  // set exactly when kind == http
+  std::optional<McpTool> mcp;    // set exactly when kind == mcp
   std::vector<Example> examples;
 
   // uses() and needs() for each field, in Catalog::fields() order: derived at load so
@@ -152,5 +172,6 @@ class Catalog {
 
 const char* to_string(FieldType type);
 const char* to_string(ActionKind kind);
+const char* to_string(McpUse use);
 
 }  // namespace dispatchd::catalog

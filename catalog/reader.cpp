@@ -36,6 +36,7 @@ std::optional<ActionKind> parse_kind(std::string_view name) {
   if (name == "escalate") return ActionKind::escalate;
   if (name == "ignore") return ActionKind::ignore;
   if (name == "http") return ActionKind::http;
+  if (name == "mcp") return ActionKind::mcp;
   return std::nullopt;
 }
 
@@ -275,8 +276,9 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
     problem(at, "an action must be an object");
     return;
   }
-  check_keys(value, at,
-             {"name", "description", "kind", "required", "optional", "text_field", "policy", "http", "examples"});
+  check_keys(
+      value, at,
+      {"name", "description", "kind", "required", "optional", "text_field", "policy", "http", "mcp", "examples"});
   Action action;
   const auto name = value.FindMember("name");
   if (name == value.MemberEnd() || !name->value.IsString() || !is_identifier(json::string_of(name->value))) {
@@ -295,7 +297,7 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
   const auto parsed_kind =
       kind != value.MemberEnd() && kind->value.IsString() ? parse_kind(json::string_of(kind->value)) : std::nullopt;
   if (!parsed_kind)
-    problem(child(at, "kind"), "\"kind\" must be \"reply\", \"escalate\", \"ignore\" or \"http\"");
+    problem(child(at, "kind"), "\"kind\" must be \"reply\", \"escalate\", \"ignore\", \"http\" or \"mcp\"");
   else
     action.kind = *parsed_kind;
 
@@ -316,6 +318,9 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
   }
   if (const auto it = value.FindMember("http"); it != value.MemberEnd()) {
     read_http(action, it->value, child(at, "http"));
+  }
+  if (const auto it = value.FindMember("mcp"); it != value.MemberEnd()) {
+    read_mcp(action, it->value, child(at, "mcp"));
   }
   if (const auto it = value.FindMember("examples"); it != value.MemberEnd()) {
     if (!it->value.IsArray())
@@ -350,6 +355,26 @@ void CatalogReader::check_action(const Action& action, const std::string& at) {
   }
   if ((action.kind == ActionKind::http) != action.http.has_value()) {
     problem(at, "an action has \"http\" exactly when its kind is \"http\"");
+  }
+  if ((action.kind == ActionKind::mcp) != action.mcp.has_value()) {
+    problem(at, "an action has \"mcp\" exactly when its kind is \"mcp\"");
+  }
+  if (action.mcp) {
+    // Two fields sent as one argument would be one overwriting the other.
+    std::map<std::string, std::string, std::less<>> sent;  // argument -> field
+    for (const auto& field : m_catalog.fields()) {
+      if (!action.uses(field.name)) continue;
+      const std::string& argument = action.mcp->argument_of(field.name);
+      if (const auto [it, fresh] = sent.emplace(argument, field.name); !fresh)
+        problem(child(child(at, "mcp"), "arguments"), "fields " + text::quote(it->second) + " and " +
+                                                          text::quote(field.name) + " are both sent as " +
+                                                          text::quote(argument));
+    }
+    for (const auto& [field, argument] : action.mcp->arguments) {
+      if (!action.uses(field))
+        problem(child(child(child(at, "mcp"), "arguments"), field),
+                text::quote(field) + " is not a field the action requires or allows");
+    }
   }
   if (action.http) {
     for (const auto& name : placeholders(action.http->url)) {
@@ -401,6 +426,44 @@ void CatalogReader::read_http(Action& action, const Value& value, const std::str
     tool.url = json::string_of(url->value);
   }
   action.http = std::move(tool);
+}
+
+void CatalogReader::read_mcp(Action& action, const Value& value, const std::string& at) {
+  if (!value.IsObject()) {
+    problem(at, "must be an object: {\"server\", \"tool\", \"use\", \"arguments\"}");
+    return;
+  }
+  check_keys(value, at, {"server", "tool", "use", "arguments"});
+  McpTool tool;
+  const auto name_of = [&](const char* key, std::string& out, const char* what) {
+    const auto it = value.FindMember(key);
+    if (it == value.MemberEnd() || !it->value.IsString() || it->value.GetStringLength() == 0 ||
+        it->value.GetStringLength() > 128)
+      return problem(child(at, key), std::string("must be ") + what + " (a non-empty string of at most 128 bytes)");
+    out = json::string_of(it->value);
+  };
+  name_of("server", tool.server, "the name of a server in the configuration's mcp.servers");
+  name_of("tool", tool.tool, "the tool's name as its server lists it");
+  const auto use = value.FindMember("use");
+  if (use == value.MemberEnd() || !use->value.IsString() || json::string_of(use->value) != "lookup") {
+    problem(child(at, "use"), "must be \"lookup\": the result goes back to the model as data");
+  }
+  if (const auto it = value.FindMember("arguments"); it != value.MemberEnd()) {
+    if (!it->value.IsObject()) {
+      problem(child(at, "arguments"), "must be an object: catalog field -> the tool's argument name");
+    } else {
+      for (const auto& member : it->value.GetObject()) {
+        const std::string field(json::string_of(member.name));
+        const std::string here = child(child(at, "arguments"), field);
+        if (!m_catalog.find_field(field)) problem(here, "unknown field " + text::quote(field));
+        if (!member.value.IsString() || member.value.GetStringLength() == 0)
+          problem(here, "must be the tool's argument name (a non-empty string)");
+        else
+          tool.arguments.emplace(field, json::string_of(member.value));
+      }
+    }
+  }
+  action.mcp = std::move(tool);
 }
 
 void CatalogReader::read_example(Action& action, const Value& value, const std::string& at) {

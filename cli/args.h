@@ -50,5 +50,6 @@ int cmd_eval(int argc, char** argv);
 int cmd_erase(int argc, char** argv);
 int cmd_archive(int argc, char** argv);
 int cmd_migrate_store(int argc, char** argv);
+int cmd_mcp(int argc, char** argv);
 
 }  // namespace dispatchd::cli

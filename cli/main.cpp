@@ -85,6 +85,10 @@ constexpr const char* k_usage =
     "      transaction; both audit chains verified and compared, row counts per table compared.\n"
     "      Stop dispatchd first: a write to the file during the move rolls the target back.\n"
     "      Password: PGPASSWORD. exit 0 moved, 1 refused or failed (target unchanged), 2 usage\n"
+    "  mcp list --config FILE [--server NAME] [--json]\n"
+    "      start the configured MCP servers, list their tools, which catalog actions bind to\n"
+    "      which tool and whether each is pinned (its schema compatible); stop them again\n"
+    "      exit 0 all up and pinned, 1 a server down or an action not pinned, 2 usage error\n"
     "  backup PATH\n"
     "      online copy of the SQLite database, safe while dispatchd writes; checked before it is named\n"
     "      PATH. PostgreSQL: refused (exit 1) with the pg_dump command to use instead\n"
@@ -111,6 +115,7 @@ constexpr Command k_commands[] = {
     {"erase", dispatchd::cli::cmd_erase},
     {"archive", dispatchd::cli::cmd_archive},
     {"migrate-store", dispatchd::cli::cmd_migrate_store},
+    {"mcp", dispatchd::cli::cmd_mcp},
 };
 
 // "--config F", "--db F", "--db-password-env N" or "--catalog F" before the command word apply to it: they are moved

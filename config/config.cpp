@@ -135,6 +135,91 @@ void read_prices(Reader& r, const Value& v, const std::string& at, std::map<std:
   }
 }
 
+bool is_url(const std::string& url) { return url.starts_with("http://") || url.starts_with("https://"); }
+
+// An http(s) URL with a host, and nothing a request line or a log line would mangle.
+bool is_full_url(const std::string& url) {
+  if (!is_url(url)) return false;
+  const std::string_view rest = std::string_view(url).substr(url.find("://") + 3);
+  if (rest.empty() || rest.front() == '/' || rest.front() == ':') return false;
+  return std::ranges::none_of(url, [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; });
+}
+
+// A JSON object of strings: name -> value.
+void read_string_map(Reader& r, const Value& v, const std::string& at, std::map<std::string, std::string>& out) {
+  if (!v.IsObject()) return r.problem(at, "must be an object of strings: NAME -> value");
+  for (const auto& member : v.GetObject()) {
+    const std::string name(member.name.GetString(), member.name.GetStringLength());
+    if (name == "$comment") continue;
+    const std::string here = at + "/" + text::pointer_token(name);
+    if (name.empty() || name.find('=') != std::string::npos)
+      r.problem(here, "an environment variable's name must not be empty or hold '='");
+    else if (!member.value.IsString())
+      r.problem(here, "must be a string");
+    else
+      out[name] = std::string(member.value.GetString(), member.value.GetStringLength());
+  }
+}
+
+bool is_server_name(std::string_view name) {
+  return !name.empty() && name.size() <= 64 && std::ranges::all_of(name, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+// mcp.servers: name -> {command, env, env_from, cwd | url, token_env; the limits}.
+void read_mcp_servers(Reader& r, const Value& v, const std::string& at, std::map<std::string, McpServer>& servers) {
+  if (!v.IsObject()) return r.problem(at, "must be an object: server name -> {\"command\": [...]} or {\"url\": ...}");
+  for (const auto& member : v.GetObject()) {
+    const std::string name(member.name.GetString(), member.name.GetStringLength());
+    if (name == "$comment") continue;
+    const std::string here = at + "/" + text::pointer_token(name);
+    if (!is_server_name(name)) {
+      r.problem(here, "a server's name is letters, digits, '_' or '-' (at most 64)");
+      continue;
+    }
+    McpServer server;
+    const std::size_t before = r.problems().size();
+    r.object(member.value, here,
+             {r.nested("command",
+                       [&](const Value& c, const std::string& cat) {
+                         if (!c.IsArray() || c.Empty())
+                           return r.problem(cat, "must be a non-empty array of strings (argv)");
+                         for (const auto& arg : c.GetArray()) {
+                           if (!arg.IsString()) return r.problem(cat, "must be a non-empty array of strings (argv)");
+                           server.command.emplace_back(arg.GetString(), arg.GetStringLength());
+                         }
+                         if (server.command.front().empty()) r.problem(cat + "/0", "must name the program");
+                       }),
+              r.nested("env", [&](const Value& e, const std::string& eat) { read_string_map(r, e, eat, server.env); }),
+              r.nested("env_from",
+                       [&](const Value& e, const std::string& eat) { read_string_map(r, e, eat, server.env_from); }),
+              r.string("cwd", server.cwd), r.string("url", server.url), r.string("token_env", server.token_env),
+              r.integer("startup_timeout_s", server.startup_timeout_s, 1, 600),
+              r.integer("call_timeout_s", server.call_timeout_s, 1, 600),
+              r.integer("max_result_bytes", server.max_result_bytes, 256, 4 * 1024 * 1024),
+              r.integer("max_in_flight", server.max_in_flight, 1, 256)});
+    if (r.problems().size() != before) continue;
+    const bool stdio = !server.command.empty();
+    const bool http = !server.url.empty();
+    if (stdio == http) {
+      r.problem(here, "needs exactly one of \"command\" (a program over stdio) and \"url\" (Streamable HTTP)");
+      continue;
+    }
+    if (http && !is_full_url(server.url))
+      r.problem(here + "/url", "must be an http:// or https:// URL with a host, without spaces");
+    if (http && (!server.env.empty() || !server.env_from.empty() || !server.cwd.empty()))
+      r.problem(here, "env, env_from and cwd are for a \"command\"; a \"url\" server is not started by dispatchd");
+    if (stdio && !server.token_env.empty())
+      r.problem(here + "/token_env", "is for a \"url\" server; give a command's secrets with env_from");
+    for (const auto& [variable, _] : server.env_from) {
+      if (server.env.contains(variable))
+        r.problem(here + "/env_from/" + text::pointer_token(variable), "is also in env: one value per variable");
+    }
+    servers[name] = std::move(server);
+  }
+}
+
 constexpr std::size_t k_max_reply_points = 4096;  // WhatsApp's limit for a text body
 
 // One value of connectors.whatsapp.message_types: "model", "escalate", "ignore" or
@@ -198,16 +283,6 @@ void read_message_types(Reader& r, const Value& v, const std::string& at, std::m
 std::string resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || fs::path(path).is_absolute()) return path;
   return (fs::path(base_dir) / path).lexically_normal().string();
-}
-
-bool is_url(const std::string& url) { return url.starts_with("http://") || url.starts_with("https://"); }
-
-// An http(s) URL with a host, and nothing a request line or a log line would mangle.
-bool is_full_url(const std::string& url) {
-  if (!is_url(url)) return false;
-  const std::string_view rest = std::string_view(url).substr(url.find("://") + 3);
-  if (rest.empty() || rest.front() == '/' || rest.front() == ':') return false;
-  return std::ranges::none_of(url, [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; });
 }
 
 void check(Config& c, Reader& r) {
@@ -411,6 +486,12 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                 }),
        r.nested("instance",
                 [&](const Value& v, const std::string& at) { r.object(v, at, {r.string("id", c.instance.id)}); }),
+       r.nested("mcp",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at, {r.nested("servers", [&](const Value& s, const std::string& sat) {
+                             read_mcp_servers(r, s, sat, c.mcp_servers);
+                           })});
+                }),
        r.nested("cluster", [&](const Value& v, const std::string& at) {
          r.object(v, at, {r.integer("dead_after_s", c.cluster.dead_after_s, 3, 3600)});
        })});
@@ -428,6 +509,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   c.catalog = resolve(base, c.catalog);
   if (c.system_prompt_file) c.system_prompt_file = resolve(base, *c.system_prompt_file);
   c.migrations_dir = c.migrations_dir.empty() ? default_migrations_dir() : resolve(base, c.migrations_dir);
+  for (auto& [_, server] : c.mcp_servers) server.cwd = resolve(base, server.cwd);
   if (c.staff_public_url.empty()) c.staff_public_url = "http://" + c.http.listen;
   while (c.staff_public_url.ends_with('/')) c.staff_public_url.pop_back();
   return c;

@@ -129,6 +129,24 @@ struct Cluster {
   int dead_after_s = 30;  // an instance silent this long is dead: the others take its work
 };
 
+// mcp.servers.<name>: one MCP server whose tools catalog actions of kind mcp call
+// (docs/configuration.md). Exactly one of `command` (a child process over stdio) and `url`
+// (Streamable HTTP).
+struct McpServer {
+  std::vector<std::string> command;             // argv, no shell; argv[0] a path or found in PATH
+  std::map<std::string, std::string> env;       // the child's whole environment: these literals...
+  std::map<std::string, std::string> env_from;  // ...and these, read from dispatchd's secrets by name
+  std::string cwd;                              // "" keeps dispatchd's; relative to the file's folder
+  std::string url;                              // the server's MCP endpoint
+  std::string token_env;                        // a bearer token's secret; "" sends none
+  int startup_timeout_s = 30;                   // initialize and the tool listing
+  int call_timeout_s = 30;                      // each tool call
+  int max_result_bytes = 64 * 1024;             // a tool answer's text kept for the model
+  int max_in_flight = 4;                        // calls at once; the rest wait their turn
+
+  bool operator==(const McpServer&) const = default;
+};
+
 struct Config {
   std::string path;  // the file it was read from
   // A SQLite file's path (the default; relative to the file's folder) or a PostgreSQL
@@ -164,6 +182,7 @@ struct Config {
   Staff staff;
   Instance instance;
   Cluster cluster;
+  std::map<std::string, McpServer> mcp_servers;  // mcp.servers: name -> server
 };
 
 // Reads and checks `path` (at most 1 MiB).

@@ -15,6 +15,7 @@
 #include "common/handler_timing.h"
 #include "config/config.h"
 #include "config/database_password.h"
+#include "daemon/mcp_servers.h"
 #include "daemon/service.h"
 #include "daemon/startup.h"
 #include "store/backend.h"
@@ -24,14 +25,20 @@ namespace {
 constexpr const char* k_usage =
     "usage: dispatchd --config FILE [--check-config]\n"
     "  --check-config   check the configuration, the catalog and its examples, the prompt file,\n"
-    "                   the migrations and the secrets; print every problem; exit 0 when all\n"
-    "                   is well, 1 otherwise\n"
+    "                   the migrations and the secrets, and start the MCP servers to pin the\n"
+    "                   catalog's tools; print every problem; exit 0 when all is well, 1 otherwise\n"
     "  --version, --help\n";
 
 constexpr std::chrono::seconds k_drain{10};
 
 int check_config(const dispatchd::config::Config& config) {
-  const auto problems = dispatchd::daemon::check_environment(config);
+  auto problems = dispatchd::daemon::check_environment(config);
+  // The MCP servers are started and their tools pinned only when all else is well: a
+  // catalog that does not load has no actions to pin.
+  if (problems.empty()) {
+    if (auto catalog = dispatchd::catalog::Catalog::load_file(config.catalog))
+      problems = dispatchd::daemon::check_mcp(config, *catalog);
+  }
   for (const auto& problem : problems) std::fprintf(stderr, "%s\n", problem.c_str());
   if (!problems.empty()) return 1;
   // Where a PostgreSQL password comes from (never the password): the systemd credential

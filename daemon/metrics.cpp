@@ -98,6 +98,31 @@ void render_notifications(Writer& w, const ProcessGauges::Notifications& n) {
   w.sample("dispatchd_notifications_pending", {}, n.pending);
 }
 
+// Catalog tool calls by kind, action, server, tool and outcome; their durations; the MCP
+// servers and whether each mcp action may call its tool.
+void render_tools(Writer& w, const ToolGauges& t) {
+  w.family("dispatchd_tool_calls_total", "counter",
+           "Catalog tool calls since start, by kind (http, mcp), action, server and tool (mcp) and outcome.");
+  for (const auto& [key, count] : t.calls) {
+    std::vector<std::pair<std::string, std::string>> labels{{"kind", key.kind}, {"action", key.action}};
+    if (!key.server.empty()) labels.push_back({"server", key.server});
+    if (!key.tool.empty()) labels.push_back({"tool", key.tool});
+    labels.push_back({"outcome", key.outcome});
+    w.sample("dispatchd_tool_calls_total", labels, count);
+  }
+  render_histogram(w, "dispatchd_tool_call_duration_seconds",
+                   "How long catalog tool calls took (http and mcp), since start.", t.durations);
+  if (t.servers.empty() && t.pins.empty()) return;
+  w.family("dispatchd_mcp_server_up", "gauge", "1 while an MCP server has listed its tools (mcp.servers), by server.");
+  for (const auto& server : t.servers)
+    w.sample("dispatchd_mcp_server_up", {{"server", server.name}}, server.up ? 1 : 0);
+  w.family("dispatchd_mcp_action_pinned", "gauge",
+           "1 while a catalog mcp action may call its tool (listed, its schema compatible); 0 while it is disabled.");
+  for (const auto& pin : t.pins)
+    w.sample("dispatchd_mcp_action_pinned", {{"action", pin.action}, {"server", pin.server}, {"tool", pin.tool}},
+             pin.pinned ? 1 : 0);
+}
+
 // The outbox pump's sends and the webhooks, by channel.
 // Polling channels (Gmail): polls, what they stored, and how long since the last good one.
 void render_polls(Writer& w, const std::vector<ChannelGauges>& channels, store::Time now) {
@@ -292,6 +317,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
                      "dispatchd_store_durable_wait_seconds.",
                      *syncs);
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
+  render_tools(w, gauges.tools);
   if (gauges.loop_handlers) render_loop_handlers(w, *gauges.loop_handlers);
   render_channels(w, gauges.channels, now);
   return w.take();

@@ -2,13 +2,17 @@
 // /metrics in the Prometheus text format (version 0.0.4). Counters come from the store (see
 // store/metrics.h), so they survive restarts; gauges describe this process.
 
+#include <array>
+#include <compare>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/handler_timing.h"
+#include "common/histogram.h"
 #include "connectors/channel.h"
 #include "store/inbox.h"
 #include "store/metrics.h"
@@ -25,6 +29,34 @@ struct ChannelGauges {
   std::optional<connectors::WebhookCounters> webhooks;  // when the provider pushes webhooks
   std::optional<connectors::PollCounters> polls;        // when the channel polls
   bool paused = false;                                  // Channel::health()
+};
+
+// Upper bounds of the tool-call duration histogram's buckets, in microseconds.
+inline constexpr std::array<std::int64_t, 9> k_tool_call_bounds_us = {5'000,   10'000,    25'000,    50'000,    100'000,
+                                                                      250'000, 1'000'000, 5'000'000, 30'000'000};
+
+// Catalog tool calls since start (http and mcp), and the MCP servers and pins now.
+struct ToolGauges {
+  struct CallKey {
+    std::string kind;    // "http" | "mcp"
+    std::string action;  // the catalog action
+    std::string server;  // mcp: the configured server; http: ""
+    std::string tool;    // mcp: the tool's name; http: ""
+    std::string outcome;
+    auto operator<=>(const CallKey&) const = default;
+  };
+  std::map<CallKey, std::int64_t> calls;
+  common::Histogram<k_tool_call_bounds_us> durations;
+  struct Server {
+    std::string name;
+    bool up = false;
+  };
+  std::vector<Server> servers;  // mcp.servers
+  struct Pin {
+    std::string action, server, tool;
+    bool pinned = false;
+  };
+  std::vector<Pin> pins;  // the catalog's mcp actions
 };
 
 struct ProcessGauges {
@@ -53,6 +85,7 @@ struct ProcessGauges {
   std::optional<Notifications> notifications;  // when escalation.notify_url is set
   // How long the event loop's steps held it (common/handler_timing.h), when they are timed.
   std::optional<common::HandlerTimes::Snapshot> loop_handlers;
+  ToolGauges tools;
 };
 
 std::string render_metrics(const store::MetricsSnapshot& snapshot, const ProcessGauges& gauges, store::Time now);

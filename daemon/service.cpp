@@ -20,6 +20,7 @@
 #include "connectors/whatsapp/channel.h"
 #include "daemon/escalation_events.h"
 #include "daemon/http_front.h"
+#include "daemon/mcp_servers.h"
 #include "daemon/metrics.h"
 #include "daemon/notifier.h"
 #include "daemon/notify.h"
@@ -30,6 +31,7 @@
 #include "daemon/startup.h"
 #include "daemon/wiring.h"
 #include "llm/limiter.h"
+#include "mcp/fleet.h"
 #include "net/threaded_transport.h"
 #include "store/audit.h"
 #include "store/instances.h"
@@ -98,6 +100,8 @@ struct Service::Parts {
   net::ThreadedTransport transport;  // curl on its own thread; callbacks back on `io`
   llm::Limiter limiter;
   std::unique_ptr<llm::Provider> provider;
+  std::unique_ptr<mcp::Fleet> mcp;  // after `transport`, before `agent`: mcp.servers, when any
+  ToolGauges tool_calls;            // catalog tool calls since start (the servers and pins are read live)
   std::unique_ptr<agent::Agent> agent;
   std::shared_ptr<const agent::Setup> setup;
   std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
@@ -322,7 +326,14 @@ Response Service::Parts::answer(const Request& r) {
     if (!store.db.query_int("SELECT 1")) return Response{503, "database unavailable\n"};
     if (store_failure) return Response{503, "the database refuses writes: " + *store_failure + "\n"};
     if (auto paused = paused_channel()) return std::move(*paused);
-    return Response{200, "ready\n"};
+    // A disabled MCP action is named, but the instance stays ready: every instance shares
+    // the server, and the agent tells the model the tool is unavailable meanwhile.
+    std::string disabled;
+    if (mcp) {
+      for (const auto& pin : mcp->pins())
+        if (pin.state != mcp::PinState::pinned) disabled += "; disabled: mcp " + mcp::describe(pin);
+    }
+    return Response{200, "ready" + disabled + "\n"};
   }
   if (r.path == "/metrics") {
     auto snapshot = store::read_metrics(store.db);
@@ -336,6 +347,12 @@ Response Service::Parts::answer(const Request& r) {
       if (store.db.backend() == store::Backend::sqlite) gauges.sync_times = stats.sync_times;
     }
     if (loop_times) gauges.loop_handlers = loop_times->snapshot();
+    gauges.tools = tool_calls;
+    if (mcp) {
+      for (const auto& server : mcp->servers()) gauges.tools.servers.push_back({server.name, server.status.up});
+      for (const auto& pin : mcp->pins())
+        gauges.tools.pins.push_back({pin.action, pin.server, pin.tool, pin.state == mcp::PinState::pinned});
+    }
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
@@ -403,6 +420,32 @@ void Service::Parts::on_watchdog() {
   });
 }
 
+namespace {
+
+// The setup's catalog, shared with the setup's lifetime.
+std::shared_ptr<const catalog::Catalog> catalog_of(const std::shared_ptr<const agent::Setup>& setup) {
+  return {setup, &setup->catalog};
+}
+
+// The MCP servers, when mcp.servers has any or the catalog has mcp actions: started and
+// their tools listed and pinned before anything else runs (daemon/mcp_servers.h).
+std::expected<void, std::string> start_mcp(Service::Parts& p) {
+  const auto& actions = p.setup->catalog.actions();
+  const bool named = std::ranges::any_of(actions, [](const catalog::Action& a) { return a.mcp.has_value(); });
+  if (p.config.mcp_servers.empty() && !named) return {};
+  auto servers = fleet_servers(p.config);
+  if (!servers) return std::unexpected(servers.error());
+  p.mcp = std::make_unique<mcp::Fleet>(p.io, p.transport, std::move(*servers),
+                                       [](std::string line) { spdlog::info("{}", line); });
+  const auto problems = start_and_pin(*p.mcp, p.io, catalog_of(p.setup), mcp_startup_wait(p.config));
+  if (problems.empty()) return {};
+  std::string text;
+  for (const auto& problem : problems) text += (text.empty() ? "" : "; ") + problem;
+  return std::unexpected(text);
+}
+
+}  // namespace
+
 std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config, boost::asio::io_context& io,
                                                                      common::HandlerTimes* loop_times) {
   // Everything --check-config checks, before the database is touched.
@@ -434,9 +477,17 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   auto provider = build_provider(p.config.llm, p.transport, io, p.limiter);
   if (!provider) return std::unexpected(provider.error());
   p.provider = std::move(*provider);
+  if (auto started = start_mcp(p); !started) return std::unexpected(started.error());
   p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport, agent_settings(p.config, p.worker),
                                            wall_now);
   p.agent->set_setup(p.setup);
+  p.agent->set_mcp(p.mcp.get());
+  p.agent->on_tool_call([&p](const store::ToolCallRecord& call) {
+    ++p.tool_calls
+          .calls[{std::string(store::to_sql(call.kind)), call.action, call.server.value_or(""),
+                  call.kind == store::ToolKind::mcp ? call.tool : "", std::string(store::to_sql(call.outcome))}];
+    p.tool_calls.durations.add(call.duration_ms * 1000);
+  });
   p.agent->on_written([&p] { p.pump->pump_now(); });
   p.agent->on_decision([&p](const agent::Decision& d) {
     using agent::Outcome;
@@ -560,6 +611,7 @@ void Service::reload() {
       [&p, setup = std::move(*setup), name] {
         p.setup = setup;
         p.agent->set_setup(p.setup);
+        if (p.mcp) p.mcp->bind(catalog_of(p.setup));
         spdlog::info("reloaded the catalog ({}) and the system prompt", name);
       },
       [] { spdlog::error("reload refused, the running catalog and prompt stay: its audit event was not stored"); });
@@ -573,6 +625,7 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
   spdlog::info("stopping: {} message(s) in progress, {} send(s) in flight", p.agent->in_flight(), p.pump->in_flight());
   p.http->stop();
   p.agent->stop();
+  if (p.mcp) p.mcp->stop();
   p.pump->stop();
   if (p.notifier) p.notifier->stop();
   for (const auto& channel : p.channels) channel->stop();

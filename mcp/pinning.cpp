@@ -192,4 +192,64 @@ std::vector<std::string> pin_problems(const std::vector<PinnedArgument>& argumen
   return problems;
 }
 
+std::vector<PinnedArgument> pinned_arguments(const catalog::Catalog& catalog, const catalog::Action& action) {
+  std::vector<PinnedArgument> out;
+  if (!action.mcp) return out;
+  for (const auto& field : catalog.fields()) {
+    if (!action.uses(field.name)) continue;
+    out.push_back({field.name, action.mcp->argument_of(field.name), field.schema, action.needs(field.name)});
+  }
+  return out;
+}
+
+std::string_view to_string(PinState state) {
+  switch (state) {
+    case PinState::pinned: return "pinned";
+    case PinState::unknown_server: return "unknown_server";
+    case PinState::server_down: return "server_down";
+    case PinState::missing_tool: return "missing_tool";
+    case PinState::incompatible: return "incompatible";
+  }
+  return "?";
+}
+
+std::string describe(const ActionPin& pin) {
+  std::string out = "action `" + pin.action + "` (server `" + pin.server + "`, tool `" + pin.tool + "`): ";
+  switch (pin.state) {
+    case PinState::pinned: return out + "pinned";
+    case PinState::unknown_server: return out + "no server of that name in mcp.servers";
+    case PinState::server_down: return out + "the server has not listed its tools";
+    case PinState::missing_tool: return out + "the server does not list the tool";
+    case PinState::incompatible: break;
+  }
+  out += "the tool's inputSchema is incompatible: ";
+  for (std::size_t i = 0; i < pin.problems.size(); ++i) out += (i ? "; " : "") + pin.problems[i];
+  return out;
+}
+
+std::vector<ActionPin> pin_actions(const catalog::Catalog& catalog, const ServerTools& servers) {
+  std::vector<ActionPin> out;
+  for (const auto& action : catalog.actions()) {
+    if (!action.mcp) continue;
+    ActionPin pin{action.name, action.mcp->server, action.mcp->tool, PinState::pinned, {}};
+    const auto server = servers.find(action.mcp->server);
+    if (server == servers.end()) {
+      pin.state = PinState::unknown_server;
+    } else if (!server->second) {
+      pin.state = PinState::server_down;
+    } else {
+      const auto& tools = *server->second;
+      const auto tool = std::find_if(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == pin.tool; });
+      if (tool == tools.end()) {
+        pin.state = PinState::missing_tool;
+      } else {
+        pin.problems = pin_problems(pinned_arguments(catalog, action), tool->input_schema);
+        if (!pin.problems.empty()) pin.state = PinState::incompatible;
+      }
+    }
+    out.push_back(std::move(pin));
+  }
+  return out;
+}
+
 }  // namespace dispatchd::mcp

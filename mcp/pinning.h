@@ -20,11 +20,14 @@
 // additionalProperties than true or false is a problem). `$ref`, `$defs`, `allOf`/`anyOf`/
 // `oneOf`/`not`, `if`, and any keyword not named here, anywhere, are problems.
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "mcp/protocol.h"
 
 namespace dispatchd::mcp {
 
@@ -40,5 +43,37 @@ struct PinnedArgument {
 // every arguments object made of `arguments`, one sentence each naming the field, the
 // argument and the keyword; empty when the tool accepts them all.
 std::vector<std::string> pin_problems(const std::vector<PinnedArgument>& arguments, std::string_view input_schema_json);
+
+// What `action` (kind mcp) sends: every field it uses, under its argument name.
+std::vector<PinnedArgument> pinned_arguments(const catalog::Catalog& catalog, const catalog::Action& action);
+
+// Whether a catalog action may call its tool.
+enum class PinState {
+  pinned,          // the tool is listed and its schema accepts what the action sends
+  unknown_server,  // the configuration has no server of that name
+  server_down,     // the server has not listed its tools (starting, failed, stopped)
+  missing_tool,    // the server does not list the tool
+  incompatible,    // the tool's inputSchema refuses something the action may send
+};
+std::string_view to_string(PinState state);
+
+struct ActionPin {
+  std::string action;
+  std::string server;
+  std::string tool;
+  PinState state = PinState::server_down;
+  std::vector<std::string> problems;  // incompatible: pin_problems(); otherwise empty
+  bool operator==(const ActionPin&) const = default;
+};
+
+// One line naming the action, its server and tool, and what keeps it from its tool (or "pinned").
+std::string describe(const ActionPin& pin);
+
+// What the servers listed: name -> its tools once listed, nullopt while it has not (down).
+using ServerTools = std::map<std::string, std::optional<std::vector<Tool>>, std::less<>>;
+
+// The verdict for every mcp action of `catalog`, in catalog order. A tool a server lists and
+// no action names plays no part: it is never called.
+std::vector<ActionPin> pin_actions(const catalog::Catalog& catalog, const ServerTools& servers);
 
 }  // namespace dispatchd::mcp

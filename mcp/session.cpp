@@ -24,6 +24,7 @@ std::string_view to_string(CallErrorKind kind) {
     case CallErrorKind::timed_out: return "timed_out";
     case CallErrorKind::rejected: return "rejected";
     case CallErrorKind::bad_answer: return "bad_answer";
+    case CallErrorKind::disabled: return "disabled";
   }
   return "unavailable";
 }

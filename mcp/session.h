@@ -41,6 +41,7 @@ enum class CallErrorKind {
   timed_out,    // no answer before the deadline: cancellation sent, a late answer ignored
   rejected,     // the server answered with a JSON-RPC error (unknown tool, invalid arguments, ...)
   bad_answer,   // the answer is not a tools/call result
+  disabled,     // never sent: the catalog action is not pinned to a compatible tool (fleet.h)
 };
 std::string_view to_string(CallErrorKind kind);
 

@@ -7,6 +7,7 @@
 
 #include "store/internal/archive_steps.h"
 #include "store/internal/sql.h"
+#include "store/migrations.h"
 
 namespace dispatchd::store {
 
@@ -68,7 +69,10 @@ Result<std::int64_t> undo_archived(Database& db, const char* schema, std::int64_
   if (!count) return std::unexpected(count.error());
   DISPATCHD_TRY(segment_run(db, "DELETE FROM " + archive + ".audit WHERE id > ?1 AND id <= ?2", from,
                             std::numeric_limits<std::int64_t>::max()));
-  for (auto t = std::rbegin(k_archive_tables); t != std::rend(k_archive_tables); ++t) {
+  auto version = schema_version(db);
+  if (!version) return std::unexpected(version.error());
+  const auto tables = archive_tables(*version);
+  for (auto t = tables.rbegin(); t != tables.rend(); ++t) {
     DISPATCHD_TRY(db.exec("DELETE FROM " + archive + "." + t->name + " WHERE " + t->key +
                           " IN (SELECT id FROM temp.archive_undo)"));
   }
@@ -79,9 +83,9 @@ Result<std::int64_t> undo_archived(Database& db, const char* schema, std::int64_
 
 namespace {
 
+using internal::archive_tables;
 using internal::ArchiveTable;
 using internal::Committed;
-using internal::k_archive_tables;
 using internal::segment_int;
 using internal::segment_messages;
 using internal::segment_run;
@@ -264,7 +268,10 @@ class AttachedSteps final : public internal::ArchiveSteps {
   AttachedSteps(Database& live, const ArchiveOptions& options) : m_live(live), m_options(options) {}
 
   Result<void> prepare() override {
-    for (const auto& t : k_archive_tables) {
+    auto version = schema_version(m_live);
+    if (!version) return std::unexpected(version.error());
+    m_tables = archive_tables(*version);
+    for (const auto& t : m_tables) {
       auto copy = copy_statement(m_live, t.name);
       if (!copy) return std::unexpected(copy.error());
       m_copy.push_back(*copy + where_message(t, "main"));
@@ -301,7 +308,7 @@ class AttachedSteps final : public internal::ArchiveSteps {
           segment_int(m_live, "SELECT count(DISTINCT message_id) FROM " + segment_messages("arch"), from, to);
       if (!messages) return std::unexpected(messages.error());
       DISPATCHD_TRY(segment_run(m_live, "DELETE FROM main.audit WHERE id > ?1 AND id <= ?2", from, to));
-      for (auto t = std::rbegin(k_archive_tables); t != std::rend(k_archive_tables); ++t)
+      for (auto t = m_tables.rbegin(); t != m_tables.rend(); ++t)
         DISPATCHD_TRY(
             segment_run(m_live, std::string("DELETE FROM main.") + t->name + where_message(*t, "arch"), from, to));
       auto set = Query::prepare(m_live,
@@ -339,7 +346,7 @@ class AttachedSteps final : public internal::ArchiveSteps {
         // Per message through the audit_message index, not a scan of the live chain.
         "SELECT NOT EXISTS (SELECT 1 FROM " + segment_messages("arch") +
             " s WHERE (SELECT max(id) FROM main.audit WHERE message_id = s.message_id) > ?2)"};
-    for (const auto& t : k_archive_tables) {
+    for (const auto& t : m_tables) {
       checks.push_back(std::string("SELECT (SELECT count(*) FROM main.") + t.name + where_message(t, "arch") +
                        ") = (SELECT count(*) FROM arch." + t.name + where_message(t, "arch") + ")");
     }
@@ -353,6 +360,7 @@ class AttachedSteps final : public internal::ArchiveSteps {
 
   Database& m_live;
   const ArchiveOptions& m_options;
+  std::vector<ArchiveTable> m_tables;  // those the live schema has
   std::vector<std::string> m_copy;
 };
 

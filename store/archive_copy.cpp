@@ -12,6 +12,7 @@
 #include "store/internal/archive_steps.h"
 #include "store/internal/row_copy.h"
 #include "store/internal/sql.h"
+#include "store/migrations.h"
 
 namespace dispatchd::store::internal {
 namespace {
@@ -48,7 +49,10 @@ class CopyingSteps final : public ArchiveSteps {
       : m_live(live), m_archive(archive), m_options(options) {}
 
   Result<void> prepare() override {
-    for (const auto& t : k_archive_tables) {
+    auto version = schema_version(m_live);
+    if (!version) return std::unexpected(version.error());
+    m_tables = archive_tables(*version);
+    for (const auto& t : m_tables) {
       auto copy =
           table_copy(m_live, m_archive, t.name,
                      std::string(" WHERE ") + t.key +
@@ -100,7 +104,7 @@ class CopyingSteps final : public ArchiveSteps {
       if (!same) return std::unexpected(same.error());
       if (!*same) return Committed{true, 0, 0};
       DISPATCHD_TRY(segment_run(m_live, "DELETE FROM audit WHERE id > ?1 AND id <= ?2", from, to));
-      for (auto t = std::rbegin(k_archive_tables); t != std::rend(k_archive_tables); ++t)
+      for (auto t = m_tables.rbegin(); t != m_tables.rend(); ++t)
         DISPATCHD_TRY(
             with_set(std::string("DELETE FROM ") + t->name + " WHERE " + t->key + in_set("?1"), messages->json));
       DISPATCHD_TRY(set_anchor(to));
@@ -187,7 +191,7 @@ class CopyingSteps final : public ArchiveSteps {
     auto later = with_set("SELECT count(*) FROM audit WHERE id > ?2 AND message_id" + in_set("?1"), messages, to);
     if (!later) return std::unexpected(later.error());
     if (*later != 0) return false;
-    for (const auto& t : k_archive_tables) {
+    for (const auto& t : m_tables) {
       auto live_rows =
           with_set(std::string("SELECT count(*) FROM ") + t.name + " WHERE " + t.key + in_set("?1"), messages);
       if (!live_rows) return std::unexpected(live_rows.error());
@@ -215,6 +219,7 @@ class CopyingSteps final : public ArchiveSteps {
   Database& m_live;
   Database& m_archive;
   const ArchiveOptions& m_options;
+  std::vector<ArchiveTable> m_tables;  // those the live schema has
   std::vector<TableCopy> m_copies;
 };
 

@@ -40,8 +40,39 @@ enum class EscalationReason {
 // An escalation's state (v_escalations.status); store/queue.h draws the machine.
 enum class EscalationStatus { open, claimed, resolved, dismissed };
 
+// Which kind of catalog tool a call was (v_tool_calls.kind).
+enum class ToolKind { http, mcp };
+
+// What became of a catalog tool call (v_tool_calls.outcome): answered (ok), answered as a
+// failure (tool_error: an MCP isError, an HTTP status of 400 or more), refused by the
+// server (rejected: a JSON-RPC error), not answered (unavailable, timed_out), answered with
+// something unreadable (bad_answer), or never made (disabled: the action is not pinned to a
+// compatible tool).
+enum class ToolOutcome { ok, tool_error, rejected, unavailable, timed_out, bad_answer, disabled };
+
 template <typename E>
 struct SqlNames;
+
+template <>
+struct SqlNames<ToolKind> {
+  static constexpr std::array<std::pair<ToolKind, std::string_view>, 2> table{{
+      {ToolKind::http, "http"},
+      {ToolKind::mcp, "mcp"},
+  }};
+};
+
+template <>
+struct SqlNames<ToolOutcome> {
+  static constexpr std::array<std::pair<ToolOutcome, std::string_view>, 7> table{{
+      {ToolOutcome::ok, "ok"},
+      {ToolOutcome::tool_error, "tool_error"},
+      {ToolOutcome::rejected, "rejected"},
+      {ToolOutcome::unavailable, "unavailable"},
+      {ToolOutcome::timed_out, "timed_out"},
+      {ToolOutcome::bad_answer, "bad_answer"},
+      {ToolOutcome::disabled, "disabled"},
+  }};
+};
 
 template <>
 struct SqlNames<Verdict> {

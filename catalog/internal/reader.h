@@ -27,6 +27,7 @@ class CatalogReader {
   void read_action(const Value& value, const std::string& at);
   void read_policy(Action& action, const Value& value, const std::string& at);
   void read_http(Action& action, const Value& value, const std::string& at);
+  void read_mcp(Action& action, const Value& value, const std::string& at);
   void read_example(Action& action, const Value& value, const std::string& at);
   void read_field_names(std::vector<std::string>& out, const Value& value, const std::string& at);
   void check_action(const Action& action, const std::string& at);

@@ -24,13 +24,27 @@
 namespace dispatchd::store::internal {
 
 // The tables holding a message's rows, parents first: rows are copied in this order and
-// deleted in the reverse one (foreign keys). `key` names the message.
+// deleted in the reverse one (foreign keys). `key` names the message; `since` is the
+// schema version that made the table (a database, and so its archive, older than that has
+// none).
 struct ArchiveTable {
   const char* name;
   const char* key;
+  int since = 1;
 };
-inline constexpr ArchiveTable k_archive_tables[] = {
-    {"inbox", "id"}, {"escalations", "message_id"}, {"actions", "message_id"}, {"attempts", "message_id"}};
+inline constexpr ArchiveTable k_archive_tables[] = {{"inbox", "id"},
+                                                    {"escalations", "message_id"},
+                                                    {"actions", "message_id"},
+                                                    {"attempts", "message_id"},
+                                                    {"tool_calls", "message_id", 20}};
+
+// The tables of k_archive_tables a database at schema `version` has, in that order.
+inline std::vector<ArchiveTable> archive_tables(int version) {
+  std::vector<ArchiveTable> out;
+  for (const auto& t : k_archive_tables)
+    if (t.since <= version) out.push_back(t);
+  return out;
+}
 
 // One batch as the chain walk found it: the audit segment (from, end] and its messages.
 struct Walked {

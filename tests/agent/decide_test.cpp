@@ -105,7 +105,10 @@ struct Show {
   std::string operator()(const TypeEscalated& d) const { return "{type " + d.type + "}"; }
 
   std::string operator()(const Ask& s) const { return s.failed ? "ask, showing `" + s.failed->output + "`" : "ask"; }
-  std::string operator()(const RunTool& s) const { return "tool " + s.url; }
+  std::string operator()(const RunTool& s) const {
+    if (const auto* http = std::get_if<HttpTarget>(&s.target)) return "tool " + http->url;
+    return "mcp tool " + s.action + " with " + std::get<McpTarget>(s.target).arguments;
+  }
   std::string operator()(const Queue& s) const {
     return "queue " + s.reply.action + " to " + s.reply.outbound.recipient + ": " + s.reply.outbound.body;
   }

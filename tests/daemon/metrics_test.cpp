@@ -374,3 +374,36 @@ TEST_CASE("metrics: billed tokens by kind and the cost of priced attempts, unpri
   CHECK_THAT(text,
              Catch::Contains("dispatchd_llm_unpriced_attempts_total{provider=\"openai\",model=\"gpt-5-mini\"} 0\n"));
 }
+
+TEST_CASE("metrics: catalog tool calls, their durations, and the MCP servers and pins when configured", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_tool_calls_total counter\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_tool_call_duration_seconds_count 0\n"));
+  CHECK_THAT(text, !Catch::Contains("dispatchd_mcp_server_up"));  // no MCP servers
+
+  gauges.tools.calls[{"mcp", "lookup_order", "orders", "get_order", "ok"}] = 3;
+  gauges.tools.calls[{"http", "query_status", "", "", "tool_error"}] = 1;
+  gauges.tools.durations.add(7'000);
+  gauges.tools.durations.add(2'000'000);
+  gauges.tools.servers = {{"orders", true}, {"crm", false}};
+  gauges.tools.pins = {{"lookup_order", "orders", "get_order", true}, {"find_customer", "crm", "find", false}};
+  text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("dispatchd_tool_calls_total{kind=\"mcp\",action=\"lookup_order\",server=\"orders\","
+                                   "tool=\"get_order\",outcome=\"ok\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains(
+                       "dispatchd_tool_calls_total{kind=\"http\",action=\"query_status\",outcome=\"tool_error\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_tool_call_duration_seconds_bucket{le=\"0.010000\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_tool_call_duration_seconds_bucket{le=\"5.000000\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_tool_call_duration_seconds_count 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_mcp_server_up{server=\"orders\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_mcp_server_up{server=\"crm\"} 0\n"));
+  CHECK_THAT(
+      text,
+      Catch::Contains("dispatchd_mcp_action_pinned{action=\"lookup_order\",server=\"orders\",tool=\"get_order\"} 1\n"));
+  CHECK_THAT(text,
+             Catch::Contains("dispatchd_mcp_action_pinned{action=\"find_customer\",server=\"crm\",tool=\"find\"} 0\n"));
+}

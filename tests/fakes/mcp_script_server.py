@@ -3,22 +3,62 @@
 
 Tools: `echo` (answers its `message`), `hang` (never answers), `crash` (exits at once,
 status 7), `fail` (answers isError). It answers `initialize` with the revision it is given
-(argument 1, default the client's), lists its tools two per page, and prints every message
-it receives on stderr as `got: <method>`.
+(argument 1, default the client's; "-" for the client's), lists its tools two per page, and
+prints every message it receives on stderr as `got: <method>`.
+
+With a second argument, a file holding a JSON object: `echo`'s inputSchema is read from it
+at every listing, and when the file changes the server sends
+`notifications/tools/list_changed` (checked every 50 ms). With the object {"drop": true}
+`echo` is not listed at all.
 """
 import json
 import sys
+import threading
+import time
+
+OUT = threading.Lock()
 
 TOOLS = [{"name": n, "description": n, "inputSchema": {"type": "object"}} for n in ("echo", "hang", "crash", "fail")]
 
 
 def send(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    with OUT:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def tools(schema_file):
+    if not schema_file:
+        return TOOLS
+    with open(schema_file) as f:
+        schema = json.load(f)
+    if schema.get("drop"):
+        return [t for t in TOOLS if t["name"] != "echo"]
+    return [dict(t, inputSchema=schema) if t["name"] == "echo" else t for t in TOOLS]
+
+
+def watch(schema_file):
+    """Sends list_changed whenever the schema file's contents change."""
+    def read():
+        try:
+            with open(schema_file) as f:
+                return f.read()
+        except OSError:
+            return None
+    seen = read()
+    while True:
+        time.sleep(0.05)
+        now = read()
+        if now != seen and now:
+            seen = now
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
 
 def main():
-    revision = sys.argv[1] if len(sys.argv) > 1 else None
+    revision = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None
+    schema_file = sys.argv[2] if len(sys.argv) > 2 else None
+    if schema_file:
+        threading.Thread(target=watch, args=(schema_file,), daemon=True).start()
     for line in sys.stdin:
         message = json.loads(line)
         method = message.get("method", "")
@@ -35,8 +75,9 @@ def main():
                 "serverInfo": {"name": "script", "version": "1"}}})
         elif method == "tools/list":
             start = int(params.get("cursor", "0"))
-            page = {"tools": TOOLS[start:start + 2]}
-            if start + 2 < len(TOOLS):
+            listed = tools(schema_file)
+            page = {"tools": listed[start:start + 2]}
+            if start + 2 < len(listed):
                 page["nextCursor"] = str(start + 2)
             send({"jsonrpc": "2.0", "id": mid, "result": page})
         elif method == "tools/call":

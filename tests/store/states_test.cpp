@@ -58,6 +58,8 @@ TEST_CASE("states: every enum's SQL text is exactly what the schema's CHECK allo
   CHECK(names<store::ActionStatus>() == allowed(sql, "actions", "status"));
   CHECK(names<store::EscalationReason>() == allowed(sql, "escalations", "reason"));
   CHECK(names<store::EscalationStatus>() == allowed(sql, "escalations", "status"));
+  CHECK(names<store::ToolKind>() == allowed(sql, "tool_calls", "kind"));
+  CHECK(names<store::ToolOutcome>() == allowed(sql, "tool_calls", "outcome"));
   // 'pending' is the view's name for a message not done yet; no code writes it.
   auto outcomes = allowed(sql, "inbox", "outcome");
   CHECK(outcomes.erase("pending") == 1);
