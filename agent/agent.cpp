@@ -390,17 +390,23 @@ void Run::perform(RunTool step) {
     });
   }
   m_state->mcp->call(
-      *action, std::move(std::get<McpTarget>(step.target).arguments), "",
+      action->name, std::move(std::get<McpTarget>(step.target).arguments), "",
       [answered = std::move(answered)](mcp::ServerCore::CallResult result) mutable { answered(mcp_answer(result)); });
 }
 
 store::NewAction Run::new_action(Reply reply) const {
-  return {.message_id = m_message.id,
-          .action = std::move(reply.action),
-          .arguments = std::move(reply.arguments),
-          .recipient = std::move(reply.outbound.recipient),
-          .body = std::move(reply.outbound.body),
-          .recipient_written = std::move(reply.outbound.recipient_written)};
+  store::NewAction out{.message_id = m_message.id,
+                       .action = std::move(reply.action),
+                       .arguments = std::move(reply.arguments),
+                       .recipient = std::move(reply.outbound.recipient),
+                       .body = std::move(reply.outbound.body),
+                       .recipient_written = std::move(reply.outbound.recipient_written)};
+  if (!reply.tool) return out;
+  auto& call = *reply.tool;
+  std::optional<std::string> follow_up;
+  if (call.follow_up) follow_up = std::move(call.follow_up->body);
+  return store::with_tool(std::move(out), std::move(call.server), std::move(call.tool), std::move(call.arguments),
+                          std::move(follow_up));
 }
 
 void Run::perform(Queue step) {

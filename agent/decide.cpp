@@ -40,16 +40,29 @@ Step started(const Started& latest, const Progress& progress, const Limits& limi
   return Ask{latest.resumed};  // resume the re-ask the previous run was about to make
 }
 
-Step reply(const validator::Verdict& verdict, const catalog::Action& action, const catalog::Catalog& catalog,
-           const std::string& sender) {
-  auto outbound = validator::outbound_of(catalog, verdict, sender);
-  if (!outbound) return Fail{"the reply action " + action.name + " has no text to send"};
-  Reply out{verdict.action, verdict.output, std::move(*outbound)};
+// A reply or a tool call for the outbox: queued, or proposed to staff when flagged.
+Step queue_or_propose(const validator::Verdict& verdict, Reply out) {
   if (!verdict.needs_review()) return Queue{std::move(out)};
   std::vector<std::string> flags;
   for (const auto& flag : verdict.review) flags.push_back(flag.code);
   const bool approval = has_review_code(verdict, "requires_approval");
   return Propose{approval ? Reason::needs_approval : Reason::review_flags, std::move(flags), std::move(out)};
+}
+
+Step reply(const validator::Verdict& verdict, const catalog::Action& action, const catalog::Catalog& catalog,
+           const std::string& sender) {
+  auto outbound = validator::outbound_of(catalog, verdict, sender);
+  if (!outbound) return Fail{"the reply action " + action.name + " has no text to send"};
+  return queue_or_propose(verdict, Reply{verdict.action, verdict.output, std::move(*outbound), std::nullopt});
+}
+
+// An mcp act: the tool call is the decision, made by the outbox once it is durable.
+Step act_on_tool(const validator::Verdict& verdict, const catalog::Action& action, const catalog::Catalog& catalog,
+                 const std::string& sender) {
+  auto call = validator::tool_call_of(catalog, verdict, sender);
+  if (!call) return Fail{"the act action " + action.name + " has no tool call to make"};
+  validator::Outbound follow_up = call->follow_up.value_or(validator::Outbound{sender, "", std::nullopt});
+  return queue_or_propose(verdict, Reply{verdict.action, verdict.output, std::move(follow_up), std::move(*call)});
 }
 
 // A valid verdict: what its action's kind does.
@@ -66,6 +79,8 @@ Step act(const validator::Verdict& verdict, const Progress& progress, const Limi
       return RunTool{action->name, HttpTarget{std::move(*url)}, verdict.output};
     }
     case catalog::ActionKind::mcp: {
+      if (action->mcp && action->mcp->use == catalog::McpUse::act)
+        return act_on_tool(verdict, *action, catalog, sender);
       if (progress.tool_steps >= limits.max_tool_steps)
         return Escalate{Reason::contract_failed, PastToolLimit{action->name}, verdict.output};
       auto arguments = tool_arguments(catalog, *action, verdict.output);

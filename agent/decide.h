@@ -15,9 +15,9 @@
 //   Answered    invalid, budget left                 Ask with (the output, the validator's feedback)
 //               invalid, the last attempt            Escalate contract_failed {OutOfAttempts};
 //                                                    policy_violation when only the policy refused
-//               valid reply                          Queue
-//               valid reply needing approval         Propose needs_approval
-//               valid reply with review flags        Propose review_flags
+//               valid reply or mcp act               Queue (an act: the tool call, its reply after)
+//               valid reply or act needing approval  Propose needs_approval
+//               valid reply or act with review flags Propose review_flags
 //               valid escalate                       Escalate model_escalated (the output proposed)
 //               valid ignore                         Ignore
 //               valid http or mcp tool, steps left   RunTool (the URL, or the tool's arguments)
@@ -124,11 +124,13 @@ struct TypeEscalated {
 };
 using Detail = std::variant<OutOfAttempts, BudgetUsed, PastToolLimit, ModelEscalated, ProviderDown, TypeEscalated>;
 
-// A reply the model chose, for the outbox.
+// A reply the model chose, for the outbox: a message to the counterpart, or a tool call
+// (an mcp act) with the reply that follows it when the action has one.
 struct Reply {
   std::string action;
-  std::string arguments;  // the validated output (compact JSON)
-  validator::Outbound outbound;
+  std::string arguments;                    // the validated output (compact JSON)
+  validator::Outbound outbound;             // a message; for a tool call, its follow-up's recipient
+  std::optional<validator::ToolCall> tool;  // set for an mcp act
 };
 
 // The Step is one of:

@@ -2,10 +2,10 @@
 
 #include "common/handler_timing.h"
 #include "common/json_access.h"
-#include "common/json_out.h"
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
+#include "validator/outbound.h"
 
 namespace dispatchd::agent {
 
@@ -40,18 +40,9 @@ std::expected<std::string, std::string> tool_url(const catalog::Action& action, 
 std::expected<std::string, std::string> tool_arguments(const catalog::Catalog& catalog, const catalog::Action& action,
                                                        const std::string& output) {
   if (!action.mcp) return std::unexpected("action " + action.name + " is not an mcp tool");
-  auto parsed = json::parse_strict(output, json::k_checked_json_limits);
-  if (!parsed || !parsed->document.IsObject()) return std::unexpected("the tool call is not a JSON object");
-  JsonOut out;
-  out.begin_object();
-  for (const auto& field : catalog.fields()) {
-    if (!action.uses(field.name)) continue;
-    const rapidjson::Value* value = json::member(parsed->document, field.name);
-    if (value == nullptr || value->IsNull()) continue;
-    out.raw(action.mcp->argument_of(field.name), json::to_string(*value));
-  }
-  out.end_object();
-  return out.str();
+  auto arguments = validator::tool_arguments(catalog, action, output);
+  if (!arguments) return std::unexpected("the tool call is not a JSON object");
+  return std::move(*arguments);
 }
 
 ToolAnswer mcp_answer(const mcp::ServerCore::CallResult& result) {
@@ -59,6 +50,7 @@ ToolAnswer mcp_answer(const mcp::ServerCore::CallResult& result) {
   if (!result) {
     const auto& error = result.error();
     switch (error.kind) {
+      case mcp::CallErrorKind::not_sent:
       case mcp::CallErrorKind::unavailable:
         return {"the tool is unavailable right now (" + error.message + ")", ToolOutcome::unavailable, 0};
       case mcp::CallErrorKind::timed_out: return {"the tool did not answer in time", ToolOutcome::timed_out, 0};

@@ -82,6 +82,7 @@ const char* to_string(ActionKind kind) {
 const char* to_string(McpUse use) {
   switch (use) {
     case McpUse::lookup: return "lookup";
+    case McpUse::act: return "act";
   }
   return "?";
 }

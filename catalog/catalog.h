@@ -70,9 +70,11 @@ struct HttpTool {
   std::string url;
 };
 
-// How an MCP tool (kind "mcp") is used: its result goes back to the model as data
-// (lookup, like an http tool).
-enum class McpUse { lookup };
+// How an MCP tool (kind "mcp") is used: its result goes back to the model as data (lookup,
+// like an http tool), or the call is the decision itself (act: made once, through the
+// outbox, after the decision is durable; the action's text_field, when it has one, is the
+// reply sent to the customer once the tool succeeded).
+enum class McpUse { lookup, act };
 
 // A tool of a configured MCP server (kind "mcp"). The arguments it receives are the
 // action's validated fields that are set, each under its own name or the one `arguments`
@@ -109,7 +111,8 @@ struct Action {
   std::vector<std::string> required;  // fields that must be present and non-null
   std::vector<std::string> optional;  // fields that may be null
   // For kind reply: the field whose value is the message sent to the counterpart (the
-  // connector sends it; a staff reply puts its text there).
+  // connector sends it; a staff reply puts its text there). For an mcp act: the reply sent
+  // once the tool succeeded (optional).
   std::optional<std::string> text_field;
   Policy policy;
   std::optional<HttpTool> http;  // set exactly when kind == http

@@ -344,9 +344,11 @@ void CatalogReader::check_action(const Action& action, const std::string& at) {
       problem(child(child(at, "policy"), "recipient_field"), "must name a string field the action requires");
     }
   }
-  if ((action.kind == ActionKind::reply) != action.text_field.has_value()) {
+  const bool acts = action.mcp && action.mcp->use == McpUse::act;
+  if (action.kind == ActionKind::reply ? !action.text_field : action.text_field && !acts) {
     problem(at,
-            "an action has \"text_field\" exactly when its kind is \"reply\" (it names the field sent as the message)");
+            "an action has \"text_field\" exactly when its kind is \"reply\" (it names the field sent as the message)"
+            ", or may when it is an mcp act (the reply sent once the tool succeeded)");
   } else if (action.text_field) {
     const Field* field = m_catalog.find_field(*action.text_field);
     if (!action.needs(*action.text_field) || !field || field->schema.type != FieldType::string) {
@@ -445,9 +447,15 @@ void CatalogReader::read_mcp(Action& action, const Value& value, const std::stri
   name_of("server", tool.server, "the name of a server in the configuration's mcp.servers");
   name_of("tool", tool.tool, "the tool's name as its server lists it");
   const auto use = value.FindMember("use");
-  if (use == value.MemberEnd() || !use->value.IsString() || json::string_of(use->value) != "lookup") {
-    problem(child(at, "use"), "must be \"lookup\": the result goes back to the model as data");
-  }
+  const std::string_view use_name =
+      use != value.MemberEnd() && use->value.IsString() ? json::string_of(use->value) : std::string_view();
+  if (use_name == "lookup")
+    tool.use = McpUse::lookup;
+  else if (use_name == "act")
+    tool.use = McpUse::act;
+  else
+    problem(child(at, "use"),
+            "must be \"lookup\" (the result goes back to the model as data) or \"act\" (the call is the decision)");
   if (const auto it = value.FindMember("arguments"); it != value.MemberEnd()) {
     if (!it->value.IsObject()) {
       problem(child(at, "arguments"), "must be an object: catalog field -> the tool's argument name");

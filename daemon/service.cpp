@@ -29,6 +29,7 @@
 #include "daemon/read_thread.h"
 #include "daemon/staff_api.h"
 #include "daemon/startup.h"
+#include "daemon/tool_lane.h"
 #include "daemon/wiring.h"
 #include "llm/limiter.h"
 #include "mcp/fleet.h"
@@ -106,7 +107,8 @@ struct Service::Parts {
   std::shared_ptr<const agent::Setup> setup;
   std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
   std::vector<std::unique_ptr<connectors::Channel>> channels;
-  std::unique_ptr<OutboxPump> pump;  // after `channels`: gone before them
+  std::unique_ptr<ToolLane> tool_lane;  // the outbox's tool calls (mcp acts), when MCP servers run
+  std::unique_ptr<OutboxPump> pump;     // after `channels` and `tool_lane`: gone before them
   std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
   std::unique_ptr<ReadThread> reads;   // after `staff`, before `http`: see daemon/read_thread.h
@@ -137,6 +139,11 @@ struct Service::Parts {
         watchdog(io_) {}
 
   void route(const Request& request, Respond respond);
+  void count_tool_call(const store::ToolCallRecord& call) {
+    ++tool_calls.calls[{std::string(store::to_sql(call.kind)), call.action, call.server.value_or(""),
+                        call.kind == store::ToolKind::mcp ? call.tool : "", std::string(store::to_sql(call.outcome))}];
+    tool_calls.durations.add(call.duration_ms * 1000);
+  }
   Response answer(const Request& request);
   connectors::WebhookEndpoint* webhook(std::string_view path) const;
   std::optional<Response> paused_channel() const;
@@ -482,12 +489,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                                            wall_now);
   p.agent->set_setup(p.setup);
   p.agent->set_mcp(p.mcp.get());
-  p.agent->on_tool_call([&p](const store::ToolCallRecord& call) {
-    ++p.tool_calls
-          .calls[{std::string(store::to_sql(call.kind)), call.action, call.server.value_or(""),
-                  call.kind == store::ToolKind::mcp ? call.tool : "", std::string(store::to_sql(call.outcome))}];
-    p.tool_calls.durations.add(call.duration_ms * 1000);
-  });
+  p.agent->on_tool_call([&p](const store::ToolCallRecord& call) { p.count_tool_call(call); });
   p.agent->on_written([&p] { p.pump->pump_now(); });
   p.agent->on_decision([&p](const agent::Decision& d) {
     using agent::Outcome;
@@ -526,6 +528,11 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now, write_outcome, cluster ? p.worker : ""});
   for (const auto& channel : p.channels) p.pump->add(*channel);
+  if (p.mcp) {
+    p.tool_lane = std::make_unique<ToolLane>(*p.mcp, p.store.db, wall_now,
+                                             [&p](const store::ToolCallRecord& call) { p.count_tool_call(call); });
+    p.pump->add(*p.tool_lane);
+  }
   if (p.config.notify_url)
     p.notifier = std::make_unique<Notifier>(NotifierDeps{p.store.db, p.transport, wall_now, after},
                                             NotifierSettings{*p.config.notify_url, p.config.staff_public_url,

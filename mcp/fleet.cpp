@@ -65,7 +65,7 @@ void Fleet::stop() {
     auto waiting = std::exchange(server->waiting, {});
     for (auto& call : waiting) {
       asio::post(m_io, [done = std::move(call.done)]() mutable {
-        done(std::unexpected(CallError{CallErrorKind::unavailable, "dispatchd is stopping"}));
+        done(std::unexpected(CallError{CallErrorKind::not_sent, "dispatchd is stopping"}));
       });
     }
     server->handle->stop();
@@ -130,22 +130,31 @@ void Fleet::repin() {
   if (m_on_change) m_on_change();
 }
 
-void Fleet::call(const catalog::Action& action, std::string arguments_json, std::string idempotency_key, Done done) {
-  const auto refuse = [&](std::string why) {
-    asio::post(m_io, [done = std::move(done), why = std::move(why)]() mutable {
-      done(std::unexpected(CallError{CallErrorKind::disabled, std::move(why)}));
-    });
-  };
-  const auto pin =
-      std::find_if(m_pins.begin(), m_pins.end(), [&](const ActionPin& p) { return p.action == action.name; });
-  if (!action.mcp || pin == m_pins.end())
-    return refuse("action `" + action.name + "` is not an MCP tool of the catalog");
-  if (pin->state != PinState::pinned) return refuse(describe(*pin));
-  const auto server = m_servers.find(action.mcp->server);
-  if (server == m_servers.end()) return refuse(describe(*pin));
-  server->second->waiting.push_back(
-      {action.mcp->tool, std::move(arguments_json), std::move(idempotency_key), std::move(done)});
-  pump(*server->second);
+void Fleet::call(const std::string& action, std::string arguments_json, std::string idempotency_key, Done done) {
+  const auto pin = std::find_if(m_pins.begin(), m_pins.end(), [&](const ActionPin& p) { return p.action == action; });
+  if (pin == m_pins.end()) return refuse("action `" + action + "` is not an MCP tool of the catalog", std::move(done));
+  call_tool(action, pin->server, pin->tool, std::move(arguments_json), std::move(idempotency_key), std::move(done));
+}
+
+void Fleet::call_tool(const std::string& action, const std::string& server, const std::string& tool,
+                      std::string arguments_json, std::string idempotency_key, Done done) {
+  const auto pin = std::find_if(m_pins.begin(), m_pins.end(), [&](const ActionPin& p) { return p.action == action; });
+  if (pin == m_pins.end()) return refuse("action `" + action + "` is not an MCP tool of the catalog", std::move(done));
+  if (pin->server != server || pin->tool != tool)
+    return refuse("action `" + action + "` now calls tool `" + pin->tool + "` of server `" + pin->server +
+                      "`, not tool `" + tool + "` of server `" + server + "` as when it was decided",
+                  std::move(done));
+  if (pin->state != PinState::pinned) return refuse(describe(*pin), std::move(done));
+  const auto found = m_servers.find(server);
+  if (found == m_servers.end()) return refuse(describe(*pin), std::move(done));
+  found->second->waiting.push_back({tool, std::move(arguments_json), std::move(idempotency_key), std::move(done)});
+  pump(*found->second);
+}
+
+void Fleet::refuse(std::string why, Done done) {
+  asio::post(m_io, [done = std::move(done), why = std::move(why)]() mutable {
+    done(std::unexpected(CallError{CallErrorKind::disabled, std::move(why)}));
+  });
 }
 
 void Fleet::pump(Server& server) {

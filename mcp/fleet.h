@@ -37,10 +37,9 @@ class ToolCaller {
  public:
   using Done = ServerCore::Done;
   virtual ~ToolCaller() = default;
-  // Calls the tool `action` (kind mcp) is pinned to with `arguments_json` (an object);
-  // `done` runs once, on the loop, never inside call().
-  virtual void call(const catalog::Action& action, std::string arguments_json, std::string idempotency_key,
-                    Done done) = 0;
+  // Calls the tool the action named `action` (kind mcp) is pinned to with `arguments_json`
+  // (an object); `done` runs once, on the loop, never inside call().
+  virtual void call(const std::string& action, std::string arguments_json, std::string idempotency_key, Done done) = 0;
 };
 
 struct FleetServer {
@@ -68,7 +67,11 @@ class Fleet : public ToolCaller {
   // Called after every change of a server's status or of a pin.
   void on_change(std::function<void()> callback);
 
-  void call(const catalog::Action& action, std::string arguments_json, std::string idempotency_key, Done done) override;
+  void call(const std::string& action, std::string arguments_json, std::string idempotency_key, Done done) override;
+  // The same for a call decided earlier (an outbox row): made only while the action is still
+  // pinned to that very server and tool.
+  void call_tool(const std::string& action, const std::string& server, const std::string& tool,
+                 std::string arguments_json, std::string idempotency_key, Done done);
 
   const std::vector<ActionPin>& pins() const { return m_pins; }
   struct ServerView {
@@ -85,6 +88,8 @@ class Fleet : public ToolCaller {
   void changed(Server& server);
   void repin();
   void pump(Server& server);
+  // Ends a call that is not made (CallErrorKind::disabled), on the loop.
+  void refuse(std::string why, Done done);
 
   boost::asio::io_context& m_io;
   std::function<void(std::string)> m_log;

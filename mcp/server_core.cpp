@@ -111,7 +111,7 @@ void ServerCore::call(std::string_view tool, std::string_view arguments_json, st
                       Done done) {
   if (!m_session) {
     asio::post(m_io, [done = std::move(done), why = m_status.why]() mutable {
-      done(std::unexpected(CallError{CallErrorKind::unavailable, "the MCP server is down: " + why}));
+      done(std::unexpected(CallError{CallErrorKind::not_sent, "the MCP server is down: " + why}));
     });
     return;
   }

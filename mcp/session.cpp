@@ -24,6 +24,7 @@ std::string_view to_string(CallErrorKind kind) {
     case CallErrorKind::timed_out: return "timed_out";
     case CallErrorKind::rejected: return "rejected";
     case CallErrorKind::bad_answer: return "bad_answer";
+    case CallErrorKind::not_sent: return "not_sent";
     case CallErrorKind::disabled: return "disabled";
   }
   return "unavailable";
@@ -191,7 +192,7 @@ Step Session::call(CallTag tag, std::string_view tool, std::string_view argument
   Step step;
   if (m_state != State::ready) {
     step.events.push_back(
-        CallDone{tag, std::unexpected(CallError{CallErrorKind::unavailable, "the MCP session is not ready"})});
+        CallDone{tag, std::unexpected(CallError{CallErrorKind::not_sent, "the MCP session is not ready"})});
     return step;
   }
   const RequestId id = m_pending.add("tools/call", now + m_settings.call_timeout);

@@ -37,7 +37,9 @@ struct SessionSettings {
 // How a call ended without a tool answer. A tool that ran and failed is not one of these:
 // its answer says `is_error`.
 enum class CallErrorKind {
-  unavailable,  // the session is not ready (starting, failed, closed) or the connection was lost
+  not_sent,     // never written: the server is down or its session not ready; the tool did not run
+  unavailable,  // the connection ended with the call in flight, or its request could not be
+                // delivered whole: the tool may have run
   timed_out,    // no answer before the deadline: cancellation sent, a late answer ignored
   rejected,     // the server answered with a JSON-RPC error (unknown tool, invalid arguments, ...)
   bad_answer,   // the answer is not a tools/call result

@@ -31,11 +31,23 @@ std::expected<store::NewAction, Refusal> checked_action(store::Database& db, con
     return std::unexpected(Refusal{RefusalKind::invalid, std::move(text), std::move(verdict)});
   }
   const auto outbound = validator::outbound_of(catalog, verdict, message.sender);
+  if (auto call = outbound ? std::nullopt : validator::tool_call_of(catalog, verdict, message.sender)) {
+    // An mcp act: the tool call, made by the outbox once approved, and its reply after.
+    std::optional<std::string> follow_up;
+    store::NewAction action{.message_id = message.id, .action = verdict.action, .arguments = verdict.output};
+    if (call->follow_up) {
+      follow_up = std::move(call->follow_up->body);
+      action.recipient = std::move(call->follow_up->recipient);
+      action.recipient_written = std::move(call->follow_up->recipient_written);
+    }
+    return store::with_tool(std::move(action), std::move(call->server), std::move(call->tool),
+                            std::move(call->arguments), std::move(follow_up));
+  }
   if (!outbound) {
-    return std::unexpected(Refusal{
-        RefusalKind::invalid,
-        "only a reply action can be sent (\"" + verdict.action + "\" is not one); use queue reply or queue dismiss",
-        std::move(verdict)});
+    return std::unexpected(Refusal{RefusalKind::invalid,
+                                   "only a reply action or a tool call can be sent (\"" + verdict.action +
+                                       "\" is neither); use queue reply or queue dismiss",
+                                   std::move(verdict)});
   }
   return store::NewAction{.message_id = message.id,
                           .action = verdict.action,

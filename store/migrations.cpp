@@ -71,9 +71,23 @@ Result<void> run_code_step(Database& db, int version, const std::string& now, co
   return {};
 }
 
+// A SQLite migration that rebuilds a table other tables point at (SQLite cannot change a
+// constraint in place) says so on its first line: foreign keys are then off while it runs,
+// which PRAGMA can only change outside a transaction, and checked before it commits (the
+// procedure SQLite's documentation gives for a table rebuild).
+constexpr std::string_view k_foreign_keys_off = "-- dispatchd: foreign keys off during this migration";
+
 Result<void> apply(Database& db, const Migration& m, const std::string& now, const MigrateOptions& options) {
+  const bool keys_off = db.backend() == Backend::sqlite && m.sql.starts_with(k_foreign_keys_off);
+  if (keys_off) DISPATCHD_TRY(db.exec("PRAGMA foreign_keys=OFF"));
   auto applied = transaction<void>(db, [&]() -> Result<void> {
     if (auto ok = db.exec(m.sql); !ok) return ok;
+    if (keys_off) {
+      auto broken = db.query_int("SELECT count(*) FROM pragma_foreign_key_check");
+      if (!broken) return std::unexpected(broken.error());
+      if (*broken != 0)
+        return std::unexpected(Error::schema(std::to_string(*broken) + " row(s) would break a foreign key"));
+    }
     DISPATCHD_TRY(run_code_step(db, m.version, now, options));
     auto insert =
         Query::prepare(db, "INSERT INTO schema_migrations(version, name, sha256, applied_at) VALUES (?,?,?,?)");
@@ -82,6 +96,9 @@ Result<void> apply(Database& db, const Migration& m, const std::string& now, con
     DISPATCHD_TRY(insert->run());
     return {};
   });
+  if (keys_off) {
+    if (auto on = db.exec("PRAGMA foreign_keys=ON"); !on && applied) return std::unexpected(on.error());
+  }
   if (!applied) return std::unexpected(with_context(std::move(applied.error()), m.name));
   return {};
 }

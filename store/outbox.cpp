@@ -57,9 +57,33 @@ Result<void> finish_if_decided(Database& db, std::int64_t message_id, Outcome ou
   return {};
 }
 
+// What a tool call's row adds to a plain send's: its server (none for a message), and the
+// reply to queue once it succeeded.
+struct ToolRow {
+  std::optional<std::string> server;
+  std::optional<std::string> follow_up;
+  std::optional<std::string> recipient;
+  std::string action;
+};
+
+Result<ToolRow> tool_row(Database& db, std::int64_t id) {
+  auto row = Query::prepare(db, "SELECT tool_server, follow_up, recipient, action FROM actions WHERE id = ?");
+  if (!row) return std::unexpected(row.error());
+  row->bind(1, id);
+  auto found = row->step();
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return std::unexpected(Error::not_found("no action " + std::to_string(id)));
+  return ToolRow{row->optional_text(0), row->optional_text(1), row->optional_text(2), row->text(3)};
+}
+
 Result<std::int64_t> end_with_escalation(Database& db, std::int64_t id, ActionStatus to, EscalationReason reason,
                                          const std::string& error, Time now) {
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
+    if (reason == EscalationReason::send_failed) {
+      auto tool = tool_row(db, id);
+      if (!tool) return std::unexpected(tool.error());
+      if (tool->server) reason = EscalationReason::tool_failed;
+    }
     auto message_id = move_action(db, id, {ActionStatus::sending, to, error, std::nullopt}, now);
     if (!message_id) return std::unexpected(message_id.error());
     const auto detail = JsonOut().begin_object().field("action", id).field("error", error).end_object().str();
@@ -86,18 +110,20 @@ Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
     auto insert = Query::prepare(
         db,
         "INSERT INTO actions(message_id, escalation_id, action, arguments, recipient, body, status, created_by,"
-        " idempotency_key, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
+        " idempotency_key, created_at, updated_at, tool_server, tool_name, follow_up)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
     if (!insert) return std::unexpected(insert.error());
     const std::string at = format_time(now);
     insert->bind(1, a.message_id).bind(2, a.escalation_id).bind(3, a.action).bind(4, a.arguments);
     insert->bind(5, a.recipient).bind(6, a.body).bind(7, a.status).bind(8, a.created_by).bind(9, key);
-    insert->bind(10, at).bind(11, at);
+    insert->bind(10, at).bind(11, at).bind(12, a.tool_server).bind(13, a.tool_name).bind(14, a.follow_up);
     auto inserted = insert->inserted_id();
     if (!inserted) return std::unexpected(inserted.error());
     const std::int64_t id = *inserted;
     JsonOut detail;
     detail.begin_object().field("action", id).field("name", a.action).field("to", to_sql(a.status));
     detail.field_if_set("recipient", a.recipient).field_if_set("recipient_written", a.recipient_written);
+    detail.field_if_set("tool_server", a.tool_server).field_if_set("tool_name", a.tool_name);
     detail.raw("arguments", a.arguments).end_object();
     DISPATCHD_TRY(append_audit(db, {at, "action", a.message_id, a.created_by, detail.str()}));
     return id;
@@ -118,10 +144,16 @@ namespace {
 
 constexpr std::string_view k_item_columns =
     "SELECT a.id, a.message_id, m.channel, m.conversation_id, coalesce(a.recipient, ''), coalesce(a.body, ''),"
-    " a.idempotency_key FROM actions a JOIN inbox m ON m.id = a.message_id";
+    " a.idempotency_key, a.action, coalesce(a.tool_server, ''), coalesce(a.tool_name, '')"
+    " FROM actions a JOIN inbox m ON m.id = a.message_id";
+
+// A row's lane: its message's channel, or k_tool_lane for a tool call.
+constexpr std::string_view k_lane = "(CASE WHEN a.tool_server IS NULL THEN m.channel ELSE 'tools' END)";
+static_assert(k_tool_lane == "tools");
 
 OutboxItem item_of(const Query& row) {
-  return {row.integer(0), row.integer(1), row.text(2), row.text(3), row.text(4), row.text(5), row.text(6)};
+  return {row.integer(0), row.integer(1), row.text(2), row.text(3), row.text(4),
+          row.text(5),    row.text(6),    row.text(7), row.text(8), row.text(9)};
 }
 
 }  // namespace
@@ -135,7 +167,8 @@ Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::
     const auto scan = [&]() -> Result<std::optional<OutboxItem>> {
       auto pick = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
                                    return std::string(k_item_columns) +
-                                          " WHERE a.status = 'approved' AND (?1 = '' OR m.channel = ?1) ORDER BY a.id"
+                                          " WHERE a.status = 'approved' AND (?1 = '' OR " + std::string(k_lane) +
+                                          " = ?1) ORDER BY a.id"
                                           " LIMIT 1" +
                                           (b == Backend::postgresql ? " FOR NO KEY UPDATE OF a SKIP LOCKED" : "");
                                  }));
@@ -170,9 +203,28 @@ Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::
 
 Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id, Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
-    auto message_id =
-        move_action(db, id, {ActionStatus::sending, ActionStatus::sent, std::nullopt, provider_message_id}, now);
+    auto tool = tool_row(db, id);
+    if (!tool) return std::unexpected(tool.error());
+    auto message_id = move_action(db, id,
+                                  {ActionStatus::sending, ActionStatus::sent, std::nullopt,
+                                   provider_message_id.empty() ? std::nullopt : std::optional(provider_message_id)},
+                                  now);
     if (!message_id) return std::unexpected(message_id.error());
+    // The tool did what was decided; its reply goes to the customer now, and the message is
+    // done once that is sent.
+    if (tool->server && tool->follow_up && tool->recipient) {
+      const std::string arguments =
+          JsonOut().begin_object().field("after", id).field("text", *tool->follow_up).end_object().str();
+      auto reply = add_action(db,
+                              {.message_id = *message_id,
+                               .action = tool->action,
+                               .arguments = arguments,
+                               .recipient = tool->recipient,
+                               .body = tool->follow_up},
+                              now);
+      if (!reply) return std::unexpected(reply.error());
+      return {};
+    }
     return finish_if_decided(db, *message_id, Outcome::replied, now);
   });
 }
@@ -242,9 +294,9 @@ Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
   return transaction<std::vector<std::int64_t>>(db, [&]() -> Result<std::vector<std::int64_t>> {
     std::vector<std::int64_t> ids;
     {
-      auto stuck = Query::prepare(db,
-                                  "SELECT a.id, m.channel FROM actions a JOIN inbox m ON m.id = a.message_id"
-                                  " WHERE a.status = 'sending' ORDER BY a.id");
+      auto stuck = Query::prepare(db, "SELECT a.id, " + std::string(k_lane) +
+                                          " FROM actions a JOIN inbox m ON m.id = a.message_id"
+                                          " WHERE a.status = 'sending' ORDER BY a.id");
       if (!stuck) return std::unexpected(stuck.error());
       while (true) {
         auto row = stuck->step();
@@ -262,9 +314,10 @@ Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
 }
 
 Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel, const std::string& claimed_by) {
-  auto pick = Query::prepare(db, std::string(k_item_columns) +
-                                     " WHERE a.status = 'sending' AND m.channel = ?1"
-                                     " AND (?2 = '' OR a.claimed_by = ?2) ORDER BY a.id");
+  auto pick =
+      Query::prepare(db, std::string(k_item_columns) + " WHERE a.status = 'sending' AND " + std::string(k_lane) +
+                             " = ?1"
+                             " AND (?2 = '' OR a.claimed_by = ?2) ORDER BY a.id");
   if (!pick) return std::unexpected(pick.error());
   pick->bind(1, channel).bind(2, claimed_by);
   std::vector<OutboxItem> items;

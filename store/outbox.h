@@ -13,6 +13,13 @@
 // Every transition appends an 'action' audit event in the same transaction. A message left
 // 'decided' (its action was the pending step) becomes done with the send's outcome:
 // 'replied' when sent, 'escalated' when failed or unknown.
+//
+// A row may call an MCP tool instead of sending a message (tool_server set: a catalog mcp
+// action with "use": "act"). It takes the same states, in a lane of its own (k_tool_lane)
+// whatever its message's channel: its `body` is the tool's arguments object; 'sent' means
+// the tool answered without an error, and then its follow_up, when it has one, is queued
+// to `recipient` as a reply of its own (the message stays decided until that is sent);
+// 'failed' opens a tool_failed escalation instead of send_failed.
 
 #include <cstdint>
 #include <expected>
@@ -39,7 +46,30 @@ struct NewAction {
   // The recipient as the reply wrote it, when that differs from `recipient` (the policy
   // accepts "+1 555-123-4567" for 15551234567): recorded in the audit event only.
   std::optional<std::string> recipient_written;
+  // A tool call instead of a message: the server and tool; `body` holds the arguments.
+  std::optional<std::string> tool_server;
+  std::optional<std::string> tool_name;
+  std::optional<std::string> follow_up;  // the reply to `recipient` once the tool succeeded
 };
+
+// `action` made a tool call: `call`'s server, tool and arguments (as the body), and its
+// follow-up reply to `recipient` when it has one (none: no recipient either).
+inline NewAction with_tool(NewAction action, std::string server, std::string tool, std::string arguments,
+                           std::optional<std::string> follow_up) {
+  action.tool_server = std::move(server);
+  action.tool_name = std::move(tool);
+  action.body = std::move(arguments);
+  action.follow_up = std::move(follow_up);
+  if (!action.follow_up) {
+    action.recipient.reset();
+    action.recipient_written.reset();
+  }
+  return action;
+}
+
+// The lane of the rows that call a tool (store::NewAction::tool_server set): begin_send,
+// recover_sending and sending_items take it as a channel name.
+inline constexpr std::string_view k_tool_lane = "tools";
 
 // Adds an action with a fresh idempotency key ("dispatchd-<message>-<n>"). Its audit event
 // is {action, name, to, recipient, recipient_written, arguments}, the recipients when set.
@@ -57,23 +87,27 @@ struct OutboxItem {
   std::string recipient;
   std::string body;
   std::string idempotency_key;
+  std::string action;       // the catalog action's name
+  std::string tool_server;  // a tool call's ("" for a message)
+  std::string tool_name;
 };
 
-// Takes the oldest approved action (of `channel`'s messages, when given) and commits it as
+// Takes the oldest approved action (of `channel`'s messages, or of k_tool_lane, when given) and commits it as
 // 'sending'; nullopt when none waits. `instance` (instance.id, store/instances.h) is recorded
 // as the claimer, so that a takeover of that instance finds its sends in flight; several
 // instances calling this at once on PostgreSQL each claim a different action.
 Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel = "",
                                              const std::string& instance = "");
 
-// sending -> sent, with the provider's id for the message.
+// sending -> sent, with the provider's id for the message ("" for a tool call). A tool call's
+// follow_up is queued (approved) in the same transaction.
 Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id, Time now);
 
 // sending -> approved: the call certainly did not reach the provider; it will be sent again.
 Result<void> retry_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
-// sending -> failed (the provider refused it for good); opens a send_failed escalation in
-// the same transaction and returns its id.
+// sending -> failed (the provider refused it for good); opens a send_failed escalation (a
+// tool call: tool_failed) in the same transaction and returns its id.
 Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
 // sending -> unknown (a timeout or crash after the request left); opens a delivery_unknown

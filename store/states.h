@@ -35,6 +35,7 @@ enum class EscalationReason {
   send_failed,
   delivery_unknown,
   undecodable,
+  tool_failed,  // an MCP tool the decision called answered with an error, or was not called
 };
 
 // An escalation's state (v_escalations.status); store/queue.h draws the machine.
@@ -108,7 +109,7 @@ struct SqlNames<ActionStatus> {
 
 template <>
 struct SqlNames<EscalationReason> {
-  static constexpr std::array<std::pair<EscalationReason, std::string_view>, 9> table{{
+  static constexpr std::array<std::pair<EscalationReason, std::string_view>, 10> table{{
       {EscalationReason::contract_failed, "contract_failed"},
       {EscalationReason::model_escalated, "model_escalated"},
       {EscalationReason::needs_approval, "needs_approval"},
@@ -118,6 +119,7 @@ struct SqlNames<EscalationReason> {
       {EscalationReason::send_failed, "send_failed"},
       {EscalationReason::delivery_unknown, "delivery_unknown"},
       {EscalationReason::undecodable, "undecodable"},
+      {EscalationReason::tool_failed, "tool_failed"},
   }};
 };
 

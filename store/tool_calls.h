@@ -16,7 +16,9 @@ namespace dispatchd::store {
 
 struct ToolCallRecord {
   std::int64_t message_id = 0;
-  int attempt = 1;  // the attempt whose valid output asked for the call
+  // The attempt whose valid output asked for the call; 0: the message's latest (an act call,
+  // made by the outbox after the decision, or after staff approved it).
+  int attempt = 1;
   std::string action;
   ToolKind kind = ToolKind::http;
   std::optional<std::string> server;  // mcp: the configured server's name
@@ -24,6 +26,7 @@ struct ToolCallRecord {
   ToolOutcome outcome = ToolOutcome::ok;
   std::int64_t duration_ms = 0;
   std::int64_t result_bytes = 0;
+  std::optional<std::int64_t> action_id;  // an act call's outbox row
 };
 
 // Stores the call and its 'tool_call' audit event in one transaction.

@@ -1,6 +1,7 @@
 #include "validator/outbound.h"
 
 #include "common/json_access.h"
+#include "common/json_out.h"
 #include "common/strict_json.h"
 #include "validator/checks.h"
 
@@ -26,6 +27,48 @@ std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdi
   if (!written || !same_counterpart(*written, counterpart)) return std::nullopt;
   if (*written != counterpart) out.recipient_written = std::move(*written);
   return out;
+}
+
+std::optional<std::string> tool_arguments(const catalog::Catalog& catalog, const catalog::Action& action,
+                                          const std::string& output) {
+  if (!action.mcp) return std::nullopt;
+  auto parsed = json::parse_strict(output, json::k_checked_json_limits);
+  if (!parsed || !parsed->document.IsObject()) return std::nullopt;
+  JsonOut out;
+  out.begin_object();
+  for (const auto& field : catalog.fields()) {
+    if (!action.uses(field.name)) continue;
+    const rapidjson::Value* value = json::member(parsed->document, field.name);
+    if (value == nullptr || value->IsNull()) continue;
+    out.raw(action.mcp->argument_of(field.name), json::to_string(*value));
+  }
+  out.end_object();
+  return out.str();
+}
+
+std::optional<ToolCall> tool_call_of(const catalog::Catalog& catalog, const Verdict& verdict,
+                                     const std::string& counterpart) {
+  if (!verdict.ok) return std::nullopt;
+  const catalog::Action* action = catalog.find_action(verdict.action);
+  if (!action || !action->mcp || action->mcp->use != catalog::McpUse::act) return std::nullopt;
+  auto parsed = json::parse_strict(verdict.output, json::k_checked_json_limits);
+  if (!parsed || !parsed->document.IsObject()) return std::nullopt;
+  const rapidjson::Value& doc = parsed->document;
+  std::optional<std::string> written;
+  if (action->policy.recipient_field) {
+    written = json::string_member(doc, *action->policy.recipient_field);
+    if (!written || !same_counterpart(*written, counterpart)) return std::nullopt;
+  }
+  auto arguments = tool_arguments(catalog, *action, verdict.output);
+  if (!arguments) return std::nullopt;
+  ToolCall call{action->mcp->server, action->mcp->tool, std::move(*arguments), std::nullopt};
+  if (action->text_field) {
+    auto text = json::string_member(doc, *action->text_field);
+    if (!text) return std::nullopt;
+    call.follow_up = Outbound{counterpart, std::move(*text), std::nullopt};
+    if (written && *written != counterpart) call.follow_up->recipient_written = std::move(*written);
+  }
+  return call;
 }
 
 }  // namespace dispatchd::validator

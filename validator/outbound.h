@@ -1,7 +1,8 @@
 #pragma once
 // What a valid reply sends: for an action of kind reply, the recipient and the message text
-// (its text_field), decoded from the verdict's output. Shared by the agent loop and the
-// staff commands so both fill the outbox the same way.
+// (its text_field), decoded from the verdict's output; for an mcp action with "use": "act",
+// the tool call and the reply that follows it. Shared by the agent loop and the staff
+// commands so both fill the outbox the same way.
 //
 // The recipient is always the conversation's counterpart exactly as the inbox stores it
 // (the WhatsApp wa_id, the email address): the policy accepts other forms of it
@@ -30,5 +31,24 @@ struct Outbound {
 // another one sends nothing).
 std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdict& verdict,
                                     const std::string& counterpart);
+
+// The arguments object an mcp action sends: each field it uses that is set (not null) in
+// `output` (a validated reply), under its argument name (catalog::McpTool::argument_of).
+std::optional<std::string> tool_arguments(const catalog::Catalog& catalog, const catalog::Action& action,
+                                          const std::string& output);
+
+// A decided tool call (an mcp action with "use": "act").
+struct ToolCall {
+  std::string server;
+  std::string tool;
+  std::string arguments;              // compact JSON object
+  std::optional<Outbound> follow_up;  // the reply to the counterpart once the tool succeeded
+};
+
+// nullopt unless `verdict` is ok, its action is an mcp act, and (with a recipient_field)
+// that field names `counterpart`, as for outbound_of. The follow-up is the action's
+// text_field, to the counterpart as stored, when the action has one.
+std::optional<ToolCall> tool_call_of(const catalog::Catalog& catalog, const Verdict& verdict,
+                                     const std::string& counterpart);
 
 }  // namespace dispatchd::validator

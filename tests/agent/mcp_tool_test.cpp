@@ -46,8 +46,8 @@ struct FakeCaller : mcp::ToolCaller {
   std::vector<std::pair<std::string, std::string>> calls;  // (action, arguments)
 
   explicit FakeCaller(boost::asio::io_context& io_) : io(io_) {}
-  void call(const catalog::Action& action, std::string arguments, std::string, Done done) override {
-    calls.emplace_back(action.name, arguments);
+  void call(const std::string& action, std::string arguments, std::string, Done done) override {
+    calls.emplace_back(action, arguments);
     auto answer = std::move(answers.front());
     answers.pop_front();
     boost::asio::post(io, [done = std::move(done), answer = std::move(answer)]() mutable { done(std::move(answer)); });
@@ -204,4 +204,76 @@ TEST_CASE("decide: a valid mcp lookup runs its tool with the arguments, until th
       CHECK(std::holds_alternative<agent::PastToolLimit>(escalate->detail));
     }
   }
+}
+
+namespace {
+
+const catalog::Catalog& act_catalog() {
+  static const catalog::Catalog catalog = [] {
+    auto parsed = catalog::Catalog::parse(R"({
+      "name": "act.test", "action_field": "action",
+      "fields": {
+        "recipient": {"type": "string", "minLength": 1},
+        "content": {"type": "string", "minLength": 1},
+        "party": {"type": "integer", "minimum": 1, "maximum": 12}
+      },
+      "actions": [
+        {"name": "book", "description": "Book a table.", "kind": "mcp", "text_field": "content",
+         "required": ["recipient", "content", "party"], "policy": {"recipient_field": "recipient"},
+         "mcp": {"server": "bookings", "tool": "create_booking", "use": "act", "arguments": {"content": "note"}}},
+        {"name": "cancel", "description": "Cancel a booking.", "kind": "mcp", "required": ["party"],
+         "policy": {"requires_approval": true},
+         "mcp": {"server": "bookings", "tool": "cancel_booking", "use": "act"}}
+      ]})",
+                                          "act.json");
+    if (!parsed) throw std::runtime_error(parsed.error().front().to_string());
+    return std::move(*parsed);
+  }();
+  return catalog;
+}
+
+agent::Step decide_act(const std::string& output) {
+  const agent::Answered answered{output, validator::validate(act_catalog(), output, {k_customer, "book"})};
+  return agent::decide(answered, agent::Progress{.attempts = 1}, agent::Limits{}, act_catalog(), k_customer);
+}
+
+}  // namespace
+
+TEST_CASE("decide: a valid mcp act is queued as a tool call with its follow-up, or proposed", "[agent][mcp][decide]") {
+  const auto queued = decide_act(R"({"action":"book","recipient":"15551234567","content":"Booked for 2.","party":2})");
+  const auto* queue = std::get_if<agent::Queue>(&queued);
+  REQUIRE(queue);
+  REQUIRE(queue->reply.tool);
+  CHECK(queue->reply.tool->server == "bookings");
+  CHECK(queue->reply.tool->tool == "create_booking");
+  CHECK(queue->reply.tool->arguments == R"({"recipient":"15551234567","note":"Booked for 2.","party":2})");
+  REQUIRE(queue->reply.tool->follow_up);
+  CHECK(queue->reply.tool->follow_up->recipient == "15551234567");
+  CHECK(queue->reply.tool->follow_up->body == "Booked for 2.");
+
+  // requires_approval: a proposal; no text_field: no follow-up.
+  const auto proposed = decide_act(R"({"action":"cancel","party":4})");
+  const auto* propose = std::get_if<agent::Propose>(&proposed);
+  REQUIRE(propose);
+  CHECK(propose->reason == store::EscalationReason::needs_approval);
+  REQUIRE(propose->reply.tool);
+  CHECK(propose->reply.tool->arguments == R"({"party":4})");
+  CHECK_FALSE(propose->reply.tool->follow_up);
+
+  // Another recipient: the policy refuses it before anything is decided.
+  const auto refused = decide_act(R"({"action":"book","recipient":"15559999999","content":"x","party":2})");
+  CHECK(std::holds_alternative<agent::Ask>(refused));
+}
+
+TEST_CASE("agent: a decided act is an outbox row for the tool, the message decided", "[agent][mcp]") {
+  AgentHarness h({}, llm::ProviderKind::openai, act_catalog());
+  h.receive("wamid.1", "A table for two, please");
+  h.fake.push(FakeReply::text(R"({"action":"book","recipient":"15551234567","content":"Booked for 2.","party":2})"));
+  h.decide(1);
+  CHECK(h.decisions[0].outcome == agent::Outcome::queued);
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE status = 'approved' AND tool_server = 'bookings'"
+                " AND tool_name = 'create_booking' AND follow_up = 'Booked for 2.' AND recipient = '15551234567'"
+                " AND body = '{\"recipient\":\"15551234567\",\"note\":\"Booked for 2.\",\"party\":2}'") == 1);
+  CHECK(h.count("SELECT count(*) FROM v_messages WHERE state = 'decided'") == 1);
+  CHECK(h.count("SELECT count(*) FROM v_tool_calls") == 0);  // called by the outbox, not here
 }

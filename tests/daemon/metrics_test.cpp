@@ -97,6 +97,11 @@ TEST_CASE("metrics: an upgraded database's counts are filled from its history", 
   // from it.
   std::erase_if(before, [](const store::Migration& m) { return m.version == 8 || m.version == 15; });
   REQUIRE(store::migrate(*db, before, store::format_time(test::k_t0)));
+  // SQLite's 0021 rebuilt the escalations table and made 0008's triggers on it again: gone,
+  // as they were before 0008, so that the history is written as a database without 0008's
+  // counters would have been.
+  if (!test::on_postgresql())
+    REQUIRE(db->exec("DROP TRIGGER metric_escalations_insert; DROP TRIGGER metric_escalations_status"));
   REQUIRE(test::seed_history(*db, test::k_t0));
   test::migrate_all(*db, test::k_t0 + 48h);
   check_counts_equal_aggregates(*db);

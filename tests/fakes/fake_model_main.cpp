@@ -13,7 +13,9 @@
 // repeats). "{sender}" in a reply becomes the message's sender and "{message}" the customer's
 // message verbatim (the text between "message from <sender>:" and the agent's closing
 // instruction), so a reply of "{message}" is a model that obeys whatever action the message
-// pastes (the injection suite, tests/e2e/injection_test.py); "{sender}" is replaced first, so
+// pastes (the injection suite, tests/e2e/injection_test.py); "{tool}" the last tool answer
+// in the request verbatim (re-asks after it included), so a reply of "{tool}" obeys whatever a tool's result pastes
+// (tests/e2e/tool_injection_test.py); "{sender}" is replaced first, so
 // a message that contains "{sender}" stays as written. A rule's `errors` answer the
 // first requests for each message (each distinct first user turn) with those statuses and
 // the dialect's error body, a 429 with `Retry-After: 1`, each printed as a line
@@ -100,21 +102,38 @@ bool load_scenario(const std::string& path, Scenario& scenario) {
 }
 
 // The first user turn's text and the number of assistant turns, in any dialect.
-void read_turns(Dialect dialect, const rapidjson::Document& body, std::string& first_user, int& assistant_turns) {
+// What the last tool answered, in a user turn the agent wrote after a tool call
+// (agent/context.cpp): between "The tool answered:" and its closing instruction; "" when the
+// turn is no tool answer.
+std::string tool_of(const std::string& turn) {
+  static constexpr std::string_view k_opening = "The tool answered:\n";
+  static constexpr std::string_view k_closing = "\n\nNow choose the next action";
+  if (!turn.starts_with(k_opening)) return "";
+  const auto end = turn.rfind(k_closing);
+  if (end == std::string::npos || end < k_opening.size()) return turn.substr(k_opening.size());
+  return turn.substr(k_opening.size(), end - k_opening.size());
+}
+
+// The first user turn's text, the last one that carries a tool's answer (tool_of), and how
+// many assistant turns came before.
+void read_turns(Dialect dialect, const rapidjson::Document& body, std::string& first_user, std::string& last_tool,
+                int& assistant_turns) {
   const char* list = dialect == Dialect::gemini ? "contents" : "messages";
   if (!body.IsObject() || !body.HasMember(list) || !body[list].IsArray()) return;
   for (const auto& turn : body[list].GetArray()) {
     if (!turn.IsObject() || !turn.HasMember("role") || !turn["role"].IsString()) continue;
     const std::string role = turn["role"].GetString();
     if (role == "assistant" || role == "model") ++assistant_turns;
-    if (role != "user" || !first_user.empty()) continue;
-    if (turn.HasMember("content") && turn["content"].IsString()) first_user = turn["content"].GetString();
+    if (role != "user") continue;
+    std::string text;
+    if (turn.HasMember("content") && turn["content"].IsString()) text = turn["content"].GetString();
     if (turn.HasMember("parts") && turn["parts"].IsArray()) {
       for (const auto& part : turn["parts"].GetArray()) {
-        if (part.IsObject() && part.HasMember("text") && part["text"].IsString())
-          first_user += part["text"].GetString();
+        if (part.IsObject() && part.HasMember("text") && part["text"].IsString()) text += part["text"].GetString();
       }
     }
+    if (first_user.empty()) first_user = text;
+    if (!tool_of(text).empty()) last_tool = std::move(text);
   }
 }
 
@@ -226,8 +245,9 @@ int main(int argc, char** argv) {
     rapidjson::Document body;
     body.Parse(request.body.c_str());
     std::string first_user;
+    std::string last_tool;
     int attempt = 0;
-    read_turns(request.dialect, body, first_user, attempt);
+    read_turns(request.dialect, body, first_user, last_tool, attempt);
     const std::string sender = sender_of(first_user);
     const auto stamped = [&](FakeReply reply) {
       if (timeline_path.empty()) return reply;
@@ -257,6 +277,7 @@ int main(int argc, char** argv) {
     const auto& text = (*replies)[std::min<std::size_t>(static_cast<std::size_t>(attempt), replies->size() - 1)];
     std::string out = replace_all(text, "{sender}", sender);
     if (out.find("{message}") != std::string::npos) out = replace_all(out, "{message}", message_of(first_user));
+    if (out.find("{tool}") != std::string::npos) out = replace_all(out, "{tool}", tool_of(last_tool));
     FakeReply reply = FakeReply::text(std::move(out));
     reply.input_tokens = usage.input_tokens;
     reply.cached_input_tokens = usage.cached_input_tokens;

@@ -6,12 +6,22 @@ status 7), `fail` (answers isError). It answers `initialize` with the revision i
 (argument 1, default the client's; "-" for the client's), lists its tools two per page, and
 prints every message it receives on stderr as `got: <method>`.
 
+With MCP_RECORDS naming a file holding a JSON object (id -> text) in its environment, it
+also lists `record` ({"id": string}): the text stored under `id`, or isError when there is
+none; the records are data a business's system holds, e.g. poisoned ones (the injection suite).
+
+With MCP_CALLS naming a file, it also lists `book` (any arguments): each call is appended
+to that file first, as one JSON line {"key": the call's _meta "dispatchd/idempotency_key",
+"arguments": ...}, then answered "booked" (after 60 s when an argument's text holds
+"lento", so that a test can kill the caller mid-call).
+
 With a second argument, a file holding a JSON object: `echo`'s inputSchema is read from it
 at every listing, and when the file changes the server sends
 `notifications/tools/list_changed` (checked every 50 ms). With the object {"drop": true}
 `echo` is not listed at all.
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -27,7 +37,17 @@ def send(message):
         sys.stdout.flush()
 
 
+RECORD = {"name": "record", "description": "record", "inputSchema": {
+    "type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}}
+
+
+BOOK = {"name": "book", "description": "book", "inputSchema": {"type": "object"}}
+
+
 def tools(schema_file):
+    extra = ([RECORD] if os.environ.get("MCP_RECORDS") else []) + ([BOOK] if os.environ.get("MCP_CALLS") else [])
+    if extra:
+        return TOOLS + extra
     if not schema_file:
         return TOOLS
     with open(schema_file) as f:
@@ -85,6 +105,21 @@ def main():
             if name == "echo":
                 text = params["arguments"].get("message", "")
                 send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
+            elif name == "book" and os.environ.get("MCP_CALLS"):
+                key = (params.get("_meta") or {}).get("dispatchd/idempotency_key", "")
+                with open(os.environ["MCP_CALLS"], "a") as f:
+                    f.write(json.dumps({"key": key, "arguments": params["arguments"]}) + "\n")
+                if "lento" in json.dumps(params["arguments"]):
+                    time.sleep(60)
+                send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "booked"}]}})
+            elif name == "record" and os.environ.get("MCP_RECORDS"):
+                with open(os.environ["MCP_RECORDS"]) as f:
+                    records = json.load(f)
+                key = params["arguments"].get("id", "")
+                found = key in records
+                send({"jsonrpc": "2.0", "id": mid, "result": {
+                    "content": [{"type": "text", "text": records[key] if found else "no record " + key}],
+                    "isError": not found}})
             elif name == "fail":
                 send({"jsonrpc": "2.0", "id": mid,
                       "result": {"content": [{"type": "text", "text": "it failed"}], "isError": True}})

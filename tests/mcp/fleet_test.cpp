@@ -155,8 +155,7 @@ struct FleetFixture {
   PinState say_state() const { return pin_of(fleet->pins(), "say").state; }
   mcp::ServerCore::CallResult call(const std::string& action, const std::string& args) {
     std::optional<mcp::ServerCore::CallResult> result;
-    fleet->call(*catalog->find_action(action), args, "key-1",
-                [&](mcp::ServerCore::CallResult r) { result = std::move(r); });
+    fleet->call(action, args, "key-1", [&](mcp::ServerCore::CallResult r) { result = std::move(r); });
     test::run_until(io, [&] { return result.has_value(); });
     return std::move(*result);
   }
@@ -180,6 +179,14 @@ TEST_CASE("fleet: pinned actions call their tool; list_changed disables and re-e
   const auto echoed = f.call("say", R"({"message":"hola"})");
   REQUIRE(echoed);
   CHECK(echoed->text == "hola");
+
+  // A call decided earlier for another tool than the action's now is not made.
+  std::optional<mcp::ServerCore::CallResult> moved;
+  f.fleet->call_tool("say", "script", "fail", "{}", "k", [&](mcp::ServerCore::CallResult r) { moved = std::move(r); });
+  test::run_until(f.io, [&] { return moved.has_value(); });
+  REQUIRE_FALSE(*moved);
+  CHECK(moved->error().kind == mcp::CallErrorKind::disabled);
+  CHECK_THAT(moved->error().message, Catch::Contains("now calls tool `echo` of server `script`"));
 
   // An action whose server is not configured is never sent anywhere.
   const auto elsewhere = f.call("elsewhere", "{}");
@@ -217,8 +224,8 @@ TEST_CASE("fleet: at most max_in_flight calls at once per server, the rest wait 
 
   // The hanging call holds the only slot until its deadline (2 s); the echo waits its turn.
   std::optional<mcp::ServerCore::CallResult> hung, echoed;
-  f.fleet->call(*f.catalog->find_action("wait"), "{}", "k1", [&](auto r) { hung = std::move(r); });
-  f.fleet->call(*f.catalog->find_action("say"), R"({"message":"after"})", "k2", [&](auto r) { echoed = std::move(r); });
+  f.fleet->call("wait", "{}", "k1", [&](auto r) { hung = std::move(r); });
+  f.fleet->call("say", R"({"message":"after"})", "k2", [&](auto r) { echoed = std::move(r); });
   test::run_until(f.io, [&] { return !f.fleet->servers().empty() && f.fleet->servers()[0].waiting == 1; });
   CHECK(f.fleet->servers()[0].in_flight == 1);
   test::run_until(f.io, [&] { return hung.has_value() && echoed.has_value(); });

@@ -280,7 +280,7 @@ TEST_CASE("mcp session: junk is counted and skipped; a lost connection ends ever
   CHECK(session.state() == Session::State::closed);
   const auto after = session.call(42, "get_order", "{}", "", t0);
   CHECK(after.send.empty());
-  CHECK(events_of<CallDone>(after).at(0).result.error().kind == CallErrorKind::unavailable);
+  CHECK(events_of<CallDone>(after).at(0).result.error().kind == CallErrorKind::not_sent);
   CHECK_FALSE(session.next_deadline().has_value());
 }
 

@@ -67,7 +67,7 @@ TEST_CASE("staff: edit refuses actions that send nothing", "[staff]") {
       R"({"action":"escalate_to_human","recipient":"15551234567","content":"needs a manager","priority":"high"})";
   auto refused = staff::edit(f.db, f.catalog, f.escalation, "ana", escalate, k_t0 + 1s);
   REQUIRE_FALSE(refused);
-  CHECK_THAT(refused.error().message, Catch::Contains("only a reply action can be sent"));
+  CHECK_THAT(refused.error().message, Catch::Contains("only a reply action or a tool call can be sent"));
 }
 
 TEST_CASE("staff: reply sends the text to the message's sender, limits are checked", "[staff]") {
