@@ -166,12 +166,13 @@ Result<EraseResult> erase_rows(Database& db, const Scope& s) {
                             s);
   if (!counted) return std::unexpected(counted.error());
   r.attempts = *counted;
-  counted =
-      run_scoped(db,
-                 "UPDATE actions SET arguments = " + json + ", " + blank("body", text) + ", " + blank("error", text) +
-                     ", recipient = CASE WHEN recipient IS NULL THEN NULL WHEN recipient = ?2 THEN ?3 ELSE " + text +
-                     " END WHERE recipient = ?2 OR " + scope_of("message_id", {"arguments", "body", "error"}, s),
-                 s);
+  counted = run_scoped(db,
+                       "UPDATE actions SET arguments = " + json + ", " + blank("body", text) + ", " +
+                           blank("error", text) + ", " + blank("follow_up", text) +
+                           ", recipient = CASE WHEN recipient IS NULL THEN NULL WHEN recipient = ?2 THEN ?3 ELSE " +
+                           text + " END WHERE recipient = ?2 OR " +
+                           scope_of("message_id", {"arguments", "body", "error", "follow_up"}, s),
+                       s);
   if (!counted) return std::unexpected(counted.error());
   r.actions = *counted;
   counted = run_scoped(db,

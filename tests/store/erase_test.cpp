@@ -125,6 +125,23 @@ void seed(store::Database& db, const Customer& c, store::Time now) {
   send_next(db, "wamid.out" + c.number + ".2", now + 3s);
 }
 
+// A message answered by an MCP act: the tool call (its arguments hold the customer's words),
+// then its follow-up reply, both sent.
+void act_message(store::Database& db, const Customer& c, store::Time now) {
+  const auto third = inbound(db, c, 3, now + 4s);
+  take(db, third, now + 4s);
+  REQUIRE(store::queue_reply(
+      db,
+      store::with_tool({.message_id = third, .action = "reservar", .arguments = reply_json(c), .recipient = c.number},
+                       "reservas", "book", R"({"nota":"book )" + c.marker + "\"}", "booked " + c.marker),
+      now + 4s));
+  auto call = store::begin_send(db, now + 5s, std::string(store::k_tool_lane));
+  REQUIRE(call);
+  REQUIRE(*call);
+  REQUIRE(store::complete_send(db, (*call)->id, "", now + 5s));
+  send_next(db, "wamid.out" + c.number + ".3", now + 6s);
+}
+
 struct EraseFixture {
   test::TempDir dir;
   store::Database db = test::migrated_db(dir);
@@ -367,4 +384,24 @@ TEST_CASE("erase: while another connection writes (the daemon), it commits or fa
   const std::string after = f.db_bytes();
   CHECK(after.find(k_erased.marker) == std::string::npos);
   CHECK(after.find(k_erased.number) == std::string::npos);
+}
+
+TEST_CASE("erase: an MCP act's tool call and its follow-up reply are erased too", "[erase][mcp]") {
+  EraseFixture f;
+  seed(f.db, k_erased, k_t0);
+  act_message(f.db, k_erased, k_t0);
+  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo-lucia"}, k_t0 + 1h);
+  REQUIRE(erased);
+  CHECK(erased->messages == 3);
+  CHECK(erased->actions == 5);  // the three of seed(), the tool call and its follow-up
+  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE tool_name = 'book' AND body = '[erased]'"
+                       " AND follow_up = '[erased]' AND recipient = '" +
+                       erased->digest + "'")
+            .value() == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE body LIKE '%" + k_erased.marker +
+                       "%' OR follow_up LIKE '%" + k_erased.marker + "%' OR arguments LIKE '%" + k_erased.marker + "%'")
+            .value() == 0);
+  const auto check = store::verify_audit(f.db);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
 }

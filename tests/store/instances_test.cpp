@@ -345,6 +345,35 @@ TEST_CASE("instances: each send is claimed by exactly one instance", "[instances
   CHECK(chain_ok(db));
 }
 
+TEST_CASE("instances: each MCP act's tool call is claimed by exactly one instance", "[instances][mcp]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  constexpr int k_calls = 30;
+  std::set<std::int64_t> queued;
+  for (int i = 0; i < k_calls; ++i) {
+    const auto id = insert_message(db, "wamid.t" + std::to_string(i), "c" + std::to_string(i));
+    REQUIRE(take(db, "taker") == id);
+    auto action = store::queue_reply(
+        db, store::with_tool({id, "reservar", "{}", "15551234567"}, "reservas", "book", "{}", std::nullopt), k_t0);
+    REQUIRE(action);
+    queued.insert(*action);
+  }
+  std::vector<std::vector<std::int64_t>> claimed(3);
+  const auto errors = run_instances(dir, claimed.size(), [&](store::Database& mine, std::size_t i) -> std::string {
+    while (true) {
+      auto item = store::begin_send(mine, k_t0, std::string(store::k_tool_lane), "instance-" + std::to_string(i));
+      if (!item) return item.error().message;
+      if (!*item) return "";
+      claimed[i].push_back((*item)->id);
+    }
+  });
+  CHECK(errors == std::vector<std::string>(claimed.size()));
+  std::multiset<std::int64_t> all;
+  for (const auto& mine : claimed) all.insert(mine.begin(), mine.end());
+  CHECK(std::set<std::int64_t>(all.begin(), all.end()) == queued);
+  CHECK(all.size() == queued.size());  // none twice
+}
+
 TEST_CASE("instances: concurrent writers append one audit chain that verifies", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
