@@ -80,15 +80,22 @@ std::expected<Reply, std::string> parse_openai(std::string_view body) {
   const rapidjson::Value* choices = array_member(*doc, "choices");
   if (!choices || choices->Empty() || !(*choices)[0].IsObject()) return std::unexpected("no choices[0]");
   const rapidjson::Value& choice = (*choices)[0];
+  Reply reply;
+  reply.finish_reason = string_member(choice, "finish_reason").value_or("");
+  reply.usage = openai_usage(object_member(*doc, "usage"));
+  const std::string finish = " (finish_reason " + reply.finish_reason;
   const rapidjson::Value* message = object_member(choice, "message");
+  if (!message && reply.finish_reason == "content_filter") {
+    // Azure OpenAI may withhold the whole message, not only its content: still a filtered
+    // answer, billed, with the filter's verdicts.
+    reply.ending = Ending::blocked;
+    reply.why = "the provider's content filter withheld the reply" + finish + filtered_categories(choice) + ")";
+    return reply;
+  }
   if (!message) return std::unexpected("no choices[0].message");
   auto text = content_text(*message);
   if (!text) return std::unexpected(text.error());
-  Reply reply;
-  reply.finish_reason = string_member(choice, "finish_reason").value_or("");
   reply.output = text->value_or("");
-  reply.usage = openai_usage(object_member(*doc, "usage"));
-  const std::string finish = " (finish_reason " + reply.finish_reason;
   if (reply.finish_reason == "length") {
     reply.ending = Ending::truncated;
   } else if (auto refusal = string_member(*message, "refusal")) {

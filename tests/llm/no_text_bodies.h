@@ -58,6 +58,21 @@ inline constexpr const char* k_azure_content_filter = R"({
   "usage": {"prompt_tokens": 530, "completion_tokens": 24, "total_tokens": 554}
 })";
 
+// Azure OpenAI as it also answers a filtered completion: the choice has no `message` at all,
+// only the finish reason and the filter's verdicts, and the usage is billed.
+inline constexpr const char* k_azure_content_filter_no_message = R"({
+  "id": "chatcmpl-AzFiltered02", "object": "chat.completion", "created": 1733000000,
+  "model": "gpt-4o-mini-2024-07-18",
+  "choices": [{
+    "index": 0,
+    "finish_reason": "content_filter",
+    "content_filter_results": {
+      "hate": {"filtered": false, "severity": "safe"}, "self_harm": {"filtered": true, "severity": "high"},
+      "sexual": {"filtered": false, "severity": "safe"}, "violence": {"filtered": false, "severity": "safe"}}
+  }],
+  "usage": {"prompt_tokens": 15, "completion_tokens": 19, "total_tokens": 34}
+})";
+
 // Mistral-style server (Magistral): content as an array of chunks, a thinking chunk first.
 // The answer is split over two text chunks.
 inline constexpr const char* k_mistral_chunks = R"({

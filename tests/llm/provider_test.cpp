@@ -210,6 +210,8 @@ const std::vector<Shape> k_shapes = {
      "tool_calls", 640, 18, "", {"lookup_order", "ORD-1001"}},
     {"Azure content filter", ProviderKind::openai, test::bodies::k_azure_content_filter, ErrorClass::blocked,
      "content_filter", 530, 24, "", {"content_filter", "violence (medium)"}},
+    {"Azure content filter, no message", ProviderKind::openai, test::bodies::k_azure_content_filter_no_message,
+     ErrorClass::blocked, "content_filter", 15, 19, "", {"content_filter", "self_harm (high)"}},
     {"Mistral content chunks", ProviderKind::openai, test::bodies::k_mistral_chunks, std::nullopt,
      "stop", 700, 90, k_reply, {}},
     {"Gemini reply blocked", ProviderKind::gemini, test::bodies::k_gemini_safety, ErrorClass::blocked,
