@@ -1,7 +1,9 @@
 // Anthropic messages: POST {base_url}/v1/messages with the output contract as one tool the
 // model is forced to call (tool_choice {type: tool}). The tool_use block's `input` is the
 // reply object; it is serialized back to JSON text so the validator checks it like any
-// other provider's output.
+// other provider's output. The system text is one block marked for Anthropic's prompt cache
+// (cache_control ephemeral): with the tool before it, it is the part of every request for one
+// catalog that does not change, read from the cache at a fraction of the input price.
 #include "llm/internal/dialect.h"
 
 #include "common/json_access.h"
@@ -28,7 +30,10 @@ net::HttpRequest build_anthropic(const ProviderConfig& config, const CompletionR
   JsonOut out;
   out.begin_object().field("model", config.model);
   out.field("max_tokens", config.max_output_tokens.value_or(k_default_max_tokens));
-  if (!request.system.empty()) out.field("system", request.system);
+  if (!request.system.empty()) {
+    out.begin_array("system").begin_object().field("type", "text").field("text", request.system);
+    out.begin_object("cache_control").field("type", "ephemeral").end_object().end_object().end_array();
+  }
   out.begin_array("messages");
   write_chat_turns(out, request.turns);
   out.end_array();

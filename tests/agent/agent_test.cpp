@@ -666,3 +666,22 @@ TEST_CASE(
   h.io.poll();
   CHECK(h.decisions.size() == 2);
 }
+
+TEST_CASE("agent: the system text is the same for every customer and time: a prefix the provider can cache",
+          "[agent]") {
+  const auto kind = GENERATE(llm::ProviderKind::openai, llm::ProviderKind::gemini, llm::ProviderKind::anthropic);
+  CAPTURE(llm::to_string(kind));
+  AgentHarness h({}, kind);
+  // Two customers other than the catalog examples' 15551234567, a day apart.
+  h.receive("wamid.1", "Where is my order ORD-1001?", "15550002222");
+  h.fake.push(FakeReply::text(send_message("15550002222", "It ships tomorrow.")));
+  h.decide(1);
+  h.clock += std::chrono::hours(30);
+  h.receive("wamid.2", "Do you deliver on Sundays?", "15550001111");
+  h.fake.push(FakeReply::text(send_message("15550001111", "We do.")));
+  h.decide(2);
+  REQUIRE(h.fake.request_count() == 2);
+  CHECK(h.system(0) == h.system(1));
+  CHECK(h.system(0).find("15550001111") == std::string::npos);
+  CHECK(h.system(1).find("15550002222") == std::string::npos);
+}

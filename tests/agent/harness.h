@@ -60,7 +60,7 @@ inline std::string system_of(const rapidjson::Document& body, llm::ProviderKind 
     case llm::ProviderKind::gemini: return body["systemInstruction"]["parts"][0]["text"].GetString();
     case llm::ProviderKind::anthropic: break;
   }
-  return body["system"].GetString();
+  return body["system"][0]["text"].GetString();
 }
 
 struct AgentHarness {

@@ -2,8 +2,10 @@
 // roles) and how it reads the reply, errors included.
 #include <catch2/catch.hpp>
 
+#include "common/json_access.h"
 #include "tests/llm/harness.h"
 #include "tests/llm/no_text_bodies.h"
+#include "tests/test_util.h"
 
 using namespace dispatchd;
 using fakes::FakeReply;
@@ -101,7 +103,9 @@ TEST_CASE("Anthropic provider: request shape and reply") {
   CHECK(request.header("anthropic-version") == "2023-06-01");
   CHECK(request.header("authorization").empty());
   const auto body = h.last_body();
-  CHECK(std::string(body["system"].GetString()) == "SYSTEM PROMPT");
+  REQUIRE(body["system"].Size() == 1);  // one block, marked for the prompt cache
+  CHECK(std::string(body["system"][0]["text"].GetString()) == "SYSTEM PROMPT");
+  CHECK(std::string(body["system"][0]["cache_control"]["type"].GetString()) == "ephemeral");
   CHECK(roles(body["messages"]) == std::vector<std::string>{"user", "assistant", "user"});
   CHECK(body["max_tokens"].GetInt() == 1024);
   REQUIRE(body["tools"].Size() == 1);
@@ -321,4 +325,61 @@ TEST_CASE("Providers run over any Transport: a scripted FakeTransport, no socket
   REQUIRE_FALSE(results[2].has_value());
   CHECK(results[2].error().error_class == ErrorClass::transport);
   CHECK(results[2].error().message == "timed_out: timeout after 60000 ms");
+}
+
+namespace {
+
+// A body with every conversation turn's text replaced by "TURN": what is left is what the
+// provider sees before the conversation (the tools, the schema, the system text, settings).
+std::string without_turns(rapidjson::Document body, ProviderKind kind) {
+  const char* list = kind == ProviderKind::gemini ? "contents" : "messages";
+  for (auto& turn : body[list].GetArray()) {
+    if (turn.HasMember("role") && std::string(turn["role"].GetString()) == "system") continue;
+    if (turn.HasMember("content")) turn["content"].SetString("TURN");
+    if (turn.HasMember("parts"))
+      for (auto& part : turn["parts"].GetArray()) part["text"].SetString("TURN");
+  }
+  return json::to_string(body);
+}
+
+// The body's text before its first turn and after its last.
+std::pair<std::string, std::string> around_turns(const std::string& body) {
+  const auto first = body.find("\"TURN\"");
+  const auto last = body.rfind("\"TURN\"");
+  REQUIRE(first != std::string::npos);
+  return {body.substr(0, first), body.substr(last + 6)};
+}
+
+}  // namespace
+
+TEST_CASE("Every provider: requests for one catalog share everything but the conversation, byte for byte") {
+  const auto kind = GENERATE(ProviderKind::openai, ProviderKind::gemini, ProviderKind::anthropic);
+  CAPTURE(llm::to_string(kind));
+  test::Harness h(kind);
+  // Two customers at two times: nothing of either may reach the part before the conversation.
+  llm::CompletionRequest first = test::reask_request();
+  first.turns = {{llm::Role::user, "New whatsapp message from 15551234567:\nwhere is my order?"}};
+  llm::CompletionRequest second = test::reask_request();
+  second.turns = {{llm::Role::user,
+                   "Conversation so far:\n[customer] hi\n\nNew gmail message from ana@example.com:\n"
+                   "it has not arrived"},
+                  {llm::Role::assistant, "not json"},
+                  {llm::Role::user, "Your previous reply was rejected"}};
+  h.fake.push(FakeReply::text(k_reply));
+  h.fake.push(FakeReply::text(k_reply));
+  REQUIRE(h.call(*h.provider, first));
+  REQUIRE(h.call(*h.provider, second));
+  const auto requests = h.fake.requests();
+  REQUIRE(requests.size() == 2);
+  const auto a = test::parse_json(requests[0].body);
+  const auto b = test::parse_json(requests[1].body);
+  rapidjson::Document a_copy, b_copy;
+  a_copy.CopyFrom(a, a_copy.GetAllocator());
+  b_copy.CopyFrom(b, b_copy.GetAllocator());
+  // The conversation differs (one turn against three): what surrounds it may not.
+  const auto [a_before, a_after] = around_turns(without_turns(std::move(a_copy), kind));
+  const auto [b_before, b_after] = around_turns(without_turns(std::move(b_copy), kind));
+  CHECK(a_before == b_before);
+  CHECK(a_after == b_after);
+  CHECK((a_before + a_after).find("SYSTEM PROMPT") != std::string::npos);
 }
