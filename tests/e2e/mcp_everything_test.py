@@ -41,6 +41,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import gmail_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import npm_package  # noqa: E402
 from gmail_harness import mail  # noqa: E402
 
 SKIPPED = 77
@@ -49,36 +51,6 @@ SERVER = "everything"  # the name of the server in mcp.servers, as the catalogs 
 check = harness.check
 # Not one of the secrets audit's tests: fake_model takes one --dump-requests, this test's own.
 harness.AUDIT_DIR = None
-
-
-def locked_version(here):
-    with open(os.path.join(here, "package-lock.json")) as f:
-        return json.load(f)["packages"]["node_modules/" + PACKAGE]["version"]
-
-
-def installed_version(work):
-    try:
-        with open(os.path.join(work, "node_modules", PACKAGE, "package.json")) as f:
-            return json.load(f).get("version")
-    except (OSError, ValueError):
-        return None
-
-
-def install(here, work):
-    os.makedirs(work, exist_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copy2(os.path.join(here, name), os.path.join(work, name))
-    wanted = locked_version(here)
-    if installed_version(work) == wanted:
-        print(f"{PACKAGE} {wanted} is installed in {work}")
-        return 0
-    done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline"], cwd=work,
-                          capture_output=True, text=True, timeout=600)
-    if done.returncode != 0 or installed_version(work) != wanted:
-        print(f"npm ci did not install {PACKAGE} {wanted}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-        return 1
-    print(f"{PACKAGE} {wanted} installed in {work}")
-    return 0
 
 
 # The conversations: per case, the channel, the word that makes the fake model's rule apply,
@@ -307,9 +279,9 @@ def main():
     here = os.path.join(source, "tests", "e2e", "mcp")
     work = os.path.join(build, "tests", "e2e", "mcp-everything")
     if mode == ["install"]:
-        return install(here, work)
-    if installed_version(work) != locked_version(here):
-        print(f"{PACKAGE} {locked_version(here)} is not installed in {work}: the test"
+        return 0 if npm_package.install(here, work, PACKAGE) else 1
+    if npm_package.installed_version(work, PACKAGE) != npm_package.locked_version(here, PACKAGE):
+        print(f"{PACKAGE} {npm_package.locked_version(here, PACKAGE)} is not installed in {work}: the test"
               " 'e2e: mcp everything install' installs it (or run this script with `install`)")
         return 1
     transport = Transport(mode[1], work, here)

@@ -16,48 +16,24 @@ exit status is the runner's. Its results go to BUILD_DIR/tests/mcp/conformance/r
 
 Exit 77 (skipped) only when node or npm is missing; anything else that goes wrong fails.
 """
-import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import npm_package  # noqa: E402
+
 SKIPPED = 77
 PACKAGE = "@modelcontextprotocol/conformance"
-
-
-def locked_version(here):
-    with open(os.path.join(here, "package-lock.json")) as f:
-        return json.load(f)["packages"]["node_modules/" + PACKAGE]["version"]
-
-
-def installed_version(work):
-    try:
-        with open(os.path.join(work, "node_modules", PACKAGE, "package.json")) as f:
-            return json.load(f).get("version")
-    except (OSError, ValueError):
-        return None
 
 
 def install(here, work):
     if not shutil.which("node") or not shutil.which("npm"):
         print("skipped: node and npm are needed (Debian's nodejs and npm)")
         return SKIPPED
-    os.makedirs(work, exist_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copy2(os.path.join(here, name), os.path.join(work, name))
-    wanted = locked_version(here)
-    if installed_version(work) == wanted:
-        print(f"{PACKAGE} {wanted} is installed in {work}")
-        return 0
-    result = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefer-offline"], cwd=work,
-                            capture_output=True, text=True, timeout=600)
-    if result.returncode != 0 or installed_version(work) != wanted:
-        print(f"npm ci did not install {PACKAGE} {wanted}:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
-        return 1
-    print(f"{PACKAGE} {wanted} installed in {work}")
-    return 0
+    return 0 if npm_package.install(here, work, PACKAGE) else 1
 
 
 def run(here, work, client, scenario):
@@ -65,8 +41,8 @@ def run(here, work, client, scenario):
     if not node or not shutil.which("npm"):
         print("skipped: node and npm are needed (Debian's nodejs and npm)")
         return SKIPPED
-    if installed_version(work) != locked_version(here):
-        print(f"{PACKAGE} {locked_version(here)} is not installed in {work}: the test"
+    if npm_package.installed_version(work, PACKAGE) != npm_package.locked_version(here, PACKAGE):
+        print(f"{PACKAGE} {npm_package.locked_version(here, PACKAGE)} is not installed in {work}: the test"
               " 'mcp: conformance install' installs it")
         return 1
     runner = os.path.join(work, "node_modules", PACKAGE, "dist", "index.js")
