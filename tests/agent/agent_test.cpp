@@ -161,7 +161,7 @@ TEST_CASE("agent: a safety block every time escalates contract_failed naming the
   CHECK_THAT(second[0].second, Catch::Contains("\"send_message\""));
 }
 
-TEST_CASE("agent: a refusal is recorded with the model's words and re-asked; the next answer is used", "[agent]") {
+TEST_CASE("agent: a refusal is recorded with the model's words and re-asked, the next answer is used", "[agent]") {
   AgentHarness h;
   h.receive("wamid.1", "hello");
   h.fake.push(FakeReply::raw(200, test::bodies::k_openai_refusal));

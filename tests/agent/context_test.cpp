@@ -6,7 +6,7 @@
 
 using namespace dispatchd;
 
-TEST_CASE("context: history, then the message; tool exchanges; one failed pair", "[agent][context]") {
+TEST_CASE("context: history, then the message, tool exchanges, one failed pair", "[agent][context]") {
   const std::vector<store::HistoryEntry> history = {{"t1", false, "hola"}, {"t2", true, "¡Hola! ¿En qué te ayudo?"}};
   const std::string first = agent::first_turn(history, {"whatsapp", "15551234567", "¿Dónde está mi pedido?"});
   CHECK_THAT(first, Catch::StartsWith("Conversation so far (oldest first):\n[customer] hola\n[we replied] ¡Hola!"));

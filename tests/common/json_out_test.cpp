@@ -53,7 +53,7 @@ TEST_CASE("JsonOut escapes quotes, backslashes and control characters only", "[j
   }
 }
 
-TEST_CASE("JsonOut writes non-ASCII UTF-8 as it is, never as \\u escapes", "[json_out]") {
+TEST_CASE("JsonOut writes non-ASCII UTF-8 as it is, never as backslash-u escapes", "[json_out]") {
   CHECK(quoted("ñandú €") == "\"ñandú €\"");
   CHECK(quoted("\xF0\x9F\x98\x80") == "\"\xF0\x9F\x98\x80\"");                  // U+1F600, four bytes
   CHECK(quoted("\xE2\x80\xA8\xE2\x80\xA9") == "\"\xE2\x80\xA8\xE2\x80\xA9\"");  // U+2028, U+2029

@@ -218,7 +218,7 @@ TEST_CASE("whatsapp channel: consecutive rate limits back off until a send goes 
   CHECK(limited() == "retry after 2000 ms");
 }
 
-TEST_CASE("whatsapp channel: a refused token pauses sending for a minute; a probe tells", "[whatsapp]") {
+TEST_CASE("whatsapp channel: a refused token pauses sending for a minute, a probe tells", "[whatsapp]") {
   Sending s;
   CHECK_FALSE(s.f.channel.health().paused);
   CHECK(describe(s.answer(401, graph_error(190))) == "retry after 60000 ms");

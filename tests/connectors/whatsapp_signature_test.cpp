@@ -31,7 +31,7 @@ TEST_CASE("signature: a known HMAC-SHA256 vector verifies, in either hex case") 
   CHECK(verify_signature(body, "  sha256=" + hex + " ", "my-shared-secret").has_value());
 }
 
-TEST_CASE("signature: verified over the raw bytes Meta sent, \\u escapes and all") {
+TEST_CASE("signature: verified over the raw bytes Meta sent, backslash-u escapes and all") {
   // Meta serializes with non-ASCII escaped; the fixture keeps those bytes.
   const std::string raw = dispatchd::test::read_file(dispatchd::test::source_path("tests/data/whatsapp/text.json"));
   REQUIRE(raw.find("\\u00bf") != std::string::npos);

@@ -25,7 +25,7 @@ TEST_CASE("window: free-form text only within 24 hours of the contact's last mes
   CHECK(window_closes_at(last) == last + 24h);
 }
 
-TEST_CASE("window: closed when the contact never wrote; open when their time is ahead of ours") {
+TEST_CASE("window: closed when the contact never wrote, open when their time is ahead of ours") {
   const Time now{std::chrono::seconds{1796040000}};
   CHECK_FALSE(may_send_free_form(std::nullopt, now));
   CHECK(may_send_free_form(now + 30s, now));

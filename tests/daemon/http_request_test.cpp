@@ -20,7 +20,7 @@ TEST_CASE("a request from bytes: method, path, query, lower-cased headers, body"
   CHECK(request->body == "{}");
 }
 
-TEST_CASE("a chunked body is joined; a pipelined second request is left unread", "[http][request]") {
+TEST_CASE("a chunked body is joined, a pipelined second request is left unread", "[http][request]") {
   const auto chunked = parse_request(
       "POST /api/session HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
   REQUIRE(chunked);

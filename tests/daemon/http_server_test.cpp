@@ -261,7 +261,7 @@ TEST_CASE("http server: a streaming client that hangs up is noticed", "[http]") 
   test::run_until(io, [&] { return server.connections() == 0; });
 }
 
-TEST_CASE("http server: one address cannot hold every connection; others are still served", "[http]") {
+TEST_CASE("http server: one address cannot hold every connection, others are still served", "[http]") {
   daemon::HttpLimits limits;
   limits.max_connections_per_address = 2;
   Server s(limits);

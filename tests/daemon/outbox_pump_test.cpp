@@ -259,7 +259,7 @@ TEST_CASE("outbox pump: a write the store refuses for now is written again, neve
   CHECK(f.channel.sent == std::vector<std::int64_t>{id});  // 'sending' meanwhile: never sent again
 }
 
-TEST_CASE("outbox pump: a write refused for good is logged and counted; the row stays sending", "[pump][store]") {
+TEST_CASE("outbox pump: a write refused for good is logged and counted, the row stays sending", "[pump][store]") {
   Fixture f;
   f.write_failures = {store::ErrorKind::refused};
   const auto id = f.approve();
@@ -327,7 +327,7 @@ TEST_CASE("outbox pump: sends in flight per channel are bounded, and each row le
   CHECK(f.pump.in_flight() == 0);
 }
 
-TEST_CASE("outbox pump: a channel asked to come back later waits; the others do not", "[pump]") {
+TEST_CASE("outbox pump: a channel asked to come back later waits, the others do not", "[pump]") {
   Fixture f;
   ScriptedChannel gmail{f.io, "gmail"};
   f.pump.add(gmail);
@@ -388,7 +388,7 @@ TEST_CASE("outbox pump: with several instances a RetryAfter is stored for the ot
   pump.stop();
 }
 
-TEST_CASE("outbox pump: once stopped it takes nothing new; outcomes in flight are still written", "[pump]") {
+TEST_CASE("outbox pump: once stopped it takes nothing new, outcomes in flight are still written", "[pump]") {
   Fixture f;
   const auto sending = f.approve();
   f.pump.pump();

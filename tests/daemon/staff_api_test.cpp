@@ -149,7 +149,7 @@ TEST_CASE("staff api: an edit outside the catalog's enum is refused with the val
                   "body = 'Done.'") == 1);
 }
 
-TEST_CASE("staff api: logging in gives a strict cookie and a CSRF token; a bad pair is 401", "[staff]") {
+TEST_CASE("staff api: logging in gives a strict cookie and a CSRF token, a bad pair is 401", "[staff]") {
   Api a;
   SECTION("good") {
     const auto answer = a.call("POST", "/api/session", {}, R"({"name":"ana","token":")" + a.ana + "\"}");

@@ -200,7 +200,7 @@ TEST_CASE("staff daemon: a contract_failed escalation worked over the API reache
   CHECK_THAT(again.body, Catch::Contains("already resolved"));
 }
 
-TEST_CASE("staff daemon: sessions end at their maximum age and on revocation; bad credentials are 401",
+TEST_CASE("staff daemon: sessions end at their maximum age and on revocation, bad credentials are 401",
           "[staff-daemon]") {
   RunningDaemon d;
   const std::string ana = d.add_staff("ana");

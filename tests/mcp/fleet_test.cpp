@@ -167,7 +167,7 @@ const char* const k_narrower = R"({"type":"object","properties":{"message":{"typ
 
 }  // namespace
 
-TEST_CASE("fleet: pinned actions call their tool; list_changed disables and re-enables", "[mcp][fleet]") {
+TEST_CASE("fleet: pinned actions call their tool, list_changed disables and re-enables", "[mcp][fleet]") {
   FleetFixture f(k_compatible);
   bool listed = false;
   f.fleet->when_listed(10s, [&] { listed = true; });

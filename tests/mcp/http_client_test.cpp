@@ -112,7 +112,7 @@ TEST_CASE("mcp http client: up with every page of tools, calls answered, headers
   }
 }
 
-TEST_CASE("mcp http client: an expired session starts over once; its call fails, the next works", "[mcp][http]") {
+TEST_CASE("mcp http client: an expired session starts over once, its call fails, the next works", "[mcp][http]") {
   HttpFixture f;
   f.wait_up();
   f.control("POST", "/control/expire");

@@ -29,7 +29,7 @@ TEST_CASE("mcp pending: ids in order, answers matched in any order, each once", 
   CHECK(pending.next_deadline() == t0 + 5s);
 }
 
-TEST_CASE("mcp pending: a deadline gives a request up once; its answer is then late", "[mcp]") {
+TEST_CASE("mcp pending: a deadline gives a request up once, its answer is then late", "[mcp]") {
   Pending pending;
   const Pending::Clock::time_point t0{};
   const auto slow = pending.add("tools/call", t0 + 2s);
@@ -49,7 +49,7 @@ TEST_CASE("mcp pending: a deadline gives a request up once; its answer is then l
   CHECK_FALSE(pending.next_deadline().has_value());
 }
 
-TEST_CASE("mcp pending: a lost connection fails everything waiting; ids are never reused", "[mcp]") {
+TEST_CASE("mcp pending: a lost connection fails everything waiting, ids are never reused", "[mcp]") {
   Pending pending;
   const Pending::Clock::time_point t0{};
   pending.add("initialize", t0 + 1s);

@@ -262,7 +262,7 @@ TEST_CASE("mcp session: a list change lists again, once, beside the calls", "[mc
   CHECK(session.stats().list_changes == 2);
 }
 
-TEST_CASE("mcp session: junk is counted and skipped; a lost connection ends every call", "[mcp]") {
+TEST_CASE("mcp session: junk is counted and skipped, a lost connection ends every call", "[mcp]") {
   Session session = ready_session();
   CHECK(session.on_message("npm WARN deprecated something", t0).send.empty());
   CHECK(session.on_message("{\"jsonrpc\":\"2.0\",", t0).send.empty());
@@ -284,7 +284,7 @@ TEST_CASE("mcp session: junk is counted and skipped; a lost connection ends ever
   CHECK_FALSE(session.next_deadline().has_value());
 }
 
-TEST_CASE("mcp session: a listing unanswered fails the session; calls in flight end first as timed out or unavailable",
+TEST_CASE("mcp session: a listing unanswered fails the session, calls in flight end first as timed out or unavailable",
           "[mcp]") {
   Session session = ready_session();
   quiet(session.call(50, "get_order", "{}", "", t0));                                                 // due t0 + 5 s

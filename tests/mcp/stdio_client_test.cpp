@@ -99,7 +99,7 @@ TEST_CASE("mcp stdio client: a hang times out and the server stays up", "[mcp][s
   CHECK(f.client->status().restarts == 0);
 }
 
-TEST_CASE("mcp stdio client: a crash mid-call fails the call; the server is started again and works", "[mcp][stdio]") {
+TEST_CASE("mcp stdio client: a crash mid-call fails the call, the server is started again and works", "[mcp][stdio]") {
   Fixture f;
   f.wait_up();
   const auto crashed = f.call("crash");

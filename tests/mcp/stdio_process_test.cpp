@@ -85,7 +85,7 @@ TEST_CASE("mcp stdio: lines both ways, the environment and directory exactly as 
   CHECK(reaped(pid));
 }
 
-TEST_CASE("mcp stdio: a crash ends it with its status; nothing is written after", "[mcp][stdio]") {
+TEST_CASE("mcp stdio: a crash ends it with its status, nothing is written after", "[mcp][stdio]") {
   Server server("echo");
   server.process->send("exit 3");
   server.wait_exit();

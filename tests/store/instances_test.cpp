@@ -431,7 +431,7 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
   CHECK(late->id > early->id);
 }
 
-TEST_CASE("instances: a provider's pause is shared; the later hold wins, ended ones are not listed", "[instances]") {
+TEST_CASE("instances: a provider's pause is shared, the later hold wins, ended ones are not listed", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
   auto other = connection(dir);

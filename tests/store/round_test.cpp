@@ -155,7 +155,7 @@ TEST_CASE("round: one sync may cover several commits, and every waiter is answer
   CHECK(f.committed_events() == 20);
 }
 
-TEST_CASE("round: rounds made while a sync runs share the next commit; with an interval, until it has passed",
+TEST_CASE("round: rounds made while a sync runs share the next commit, with an interval, until it has passed",
           "[round][sqlite]") {
   if (test::on_postgresql()) return;  // the server syncs at COMMIT: no syncer to wait for
   // An interval far longer than any sync here: every round made within it waits for it.

@@ -91,7 +91,7 @@ TEST_CASE("tool rows: without a follow-up the message is replied once the tool a
   CHECK(f.scalar("SELECT count(*) FROM v_messages WHERE outcome = 'replied'") == 1);
 }
 
-TEST_CASE("tool rows: a tool that failed opens tool_failed; one left sending is unknown", "[outbox][mcp]") {
+TEST_CASE("tool rows: a tool that failed opens tool_failed, one left sending is unknown", "[outbox][mcp]") {
   ToolRowFixture f;
   const auto failed = f.queue_tool("never sent");
   REQUIRE(store::begin_send(f.db, k_t0 + 1s, std::string(store::k_tool_lane)).value().has_value());
@@ -116,22 +116,22 @@ TEST_CASE("tool rows: a tool that failed opens tool_failed; one left sending is 
   CHECK(f.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'") == 1);
 }
 
-TEST_CASE("migration 0021: escalations rebuilt with every row, id and reference; foreign keys on after",
+TEST_CASE("migration 0021: escalations rebuilt with every row, id and reference, foreign keys on after",
           "[migrations][mcp][sqlite]") {
   test::TempDir dir;
   auto db = test::db_before_migration(dir, 21);
   auto message = store::insert_inbound(db, {"whatsapp", "wamid.m", "c", "15551234567", "hi", "{}"}, k_t0);
   REQUIRE(message);
-  auto escalation = store::open_escalation(db,
-                                           {message->id, store::EscalationReason::needs_approval, "{}", std::nullopt,
-                                            store::NewAction{.message_id = message->id,
-                                                             .action = "say",
-                                                             .arguments = "{}",
-                                                             .recipient = "15551234567",
-                                                             .body = "hola",
-                                                             .status = store::ActionStatus::proposed}},
-                                           k_t0);
+  auto escalation =
+      store::open_escalation(db, {message->id, store::EscalationReason::needs_approval, "{}", {}, {}}, k_t0);
   REQUIRE(escalation);
+  // A proposal that points at it, written with the columns of schema 20 (today's store writes
+  // 0021's columns too).
+  REQUIRE(
+      db.exec("INSERT INTO actions (message_id, escalation_id, action, arguments, recipient, body, status,"
+              " created_by, idempotency_key, created_at, updated_at) VALUES (" +
+              std::to_string(message->id) + ", " + std::to_string(*escalation) +
+              ", 'say', '{}', '15551234567', 'hola', 'proposed', 'dispatchd', 'k-1', 'x', 'x')"));
   const auto before = db.query_int("SELECT count(*) FROM metric_counts WHERE metric = 'escalations'").value();
   test::migrate_all(db, k_t0 + 1s);
 
