@@ -370,10 +370,7 @@ void Run::perform(RunTool step) {
   auto answered = [self = shared_from_this(), call = std::move(step.call), record = std::move(record),
                    started = std::chrono::steady_clock::now()](ToolAnswer answer) mutable {
     if (self->m_reported) return;  // abandoned while the tool answered
-    record.outcome = answer.outcome;
-    record.result_bytes = static_cast<std::int64_t>(answer.result_bytes);
-    record.duration_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    note_answer(record, answer, started);
     auto stored = self->held([&] { return store::record_tool_call(self->db(), record, self->m_state->now()); });
     if (!stored) return self->fail(stored.error());
     if (self->m_state->on_tool_call) self->m_state->on_tool_call(record);

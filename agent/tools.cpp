@@ -45,6 +45,14 @@ std::expected<std::string, std::string> tool_arguments(const catalog::Catalog& c
   return std::move(*arguments);
 }
 
+void note_answer(store::ToolCallRecord& record, const ToolAnswer& answer,
+                 std::chrono::steady_clock::time_point started) {
+  record.outcome = answer.outcome;
+  record.result_bytes = static_cast<std::int64_t>(answer.result_bytes);
+  record.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+}
+
 ToolAnswer mcp_answer(const mcp::ServerCore::CallResult& result) {
   using store::ToolOutcome;
   if (!result) {

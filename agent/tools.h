@@ -15,6 +15,7 @@
 #include "mcp/server_core.h"
 #include "net/http.h"
 #include "store/states.h"
+#include "store/tool_calls.h"
 
 namespace dispatchd::agent {
 
@@ -36,6 +37,10 @@ struct ToolAnswer {
   store::ToolOutcome outcome = store::ToolOutcome::ok;
   std::size_t result_bytes = 0;  // the answer's size as received (before any cut)
 };
+
+// Fills `record` (v_tool_calls) with what the call came to and how long it took since `started`.
+void note_answer(store::ToolCallRecord& record, const ToolAnswer& answer,
+                 std::chrono::steady_clock::time_point started);
 
 // What an MCP call's result tells the model and the audit. A tool that ran and failed
 // (isError) is tool_error, with its text; a call that never got an answer says why.

@@ -39,24 +39,20 @@ void ToolLane::send(const store::OutboxItem& item, connectors::SendDone done) {
                                .action_id = item.id};
   // The fleet's callback is copyable; the pump's is not.
   auto shared_done = std::make_shared<connectors::SendDone>(std::move(done));
-  m_fleet.call_tool(
-      item.action, item.tool_server, item.tool_name, item.body, item.idempotency_key,
-      [this, record = std::move(record), started = std::chrono::steady_clock::now(),
-       shared_done](mcp::ServerCore::CallResult result) mutable {
-        const auto answer = agent::mcp_answer(result);
-        record.outcome = answer.outcome;
-        record.result_bytes = static_cast<std::int64_t>(answer.result_bytes);
-        record.duration_ms =
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-        // The row's own outcome is what counts (the pump writes it); this record
-        // is for the audit and the SQL view, and a failure to write it is logged.
-        if (auto stored = store::record_tool_call(m_db, record, m_now()); !stored)
-          spdlog::error("tool call of action {}: not recorded: {}", record.action_id.value_or(0),
-                        stored.error().message);
-        else if (m_on_call)
-          m_on_call(record);
-        (*shared_done)(tool_outcome(result));
-      });
+  m_fleet.call_tool(item.action, item.tool_server, item.tool_name, item.body, item.idempotency_key,
+                    [this, record = std::move(record), started = std::chrono::steady_clock::now(),
+                     shared_done](mcp::ServerCore::CallResult result) mutable {
+                      const auto answer = agent::mcp_answer(result);
+                      agent::note_answer(record, answer, started);
+                      // The row's own outcome is what counts (the pump writes it); this record
+                      // is for the audit and the SQL view, and a failure to write it is logged.
+                      if (auto stored = store::record_tool_call(m_db, record, m_now()); !stored)
+                        spdlog::error("tool call of action {}: not recorded: {}", record.action_id.value_or(0),
+                                      stored.error().message);
+                      else if (m_on_call)
+                        m_on_call(record);
+                      (*shared_done)(tool_outcome(result));
+                    });
 }
 
 }  // namespace dispatchd::daemon
