@@ -19,6 +19,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/transaction.h"
+#include "store/turns.h"
 #include "store/unit_of_work.h"
 #include "validator/validator.h"
 
@@ -111,7 +112,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   llm::Provider& provider;
   net::Transport& tools;
   Settings settings;
-  std::function<store::Time()> now;
+  std::function<store::Instant()> clock;
   std::shared_ptr<const Setup> setup;
   std::set<std::int64_t> running;
   // Decisions a failed COMMIT took back: their messages are handed back (leases released)
@@ -129,18 +130,22 @@ struct Agent::State : std::enable_shared_from_this<State> {
   boost::asio::steady_timer wake;  // waits in real time
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
-        Settings settings_, std::function<store::Time()> now_,
+        Settings settings_, std::function<store::Instant()> now_,
         std::function<std::chrono::steady_clock::time_point()> monotonic)
       : io(io_),
         db(db_),
         provider(provider_),
         tools(tools_),
         settings(std::move(settings_)),
-        now(std::move(now_)),
+        clock(std::move(now_)),
         redo(db_, {settings.store_pause, k_max_store_pause},
              {std::move(monotonic), [this](std::chrono::milliseconds pause) { wake_after(pause); }}),
         wake(io_) {}
 
+  store::Time now() const { return store::whole_seconds(clock()); }
+  // How messages group into turns: a type the configuration decides by rule is answered on
+  // its own, never in a turn of several.
+  store::TurnRule turn_rule() const;
   void poke();
   void tell_written();
   void take();
@@ -183,6 +188,9 @@ class Run : public std::enable_shared_from_this<Run> {
   void perform(Fail step) { fail(step.error); }
   void escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
                 std::optional<std::string> proposed_json = std::nullopt);
+  // Before a decision is written: true when messages joined the turn since the run began
+  // (at most Settings::max_turn_restarts times); the run has started over with all of them.
+  bool started_over();
   store::NewAction new_action(Reply reply) const;
   // Runs `write` (store calls about this message) in one transaction, after store::hold_lease:
   // when another take has the message, nothing is written, m_lease_lost is set and the
@@ -208,6 +216,11 @@ class Run : public std::enable_shared_from_this<Run> {
   store::Leased m_message;
   store::AttemptCounts m_counts;
   std::optional<std::string> m_first_turn;  // read with the history at the first ask
+  // What the validator grounds replies on: the message, or the turn's messages.
+  std::string m_turn_text;
+  int m_restarts = 0;  // times the run started over for messages that joined its turn
+  // The attempts recorded before the last restart: the re-ask budget starts over with it.
+  store::AttemptCounts m_counts_before;
   std::vector<ToolExchange> m_tools;
   std::optional<FailedPair> m_failed;
   bool m_lease_lost = false;
@@ -229,8 +242,10 @@ std::invoke_result_t<Write&> Run::held(Write&& write) {
 }
 
 void Run::start() {
+  m_turn_text = turn_text(m_message);
   // A message whose type the configuration decides is decided without the model: each
-  // branch is one store transaction, as the model's decisions are.
+  // branch is one store transaction, as the model's decisions are. Such a message is never
+  // in a turn of several (Agent::State::turn_rule).
   if (const TypeRule* rule = type_rule()) return carry_out(Typed{*rule, m_message.type});
   auto counts = store::count_attempts(db(), m_message.id);
   if (!counts) return fail(counts.error());
@@ -253,7 +268,7 @@ std::optional<FailedPair> Run::resumed_pair() const {
   const auto& last = m_counts.last_raw_output;
   if (!last || (m_counts.last_verdict != store::Verdict::invalid && m_counts.last_verdict != store::Verdict::error))
     return std::nullopt;
-  const auto verdict = validator::validate(catalog(), *last, {m_message.sender, m_message.text});
+  const auto verdict = validator::validate(catalog(), *last, {m_message.sender, m_turn_text});
   if (verdict.ok) return std::nullopt;
   return FailedPair{*last, verdict.feedback};
 }
@@ -261,8 +276,8 @@ std::optional<FailedPair> Run::resumed_pair() const {
 void Run::carry_out(const Latest& latest) {
   const Limits limits{m_state->settings.max_retries, m_state->settings.max_tool_steps,
                       m_state->settings.provider_deadline, m_state->settings.provider_wait};
-  const Progress progress{m_counts.total, m_counts.failed, static_cast<int>(m_tools.size()), m_message.received_at,
-                          m_state->now()};
+  const Progress progress{m_counts.total - m_counts_before.total, m_counts.failed - m_counts_before.failed,
+                          static_cast<int>(m_tools.size()), m_message.received_at, m_state->now()};
   std::visit([this](auto step) { perform(std::move(step)); },
              decide(latest, progress, limits, catalog(), m_message.sender));
 }
@@ -271,7 +286,8 @@ void Run::ask() {
   if (!m_first_turn) {
     auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
     if (!history) return fail(history.error());
-    m_first_turn = first_turn(*history, {m_message.channel, m_message.sender, m_message.text});
+    m_first_turn =
+        first_turn(*history, {m_message.channel, m_message.sender, m_turn_text, 1 + m_message.joined.size()});
   }
   auto request = build_request(m_setup->system, *m_first_turn, m_tools, m_failed, m_setup->schema);
   m_state->provider.complete(std::move(request), [self = shared_from_this()](llm::CompletionResult result) {
@@ -283,8 +299,7 @@ void Run::ask() {
 void Run::on_completion(llm::CompletionResult result) {
   if (m_reported) return;  // abandoned while the model answered
   if (result) {
-    Answered answered{result->output,
-                      validator::validate(catalog(), result->output, {m_message.sender, m_message.text})};
+    Answered answered{result->output, validator::validate(catalog(), result->output, {m_message.sender, m_turn_text})};
     // A store that refuses for now (busy: another process holds the write lock) hands the
     // message back after a pause; it must not wait out its lease.
     if (auto recorded = record_answer(*result, answered.verdict); !recorded) return fail(recorded.error());
@@ -407,6 +422,7 @@ store::NewAction Run::new_action(Reply reply) const {
 }
 
 void Run::perform(Queue step) {
+  if (started_over()) return;
   const std::string action = step.reply.action;
   auto queued = held([&] { return store::queue_reply(db(), new_action(std::move(step.reply)), m_state->now()); });
   if (!queued) return fail(queued.error());
@@ -424,16 +440,19 @@ void Run::perform(QueueFixed step) {
 }
 
 void Run::perform(Propose step) {
+  if (started_over()) return;
   std::string flags;
   for (const auto& flag : step.flags) flags += (flags.empty() ? "" : ",") + flag;
   escalate(step.reason, object_json({{"review", flags}}), new_action(std::move(step.reply)));
 }
 
 void Run::perform(Escalate step) {
+  if (started_over()) return;
   escalate(step.reason, std::visit(DetailJson{}, step.detail), std::nullopt, std::move(step.proposed));
 }
 
 void Run::perform(Ignore step) {
+  if (started_over()) return;
   auto finished = held([&] { return store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now()); });
   if (!finished) return fail(finished.error());
   done(Outcome::ignored, step.action);
@@ -472,6 +491,24 @@ void Run::escalate(Reason reason, const std::string& detail, std::optional<store
   done(Outcome::escalated, std::string(store::to_sql(reason)));
 }
 
+bool Run::started_over() {
+  if (m_restarts >= m_state->settings.max_turn_restarts) return false;
+  auto joined = held([&] { return store::join_turn(db(), m_message, m_state->settings.worker, m_state->turn_rule()); });
+  if (!joined) {
+    fail(joined.error());
+    return true;
+  }
+  if (joined->empty()) return false;
+  ++m_restarts;
+  m_turn_text = turn_text(m_message);
+  m_first_turn.reset();
+  m_tools.clear();
+  m_failed.reset();
+  m_counts_before = m_counts;
+  carry_out(Started{});
+  return true;
+}
+
 void Run::fail(const store::Error& error) {
   if (m_lease_lost) {
     // Nothing to wait for: the transaction wrote nothing. The taker decides the message.
@@ -486,7 +523,7 @@ void Run::abandon() { report_not_stored("its take was not stored (the round's CO
 
 void Run::report_finished(Outcome outcome, const std::string& detail) {
   if (std::exchange(m_reported, true)) return;
-  m_state->finished({m_message.id, outcome, detail, m_counts.total});
+  m_state->finished({m_message.id, 1 + m_message.joined.size(), outcome, detail, m_counts.total});
 }
 
 void Run::report_not_stored(const std::string& why) {
@@ -528,16 +565,21 @@ void Agent::State::take() {
   if (redo.paused()) return;  // the wake timer pokes again
   redo.resume();              // hands back what was lost
   while (!stopping && setup && running.size() < settings.max_in_flight) {
-    auto next = store::take_next(db, settings.worker, now(), settings.lease);
+    const store::Instant at = clock();
+    auto next = store::take_turn(db, settings.worker, at, settings.lease, turn_rule());
     if (!next) {
       if (next.error().retryable()) redo.failed();  // e.g. busy: try again after a pause
-      if (on_decision) on_decision({0, Outcome::error, next.error().message, 0});
+      if (on_decision) on_decision({0, 0, Outcome::error, next.error().message, 0});
       return;
     }
-    if (!*next) return;
+    if (!next->taken) {
+      // A conversation waits for its quiet time: take again when it may be over.
+      if (next->wake_at) wake_after(std::max(std::chrono::milliseconds(1), *next->wake_at - at));
+      return;
+    }
     // A message still running here whose lease ran out is not started twice.
-    if (!running.insert((*next)->id).second) continue;
-    auto run = std::make_shared<Run>(shared_from_this(), std::move(**next));
+    if (!running.insert(next->taken->id).second) continue;
+    auto run = std::make_shared<Run>(shared_from_this(), std::move(*next->taken));
     // A new message is taken in the round that stores it, before its COMMIT (the model hears
     // of it a commit sooner). Should that COMMIT fail, the message is gone with the take, and
     // its id may be given to the next message stored: the run is abandoned right there (a
@@ -552,6 +594,18 @@ void Agent::State::take() {
   }
 }
 
+store::TurnRule Agent::State::turn_rule() const {
+  store::TurnRule rule{settings.burst_quiet, settings.burst_max};
+  if (settings.type_rules.empty()) return rule;
+  rule.joins = [this](std::string_view channel, std::string_view type) {
+    const auto rules = settings.type_rules.find(std::string(channel));
+    if (rules == settings.type_rules.end()) return true;
+    const auto found = rules->second.find(std::string(type));
+    return found == rules->second.end() || found->second.action == TypeAction::model;
+  };
+  return rule;
+}
+
 void Agent::State::finished(const Decision& decision) {
   running.erase(decision.message_id);
   if (on_decision) on_decision(decision);
@@ -563,8 +617,8 @@ void Agent::State::not_stored(std::int64_t id, int attempts, const std::string& 
   // One pause per failing round, not per decision in it: they all come back at once.
   redo.later(hand_back(id));
   if (on_decision)
-    on_decision(
-        {id, Outcome::not_stored, why + "; taken again in " + std::to_string(redo.pause().count()) + " ms", attempts});
+    on_decision({id, 1, Outcome::not_stored, why + "; taken again in " + std::to_string(redo.pause().count()) + " ms",
+                 attempts});
 }
 
 // Releases the lease of a message whose decision was lost, so that it is taken again at once
@@ -576,7 +630,7 @@ store::Redo::Write Agent::State::hand_back(std::int64_t id) {
     auto released = store::release_lease(d, id, settings.worker);
     // Never released (e.g. a corrupt database): the message waits out its lease.
     if (!released && !released.error().retryable() && on_decision)
-      on_decision({id, Outcome::error, "cannot hand the message back: " + released.error().message, 0});
+      on_decision({id, 1, Outcome::error, "cannot hand the message back: " + released.error().message, 0});
     return released;
   };
 }
@@ -592,7 +646,7 @@ void Agent::State::wake_after(std::chrono::milliseconds delay) {
 }
 
 Agent::Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
-             Settings settings, std::function<store::Time()> now,
+             Settings settings, std::function<store::Instant()> now,
              std::function<std::chrono::steady_clock::time_point()> monotonic)
     : m_state(std::make_shared<State>(io, db, provider, tools, std::move(settings), std::move(now),
                                       std::move(monotonic))) {}

@@ -29,7 +29,7 @@
 // Transport failures are retried inside the provider stack (llm::RetryingProvider) and
 // never count as attempts. Every attempt is recorded before the next step, so a restart
 // resumes the budget. A decision is reported once it is durable (store::Redo::commit_then).
-// Messages of one conversation go in inbox order (store::take_next);
+// Messages of one conversation go in inbox order (store::take_turn), in turns with bursts;
 // different conversations run concurrently, at most `max_in_flight` at once.
 //
 // Threading: everything runs on the io_context's thread; the Database is used only there.
@@ -70,6 +70,13 @@ struct Settings {
   std::chrono::seconds lease{900};              // a taken message's lease
   std::chrono::seconds provider_deadline{900};  // after arrival, then provider_unavailable
   std::chrono::seconds provider_wait{30};       // a message waits this long after a provider failure
+  // Bursts (store/turns.h): a conversation's messages this close together are answered as
+  // one turn, taken once none came for burst_quiet or burst_max after the first; a
+  // message that comes while the turn is being decided joins it and the model is asked
+  // again, at most max_turn_restarts times. burst_quiet 0: one turn per message.
+  std::chrono::milliseconds burst_quiet{0};
+  std::chrono::milliseconds burst_max{0};
+  int max_turn_restarts = 2;
   // After a decision the store lost (its round's COMMIT failed, e.g. a full disk), the
   // agent takes nothing for this long, doubled while it keeps happening, at most 30 s
   // (exponential_backoff, common/backoff.h), on the agent's monotonic clock.
@@ -113,7 +120,8 @@ enum class Outcome {
 std::string_view to_string(Outcome outcome);
 
 struct Decision {
-  std::int64_t message_id = 0;
+  std::int64_t message_id = 0;  // the turn's first message
+  std::size_t messages = 1;     // the messages the decision answers (a turn's)
   Outcome outcome = Outcome::error;
   std::string detail;  // the escalation reason, the action, or the error
   int attempts = 0;    // attempts recorded for the message so far
@@ -124,12 +132,13 @@ class Run;
 class Agent {
  public:
   // REQUIRES: every reference outlives the agent and its runs.
-  // `now`: the wall clock, for what the store records (received, leases, postponements).
+  // `now`: the wall clock, for what the store records (received, leases, postponements) and
+  // to time bursts, to the millisecond.
   // `monotonic`: the clock of the pause after lost decisions (Settings::store_pause); empty
   // means std::chrono::steady_clock::now. The agent reads no other clock: its one timer
   // (the wake-up after a pause or a provider wait) waits in real time on the io_context.
   Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& provider, net::Transport& tools,
-        Settings settings, std::function<store::Time()> now,
+        Settings settings, std::function<store::Instant()> now,
         std::function<std::chrono::steady_clock::time_point()> monotonic = {});
   ~Agent();
   Agent(const Agent&) = delete;

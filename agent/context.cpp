@@ -2,6 +2,12 @@
 
 namespace dispatchd::agent {
 
+std::string turn_text(const store::Leased& lead) {
+  std::string out = lead.text;
+  for (const auto& joined : lead.joined) out += "\n" + joined.text;
+  return out;
+}
+
 std::string first_turn(const std::vector<store::HistoryEntry>& history, const Inbound& inbound) {
   std::string out;
   if (!history.empty()) {
@@ -13,6 +19,9 @@ std::string first_turn(const std::vector<store::HistoryEntry>& history, const In
     }
     out += "\n";
   }
+  if (inbound.messages > 1)
+    out += "The customer wrote " + std::to_string(inbound.messages) +
+           " messages in a row, below oldest first, one per line: answer them together.\n";
   out += "New " + inbound.channel + " message from " + inbound.sender + ":\n";
   out += inbound.text;
   out += "\n\nChoose ONE action from the catalog and reply with ONE JSON object.";

@@ -16,10 +16,15 @@
 namespace dispatchd::agent {
 
 struct Inbound {
-  std::string channel;  // "whatsapp" | "gmail"
-  std::string sender;   // the counterpart: the only allowed recipient
-  std::string text;
+  std::string channel;       // "whatsapp" | "gmail"
+  std::string sender;        // the counterpart: the only allowed recipient
+  std::string text;          // the message; a turn's messages, each on its own line (turn_text)
+  std::size_t messages = 1;  // how many messages `text` holds
 };
+
+// The text of a turn of several messages (store/turns.h) as the model and the validator see
+// it: each message, oldest first, on a line of its own.
+std::string turn_text(const store::Leased& lead);
 
 // A read-only tool call and what it returned, fed back to the model.
 struct ToolExchange {
@@ -32,7 +37,7 @@ struct FailedPair {
   std::string feedback;  // the validator's feedback text, or why the provider's answer was not used
 };
 
-// The first user turn: history, then the message to act on.
+// The first user turn: history, then the message (or the turn's messages) to act on.
 std::string first_turn(const std::vector<store::HistoryEntry>& history, const Inbound& inbound);
 
 llm::CompletionRequest build_request(const std::string& system, const std::string& first,

@@ -287,6 +287,9 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 
 void check(Config& c, Reader& r) {
   if (c.catalog.empty()) r.problem("/catalog", "is required (the catalog file)");
+  if (c.agent.burst_quiet_ms > 0 && c.agent.burst_max_ms < c.agent.burst_quiet_ms)
+    r.problem("/agent/burst_max_ms", "must be at least agent.burst_quiet_ms (" +
+                                         std::to_string(c.agent.burst_quiet_ms) + ") when bursts are on");
   if (c.database.empty()) r.problem("/database", "must not be empty");
   const bool postgresql = store::backend_of(c.database) == store::Backend::postgresql;
   // The message never repeats the URI: it holds the secret.
@@ -432,6 +435,12 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.nested("prices", [&](const Value& p, const std::string& pat) {
                               read_prices(r, p, pat, llm.prices);
                             })});
+                }),
+       r.nested("agent",
+                [&](const Value& v, const std::string& at) {
+                  r.object(v, at,
+                           {r.integer("burst_quiet_ms", c.agent.burst_quiet_ms, 0, 60'000),
+                            r.integer("burst_max_ms", c.agent.burst_max_ms, 0, 600'000)});
                 }),
        r.nested("connectors",
                 [&](const Value& v, const std::string& at) {

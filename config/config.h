@@ -147,6 +147,12 @@ struct McpServer {
   bool operator==(const McpServer&) const = default;
 };
 
+// agent.*: how the agent groups a conversation's messages (agent::Settings::burst_quiet).
+struct Agent {
+  int burst_quiet_ms = 1500;  // 0: one turn per message
+  int burst_max_ms = 6000;    // from a turn's first message; at least burst_quiet_ms
+};
+
 struct Config {
   std::string path;  // the file it was read from
   // A SQLite file's path (the default; relative to the file's folder) or a PostgreSQL
@@ -165,6 +171,7 @@ struct Config {
   bool migrate_on_start = true;  // dispatchd applies pending migrations at start
   Http http;
   Llm llm;
+  Agent agent;
   WhatsApp whatsapp;
   Gmail gmail;
   std::optional<std::string> holding_reply;  // escalation.holding_reply

@@ -11,7 +11,7 @@ std::optional<std::string_view> WebhookRequest::header(std::string_view lower_na
   return std::nullopt;
 }
 
-store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEvents& events, store::Time now) {
+store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEvents& events, store::Instant now) {
   return store::transaction<StoredEvents>(db, [&]() -> store::Result<StoredEvents> {
     StoredEvents stored;
     for (const auto& m : events.messages) {
@@ -25,7 +25,7 @@ store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEven
         stored.new_ids.push_back(m.provider_message_id);
     }
     for (const auto& report : events.reports) {
-      auto applied = store::apply_delivery(db, report, now);
+      auto applied = store::apply_delivery(db, report, store::whole_seconds(now));
       if (!applied)
         return std::unexpected(store::with_context(
             std::move(applied.error()), "cannot record status " + report.status + " of " + report.provider_message_id));

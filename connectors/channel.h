@@ -123,7 +123,7 @@ struct StoredEvents {
 
 // Writes `events` in one transaction (a savepoint when one is open, e.g. the daemon's
 // round): every message and report, or none. The error names what could not be stored.
-store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEvents& events, store::Time now);
+store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEvents& events, store::Instant now);
 
 // ---- webhooks ---------------------------------------------------------------------------
 
@@ -190,7 +190,8 @@ struct ChannelDeps {
   Post post;
   store::Database& db;
   net::Transport& transport;
-  std::function<store::Time()> now;
+  // The wall clock to the millisecond: a message's arrival (store::Instant) times bursts.
+  std::function<store::Instant()> now;
   // The agent's poke: new inbox rows are written (durable; or in the open round, and then
   // anything the agent writes about them commits with them or after them, and what it took
   // in a round whose COMMIT fails it abandons).

@@ -60,6 +60,7 @@ StaffApiSettings staff_settings(const config::Config& config) {
 }
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
+store::Instant wall_now_ms() { return std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now()); }
 
 std::string host_name() {
   char host[256] = {};
@@ -486,7 +487,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.provider = std::move(*provider);
   if (auto started = start_mcp(p); !started) return std::unexpected(started.error());
   p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport, agent_settings(p.config, p.worker),
-                                           wall_now);
+                                           wall_now_ms);
   p.agent->set_setup(p.setup);
   p.agent->set_mcp(p.mcp.get());
   p.agent->on_tool_call([&p](const store::ToolCallRecord& call) { p.count_tool_call(call); });
@@ -497,10 +498,14 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       spdlog::error("message {}: {}", d.message_id, d.detail);
     else if (d.outcome == Outcome::not_stored || d.outcome == Outcome::handed_over)
       spdlog::warn("message {}: {}", d.message_id, d.detail);
+    else if (d.messages > 1)
+      spdlog::info("message {} and {} more of its turn: {} ({}), {} attempt(s)", d.message_id, d.messages - 1,
+                   agent::to_string(d.outcome), d.detail, d.attempts);
     else
       spdlog::info("message {}: {} ({}), {} attempt(s)", d.message_id, agent::to_string(d.outcome), d.detail,
                    d.attempts);
-    if (d.outcome == Outcome::queued || d.outcome == Outcome::escalated || d.outcome == Outcome::ignored) ++p.decided;
+    if (d.outcome == Outcome::queued || d.outcome == Outcome::escalated || d.outcome == Outcome::ignored)
+      p.decided += static_cast<std::int64_t>(d.messages);
     p.pump->pump();
     if (p.notifier) p.notifier->poke();
   });
@@ -522,7 +527,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   }
   auto channels = build_channels(
       p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
-                 p.transport, wall_now, [&p] { p.agent->poke(); }, after, std::move(read_ahead)});
+                 p.transport, wall_now_ms, [&p] { p.agent->poke(); }, after, std::move(read_ahead)});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;

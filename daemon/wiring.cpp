@@ -51,9 +51,12 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
   settings.history_messages = static_cast<std::size_t>(config.llm.history_messages);
   settings.max_in_flight = static_cast<std::size_t>(config.llm.max_concurrency);
   settings.provider_deadline = std::chrono::seconds(config.llm.provider_deadline_s);
+  settings.burst_quiet = std::chrono::milliseconds(config.agent.burst_quiet_ms);
+  settings.burst_max = std::chrono::milliseconds(config.agent.burst_max_ms);
   // A lease outlives every call the message can make: its retries, re-asks and tool steps.
   const auto per_call = std::chrono::milliseconds(config.llm.timeout_ms) * 4;
-  const auto calls = 1 + config.llm.max_retries + config.llm.max_tool_steps;
+  // A turn may start over (Settings::max_turn_restarts), each time with the whole budget.
+  const auto calls = (1 + config.llm.max_retries + config.llm.max_tool_steps) * (1 + settings.max_turn_restarts);
   settings.lease = std::max(settings.lease, std::chrono::ceil<std::chrono::seconds>(per_call * calls));
   settings.worker = worker;
   for (const auto& [model, price] : config.llm.prices)

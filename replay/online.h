@@ -8,8 +8,10 @@
 // Differences from the daemon, on purpose: a provider failure escalates at once
 // (provider_unavailable) instead of waiting out llm.provider_deadline_s, since a recorded
 // message is past its deadline anyway; message-type rules (connectors.*.message_types)
-// are not applied: every message goes to the model. Read-only catalog tools (kind `http`)
-// are called as the daemon calls them.
+// are not applied: every message goes to the model; turns are not formed anew
+// (agent.burst_quiet_ms is not applied: recorded messages are all "quiet"), and a turn the
+// daemon formed (v_messages.turn_id) is answered together again when its first message is
+// replayed. Read-only catalog tools (kind `http`) are called as the daemon calls them.
 
 #include <csignal>
 #include <cstdint>

@@ -81,7 +81,9 @@ void message_json(JsonOut& out, const store::Trail& t) {
   out.field("provider_message_id", m.provider_message_id).field("conversation_id", m.conversation_id);
   out.field("sender", m.sender).field("received_at", m.received_at).field("message_type", t.message_type);
   out.field("text", m.text).field("state", m.state).field("outcome", m.outcome).field("cost_usd", t.cost_usd);
-  out.end_object();
+  out.begin_array("turn");
+  for (const auto id : t.turn) out.value(id);
+  out.end_array().end_object();
 }
 
 void context_json(JsonOut& out, const store::Trail& t) {
@@ -238,6 +240,12 @@ void message_md(std::string& out, const store::Trail& t) {
   table_row(out, {"Received", m.received_at});
   table_row(out, {"State", m.state});
   table_row(out, {"Outcome", m.outcome});
+  if (t.turn.size() > 1) {
+    std::string ids;
+    for (const auto id : t.turn) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    table_row(out, {"Turn", "messages " + ids + ", answered together by message " + std::to_string(t.turn.front()) +
+                                "'s decision"});
+  }
   line(out);
   line(out, "## Inbound message");
   line(out);

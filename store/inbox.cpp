@@ -6,6 +6,7 @@
 #include "store/audit.h"
 #include "store/internal/locks.h"
 #include "store/internal/sql.h"
+#include "store/internal/turn_rows.h"
 #include "store/raw_payload.h"
 
 namespace dispatchd::store {
@@ -41,7 +42,7 @@ std::optional<Time> parse_time(std::string_view text) {
   return std::chrono::sys_days{day} + std::chrono::hours{*h} + std::chrono::minutes{*mi} + std::chrono::seconds{*se};
 }
 
-Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time now) {
+Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Instant now) {
   return transaction<InsertResult>(db, [&]() -> Result<InsertResult> {
     // Several instances on PostgreSQL: the audit tail, which this insert's event needs
     // anyway, is taken before the id, so that ids follow commit order (take_next's order
@@ -50,14 +51,16 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time 
     auto insert = Query::prepare(
         db,
         "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
-        " message_type, raw_encoding) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (channel, provider_message_id) DO NOTHING"
+        " message_type, raw_encoding, arrived_ms) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT (channel, provider_message_id) DO NOTHING"
         " RETURNING id");
     if (!insert) return std::unexpected(insert.error());
-    const std::string at = format_time(now);
+    const std::string at = format_time(std::chrono::floor<std::chrono::seconds>(now));
     const auto raw = store_payload(m.raw_payload);
     insert->bind(1, m.channel).bind(2, m.provider_message_id).bind(3, m.conversation_id).bind(4, m.sender);
     insert->bind(5, at).bind(6, m.text).bind(7, raw.text);
     insert->bind(8, m.type.empty() ? std::nullopt : std::optional<std::string>(m.type)).bind(9, raw.encoding);
+    insert->bind(10, static_cast<std::int64_t>(now.time_since_epoch().count()));
     auto inserted = insert->insert_returning_id();
     if (!inserted) return std::unexpected(inserted.error());
     if (!*inserted) {
@@ -79,90 +82,6 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Time 
   });
 }
 
-namespace {
-
-// The oldest message ready to take (take_next's comment), or nothing. On PostgreSQL each of
-// its two queries locks the row it returns and skips rows another taker holds.
-Result<std::optional<Leased>> scan_ready(Database& db, Time now) {
-  static constexpr const char* k_unblocked =
-      " AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
-      "                 AND e.id < m.id AND e.state IN ('received', 'processing'))"
-      " ORDER BY m.id LIMIT 1";
-  static const std::string k_columns =
-      "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at, coalesce(m.message_type, '')"
-      " FROM inbox m";
-  const auto locked = [](Backend b) { return b == Backend::postgresql ? " FOR NO KEY UPDATE OF m SKIP LOCKED" : ""; };
-  auto received = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
-                                   return k_columns + " WHERE m.state = 'received'" + k_unblocked + locked(b);
-                                 }));
-  if (!received) return std::unexpected(received.error());
-  auto received_row = received->step();
-  if (!received_row) return std::unexpected(received_row.error());
-  auto expired = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
-                                  return k_columns + " WHERE m.state = 'processing' AND m.lease_expires_at <= ?1" +
-                                         k_unblocked + locked(b);
-                                }));
-  if (!expired) return std::unexpected(expired.error());
-  expired->bind(1, format_time(now));
-  auto expired_row = expired->step();
-  if (!expired_row) return std::unexpected(expired_row.error());
-  if (!*received_row && !*expired_row) return std::optional<Leased>();
-  const bool use_received = *received_row && (!*expired_row || received->integer(0) < expired->integer(0));
-  const Query& pick = use_received ? *received : *expired;
-  return std::optional<Leased>(Leased{pick.integer(0), pick.text(1), pick.text(2), pick.text(3), pick.text(4),
-                                      parse_time(pick.text(5)).value_or(now), pick.text(6)});
-}
-
-Result<void> lease_to(Database& db, std::int64_t id, const std::string& worker, Time until) {
-  auto update =
-      Query::prepare(db, "UPDATE inbox SET state = 'processing', lease_owner = ?, lease_expires_at = ? WHERE id = ?");
-  if (!update) return std::unexpected(update.error());
-  update->bind(1, worker).bind(2, format_time(until)).bind(3, id);
-  return update->run();
-}
-
-// PostgreSQL: locks message `id` if it is still ready to take; false when it is not, or
-// another taker holds it.
-Result<bool> relock_ready(Database& db, std::int64_t id, Time now) {
-  auto relock = Query::prepare(db,
-                               "SELECT 1 FROM inbox WHERE id = ?1 AND (state = 'received' OR (state = 'processing'"
-                               " AND lease_expires_at <= ?2)) FOR NO KEY UPDATE SKIP LOCKED");
-  if (!relock) return std::unexpected(relock.error());
-  relock->bind(1, id).bind(2, format_time(now));
-  return relock->step();
-}
-
-}  // namespace
-
-Result<std::optional<Leased>> take_next(Database& db, const std::string& worker, Time now, std::chrono::seconds lease) {
-  return transaction<std::optional<Leased>>(db, [&]() -> Result<std::optional<Leased>> {
-    // Ready: received, or processing with an expired lease; and no earlier message of the
-    // same conversation still unfinished (ordering per conversation). Two queries, each
-    // walking an index in id order and stopping at the first hit, rather than one with an
-    // OR that sorts the whole backlog on every call.
-    //
-    // Several instances on PostgreSQL: each query locks the row it finds and skips rows
-    // another taker holds, so no message is taken twice; a row taken and committed since
-    // the query began fails its WHERE when re-read under the lock. Neither lets two
-    // messages of one conversation be in progress at once: the earlier one blocks the later
-    // one while it is received or processing in the statement's snapshot, and it never
-    // returns to those states once decided or done. (Ids follow commit order:
-    // insert_inbound takes its id under the audit tail's lock.)
-    //
-    // A row that fails that re-read stays locked by us all the same, and so does the row of
-    // the query whose hit we do not take: internal::pick_locked drops those stray locks
-    // (they deadlocked three instances) and locks only the chosen row again, if it is still
-    // ready. FOR NO KEY UPDATE rather than FOR UPDATE: the foreign key checks of rows that
-    // name the message (attempts, actions, audit) never wait for a taker's lock.
-    auto taken = internal::pick_locked<Leased>(
-        db, [&] { return scan_ready(db, now); }, [&](std::int64_t id) { return relock_ready(db, id, now); });
-    if (!taken || !*taken) return taken;
-    DISPATCHD_TRY(lease_to(db, (*taken)->id, worker, now + lease));
-    (*taken)->lease_token = format_time(now + lease);
-    return taken;
-  });
-}
-
 Result<void> release_leases(Database& db, const std::string& worker) {
   auto update = Query::prepare(
       db, "UPDATE inbox SET lease_expires_at = received_at WHERE state = 'processing' AND lease_owner = ?");
@@ -172,9 +91,8 @@ Result<void> release_leases(Database& db, const std::string& worker) {
 }
 
 Result<void> release_lease(Database& db, std::int64_t id, const std::string& worker) {
-  auto update = Query::prepare(db,
-                               "UPDATE inbox SET lease_expires_at = received_at"
-                               " WHERE id = ? AND state = 'processing' AND lease_owner = ?");
+  auto update = Query::prepare(db, std::string("UPDATE inbox SET lease_expires_at = received_at WHERE ") +
+                                       internal::k_turn_of + " AND state = 'processing' AND lease_owner = ?2");
   if (!update) return std::unexpected(update.error());
   update->bind(1, id).bind(2, worker);
   return update->run();
@@ -234,17 +152,19 @@ Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& wo
 }
 
 Result<void> postpone(Database& db, std::int64_t id, Time until) {
-  auto update = Query::prepare(
-      db, "UPDATE inbox SET lease_owner = NULL, lease_expires_at = ? WHERE id = ? AND state = 'processing'");
+  auto update = Query::prepare(db, std::string("UPDATE inbox SET lease_owner = NULL, lease_expires_at = ?2 WHERE ") +
+                                       internal::k_turn_of + " AND state = 'processing'");
   if (!update) return std::unexpected(update.error());
-  update->bind(1, format_time(until)).bind(2, id);
+  update->bind(1, id).bind(2, format_time(until));
   DISPATCHD_TRY(update->run());
-  if (update->changes() != 1)
+  if (update->changes() < 1)
     return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
   return {};
 }
 
 Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit) {
+  // Replies on their way count: a message that arrives after the decision on the ones before
+  // it is decided while that reply is queued or being sent.
   // The conversation's newest `limit` messages before this one (a backward walk of
   // inbox_conversation, so it reads `limit` rows however long the conversation is) and the
   // replies sent to them (through actions_message); of those, the newest `limit` entries,
@@ -262,9 +182,9 @@ Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id,
       "  SELECT a.updated_at, a.message_id, 1, a.body FROM recent r JOIN actions a ON a.message_id = r.id"
       // `|| ''` keeps SQLite's planner off actions_status: with `status = 'sent'` it walked
       // every sent action of the whole history and matched each against `recent`.
-      "  WHERE a.status || '' = 'sent'"
+      "  WHERE a.status || '' IN ('approved', 'sending', 'sent')"
       "  ORDER BY at DESC, seq DESC, who DESC LIMIT ?2"
-      ") AS h ORDER BY at, who");
+      ") AS h ORDER BY at, who, seq");
   if (!query) return std::unexpected(query.error());
   query->bind(1, message_id).bind(2, static_cast<std::int64_t>(limit));
   std::vector<HistoryEntry> out;
@@ -279,15 +199,17 @@ Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id,
 Result<void> decide(Database& db, std::int64_t id, Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
     DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
-    auto update = Query::prepare(db,
-                                 "UPDATE inbox SET state = 'decided', lease_owner = NULL, lease_expires_at = NULL"
-                                 " WHERE id = ? AND state = 'processing'");
+    auto update = Query::prepare(db, std::string("UPDATE inbox SET state = 'decided', lease_owner = NULL,"
+                                                 " lease_expires_at = NULL WHERE ") +
+                                         internal::k_turn_of + " AND state = 'processing' RETURNING id");
     if (!update) return std::unexpected(update.error());
     update->bind(1, id);
-    DISPATCHD_TRY(update->run());
-    if (update->changes() != 1)
+    auto changed = internal::changed_ids(*update);
+    if (!changed) return std::unexpected(changed.error());
+    if (changed->empty() || changed->front() != id)
       return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "decided", id, "dispatchd", "{}"}));
+    for (const auto message : *changed)
+      DISPATCHD_TRY(append_audit(db, {format_time(now), "decided", message, "dispatchd", "{}"}));
     return {};
   });
 }
@@ -295,20 +217,21 @@ Result<void> decide(Database& db, std::int64_t id, Time now) {
 Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, const std::string& why) {
   return transaction<void>(db, [&]() -> Result<void> {
     DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
-    auto update =
-        Query::prepare(db,
-                       "UPDATE inbox SET state = 'done', outcome = ?, lease_owner = NULL, lease_expires_at = NULL"
-                       " WHERE id = ? AND state IN ('processing', 'decided')");
+    auto update = Query::prepare(db, std::string("UPDATE inbox SET state = 'done', outcome = ?2, lease_owner = NULL,"
+                                                 " lease_expires_at = NULL WHERE ") +
+                                         internal::k_turn_of + " AND state IN ('processing', 'decided') RETURNING id");
     if (!update) return std::unexpected(update.error());
-    update->bind(1, outcome).bind(2, id);
-    DISPATCHD_TRY(update->run());
-    if (update->changes() != 1)
+    update->bind(1, id).bind(2, outcome);
+    auto changed = internal::changed_ids(*update);
+    if (!changed) return std::unexpected(changed.error());
+    if (changed->empty() || changed->front() != id)
       return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
     JsonOut detail;
     detail.begin_object().field("outcome", to_sql(outcome));
     if (!why.empty()) detail.field("why", why);
     detail.end_object();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "done", id, "dispatchd", detail.str()}));
+    for (const auto message : *changed)
+      DISPATCHD_TRY(append_audit(db, {format_time(now), "done", message, "dispatchd", detail.str()}));
     return {};
   });
 }

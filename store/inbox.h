@@ -24,6 +24,11 @@
 namespace dispatchd::store {
 
 using Time = std::chrono::sys_seconds;
+// When a message reached dispatchd, to the millisecond: bursts are timed by it (store/turns.h).
+// A Time converts to it by itself.
+using Instant = std::chrono::sys_time<std::chrono::milliseconds>;
+// The store's Time of an Instant: its whole seconds.
+inline Time whole_seconds(Instant t) { return std::chrono::floor<std::chrono::seconds>(t); }
 
 // "2026-11-30T12:00:00Z": the one timestamp format of the store (sorts as text).
 std::string format_time(Time t);
@@ -45,7 +50,15 @@ struct InsertResult {
   bool duplicate = false;  // already stored: nothing was written
 };
 
-Result<InsertResult> insert_inbound(Database& db, const InboundMessage& message, Time now);
+// received_at is `now` in whole seconds, arrived_ms `now` to the millisecond.
+Result<InsertResult> insert_inbound(Database& db, const InboundMessage& message, Instant now);
+
+// A message that joined a turn led by another (store/turns.h).
+struct TurnMessage {
+  std::int64_t id = 0;
+  std::string text;
+  std::string type;  // "" for none
+};
 
 struct Leased {
   std::int64_t id = 0;
@@ -58,6 +71,9 @@ struct Leased {
   // The lease_expires_at this take wrote: with the worker it names this take, which
   // hold_lease checks (a later take of the same message writes a later one).
   std::string lease_token;
+  // The messages after this one that its decision answers too, oldest first (take_turn,
+  // join_turn); empty for a message answered on its own.
+  std::vector<TurnMessage> joined;
 };
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier
@@ -73,6 +89,9 @@ Result<std::optional<Leased>> take_next(Database& db, const std::string& worker,
 // that transaction ends, so no instance can take it between the check and the writes;
 // SQLite's one writer gives the same.
 Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& worker);
+
+// Of a taken message and the messages that joined its turn (store/turns.h), every call
+// below that changes its state changes theirs with it, each with its audit event.
 
 // Leaves a taken message in processing with no holder until `until`, when take_next hands
 // it out again (a provider outage: the message waits, nothing is dropped).

@@ -7,6 +7,7 @@
 #include "store/internal/action_status.h"
 #include "store/internal/locks.h"
 #include "store/internal/sql.h"
+#include "store/internal/turn_rows.h"
 #include "store/queue.h"
 
 namespace dispatchd::store {
@@ -46,12 +47,14 @@ namespace {
 
 // A message whose action was the pending step is done once the send has an outcome.
 Result<void> finish_if_decided(Database& db, std::int64_t message_id, Outcome outcome, Time now) {
-  auto update = Query::prepare(db, "UPDATE inbox SET state = 'done', outcome = ? WHERE id = ? AND state = 'decided'");
+  auto update = Query::prepare(db, std::string("UPDATE inbox SET state = 'done', outcome = ?2 WHERE ") +
+                                       internal::k_turn_of + " AND state = 'decided' RETURNING id");
   if (!update) return std::unexpected(update.error());
-  update->bind(1, outcome).bind(2, message_id);
-  DISPATCHD_TRY(update->run());
-  if (update->changes() == 1) {
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "done", message_id, "dispatchd",
+  update->bind(1, message_id).bind(2, outcome);
+  auto changed = internal::changed_ids(*update);
+  if (!changed) return std::unexpected(changed.error());
+  for (const auto id : *changed) {
+    DISPATCHD_TRY(append_audit(db, {format_time(now), "done", id, "dispatchd",
                                     JsonOut().begin_object().field("outcome", to_sql(outcome)).end_object().str()}));
   }
   return {};

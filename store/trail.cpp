@@ -40,6 +40,18 @@ Result<bool> load_message(Database& db, std::int64_t id, Trail& out) {
   return true;
 }
 
+// The message's turn: its first message, then the others, by inbox_turn.
+Result<void> read_turn(Database& db, std::int64_t id, Trail& out) {
+  auto q = prepared(db,
+                    "SELECT id FROM inbox WHERE turn_id = (SELECT turn_id FROM inbox WHERE id = ?1)"
+                    " ORDER BY id",
+                    id);
+  if (!q) return std::unexpected(q.error());
+  DISPATCHD_TRY(each_row(*q, [&](const Query& r) { out.turn.push_back(r.integer(0)); }));
+  if (out.turn.empty()) out.turn.push_back(id);
+  return {};
+}
+
 // v_attempts with the request summary, which only the table keeps.
 Result<void> read_attempts(Database& db, std::int64_t id, Trail& out) {
   auto q = prepared(db,
@@ -116,14 +128,16 @@ Result<Trail> read_trail(Database& db, std::int64_t message_id, std::size_t hist
   auto found = load_message(db, message_id, out);
   if (!found) return std::unexpected(found.error());
   if (!*found) return std::unexpected(Error::not_found("no message " + std::to_string(message_id)));
+  DISPATCHD_TRY(read_turn(db, message_id, out));
+  const std::int64_t decision = out.turn.front();
   out.history_limit = history_limit;
-  auto history_rows = history(db, message_id, history_limit);
+  auto history_rows = history(db, decision, history_limit);
   if (!history_rows) return std::unexpected(history_rows.error());
   out.history = std::move(*history_rows);
-  DISPATCHD_TRY(read_attempts(db, message_id, out));
-  DISPATCHD_TRY(load_actions(db, message_id, out));
-  DISPATCHD_TRY(read_deliveries(db, message_id, out));
-  DISPATCHD_TRY(read_escalations(db, message_id, out));
+  DISPATCHD_TRY(read_attempts(db, decision, out));
+  DISPATCHD_TRY(load_actions(db, decision, out));
+  DISPATCHD_TRY(read_deliveries(db, decision, out));
+  DISPATCHD_TRY(read_escalations(db, decision, out));
   auto audit = list_audit(db, message_id, std::nullopt);
   if (!audit) return std::unexpected(audit.error());
   out.audit = std::move(*audit);

@@ -59,8 +59,12 @@ struct Trail {
   std::optional<std::string> message_type;
   // v_messages.cost_usd: the sum of the attempts' costs in USD; none when any is unknown.
   std::optional<double> cost_usd;
+  // The messages one decision answers, in order (store/turns.h): the first carries the
+  // decision, and the history, attempts, actions and escalations below are its. Just this
+  // message when it was answered on its own.
+  std::vector<std::int64_t> turn;
   std::size_t history_limit = 0;
-  std::vector<HistoryEntry> history;  // the conversation before it, oldest first
+  std::vector<HistoryEntry> history;  // the conversation before the turn, oldest first
   std::vector<TrailAttempt> attempts;
   std::vector<TrailAction> actions;
   std::vector<EscalationRow> escalations;

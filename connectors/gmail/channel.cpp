@@ -144,7 +144,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
            auto profile = read_profile(result);
            if (!profile) return self.poll_failed("reading the profile", profile.error());
            if (self.settings.backfill_days > 0) {
-             const auto since = self.deps.now() - std::chrono::days(self.settings.backfill_days);
+             const auto since = store::whole_seconds(self.deps.now()) - std::chrono::days(self.settings.backfill_days);
              spdlog::info("gmail: first start for {}: answering mail since {} (backfill_days {})", self.address,
                           store::format_time(since), self.settings.backfill_days);
              return self.list_sync(since, profile->history_id, "", {});
@@ -298,14 +298,15 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
   // Stores a poll's messages and moves the cursor to `new_cursor`, in one transaction; with
   // no cursor (a batch of a larger poll) the cursor stays and the poll runs again at once.
   void store_poll(connectors::InboundEvents events, std::optional<std::string> new_cursor) {
-    const auto now = deps.now();
+    const store::Instant now = deps.now();
     const bool more = !new_cursor;
     auto stored =
         store::transaction<connectors::StoredEvents>(deps.db, [&]() -> store::Result<connectors::StoredEvents> {
           auto result = connectors::store_inbound(deps.db, events, now);
           if (!result) return result;
           if (!new_cursor) return result;
-          if (auto moved = store::write_cursor(deps.db, "gmail", address, *new_cursor, now); !moved)
+          if (auto moved = store::write_cursor(deps.db, "gmail", address, *new_cursor, store::whole_seconds(now));
+              !moved)
             return std::unexpected(moved.error());
           return result;
         });
@@ -328,7 +329,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     polling = false;
     poll_failures_in_a_row = 0;
     ++counters.polls;
-    counters.last_success = deps.now();
+    counters.last_success = store::whole_seconds(deps.now());
     schedule_poll(more ? milliseconds(0) : milliseconds(settings.poll_interval));
   }
 

@@ -170,7 +170,7 @@ void WhatsAppChannel::State::read_done(std::int64_t blocks) {
 void WhatsAppChannel::State::commit_webhooks() {
   auto batch = std::make_shared<std::vector<PendingWebhook>>(std::exchange(pending, {}));
   auto outcomes = std::make_shared<std::vector<std::optional<connectors::StoredEvents>>>(batch->size());
-  const store::Time at = deps.now();
+  const store::Instant at = deps.now();
   const std::int64_t blocks_before = settings.blocks_read();
   for (std::size_t i = 0; i < batch->size(); ++i) {
     // A savepoint per webhook: one that cannot be stored is refused alone.
@@ -243,7 +243,7 @@ void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::Sen
         [done = std::move(done), why = std::move(why)]() mutable { done(connectors::Failed{std::move(why)}); }));
   };
   // Policy, checked before sending: Meta would refuse it (131047) anyway.
-  const store::Time now = deps.now();
+  const store::Time now = store::whole_seconds(deps.now());
   if (const auto last = store::last_inbound_at(deps.db, std::string(k_channel_name), item.recipient); !last) {
     spdlog::warn("whatsapp: cannot read when {} last wrote ({}); sending without the window check", item.recipient,
                  last.error().message);
@@ -292,7 +292,7 @@ SendOutcome WhatsAppChannel::State::outcome_of(net::HttpResult result) {
 SendOutcome WhatsAppChannel::State::refused_token(std::string why) {
   if (!paused()) spdlog::error("whatsapp: the access token was refused ({}); sending paused", why);
   // The pause ends with a probe: the pump's first send after it tells.
-  paused_until = deps.now() + k_auth_probe;
+  paused_until = store::whole_seconds(deps.now()) + k_auth_probe;
   return connectors::RetryAfter{k_auth_probe, std::move(why)};
 }
 

@@ -321,7 +321,7 @@ TEST_CASE("agent: with the provider down the message waits, then escalates past 
 TEST_CASE("agent: attempts recorded before a restart count toward the budget", "[agent]") {
   AgentHarness h;
   const auto id = h.receive("wamid.1", "hello");
-  REQUIRE(store::take_next(h.db, "old-run", h.clock, 1s).value());
+  REQUIRE(store::take_next(h.db, "old-run", store::whole_seconds(h.clock), 1s).value());
   for (int n = 1; n <= 2; ++n) {
     REQUIRE(store::record_attempt(h.db,
                                   {.message_id = id,
@@ -331,7 +331,7 @@ TEST_CASE("agent: attempts recorded before a restart count toward the budget", "
                                    .raw_output = "not json",
                                    .verdict = store::Verdict::invalid,
                                    .error_class = "no_json"},
-                                  h.clock));
+                                  store::whole_seconds(h.clock)));
   }
   h.clock += 5s;  // the old run's lease has expired
   h.fake.push(FakeReply::text("still not json"));
@@ -595,7 +595,7 @@ TEST_CASE("agent: a run whose lease another instance took stores nothing more (h
   h.agent->poke();
   test::run_until(h.io, [&] { return asked.load(); });
   const auto lease = agent::Settings{}.lease;
-  auto other = store::take_next(h.db, "other-instance", h.clock + lease + 1s, lease);
+  auto other = store::take_next(h.db, "other-instance", store::whole_seconds(h.clock) + lease + 1s, lease);
   REQUIRE(other);
   REQUIRE(*other);
   REQUIRE((*other)->id == id);

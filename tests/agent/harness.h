@@ -124,7 +124,7 @@ struct AgentHarness {
   llm::ProviderKind kind;
   TempDir dir;
   store::Database db = migrated_db(dir);
-  store::Time clock = k_t0;
+  store::Instant clock = k_t0;  // the agent's wall clock, moved by tests
   // The agent's monotonic clock: the real one unless a test sets it (and then moves it).
   std::optional<std::chrono::steady_clock::time_point> monotonic;
   fakes::FakeModelServer fake;

@@ -368,3 +368,39 @@ TEST_CASE("config: llm.max_concurrency reaches 4,096 (latency-bound loads), not 
   REQUIRE_FALSE(beyond);
   CHECK(any_contains(beyond.error(), "/llm/max_concurrency: must be an integer from 1 to 4096"));
 }
+
+TEST_CASE("config: bursts default to 1.5 s quiet within 6 s, and the max is never below the quiet time", "[config]") {
+  auto defaults = config::parse(k_minimal, "d.json");
+  REQUIRE(defaults);
+  CHECK(defaults->agent.burst_quiet_ms == 1500);
+  CHECK(defaults->agent.burst_max_ms == 6000);
+  const auto with_agent = [](const std::string& agent) {
+    std::string text = k_minimal;
+    text.insert(text.rfind('}'), R"(, "agent": )" + agent);
+    return config::parse(text, "d.json");
+  };
+  struct Row {
+    const char* agent;
+    const char* problem;  // "" for none
+  };
+  const Row rows[] = {
+      {R"({"burst_quiet_ms": 0})", ""},
+      {R"({"burst_quiet_ms": 0, "burst_max_ms": 0})", ""},
+      {R"({"burst_quiet_ms": 3000, "burst_max_ms": 3000})", ""},
+      {R"({"burst_quiet_ms": 8000})", "/agent/burst_max_ms: must be at least agent.burst_quiet_ms (8000)"},
+      {R"({"burst_quiet_ms": -1})", "/agent/burst_quiet_ms: must be an integer from 0 to 60000"},
+      {R"({"burst_max_ms": 600001})", "/agent/burst_max_ms: must be an integer from 0 to 600000"},
+      {R"({"burst_quiet": 10})", "/agent/burst_quiet: unknown key"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.agent);
+    auto c = with_agent(row.agent);
+    if (std::string(row.problem).empty()) {
+      CHECK(c);
+    } else {
+      REQUIRE_FALSE(c);
+      CAPTURE(c.error());
+      CHECK(any_contains(c.error(), row.problem));
+    }
+  }
+}

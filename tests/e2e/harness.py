@@ -335,6 +335,9 @@ class Stack:
                                         "app_secret_env": "WHATSAPP_APP_SECRET",
                                         "verify_token_env": "WHATSAPP_VERIFY_TOKEN"}},
             "staff": {"token_env": "DISPATCHD_STAFF_TOKEN"},
+            # Each message its own turn, answered at once: the tests that check bursts turn
+            # them on (burst_test.py).
+            "agent": {"burst_quiet_ms": 0},
         }
         if database:
             config["database_password_env"] = "DISPATCHD_DB_PASSWORD"

@@ -118,8 +118,16 @@ TEST_CASE("cost: migration 0010 on a database with old rows keeps them valid", "
   test::TempDir dir;
   auto storage = test::db_before_migration(dir, 10);
   auto* db = &storage;
-  const auto asked = message(*db, "wamid.old1");
-  const auto not_asked = message(*db, "wamid.old2");
+  // Messages as the binary before 0010 wrote them (its columns only: 0022's are not there).
+  const auto old_message = [&](const std::string& id) {
+    REQUIRE(
+        db->exec("INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text,"
+                 " raw_payload) VALUES ('whatsapp', '" +
+                 id + "', '1555', '1555', '2026-11-30T12:00:00Z', 'hola', '{}')"));
+    return count(*db, "SELECT id FROM inbox WHERE provider_message_id = '" + id + "'");
+  };
+  const auto asked = old_message("wamid.old1");
+  const auto not_asked = old_message("wamid.old2");
   // Attempts as the binary before 0010 wrote them (its columns only).
   for (int n = 1; n <= 2; ++n) {
     REQUIRE(

@@ -20,6 +20,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/read_ahead.h"
+#include "store/turns.h"
 #include "tests/store/store_fixture.h"
 
 using namespace dispatchd;
@@ -131,6 +132,32 @@ TEST_CASE("query plans: the take and the prompt's history walk their indexes, ne
   CHECK_THAT(plan, Catch::Contains("SEARCH inbox USING INDEX inbox_conversation (conversation_id=? AND id<?)"));
   CHECK_THAT(plan, Catch::Contains("SEARCH a USING INDEX actions_message (message_id=?)"));
   CHECK_THAT(plan, !Catch::Contains("actions_status") && !Catch::Contains("SCAN inbox") && !Catch::Contains("SCAN a"));
+}
+
+TEST_CASE("query plans: the take by turns walks the unanswered messages by arrival and the turn by its index",
+          "[inbox][turns][sqlite]") {
+  if (test::on_postgresql()) return;  // SQLite's planner; PostgreSQL plans by its statistics
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const store::TurnRule rule{std::chrono::milliseconds(1500), std::chrono::milliseconds(6000)};
+  REQUIRE(store::insert_inbound(db, message("wamid.1"), k_t0));
+  REQUIRE(store::insert_inbound(db, message("wamid.2"), k_t0));
+  const auto take = reads_during(db, [&] {
+    const auto taken =
+        store::take_turn(db, "w", store::Instant(k_t0) + std::chrono::seconds(2), std::chrono::seconds(60), rule);
+    REQUIRE(taken);
+    REQUIRE(taken->taken);
+    CHECK(taken->taken->joined.size() == 1);
+  });
+  REQUIRE(take.size() == 3);  // the quiet scan, the expired scan, the turn's messages
+  for (const auto& sql : take) {
+    const std::string plan = plan_of(db, sql);
+    INFO(sql << "\n" << plan);
+    CHECK_THAT(plan, !Catch::Contains("SCAN m") && !Catch::Contains("SCAN e") && !Catch::Contains("SCAN q") &&
+                         !Catch::Contains("SCAN inbox"));
+  }
+  CHECK_THAT(plan_of(db, take[0]), Catch::Contains("SEARCH m USING INDEX inbox_arrived (arrived_ms<?)"));
+  CHECK_THAT(plan_of(db, take[0]), Catch::Contains("SEARCH q USING INDEX inbox_unfinished (conversation_id=?)"));
 }
 
 TEST_CASE("query plans: no statement on a message's way through the store scans the history's tables",
