@@ -51,5 +51,6 @@ int cmd_erase(int argc, char** argv);
 int cmd_archive(int argc, char** argv);
 int cmd_migrate_store(int argc, char** argv);
 int cmd_mcp(int argc, char** argv);
+int cmd_cost(int argc, char** argv);
 
 }  // namespace dispatchd::cli

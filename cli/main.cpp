@@ -53,6 +53,9 @@ constexpr const char* k_usage =
     "      one message's story: context, attempts, decision, outbox, escalations, staff\n"
     "      actions, audit events and their chain; Markdown by default\n"
     "      exit 0 printed, 1 no such message, 2 usage error\n"
+    "  cost [--json]\n"
+    "      model tokens billed and their cost per provider and model, with the cached input tokens\n"
+    "      and their share of the input; totals of every attempt the database recorded\n"
     "  staff add NAME | staff list [--json] | staff revoke NAME\n"
     "      named staff accounts for the staff page and API; add prints the token once (first line)\n"
     "  replay --offline --report OUT.md [--catalog NEW] [--since YYYY-MM-DD] [--limit N]\n"
@@ -116,6 +119,7 @@ constexpr Command k_commands[] = {
     {"archive", dispatchd::cli::cmd_archive},
     {"migrate-store", dispatchd::cli::cmd_migrate_store},
     {"mcp", dispatchd::cli::cmd_mcp},
+    {"cost", dispatchd::cli::cmd_cost},
 };
 
 // "--config F", "--db F", "--db-password-env N" or "--catalog F" before the command word apply to it: they are moved

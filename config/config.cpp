@@ -319,6 +319,8 @@ void check(Config& c, Reader& r) {
   if (!is_url(c.llm.base_url)) r.problem("/llm/base_url", "must be an http:// or https:// URL");
   if (c.llm.model.empty()) r.problem("/llm/model", "is required");
   if (c.llm.api_key_env.empty()) r.problem("/llm/api_key_env", "is required (the name of the key's variable)");
+  if (c.llm.prompt_cache_key && c.llm.provider != "openai")
+    r.problem("/llm/prompt_cache_key", "is for provider openai (gemini and anthropic have no such field)");
   if (!c.llm.prices.empty() && !c.llm.model.empty() && !c.llm.prices.contains(c.llm.model))
     r.problem("/llm/prices",
               "has no price for llm.model " + text::quote(c.llm.model) + " (its attempts would have no known cost)");
@@ -432,6 +434,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.integer("history_messages", llm.history_messages, 0, 100),
                             r.integer("provider_deadline_s", llm.provider_deadline_s, 1, 7 * 24 * 3600),
                             r.integer("max_output_tokens", llm.max_output_tokens, 16, 65536),
+                            r.boolean("prompt_cache_key", llm.prompt_cache_key),
                             r.nested("prices", [&](const Value& p, const std::string& pat) {
                               read_prices(r, p, pat, llm.prices);
                             })});

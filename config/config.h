@@ -57,6 +57,9 @@ struct Llm {
   int history_messages = 10;      // earlier messages of the conversation in the context
   int provider_deadline_s = 900;  // a message waits this long for a provider, then escalates
   int max_output_tokens = 1024;
+  // provider openai: send OpenAI's prompt_cache_key, one per system prompt and catalog. Off by
+  // default: OpenAI-compatible servers that refuse unknown fields would refuse every call.
+  bool prompt_cache_key = false;
   // Model name (as in llm.model) -> price: what each attempt costs (v_attempts.cost_usd).
   // Empty: no attempt has a known cost.
   std::map<std::string, ModelPrice> prices;

@@ -37,6 +37,7 @@ std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const 
   provider.timeout = std::chrono::milliseconds(llm.timeout_ms);
   provider.connect_timeout = std::chrono::milliseconds(llm.connect_timeout_ms);
   provider.max_output_tokens = llm.max_output_tokens;
+  provider.prompt_cache_key = llm.prompt_cache_key;
   llm::RetryPolicy policy;
   // The retries of one call stay well inside the time a message may wait for a provider.
   policy.deadline = std::chrono::milliseconds(llm.timeout_ms) * 4;

@@ -1,6 +1,10 @@
 // OpenAI-compatible chat completions (also Ollama, vLLM, llama.cpp server, LM Studio,
 // OpenRouter): POST {base_url}/chat/completions with response_format json_schema strict.
+#include <array>
+#include <cstdint>
+
 #include "common/json_access.h"
+#include "common/text.h"
 #include "llm/internal/dialect.h"
 
 namespace dispatchd::llm::detail {
@@ -11,9 +15,35 @@ using json::member;
 using json::object_member;
 using json::string_member;
 
+// FNV-1a, 64 bits: the same value from every build and instance (std::hash promises neither).
+// A routing key, not a digest: a collision only sends two catalogs' requests to one cache.
+void fnv1a(std::uint64_t& hash, std::string_view bytes) {
+  for (const unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 0x100000001b3;
+  }
+}
+
+// The request's prompt_cache_key: "dispatchd-" and 16 hex digits of a hash of the system text
+// and the response format, the part every request for one catalog starts with (docs/agent.md,
+// "The prompt cache"). Nothing of the conversation goes in, so the key is the same for every
+// customer, conversation and instance, and another for another prompt or catalog.
+std::string prompt_cache_key(const CompletionRequest& request) {
+  std::uint64_t hash = 0xcbf29ce484222325;
+  // The length first: a system text can never pass for part of the schema, or the reverse.
+  fnv1a(hash, std::to_string(request.system.size()) + ":");
+  fnv1a(hash, request.system);
+  fnv1a(hash, request.schema->openai_response_format);
+  std::array<unsigned char, 8> bytes{};
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(hash >> (56 - 8 * i));
+  return "dispatchd-" + text::hex(bytes);
+}
+
 net::HttpRequest build_openai(const ProviderConfig& config, const CompletionRequest& request) {
   JsonOut out;
-  out.begin_object().field("model", config.model).begin_array("messages");
+  out.begin_object().field("model", config.model);
+  if (config.prompt_cache_key) out.field("prompt_cache_key", prompt_cache_key(request));
+  out.begin_array("messages");
   if (!request.system.empty()) write_message(out, "system", request.system);
   write_chat_turns(out, request.turns);
   out.end_array().raw("response_format", request.schema->openai_response_format);

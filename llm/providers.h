@@ -2,8 +2,8 @@
 // The three HTTP providers. Each builds its documented request and parses its documented
 // response; one shared path classifies HTTP statuses and transport failures:
 //   openai     POST {base_url}/chat/completions              Authorization: Bearer KEY
-//              response_format json_schema (strict); choices[0].message.content (a string, or
-//              an array whose text parts are joined)
+//              response_format json_schema (strict), prompt_cache_key when configured;
+//              choices[0].message.content (a string, or an array whose text parts are joined)
 //   gemini     POST {base_url}/v1beta/models/{model}:generateContent   x-goog-api-key: KEY
 //              systemInstruction, contents (user/model), generationConfig.responseSchema;
 //              candidates[0].content.parts[].text
@@ -46,6 +46,10 @@ struct ProviderConfig {
   std::chrono::milliseconds connect_timeout{10'000};
   std::optional<int> max_output_tokens{};  // Anthropic requires one: 1024 when unset
   std::optional<double> temperature{};
+  // openai only: send `prompt_cache_key`, one per system text and schema, so that requests
+  // sharing that prefix are routed to the same prompt cache (llm.prompt_cache_key). A server
+  // that refuses unknown fields answers every such request with a 4xx (ErrorClass::client).
+  bool prompt_cache_key = false;
   std::size_t max_response_bytes = 4u << 20;  // a larger body is bad_response
 };
 

@@ -101,7 +101,8 @@ std::expected<ModelOptions, std::string> model_options(const config::Config& con
                       .api_key = std::move(*key),
                       .timeout = std::chrono::milliseconds(config.llm.timeout_ms),
                       .connect_timeout = std::chrono::milliseconds(config.llm.connect_timeout_ms),
-                      .max_output_tokens = config.llm.max_output_tokens};
+                      .max_output_tokens = config.llm.max_output_tokens,
+                      .prompt_cache_key = config.llm.prompt_cache_key};
   auto& s = options.settings;
   s.max_retries = config.llm.max_retries;
   s.max_tool_steps = config.llm.max_tool_steps;

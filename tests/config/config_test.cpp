@@ -31,6 +31,7 @@ TEST_CASE("config: the shipped example loads", "[config]") {
   if (!c) FAIL(c.error().front());
   CHECK(c->llm.provider == "openai");
   CHECK(c->llm.max_retries == 2);
+  CHECK(c->llm.prompt_cache_key);  // the example is api.openai.com's
   CHECK(c->whatsapp.enabled);
   CHECK(c->http.host == "127.0.0.1");
   CHECK(c->http.port == 8080);
@@ -403,4 +404,31 @@ TEST_CASE("config: bursts default to 1.5 s quiet within 6 s, and the max is neve
       CHECK(any_contains(c.error(), row.problem));
     }
   }
+
+TEST_CASE("config: llm.prompt_cache_key is off by default and for provider openai only", "[config]") {
+  const auto with = [](const std::string& provider, const std::string& value) {
+    return config::parse(R"({"catalog": "c.json", "llm": {"provider": ")" + provider +
+                             R"(", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K",
+      "prompt_cache_key": )" +
+                             value + "}}",
+                         "d.json");
+  };
+  auto defaults = config::parse(k_minimal, "d.json");
+  REQUIRE(defaults);
+  CHECK_FALSE(defaults->llm.prompt_cache_key);
+  auto on = with("openai", "true");
+  REQUIRE(on);
+  CHECK(on->llm.prompt_cache_key);
+  auto off = with("anthropic", "false");
+  REQUIRE(off);
+  CHECK_FALSE(off->llm.prompt_cache_key);
+  for (const char* provider : {"gemini", "anthropic"}) {
+    INFO(provider);
+    auto refused = with(provider, "true");
+    REQUIRE_FALSE(refused);
+    CHECK(any_contains(refused.error(), "/llm/prompt_cache_key: is for provider openai"));
+  }
+  auto not_bool = with("openai", "\"yes\"");
+  REQUIRE_FALSE(not_bool);
+  CHECK(any_contains(not_bool.error(), "/llm/prompt_cache_key: must be true or false"));
 }

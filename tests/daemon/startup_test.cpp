@@ -126,9 +126,29 @@ TEST_CASE("wiring: the provider's key comes from its variable, never from the fi
   REQUIRE(transport.requests().size() == 1);
   CHECK(transport.requests()[0].url == "http://127.0.0.1:9/v1/chat/completions");
   CHECK(transport.requests()[0].headers.get("Authorization") == "Bearer sk-from-env");
+  CHECK(transport.requests()[0].body.find("prompt_cache_key") == std::string::npos);  // llm.prompt_cache_key's default
   const auto settings = daemon::agent_settings(config, "w");
   CHECK(settings.max_retries == 2);
   CHECK(settings.lease >= std::chrono::seconds(900));
+}
+
+TEST_CASE("wiring: llm.prompt_cache_key reaches the provider's requests", "[daemon]") {
+  test::TempDir dir;
+  auto config = config_in(dir);
+  config.llm.prompt_cache_key = true;
+  boost::asio::io_context io;
+  fakes::FakeTransport transport(io);
+  llm::Limiter limiter(io, 2);
+  ::setenv("DISPATCHD_TEST_KEY", "sk-from-env", 1);
+  auto provider = daemon::build_provider(config.llm, transport, io, limiter);
+  ::unsetenv("DISPATCHD_TEST_KEY");
+  REQUIRE(provider);
+  transport.push_response(401, R"({"error":{"message":"bad key"}})");
+  (*provider)->complete({"", {{llm::Role::user, "hi"}}, llm::output_schema(test::support_en())},
+                        [](llm::CompletionResult) {});
+  io.run();
+  REQUIRE_FALSE(transport.requests().empty());
+  CHECK_THAT(transport.requests()[0].body, Catch::Contains(R"("prompt_cache_key":"dispatchd-)"));
 }
 
 TEST_CASE("wiring: connectors.whatsapp.message_types become the agent's rules for every type the connector names",

@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,13 +42,16 @@ inline llm::CompletionRequest reask_request() {
 }
 
 struct Harness {
-  explicit Harness(llm::ProviderKind provider_kind, llm::RetryPolicy policy = {}) {
+  // `configure` may change the provider's settings before the providers are made.
+  explicit Harness(llm::ProviderKind provider_kind, llm::RetryPolicy policy = {},
+                   const std::function<void(llm::ProviderConfig&)>& configure = {}) {
     llm::ProviderConfig config;
     config.kind = provider_kind;
     config.base_url = fake.base_url(fake_dialect(provider_kind));
     config.model = "test-model";
     config.api_key = k_test_key;
     config.timeout = std::chrono::seconds(20);
+    if (configure) configure(config);
     policy.base_delay = std::chrono::milliseconds(100);
     // Backoff waits are recorded and then run at once: tests check the delays asked for
     // without sleeping through them.

@@ -2,6 +2,8 @@
 // roles) and how it reads the reply, errors included.
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include "common/json_access.h"
 #include "tests/llm/harness.h"
 #include "tests/llm/no_text_bodies.h"
@@ -382,4 +384,58 @@ TEST_CASE("Every provider: requests for one catalog share everything but the con
   CHECK(a_before == b_before);
   CHECK(a_after == b_after);
   CHECK((a_before + a_after).find("SYSTEM PROMPT") != std::string::npos);
+}
+
+namespace {
+
+// The prompt_cache_key of a request body; "" when it has none.
+std::string cache_key_of(const std::string& body) {
+  const auto doc = test::parse_json(body);
+  return doc.HasMember("prompt_cache_key") ? doc["prompt_cache_key"].GetString() : "";
+}
+
+// A request for `catalog` under `system`, from `sender`, saying `text`.
+llm::CompletionRequest customer_request(const std::string& system, const catalog::Catalog& catalog,
+                                        const std::string& sender, const std::string& text) {
+  return {
+      system, {{llm::Role::user, "New whatsapp message from " + sender + ":\n" + text}}, llm::output_schema(catalog)};
+}
+
+}  // namespace
+
+TEST_CASE("OpenAI provider: prompt_cache_key, one per system text and schema, only when configured") {
+  SECTION("off: no such field") {
+    test::Harness h(ProviderKind::openai);
+    h.fake.push(FakeReply::text(k_reply));
+    REQUIRE(h.call());
+    CHECK_FALSE(h.last_body().HasMember("prompt_cache_key"));
+  }
+  SECTION("on: the same key for one catalog whoever writes, another for another prompt or catalog") {
+    test::Harness h(ProviderKind::openai, {}, [](llm::ProviderConfig& c) { c.prompt_cache_key = true; });
+    h.fake.set_fallback(FakeReply::text(k_reply));
+    const std::string system = "SYSTEM PROMPT";
+    // Two customers, then a re-ask of three turns: the fake accepts the field.
+    REQUIRE(h.call(*h.provider, customer_request(system, test::support_en(), "15551234567", "where is order 4411?")));
+    REQUIRE(h.call(*h.provider, customer_request(system, test::support_en(), "ana@example.com", "it never came")));
+    REQUIRE(h.call(*h.provider, test::reask_request()));
+    // Another provider instance (another dispatchd) makes the same key.
+    REQUIRE(h.call(*h.retrying, customer_request(system, test::support_en(), "34600111222", "hola")));
+    REQUIRE(h.call(*h.provider, customer_request(system, test::support_es(), "15551234567", "where is order 4411?")));
+    REQUIRE(h.call(*h.provider, customer_request("OTHER PROMPT", test::support_en(), "15551234567", "hi")));
+    const auto requests = h.fake.requests();
+    REQUIRE(requests.size() == 6);
+    std::vector<std::string> keys;
+    for (const auto& request : requests) keys.push_back(cache_key_of(request.body));
+    // A hash of the prefix and nothing else: no sender, no text, no time can be in it.
+    for (const auto& key : keys) {
+      CAPTURE(key);
+      CHECK(std::regex_match(key, std::regex("dispatchd-[0-9a-f]{16}")));
+    }
+    CHECK(keys[1] == keys[0]);
+    CHECK(keys[2] == keys[0]);
+    CHECK(keys[3] == keys[0]);
+    CHECK(keys[4] != keys[0]);  // another catalog
+    CHECK(keys[5] != keys[0]);  // another system text
+    CHECK(keys[5] != keys[4]);
+  }
 }

@@ -202,6 +202,19 @@ TEST_CASE("a message half-way through a stopped run is asked again from the star
   CHECK(report.summary.valid_first == 4);
 }
 
+TEST_CASE("online replay's provider sends prompt_cache_key as the configuration says", "[replay][online]") {
+  ::setenv("DISPATCHD_REPLAY_TEST_KEY", "sk-test", 1);
+  config::Config config;
+  config.llm.provider = "openai";
+  config.llm.api_key_env = "DISPATCHD_REPLAY_TEST_KEY";
+  for (const bool on : {false, true}) {
+    config.llm.prompt_cache_key = on;
+    const auto options = replay::model_options(config, test::support_en(), {});
+    REQUIRE(options);
+    CHECK(options->provider.prompt_cache_key == on);
+  }
+}
+
 TEST_CASE("a scratch path that holds something else is refused", "[replay][online]") {
   Recorded r;
   bool resumed = false;
