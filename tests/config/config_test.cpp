@@ -404,6 +404,7 @@ TEST_CASE("config: bursts default to 1.5 s quiet within 6 s, and the max is neve
       CHECK(any_contains(c.error(), row.problem));
     }
   }
+}
 
 TEST_CASE("config: llm.prompt_cache_key is off by default and for provider openai only", "[config]") {
   const auto with = [](const std::string& provider, const std::string& value) {
