@@ -7,8 +7,10 @@ pipeline does not deliver every message, never on timing.
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
        [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
-       [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S]
+       [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S] [--bursts]
 
+--bursts keeps agent.burst_quiet_ms at dispatchd's default (each reply then waits the quiet
+time); without it a build that knows the key runs with 0, a turn per message.
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
 the model fake takes to answer each request (0): with it, throughput is bounded by
@@ -172,6 +174,15 @@ def thread_schedstat(pid):
     return out
 
 
+def knows_bursts(build):
+    """Whether the build reads agent.burst_quiet_ms (an older one refuses the key): its name
+    is in the binary's configuration reader. Runs turn bursts off unless --bursts is given,
+    so that each webhook is answered as soon as it is taken, as before bursts; with --bursts
+    every reply waits the quiet time (1.5 s), which only a steady_messages_per_s discounts."""
+    with open(os.path.join(build, "daemon", "dispatchd"), "rb") as f:
+        return b"burst_quiet_ms" in f.read()
+
+
 def steady_rate(progress, count):
     """Replies sent per second between the polls that saw a quarter and three quarters of
     them: the run's pace without its start (the first model answers take the model's
@@ -300,7 +311,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
         stack = harness.Stack(
             build, source, fake_args=fake_args,
             scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False, quiet_graph=True,
-            workdir=workdir, model_latency_ms=latency_ms, extra_config=extra_config)
+            workdir=workdir, model_latency_ms=latency_ms, extra_config=extra_config,
+            bursts="--bursts" in sys.argv[3:] or not knows_bursts(build))
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency,
                       "model_latency_ms": latency_ms, "model_latency_spread_ms": option("--model-latency-spread-ms", 0),

@@ -286,8 +286,9 @@ class Stack:
 
     def __init__(self, build_dir, source_dir, scenario=None, graph_script=None, catalog="support.es.json",
                  model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None,
-                 quiet_graph=False, fake_args=None, database=None, mcp_servers=None):
+                 quiet_graph=False, fake_args=None, database=None, mcp_servers=None, bursts=False):
         # fake_args: extra command-line arguments per fake, {"fake_model": [...], "fake_graph": [...]}.
+        # bursts: leave agent.burst_quiet_ms at dispatchd's default (else 0: a turn per message).
         # mcp_servers: the config's mcp.servers (name -> server), none without it. `catalog` is
         # a file of catalog/examples/ or an absolute path.
         # database: a PostgreSQL database (PostgresqlDatabase) instead of a SQLite file. Without
@@ -335,10 +336,11 @@ class Stack:
                                         "app_secret_env": "WHATSAPP_APP_SECRET",
                                         "verify_token_env": "WHATSAPP_VERIFY_TOKEN"}},
             "staff": {"token_env": "DISPATCHD_STAFF_TOKEN"},
-            # Each message its own turn, answered at once: the tests that check bursts turn
-            # them on (burst_test.py).
-            "agent": {"burst_quiet_ms": 0},
         }
+        if not bursts:
+            # Each message its own turn, answered at once: the tests that check bursts
+            # (burst_test.py) and the benchmarks keep dispatchd's default.
+            config["agent"] = {"burst_quiet_ms": 0}
         if database:
             config["database_password_env"] = "DISPATCHD_DB_PASSWORD"
         if mcp_servers:
