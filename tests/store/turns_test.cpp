@@ -248,3 +248,30 @@ TEST_CASE("turns: with bursts off every message is its own turn, taken at once",
   CHECK_FALSE(taken->wake_at);
   CHECK(count(db, "SELECT count(*) FROM inbox WHERE turn_id IS NOT NULL") == 0);
 }
+
+TEST_CASE("turns: two instances, one turn: the lease of its first message covers every message of it", "[turns]") {
+  test::TempDir dir;
+  auto one = test::migrated_db(dir);
+  auto other = test::open_db(dir);  // another instance's connection to the same database
+  REQUIRE(other);
+  const auto a = insert(one, "A", "c1", k_i0);
+  const auto b = insert(one, "B", "c1", k_i0 + 200ms);
+  auto first = store::take_turn(one, "instance-1", k_i0 + 2000ms, 60s, k_rule);
+  REQUIRE(first);
+  REQUIRE(first->taken);
+  CHECK(joined_ids(*first->taken) == std::vector<std::int64_t>{b});
+  // While the lease holds, the other instance finds nothing of the conversation, however late.
+  insert(one, "C", "c1", k_i0 + 2100ms);
+  auto nothing = store::take_turn(*other, "instance-2", k_i0 + 30'000ms, 60s, k_rule);
+  REQUIRE(nothing);
+  CHECK_FALSE(nothing->taken);
+  // Past it (instance-1 stalled), instance-2 takes the whole turn, with what came since, and
+  // instance-1's writes are fenced off.
+  auto taken = store::take_turn(*other, "instance-2", k_i0 + 63'000ms, 60s, k_rule);
+  REQUIRE(taken);
+  REQUIRE(taken->taken);
+  CHECK(taken->taken->id == a);
+  CHECK(taken->taken->joined.size() == 2);
+  CHECK_FALSE(store::hold_lease(one, *first->taken, "instance-1").value());
+  CHECK(store::hold_lease(*other, *taken->taken, "instance-2").value());
+}
