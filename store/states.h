@@ -35,7 +35,10 @@ enum class EscalationReason {
   send_failed,
   delivery_unknown,
   undecodable,
-  tool_failed,  // an MCP tool the decision called answered with an error, or was not called
+  tool_failed,         // an MCP tool the decision called answered with an error, or was not called
+  conversation_limit,  // the conversation is past its reply limits (agent/runaway.h): held
+  suspected_loop,      // the counterpart behaves as a bot or echoes our replies: held
+  budget_exhausted,    // the model's spend budget is used up
 };
 
 // An escalation's state (v_escalations.status); store/queue.h draws the machine.
@@ -109,7 +112,7 @@ struct SqlNames<ActionStatus> {
 
 template <>
 struct SqlNames<EscalationReason> {
-  static constexpr std::array<std::pair<EscalationReason, std::string_view>, 10> table{{
+  static constexpr std::array<std::pair<EscalationReason, std::string_view>, 13> table{{
       {EscalationReason::contract_failed, "contract_failed"},
       {EscalationReason::model_escalated, "model_escalated"},
       {EscalationReason::needs_approval, "needs_approval"},
@@ -120,6 +123,9 @@ struct SqlNames<EscalationReason> {
       {EscalationReason::delivery_unknown, "delivery_unknown"},
       {EscalationReason::undecodable, "undecodable"},
       {EscalationReason::tool_failed, "tool_failed"},
+      {EscalationReason::conversation_limit, "conversation_limit"},
+      {EscalationReason::suspected_loop, "suspected_loop"},
+      {EscalationReason::budget_exhausted, "budget_exhausted"},
   }};
 };
 
