@@ -92,14 +92,16 @@ struct Fixture {
 
   Fixture() { pump.add(channel); }
 
-  // An approved reply on `channel`, as the agent queues one.
-  std::int64_t approve(const std::string& on = "whatsapp") {
+  // An approved reply on `channel`, as the agent queues one, to `to` (by default a
+  // counterpart of its own: most tests here are about the channel, not one customer).
+  std::int64_t approve(const std::string& on = "whatsapp", std::string to = "") {
     ++messages;
+    if (to.empty()) to = "1555000" + std::to_string(1000 + messages);
     auto message = store::insert_inbound(
-        db, {on, "m" + std::to_string(messages), "c" + std::to_string(messages), "s", "hola", "{}", ""}, test::k_t0);
+        db, {on, "m" + std::to_string(messages), "c" + std::to_string(messages), to, "hola", "{}", ""}, test::k_t0);
     REQUIRE(message);
     auto id = store::add_action(
-        db, {.message_id = message->id, .action = "reply", .arguments = "{}", .recipient = "1", .body = "hola"},
+        db, {.message_id = message->id, .action = "reply", .arguments = "{}", .recipient = to, .body = "hola"},
         test::k_t0);
     REQUIRE(id);
     return *id;

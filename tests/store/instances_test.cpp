@@ -49,12 +49,16 @@ std::int64_t take(store::Database& db, const std::string& instance, store::Time 
   return (*taken)->id;
 }
 
+// A recipient of its own for message `id`'s reply: these tests claim several sends at once,
+// which is about the instances, not about one customer's replies.
+std::string counterpart_of(std::int64_t id) { return "1555000" + std::to_string(1000 + id); }
+
 // Takes message `id` for `instance`, queues its reply and claims the send: an action in
 // 'sending' claimed by `instance`, as when the instance died during the provider call.
 std::int64_t send_in_flight(store::Database& db, std::int64_t id, const std::string& instance,
                             const std::string& channel = "") {
   REQUIRE(take(db, instance) == id);
-  auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", "15551234567", "hola"}, k_t0);
+  auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", counterpart_of(id), "hola"}, k_t0);
   REQUIRE(action);
   auto claimed = store::begin_send(db, k_t0, channel, instance);
   REQUIRE(claimed);
@@ -104,6 +108,22 @@ std::vector<std::string> run_instances(const test::TempDir& dir, std::size_t n, 
   }
   for (auto& t : threads) t.join();
   return errors;
+}
+
+// Three instances claim `lane`'s sends at once (begin_send) until none is left for them;
+// what each claimed, in order.
+std::vector<std::vector<store::OutboxItem>> claim_at_once(const test::TempDir& dir, const std::string& lane = "") {
+  std::vector<std::vector<store::OutboxItem>> claimed(3);
+  const auto errors = run_instances(dir, claimed.size(), [&](store::Database& mine, std::size_t i) -> std::string {
+    while (true) {
+      auto item = store::begin_send(mine, k_t0, lane, "instance-" + std::to_string(i));
+      if (!item) return item.error().message;
+      if (!*item) return "";
+      claimed[i].push_back(std::move(**item));
+    }
+  });
+  CHECK(errors == std::vector<std::string>(claimed.size()));
+  return claimed;
 }
 
 bool chain_ok(store::Database& db) {
@@ -318,26 +338,17 @@ TEST_CASE("instances: each send is claimed by exactly one instance", "[instances
   for (int i = 0; i < k_actions; ++i) {
     const auto id = insert_message(db, "wamid." + std::to_string(i), "c" + std::to_string(i));
     REQUIRE(take(db, "taker") == id);
-    auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", "15551234567", "hola"}, k_t0);
+    auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", counterpart_of(id), "hola"}, k_t0);
     REQUIRE(action);
     queued.insert(*action);
   }
-  std::vector<std::vector<std::int64_t>> claimed(3);
-  const auto errors = run_instances(dir, claimed.size(), [&](store::Database& mine, std::size_t i) -> std::string {
-    while (true) {
-      auto item = store::begin_send(mine, k_t0, "", "instance-" + std::to_string(i));
-      if (!item) return item.error().message;
-      if (!*item) return "";
-      claimed[i].push_back((*item)->id);
-    }
-  });
-  CHECK(errors == std::vector<std::string>(claimed.size()));
+  const auto claimed = claim_at_once(dir);
   std::multiset<std::int64_t> all;
   for (std::size_t i = 0; i < claimed.size(); ++i) {
-    all.insert(claimed[i].begin(), claimed[i].end());
-    for (const auto id : claimed[i]) {
+    for (const auto& item : claimed[i]) {
+      all.insert(item.id);
       CHECK(count_of(db, "SELECT count(*) FROM actions WHERE status = 'sending' AND claimed_by = 'instance-" +
-                             std::to_string(i) + "' AND id = " + std::to_string(id)) == 1);
+                             std::to_string(i) + "' AND id = " + std::to_string(item.id)) == 1);
     }
   }
   CHECK(std::set<std::int64_t>(all.begin(), all.end()) == queued);
@@ -358,18 +369,9 @@ TEST_CASE("instances: each MCP act's tool call is claimed by exactly one instanc
     REQUIRE(action);
     queued.insert(*action);
   }
-  std::vector<std::vector<std::int64_t>> claimed(3);
-  const auto errors = run_instances(dir, claimed.size(), [&](store::Database& mine, std::size_t i) -> std::string {
-    while (true) {
-      auto item = store::begin_send(mine, k_t0, std::string(store::k_tool_lane), "instance-" + std::to_string(i));
-      if (!item) return item.error().message;
-      if (!*item) return "";
-      claimed[i].push_back((*item)->id);
-    }
-  });
-  CHECK(errors == std::vector<std::string>(claimed.size()));
   std::multiset<std::int64_t> all;
-  for (const auto& mine : claimed) all.insert(mine.begin(), mine.end());
+  for (const auto& mine : claim_at_once(dir, std::string(store::k_tool_lane)))
+    for (const auto& item : mine) all.insert(item.id);
   CHECK(std::set<std::int64_t>(all.begin(), all.end()) == queued);
   CHECK(all.size() == queued.size());  // none twice
 }
