@@ -376,6 +376,39 @@ TEST_CASE("instances: each MCP act's tool call is claimed by exactly one instanc
   CHECK(all.size() == queued.size());  // none twice
 }
 
+TEST_CASE("instances: sends to one counterpart leave one at a time, whichever instance claims them", "[instances]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  constexpr int k_customers = 4;
+  constexpr int k_replies = 24;
+  std::map<std::string, std::vector<std::int64_t>> queued;  // per recipient, in the order queued
+  for (int i = 0; i < k_replies; ++i) {
+    const auto id = insert_message(db, "wamid.o" + std::to_string(i), "o" + std::to_string(i));
+    REQUIRE(take(db, "taker") == id);
+    const std::string to = counterpart_of(i % k_customers);
+    auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", to, "hola"}, k_t0);
+    REQUIRE(action);
+    queued[to].push_back(*action);
+  }
+  // Rounds: three instances claim all they may at once, then every claimed send is sent.
+  std::map<std::string, std::vector<std::int64_t>> left;
+  for (int round = 0; round <= k_replies; ++round) {
+    std::map<std::string, int> per_recipient;
+    for (const auto& mine : claim_at_once(dir)) {
+      for (const auto& item : mine) {
+        ++per_recipient[item.recipient];
+        left[item.recipient].push_back(item.id);
+        REQUIRE(store::complete_send(db, item.id, "out." + std::to_string(item.id), k_t0));
+      }
+    }
+    if (per_recipient.empty()) break;
+    CHECK(per_recipient.size() == static_cast<std::size_t>(k_customers));  // each customer's next at once
+    for (const auto& [to, n] : per_recipient) CHECK(n == 1);               // and one each
+  }
+  CHECK(left == queued);
+  CHECK(chain_ok(db));
+}
+
 TEST_CASE("instances: concurrent writers append one audit chain that verifies", "[instances]") {
   test::TempDir dir;
   auto db = test::migrated_db(dir);
