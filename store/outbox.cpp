@@ -36,6 +36,14 @@ Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChan
                                           std::string(to_sql(c.from))));
   }
   const std::int64_t message_id = update->integer(0);
+  if (c.from == ActionStatus::proposed && c.to == ActionStatus::approved) {
+    // Queued now, not when it was proposed: behind every row there is, the holding reply
+    // sent while staff decided included (begin_send's k_in_line).
+    auto queue = Query::prepare(db, "UPDATE actions SET queued = (SELECT max(id) FROM actions) + 1 WHERE id = ?");
+    if (!queue) return std::unexpected(queue.error());
+    queue->bind(1, id);
+    DISPATCHD_TRY(queue->run());
+  }
   JsonOut detail;
   detail.begin_object().field("action", id).field("from", to_sql(c.from)).field("to", to_sql(c.to));
   detail.field_if_set("error", c.error).field_if_set("provider_message_id", c.provider_message_id).end_object();
@@ -154,6 +162,20 @@ constexpr std::string_view k_item_columns =
 constexpr std::string_view k_lane = "(CASE WHEN a.tool_server IS NULL THEN m.channel ELSE 'tools' END)";
 static_assert(k_tool_lane == "tools");
 
+// Sends to one counterpart leave in order: a message waits while one queued before it to
+// the same recipient on the same channel has no outcome yet ('approved', a retry included,
+// or 'sending'). Queued before: a smaller place in line, coalesce(queued, id), and the
+// smaller id on a tie (an approved proposal's place is one more than the largest id, which
+// the next row added may get as its id). A send that is 'unknown' holds nothing back: its
+// request left before anything claimed after it, and staff may take days to resolve it.
+// Tool calls (k_tool_lane) are not messages to the counterpart: they neither wait nor hold
+// a message back (an act's follow-up reply is queued, and waits, once the tool answered).
+// actions_recipient_unsent (migration 0024) holds just the rows the check reads.
+constexpr std::string_view k_in_line =
+    " AND (a.tool_server IS NOT NULL OR NOT EXISTS (SELECT 1 FROM actions p JOIN inbox pm ON pm.id = p.message_id"
+    " WHERE p.recipient = a.recipient AND p.status IN ('approved', 'sending') AND p.tool_server IS NULL"
+    " AND pm.channel = m.channel AND (coalesce(p.queued, p.id), p.id) < (coalesce(a.queued, a.id), a.id)))";
+
 OutboxItem item_of(const Query& row) {
   return {row.integer(0), row.integer(1), row.text(2), row.text(3), row.text(4),
           row.text(5),    row.text(6),    row.text(7), row.text(8), row.text(9)};
@@ -171,7 +193,8 @@ Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::
       auto pick = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
                                    return std::string(k_item_columns) +
                                           " WHERE a.status = 'approved' AND (?1 = '' OR " + std::string(k_lane) +
-                                          " = ?1) ORDER BY a.id"
+                                          " = ?1)" + std::string(k_in_line) +
+                                          " ORDER BY a.id"
                                           " LIMIT 1" +
                                           (b == Backend::postgresql ? " FOR NO KEY UPDATE OF a SKIP LOCKED" : "");
                                  }));

@@ -9,7 +9,8 @@
 // No duplicate sends after any crash: begin_send commits 'sending' before the caller talks
 // to the provider, and a row found in 'sending' at start-up (recover_sending) becomes
 // 'unknown', never 'approved' again. Only retry_send, for a call that certainly did not
-// reach the provider (e.g. connection refused), puts a row back in line.
+// reach the provider (e.g. connection refused), puts a row back in line, ahead of the rows
+// queued after it: sends to one counterpart leave one at a time, in order (begin_send).
 // Every transition appends an 'action' audit event in the same transaction. A message left
 // 'decided' (its action was the pending step) becomes done with the send's outcome:
 // 'replied' when sent, 'escalated' when failed or unknown.
@@ -92,10 +93,17 @@ struct OutboxItem {
   std::string tool_name;
 };
 
-// Takes the oldest approved action (of `channel`'s messages, or of k_tool_lane, when given) and commits it as
-// 'sending'; nullopt when none waits. `instance` (instance.id, store/instances.h) is recorded
-// as the claimer, so that a takeover of that instance finds its sends in flight; several
-// instances calling this at once on PostgreSQL each claim a different action.
+// Takes the oldest approved action (of `channel`'s messages, or of k_tool_lane, when given)
+// that may leave now and commits it as 'sending'; nullopt when none waits.
+// Sends to one counterpart leave in order: a message is passed over while one queued before
+// it to the same recipient on the same channel is still 'approved' (a retry included) or
+// 'sending'; an outcome ('sent', 'failed', and also 'unknown') lets the next one go. Rows
+// are queued in id order, except a proposal, which is queued when staff approve it, behind
+// every row there is then. Tool calls neither wait nor hold a message back. A row passed
+// over is taken by a later call, once the one before it has its outcome. `instance`
+// (instance.id, store/instances.h) is recorded as the claimer, so that a takeover of that
+// instance finds its sends in flight; several instances calling this at once on PostgreSQL
+// each claim a different action.
 Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel = "",
                                              const std::string& instance = "");
 

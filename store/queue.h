@@ -8,8 +8,9 @@
 //
 // An escalation may carry a proposal: a valid action that needs staff approval, stored as
 // an outbox row in status 'proposed'. Approving moves that row to 'approved' (the daemon
-// sends it); editing, replying or dismissing rejects it. Checking an edited action against
-// the catalog is the caller's job (staff/), before it calls resolve_with_action.
+// sends it, after what was queued to the counterpart before: store::begin_send); editing,
+// replying or dismissing rejects it. Checking an edited action against the catalog is the
+// caller's job (staff/), before it calls resolve_with_action.
 
 #include <cstdint>
 #include <expected>

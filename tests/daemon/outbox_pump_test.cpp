@@ -15,6 +15,7 @@
 #include "daemon/outbox_pump.h"
 #include "store/instances.h"
 #include "store/outbox.h"
+#include "store/queue.h"
 #include "store/round.h"
 #include "tests/io_run.h"
 #include "tests/store/disk_full.h"
@@ -92,14 +93,16 @@ struct Fixture {
 
   Fixture() { pump.add(channel); }
 
-  // An approved reply on `channel`, as the agent queues one.
-  std::int64_t approve(const std::string& on = "whatsapp") {
+  // An approved reply on `channel`, as the agent queues one, to `to` (by default a
+  // counterpart of its own: most tests here are about the channel, not one customer).
+  std::int64_t approve(const std::string& on = "whatsapp", std::string to = "") {
     ++messages;
+    if (to.empty()) to = "1555000" + std::to_string(1000 + messages);
     auto message = store::insert_inbound(
-        db, {on, "m" + std::to_string(messages), "c" + std::to_string(messages), "s", "hola", "{}", ""}, test::k_t0);
+        db, {on, "m" + std::to_string(messages), "c" + std::to_string(messages), to, "hola", "{}", ""}, test::k_t0);
     REQUIRE(message);
     auto id = store::add_action(
-        db, {.message_id = message->id, .action = "reply", .arguments = "{}", .recipient = "1", .body = "hola"},
+        db, {.message_id = message->id, .action = "reply", .arguments = "{}", .recipient = to, .body = "hola"},
         test::k_t0);
     REQUIRE(id);
     return *id;
@@ -345,6 +348,77 @@ TEST_CASE("outbox pump: a channel asked to come back later waits, the others do 
   // After the pause the pump sends again, the retried row first.
   test::run_until(f.io, [&] { return f.channel.held.size() == 2; });
   CHECK(f.channel.sent == std::vector<std::int64_t>{first, first, second});
+}
+
+TEST_CASE("outbox pump: sends to one counterpart leave one at a time, in the order queued", "[pump]") {
+  struct Row {
+    const char* what;
+    connectors::SendOutcome outcome;  // the first send's
+    const char* status;               // the first's, in the end
+    bool retried;                     // sent again, still before the second
+  };
+  const std::vector<Row> table{
+      {"sent", connectors::Sent{"wamid.1"}, "sent", false},
+      {"failed", connectors::Failed{"undeliverable"}, "failed", false},
+      {"unknown", connectors::Unknown{"timed out"}, "unknown", false},
+      {"come back later: sent again before the second", connectors::RetryAfter{100ms, "rate limit"}, "sent", true},
+  };
+  for (const auto& row : table) {
+    SECTION(row.what) {
+      Fixture f;
+      const auto first = f.approve("whatsapp", "15551234567");
+      const auto second = f.approve("whatsapp", "15551234567");
+      const auto other = f.approve();  // another customer's: not held back
+      f.pump.pump();
+      f.until_held(f.channel, 2);
+      CHECK(f.channel.sent == std::vector<std::int64_t>{first, other});
+      CHECK(f.status(second) == "approved");
+      f.channel.answer(row.outcome);  // the first's (the oldest held)
+      test::run_until(f.io, [&] { return f.status(first) != "sending"; });
+      f.channel.answer(connectors::Sent{"wamid.other"});
+      std::vector<std::int64_t> expected{first, other};
+      if (row.retried) {
+        test::run_until(f.io, [&] { return f.channel.sent.size() == 3; });
+        f.settle();
+        expected.push_back(first);
+        CHECK(f.channel.sent == expected);
+        CHECK(f.status(second) == "approved");  // still behind the first
+        f.channel.answer(connectors::Sent{"wamid.1"});
+      }
+      test::run_until(f.io, [&] { return f.status(second) == "sending"; });
+      f.settle();
+      expected.push_back(second);
+      CHECK(f.channel.sent == expected);
+      CHECK(f.status(first) == row.status);
+    }
+  }
+}
+
+TEST_CASE("outbox pump: the holding reply leaves before staff's answer, approved before it left", "[pump]") {
+  Fixture f;
+  auto message = store::insert_inbound(f.db, {"whatsapp", "m.e", "c.e", "15551234567", "hola", "{}", ""}, test::k_t0);
+  REQUIRE(message);
+  REQUIRE(store::take_next(f.db, "w", test::k_t0, 60s).value());
+  const auto reply = [&](const std::string& text) {
+    return store::NewAction{
+        .message_id = message->id, .action = "reply", .arguments = "{}", .recipient = "15551234567", .body = text};
+  };
+  auto escalation = store::escalate_message(
+      f.db, {message->id, store::EscalationReason::needs_approval, "{}", "{}", reply("It ships tomorrow.")},
+      reply("A colleague will answer shortly."), test::k_t0);
+  REQUIRE(escalation);
+  // Staff approve the proposal (stored before the holding reply) before the pump ran.
+  const auto answer = store::approve_escalation(f.db, *escalation, "ana", test::k_t0);
+  REQUIRE(answer);
+  f.pump.pump();
+  f.until_held(f.channel, 1);
+  REQUIRE(f.channel.sent.size() == 1);
+  const auto holding = f.channel.sent.front();
+  CHECK(holding != *answer);
+  CHECK(f.status(*answer) == "approved");
+  f.channel.answer(connectors::Sent{"wamid.holding"});
+  test::run_until(f.io, [&] { return f.channel.sent.size() == 2; });
+  CHECK(f.channel.sent == std::vector<std::int64_t>{holding, *answer});
 }
 
 TEST_CASE("outbox pump: a pause another instance was told of holds this one's sends too", "[pump]") {

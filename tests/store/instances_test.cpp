@@ -49,12 +49,16 @@ std::int64_t take(store::Database& db, const std::string& instance, store::Time 
   return (*taken)->id;
 }
 
+// A recipient of its own for message `id`'s reply: these tests claim several sends at once,
+// which is about the instances, not about one customer's replies.
+std::string counterpart_of(std::int64_t id) { return "1555000" + std::to_string(1000 + id); }
+
 // Takes message `id` for `instance`, queues its reply and claims the send: an action in
 // 'sending' claimed by `instance`, as when the instance died during the provider call.
 std::int64_t send_in_flight(store::Database& db, std::int64_t id, const std::string& instance,
                             const std::string& channel = "") {
   REQUIRE(take(db, instance) == id);
-  auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", "15551234567", "hola"}, k_t0);
+  auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", counterpart_of(id), "hola"}, k_t0);
   REQUIRE(action);
   auto claimed = store::begin_send(db, k_t0, channel, instance);
   REQUIRE(claimed);
@@ -104,6 +108,22 @@ std::vector<std::string> run_instances(const test::TempDir& dir, std::size_t n, 
   }
   for (auto& t : threads) t.join();
   return errors;
+}
+
+// Three instances claim `lane`'s sends at once (begin_send) until none is left for them;
+// what each claimed, in order.
+std::vector<std::vector<store::OutboxItem>> claim_at_once(const test::TempDir& dir, const std::string& lane = "") {
+  std::vector<std::vector<store::OutboxItem>> claimed(3);
+  const auto errors = run_instances(dir, claimed.size(), [&](store::Database& mine, std::size_t i) -> std::string {
+    while (true) {
+      auto item = store::begin_send(mine, k_t0, lane, "instance-" + std::to_string(i));
+      if (!item) return item.error().message;
+      if (!*item) return "";
+      claimed[i].push_back(std::move(**item));
+    }
+  });
+  CHECK(errors == std::vector<std::string>(claimed.size()));
+  return claimed;
 }
 
 bool chain_ok(store::Database& db) {
@@ -318,26 +338,17 @@ TEST_CASE("instances: each send is claimed by exactly one instance", "[instances
   for (int i = 0; i < k_actions; ++i) {
     const auto id = insert_message(db, "wamid." + std::to_string(i), "c" + std::to_string(i));
     REQUIRE(take(db, "taker") == id);
-    auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", "15551234567", "hola"}, k_t0);
+    auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", counterpart_of(id), "hola"}, k_t0);
     REQUIRE(action);
     queued.insert(*action);
   }
-  std::vector<std::vector<std::int64_t>> claimed(3);
-  const auto errors = run_instances(dir, claimed.size(), [&](store::Database& mine, std::size_t i) -> std::string {
-    while (true) {
-      auto item = store::begin_send(mine, k_t0, "", "instance-" + std::to_string(i));
-      if (!item) return item.error().message;
-      if (!*item) return "";
-      claimed[i].push_back((*item)->id);
-    }
-  });
-  CHECK(errors == std::vector<std::string>(claimed.size()));
+  const auto claimed = claim_at_once(dir);
   std::multiset<std::int64_t> all;
   for (std::size_t i = 0; i < claimed.size(); ++i) {
-    all.insert(claimed[i].begin(), claimed[i].end());
-    for (const auto id : claimed[i]) {
+    for (const auto& item : claimed[i]) {
+      all.insert(item.id);
       CHECK(count_of(db, "SELECT count(*) FROM actions WHERE status = 'sending' AND claimed_by = 'instance-" +
-                             std::to_string(i) + "' AND id = " + std::to_string(id)) == 1);
+                             std::to_string(i) + "' AND id = " + std::to_string(item.id)) == 1);
     }
   }
   CHECK(std::set<std::int64_t>(all.begin(), all.end()) == queued);
@@ -358,20 +369,44 @@ TEST_CASE("instances: each MCP act's tool call is claimed by exactly one instanc
     REQUIRE(action);
     queued.insert(*action);
   }
-  std::vector<std::vector<std::int64_t>> claimed(3);
-  const auto errors = run_instances(dir, claimed.size(), [&](store::Database& mine, std::size_t i) -> std::string {
-    while (true) {
-      auto item = store::begin_send(mine, k_t0, std::string(store::k_tool_lane), "instance-" + std::to_string(i));
-      if (!item) return item.error().message;
-      if (!*item) return "";
-      claimed[i].push_back((*item)->id);
-    }
-  });
-  CHECK(errors == std::vector<std::string>(claimed.size()));
   std::multiset<std::int64_t> all;
-  for (const auto& mine : claimed) all.insert(mine.begin(), mine.end());
+  for (const auto& mine : claim_at_once(dir, std::string(store::k_tool_lane)))
+    for (const auto& item : mine) all.insert(item.id);
   CHECK(std::set<std::int64_t>(all.begin(), all.end()) == queued);
   CHECK(all.size() == queued.size());  // none twice
+}
+
+TEST_CASE("instances: sends to one counterpart leave one at a time, whichever instance claims them", "[instances]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  constexpr int k_customers = 4;
+  constexpr int k_replies = 24;
+  std::map<std::string, std::vector<std::int64_t>> queued;  // per recipient, in the order queued
+  for (int i = 0; i < k_replies; ++i) {
+    const auto id = insert_message(db, "wamid.o" + std::to_string(i), "o" + std::to_string(i));
+    REQUIRE(take(db, "taker") == id);
+    const std::string to = counterpart_of(i % k_customers);
+    auto action = store::queue_reply(db, {id, "enviar_mensaje", "{}", to, "hola"}, k_t0);
+    REQUIRE(action);
+    queued[to].push_back(*action);
+  }
+  // Rounds: three instances claim all they may at once, then every claimed send is sent.
+  std::map<std::string, std::vector<std::int64_t>> left;
+  for (int round = 0; round <= k_replies; ++round) {
+    std::map<std::string, int> per_recipient;
+    for (const auto& mine : claim_at_once(dir)) {
+      for (const auto& item : mine) {
+        ++per_recipient[item.recipient];
+        left[item.recipient].push_back(item.id);
+        REQUIRE(store::complete_send(db, item.id, "out." + std::to_string(item.id), k_t0));
+      }
+    }
+    if (per_recipient.empty()) break;
+    CHECK(per_recipient.size() == static_cast<std::size_t>(k_customers));  // each customer's next at once
+    for (const auto& [to, n] : per_recipient) CHECK(n == 1);               // and one each
+  }
+  CHECK(left == queued);
+  CHECK(chain_ok(db));
 }
 
 TEST_CASE("instances: concurrent writers append one audit chain that verifies", "[instances]") {

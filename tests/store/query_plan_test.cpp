@@ -160,6 +160,29 @@ TEST_CASE("query plans: the take by turns walks the unanswered messages by arriv
   CHECK_THAT(plan_of(db, take[0]), Catch::Contains("SEARCH q USING INDEX inbox_unfinished (conversation_id=?)"));
 }
 
+TEST_CASE("query plans: the send's check for an earlier unsent reply reads only the recipient's unsent rows",
+          "[outbox][sqlite]") {
+  if (test::on_postgresql()) return;  // SQLite's planner; PostgreSQL plans by its statistics
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const auto in = store::insert_inbound(db, message("wamid.1"), k_t0);
+  REQUIRE(in);
+  REQUIRE(store::add_action(
+      db, {.message_id = in->id, .action = "send_message", .arguments = "{}", .recipient = "15551234567", .body = "ok"},
+      k_t0));
+  // Through actions_recipient it would read every action ever sent to the recipient for its
+  // status; actions_recipient_unsent holds only the approved and sending ones.
+  const auto reads = reads_during(db, [&] { REQUIRE(store::begin_send(db, k_t0, "whatsapp").value()); });
+  const auto pick =
+      std::ranges::find_if(reads, [](const std::string& sql) { return sql.find("NOT EXISTS") != std::string::npos; });
+  REQUIRE(pick != reads.end());
+  const std::string plan = plan_of(db, *pick);
+  INFO(*pick << "\n" << plan);
+  CHECK_THAT(plan, Catch::Contains("SEARCH a USING INDEX actions_status (status=?)"));
+  CHECK_THAT(plan, Catch::Contains("SEARCH p USING INDEX actions_recipient_unsent (recipient=?)"));
+  CHECK_THAT(plan, !Catch::Contains("SCAN a") && !Catch::Contains("SCAN p"));
+}
+
 TEST_CASE("query plans: no statement on a message's way through the store scans the history's tables",
           "[inbox][outbox][queue][sqlite]") {
   if (test::on_postgresql()) return;  // SQLite's counters; PostgreSQL plans by its statistics
