@@ -16,6 +16,7 @@
 #include "common/json_out.h"
 #include "mcp/fleet.h"
 #include "store/attempts.h"
+#include "store/conversations.h"
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/transaction.h"
@@ -188,6 +189,9 @@ class Run : public std::enable_shared_from_this<Run> {
   void perform(Fail step) { fail(step.error); }
   void escalate(Reason reason, const std::string& detail, std::optional<store::NewAction> proposal,
                 std::optional<std::string> proposed_json = std::nullopt);
+  // Before the model is asked: true when the conversation is held, or is found runaway now
+  // (and held by its escalation); the turn is then done without a model call.
+  bool stopped_as_runaway();
   // Before a decision is written: true when messages joined the turn since the run began
   // (at most Settings::max_turn_restarts times); the run has started over with all of them.
   bool started_over();
@@ -247,6 +251,7 @@ void Run::start() {
   // branch is one store transaction, as the model's decisions are. Such a message is never
   // in a turn of several (Agent::State::turn_rule).
   if (const TypeRule* rule = type_rule()) return carry_out(Typed{*rule, m_message.type});
+  if (m_state->settings.runaway && stopped_as_runaway()) return;
   auto counts = store::count_attempts(db(), m_message.id);
   if (!counts) return fail(counts.error());
   m_counts = *counts;
@@ -489,6 +494,43 @@ void Run::escalate(Reason reason, const std::string& detail, std::optional<store
   });
   if (!id) return fail(id.error());
   done(Outcome::escalated, std::string(store::to_sql(reason)));
+}
+
+bool Run::stopped_as_runaway() {
+  auto hold = store::conversation_hold(db(), m_message.conversation_id);
+  if (!hold) {
+    fail(hold.error());
+    return true;
+  }
+  if (*hold) {
+    const std::string why = "the conversation is held by escalation " + std::to_string((*hold)->escalation_id) + " (" +
+                            std::string(store::to_sql((*hold)->reason)) + ") until staff close it";
+    auto finished =
+        held([&] { return store::finish(db(), m_message.id, store::Outcome::ignored, m_state->now(), why); });
+    finished ? done(Outcome::ignored, why) : fail(finished.error());
+    return true;
+  }
+  auto past = store::conversation_activity(db(), m_message.id);
+  if (!past) {
+    fail(past.error());
+    return true;
+  }
+  const auto verdict = check_runaway(*past, m_turn_text, m_state->clock(), *m_state->settings.runaway);
+  if (verdict.verdict == Runaway::answer) return false;
+  const Reason reason =
+      verdict.verdict == Runaway::suspected_loop ? Reason::suspected_loop : Reason::conversation_limit;
+  auto id = held([&]() -> store::Result<std::int64_t> {
+    auto escalation = store::escalate_message(
+        db(), {m_message.id, reason, object_json({{"why", verdict.why}}), std::nullopt, std::nullopt}, std::nullopt,
+        m_state->now());
+    if (!escalation) return escalation;
+    if (auto holding = store::hold_conversation(db(), m_message.conversation_id, *escalation, reason, m_state->now());
+        !holding)
+      return std::unexpected(std::move(holding.error()));
+    return escalation;
+  });
+  id ? done(Outcome::escalated, std::string(store::to_sql(reason)) + ": " + verdict.why) : fail(id.error());
+  return true;
 }
 
 bool Run::started_over() {

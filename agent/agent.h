@@ -5,6 +5,9 @@
 //   a type with a rule      -> decided by the rule instead (Settings::type_rules), no model
 //                              call: escalate (undecodable, naming the type), a fixed reply
 //                              (outbox, like a model reply) or ignore (done, ignored)
+//   a held conversation     -> done (ignored), no model call, the hold's escalation named
+//   a runaway conversation  -> escalation conversation_limit or suspected_loop, which holds
+//                              it (agent/runaway.h, Settings::runaway), no model call
 //
 //   reply (auto)            -> outbox (approved), message decided; done when the send is
 //   reply needing approval  -> escalation needs_approval / review_flags with the proposal
@@ -45,6 +48,7 @@
 #include <string_view>
 
 #include "agent/decide.h"
+#include "agent/runaway.h"
 #include "catalog/catalog.h"
 #include "llm/cost.h"
 #include "llm/provider.h"
@@ -77,6 +81,10 @@ struct Settings {
   std::chrono::milliseconds burst_quiet{0};
   std::chrono::milliseconds burst_max{0};
   int max_turn_restarts = 2;
+  // Runaway conversations (agent/runaway.h): checked before the model is asked about a
+  // turn; past them the conversation is held (escalated once, not answered until staff
+  // close that escalation). Off unless set (the daemon sets agent.limits).
+  std::optional<RunawayLimits> runaway;
   // After a decision the store lost (its round's COMMIT failed, e.g. a full disk), the
   // agent takes nothing for this long, doubled while it keeps happening, at most 30 s
   // (exponential_backoff, common/backoff.h), on the agent's monotonic clock.

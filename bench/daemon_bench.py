@@ -312,7 +312,7 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             build, source, fake_args=fake_args,
             scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False, quiet_graph=True,
             workdir=workdir, model_latency_ms=latency_ms, extra_config=extra_config,
-            bursts="--bursts" in sys.argv[3:] or not knows_bursts(build))
+            bursts="--bursts" in sys.argv[3:] or not knows_bursts(build), limits=True)
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency,
                       "model_latency_ms": latency_ms, "model_latency_spread_ms": option("--model-latency-spread-ms", 0),

@@ -443,7 +443,17 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at,
                            {r.integer("burst_quiet_ms", c.agent.burst_quiet_ms, 0, 60'000),
-                            r.integer("burst_max_ms", c.agent.burst_max_ms, 0, 600'000)});
+                            r.integer("burst_max_ms", c.agent.burst_max_ms, 0, 600'000),
+                            r.nested("limits", [&](const Value& l, const std::string& lat) {
+                              auto& a = c.agent;
+                              r.object(l, lat,
+                                       {r.boolean("enabled", a.limits_enabled),
+                                        r.integer("replies_per_10_minutes", a.replies_per_10_minutes, 0, 10'000),
+                                        r.integer("replies_per_day", a.replies_per_day, 0, 100'000),
+                                        r.integer("repeats", a.repeats, 0, 100),
+                                        r.integer("bot_cadence_turns", a.bot_cadence_turns, 0, 100),
+                                        r.integer("bot_cadence_ms", a.bot_cadence_ms, 100, 60'000)});
+                            })});
                 }),
        r.nested("connectors",
                 [&](const Value& v, const std::string& at) {

@@ -154,6 +154,13 @@ struct McpServer {
 struct Agent {
   int burst_quiet_ms = 1500;  // 0: one turn per message
   int burst_max_ms = 6000;    // from a turn's first message; at least burst_quiet_ms
+  // agent.limits.*: runaway conversations (agent/runaway.h); each 0 turns its check off.
+  bool limits_enabled = true;
+  int replies_per_10_minutes = 10;
+  int replies_per_day = 50;
+  int repeats = 3;
+  int bot_cadence_turns = 4;
+  int bot_cadence_ms = 2000;
 };
 
 struct Config {

@@ -262,6 +262,11 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.family("dispatchd_escalations_total", "counter", "Escalations opened, by reason.");
   for (const auto& [reason, count] : escalated) w.sample("dispatchd_escalations_total", {{"reason", reason}}, count);
 
+  w.family("dispatchd_conversations_held", "gauge",
+           "Conversations not answered until staff close the escalation that held them, by reason.");
+  for (const auto& c : m.conversations_held)
+    w.sample("dispatchd_conversations_held", {{"reason", c.labels[0]}}, c.count);
+
   w.family("dispatchd_sends_total", "counter", "Outbox sends by final result.");
   w.family("dispatchd_outbox", "gauge", "Outbox rows not yet final, by status.");
   for (const auto& c : m.actions) {

@@ -54,6 +54,10 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
   settings.provider_deadline = std::chrono::seconds(config.llm.provider_deadline_s);
   settings.burst_quiet = std::chrono::milliseconds(config.agent.burst_quiet_ms);
   settings.burst_max = std::chrono::milliseconds(config.agent.burst_max_ms);
+  if (const auto& a = config.agent; a.limits_enabled) {
+    settings.runaway = agent::RunawayLimits{a.replies_per_10_minutes, a.replies_per_day, a.repeats, a.bot_cadence_turns,
+                                            std::chrono::milliseconds(a.bot_cadence_ms)};
+  }
   // A lease outlives every call the message can make: its retries, re-asks and tool steps.
   const auto per_call = std::chrono::milliseconds(config.llm.timeout_ms) * 4;
   // A turn may start over (Settings::max_turn_restarts), each time with the whole budget.

@@ -85,6 +85,16 @@ Result<MetricsSnapshot> read_metrics(Database& db) {
   auto oldest = open->step();
   if (!oldest) return std::unexpected(oldest.error());
   m.oldest_open_escalation_since = open->optional_text(0);
+
+  // A few rows at most: the conversations held until staff close their escalation.
+  auto holds = Query::prepare(db, "SELECT reason, count(*) FROM conversation_holds GROUP BY reason ORDER BY reason");
+  if (!holds) return std::unexpected(holds.error());
+  while (true) {
+    auto hold = holds->step();
+    if (!hold) return std::unexpected(hold.error());
+    if (!*hold) break;
+    m.conversations_held.push_back({{holds->text(0)}, holds->integer(1)});
+  }
   return m;
 }
 

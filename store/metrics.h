@@ -60,6 +60,7 @@ struct MetricsSnapshot {
   std::int64_t inbox_waiting = 0;                           // received or processing
   std::optional<std::string> oldest_waiting_since;          // received_at of the oldest waiting one
   std::optional<std::string> oldest_open_escalation_since;  // created_at of the oldest open or claimed escalation
+  std::vector<LabeledCount> conversations_held;             // reason (conversation_holds)
 };
 
 Result<MetricsSnapshot> read_metrics(Database& db);

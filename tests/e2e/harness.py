@@ -286,9 +286,11 @@ class Stack:
 
     def __init__(self, build_dir, source_dir, scenario=None, graph_script=None, catalog="support.es.json",
                  model_latency_ms=0, record=True, extra_config=None, workdir=None, env_extra=None,
-                 quiet_graph=False, fake_args=None, database=None, mcp_servers=None, bursts=False):
+                 quiet_graph=False, fake_args=None, database=None, mcp_servers=None, bursts=False,
+                 limits=False):
         # fake_args: extra command-line arguments per fake, {"fake_model": [...], "fake_graph": [...]}.
         # bursts: leave agent.burst_quiet_ms at dispatchd's default (else 0: a turn per message).
+        # limits: leave agent.limits at dispatchd's default (else off).
         # mcp_servers: the config's mcp.servers (name -> server), none without it. `catalog` is
         # a file of catalog/examples/ or an absolute path.
         # database: a PostgreSQL database (PostgresqlDatabase) instead of a SQLite file. Without
@@ -340,7 +342,11 @@ class Stack:
         if not bursts:
             # Each message its own turn, answered at once: the tests that check bursts
             # (burst_test.py) and the benchmarks keep dispatchd's default.
-            config["agent"] = {"burst_quiet_ms": 0}
+            config.setdefault("agent", {})["burst_quiet_ms"] = 0
+        if not limits:
+            # No reply limits nor loop checks: many tests write many messages from one
+            # number; limits_test.py checks them.
+            config.setdefault("agent", {})["limits"] = {"enabled": False}
         if database:
             config["database_password_env"] = "DISPATCHD_DB_PASSWORD"
         if mcp_servers:
