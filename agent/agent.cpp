@@ -510,7 +510,8 @@ bool Run::stopped_as_runaway() {
     finished ? done(Outcome::ignored, why) : fail(finished.error());
     return true;
   }
-  auto past = store::conversation_activity(db(), m_message.id);
+  // The checks look back a day at most (agent/runaway.h).
+  auto past = store::conversation_activity(db(), m_message.id, m_state->now() - std::chrono::hours(24));
   if (!past) {
     fail(past.error());
     return true;

@@ -69,8 +69,8 @@ RunawayVerdict check_runaway(const Activity& past, std::string_view turn, store:
   }
   using std::chrono::minutes;
   if (limits.replies_per_10_minutes > 0 && replies_since(past, now - minutes(10)) >= limits.replies_per_10_minutes)
-    return {Runaway::conversation_limit,
-            std::to_string(limits.replies_per_10_minutes) + " replies in 10 minutes (agent.limits.replies_per_10_minutes)"};
+    return {Runaway::conversation_limit, std::to_string(limits.replies_per_10_minutes) +
+                                             " replies in 10 minutes (agent.limits.replies_per_10_minutes)"};
   if (limits.replies_per_day > 0 && replies_since(past, now - std::chrono::hours(24)) >= limits.replies_per_day)
     return {Runaway::conversation_limit,
             std::to_string(limits.replies_per_day) + " replies in 24 hours (agent.limits.replies_per_day)"};

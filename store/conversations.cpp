@@ -7,7 +7,7 @@
 
 namespace dispatchd::store {
 
-Result<ConversationActivity> conversation_activity(Database& db, std::int64_t lead, std::size_t limit) {
+Result<ConversationActivity> conversation_activity(Database& db, std::int64_t lead, Time since, std::size_t limit) {
   const auto arrival = [](const Query& q, int ms, int received) {
     const std::int64_t at = q.integer(ms);
     if (at > 0) return Instant{std::chrono::milliseconds(at)};
@@ -25,18 +25,19 @@ Result<ConversationActivity> conversation_activity(Database& db, std::int64_t le
   if (!*row) return std::unexpected(Error::not_found("no message " + std::to_string(lead)));
   out.arrived = arrival(*turn, 0, 1);
   // The turns before it, newest first as walked, then put in order.
-  auto earlier = Query::prepare(
-      db,
-      "SELECT id, coalesce(turn_id, id), arrived_ms, received_at, text FROM inbox"
-      " WHERE conversation_id = (SELECT conversation_id FROM inbox WHERE id = ?1) AND id < ?1"
-      " ORDER BY id DESC LIMIT ?2");
+  auto earlier = Query::prepare(db,
+                                "SELECT id, coalesce(turn_id, id), arrived_ms, received_at, text FROM inbox"
+                                " WHERE conversation_id = (SELECT conversation_id FROM inbox WHERE id = ?1) AND id < ?1"
+                                " ORDER BY id DESC LIMIT ?2");
   if (!earlier) return std::unexpected(earlier.error());
   earlier->bind(1, lead).bind(2, static_cast<std::int64_t>(limit));
   std::map<std::int64_t, ConversationActivity::Turn> turns;  // by the turn's first message
+  const std::string oldest = format_time(since);
   while (true) {
     auto next = earlier->step();
     if (!next) return std::unexpected(next.error());
     if (!*next) break;
+    if (earlier->text(3) < oldest) break;  // the store's time text sorts as time
     auto& t = turns[earlier->integer(1)];
     t.arrived = std::max(t.arrived, arrival(*earlier, 2, 3));
     t.text = t.text.empty() ? earlier->text(4) : earlier->text(4) + "\n" + t.text;

@@ -30,11 +30,13 @@ struct ConversationActivity {
   Instant arrived{};           // the arrival of this turn's last message
 };
 
-// The activity before the turn led by message `lead`: the conversation's last `limit`
-// messages before it (a backward walk of inbox_conversation) grouped into turns, the
-// messages sent or queued in answer to them (not tool calls, not proposals), and this
-// turn's arrival.
-Result<ConversationActivity> conversation_activity(Database& db, std::int64_t lead, std::size_t limit = 200);
+// The activity before the turn led by message `lead`: the conversation's messages before it
+// received at `since` or later, at most the last `limit` (a backward walk of
+// inbox_conversation that stops at the first older one: a long-time customer's history is
+// not read), grouped into turns; the messages sent or queued in answer to them (not tool
+// calls, not proposals); and this turn's arrival.
+Result<ConversationActivity> conversation_activity(Database& db, std::int64_t lead, Time since,
+                                                   std::size_t limit = 200);
 
 struct ConversationHold {
   std::int64_t escalation_id = 0;

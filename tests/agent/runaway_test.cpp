@@ -35,7 +35,9 @@ agent::Activity exchanges(int n, std::chrono::milliseconds every, std::chrono::m
 TEST_CASE("runaway: normalised text ignores case, spaces and punctuation", "[runaway]") {
   CHECK(agent::normalised("Thank you for your message!!") == "thank you for your message");
   CHECK(agent::normalised("  thank   YOU, for your message ") == "thank you for your message");
-  CHECK(agent::normalised("¿Dónde?") == "\xc2\xbf" "d\xc3\xb3nde");  // letters of other scripts kept as they are
+  CHECK(agent::normalised("¿Dónde?") ==
+        "\xc2\xbf"
+        "d\xc3\xb3nde");  // letters of other scripts kept as they are
   CHECK(agent::normalised("...") == "");
 }
 
@@ -53,8 +55,7 @@ TEST_CASE("runaway: each check of the table, and a person writing normally", "[r
       {"a first message", agent::Activity{{}, {}, k_now}, "hello", Runaway::answer},
       {"a person: 5 exchanges a minute apart, answers after 30 s", exchanges(5, 60s, 5s, 30s, "question", false),
        "another question", Runaway::answer},
-      {"a person who says thanks twice", exchanges(2, 60s, 5s, 30s, "thanks", true), "something else",
-       Runaway::answer},
+      {"a person who says thanks twice", exchanges(2, 60s, 5s, 30s, "thanks", true), "something else", Runaway::answer},
       {"the same text a third time", exchanges(2, 60s, 5s, 30s, bot, true), bot, Runaway::suspected_loop},
       {"the same text, only twice", exchanges(1, 60s, 5s, 30s, bot, true), bot, Runaway::answer},
       {"our reply echoed back", echo, "reply number 0 with the details you asked!", Runaway::suspected_loop},
