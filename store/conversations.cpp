@@ -15,14 +15,12 @@ Result<ConversationActivity> conversation_activity(Database& db, std::int64_t le
   };
   ConversationActivity out;
   // This turn: its first message and the ones that joined it.
-  auto turn = Query::prepare(db,
-                             "SELECT arrived_ms, received_at FROM inbox WHERE id = ?1 OR turn_id = ?1"
-                             " ORDER BY id DESC LIMIT 1");
+  auto turn = Query::prepare(db, "SELECT max(arrived_ms), max(received_at) FROM inbox WHERE id = ?1 OR turn_id = ?1");
   if (!turn) return std::unexpected(turn.error());
   turn->bind(1, lead);
   auto row = turn->step();
   if (!row) return std::unexpected(row.error());
-  if (!*row) return std::unexpected(Error::not_found("no message " + std::to_string(lead)));
+  if (!*row || turn->is_null(1)) return std::unexpected(Error::not_found("no message " + std::to_string(lead)));
   out.arrived = arrival(*turn, 0, 1);
   // The turns before it, newest first as walked, then put in order.
   auto earlier = Query::prepare(db,

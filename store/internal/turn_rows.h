@@ -14,8 +14,11 @@
 
 namespace dispatchd::store::internal {
 
-// Message ?1 and the messages of its turn. Two indexed lookups (the key, inbox_turn).
-inline constexpr const char* k_turn_of = "(id = ?1 OR turn_id = ?1)";
+// Message ?1 and the messages of its turn, by key: with `id = ?1 OR turn_id = ?1` SQLite
+// walked inbox_ready for the statement's state instead (every decided message on each
+// send's outcome, thousands under load: 2.6 times the CPU per message).
+inline constexpr const char* k_turn_of =
+    "id IN (SELECT CAST(?1 AS BIGINT) UNION ALL SELECT id FROM inbox WHERE turn_id = ?1)";
 
 // Steps an UPDATE ... RETURNING id to its end: the ids it changed, lowest first.
 inline Result<std::vector<std::int64_t>> changed_ids(Query& update) {

@@ -17,6 +17,7 @@
 #include "store/attempts.h"
 #include "store/inbox.h"
 #include "store/internal/access.h"
+#include "store/internal/turn_rows.h"
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/read_ahead.h"
@@ -275,5 +276,22 @@ TEST_CASE("query plans: no statement on a message's way through the store scans 
     // Small tables only (the metric counters, the audit tail: a handful of rows each) and the
     // history's ten newest rows, which it reads twice.
     CHECK(scanned < k_history / 10);
+  }
+}
+
+TEST_CASE("query plans: a turn's state changes find its messages by key, not every message in that state",
+          "[inbox][turns][sqlite]") {
+  if (test::on_postgresql()) return;  // SQLite's planner; PostgreSQL plans by its statistics
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  for (const char* state : {"'processing'", "'decided'"}) {
+    const std::string sql = std::string("UPDATE inbox SET state = 'done' WHERE ") + store::internal::k_turn_of +
+                            " AND state = " + state + " RETURNING id";
+    const std::string plan = plan_of(db, sql);
+    INFO(sql << "\n" << plan);
+    // With `id = ?1 OR turn_id = ?1` it was "SEARCH inbox USING INDEX inbox_ready (state=?)":
+    // every message in that state, thousands of decided ones under load, on each send's outcome.
+    CHECK_THAT(plan, Catch::Contains("(state=? AND id=?"));
+    CHECK_THAT(plan, Catch::Contains("SEARCH inbox USING COVERING INDEX inbox_turn (turn_id=?)"));
   }
 }
