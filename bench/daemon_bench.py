@@ -7,10 +7,11 @@ pipeline does not deliver every message, never on timing.
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
        [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
-       [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S] [--bursts]
+       [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S] [--bursts] [--no-limits]
 
 --bursts keeps agent.burst_quiet_ms at dispatchd's default (each reply then waits the quiet
-time); without it a build that knows the key runs with 0, a turn per message.
+time); without it a build that knows the key runs with 0, a turn per message. --no-limits
+turns agent.limits off (their checks' cost apart) on a build that has them.
 --concurrency is the webhooks in flight from the load generator; --model-concurrency is
 dispatchd's llm.max_concurrency (64, as in the tests' config). --model-latency-ms is how long
 the model fake takes to answer each request (0): with it, throughput is bounded by
@@ -312,7 +313,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             build, source, fake_args=fake_args,
             scenario=os.path.join(source, "tests", "e2e", "scenario.json"), record=False, quiet_graph=True,
             workdir=workdir, model_latency_ms=latency_ms, extra_config=extra_config,
-            bursts="--bursts" in sys.argv[3:] or not knows_bursts(build), limits=True)
+            bursts="--bursts" in sys.argv[3:] or not knows_bursts(build),
+            limits="--no-limits" not in sys.argv[3:] or not knows_bursts(build))
         try:
             result = {"count": count, "concurrency": concurrency, "llm_max_concurrency": model_concurrency,
                       "model_latency_ms": latency_ms, "model_latency_spread_ms": option("--model-latency-spread-ms", 0),
