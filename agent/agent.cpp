@@ -19,6 +19,7 @@
 #include "store/conversations.h"
 #include "store/outbox.h"
 #include "store/queue.h"
+#include "store/spend.h"
 #include "store/transaction.h"
 #include "store/turns.h"
 #include "store/unit_of_work.h"
@@ -172,6 +173,12 @@ class Run : public std::enable_shared_from_this<Run> {
   const TypeRule* type_rule() const;
   std::optional<FailedPair> resumed_pair() const;
   void ask();
+  // llm.budget, before a model call: true when the budget is closed and the turn was made to
+  // wait or escalated instead (or the spend could not be read: the run failed).
+  bool budget_closed();
+  // The budget on the agent's day: the deployment's spend and the turn's conversation's.
+  store::Result<BudgetStatus> budget_status();
+  void wait_for_budget(const BudgetStatus& status);
   void on_completion(llm::CompletionResult result);
   store::Result<void> record(store::AttemptRecord record);
   store::Result<void> record_answer(const llm::Completion& completion, const validator::Verdict& verdict);
@@ -288,6 +295,7 @@ void Run::carry_out(const Latest& latest) {
 }
 
 void Run::ask() {
+  if (budget_closed()) return;
   if (!m_first_turn) {
     auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
     if (!history) return fail(history.error());
@@ -298,6 +306,45 @@ void Run::ask() {
   m_state->provider.complete(std::move(request), [self = shared_from_this()](llm::CompletionResult result) {
     self->on_completion(std::move(result));
   });
+}
+
+store::Result<BudgetStatus> Run::budget_status() {
+  const Budget& budget = m_state->settings.budget;
+  const store::Time now = m_state->now();
+  auto day = store::read_day_spend(db(), store::utc_day(now));
+  if (!day) return std::unexpected(std::move(day.error()));
+  std::optional<store::Spend> conversation;
+  if (budget.conversation_daily_usd) {
+    auto spent = store::read_conversation_spend(db(), m_message.conversation_id, store::utc_day(now));
+    if (!spent) return std::unexpected(std::move(spent.error()));
+    conversation = *spent;
+  }
+  return check_budget(budget, *day, conversation, now);
+}
+
+bool Run::budget_closed() {
+  const Budget& budget = m_state->settings.budget;
+  if (!budget.any()) return false;
+  const auto status = budget_status();
+  if (!status) {
+    fail(status.error());
+    return true;
+  }
+  if (status->open()) return false;
+  if (budget.when_spent == WhenSpent::wait) {
+    wait_for_budget(*status);
+  } else {
+    escalate(Reason::budget_exhausted, object_json({{"why", describe(budget, *status)}}), std::nullopt);
+  }
+  return true;
+}
+
+// Like a provider outage's Postpone: the turn is taken again when the day's counters start over.
+void Run::wait_for_budget(const BudgetStatus& status) {
+  auto postponed = held([&] { return store::postpone(db(), m_message.id, status.until); });
+  if (!postponed) return fail(postponed.error());
+  m_state->wake_after(std::chrono::duration_cast<std::chrono::milliseconds>(status.until - m_state->now()));
+  done(Outcome::postponed, describe(m_state->settings.budget, status));
 }
 
 // Every attempt is recorded before the next step: a restart resumes the budget.

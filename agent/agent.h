@@ -18,6 +18,9 @@
 //                              steps); each call is recorded (v_tool_calls)
 //   still invalid at the end-> escalation contract_failed (policy_violation when only the
 //                              policy stage refused), with every attempt in v_attempts
+//   spend budget closed     -> (llm.budget, agent/budget.h; checked before every model
+//                              call) the turn waits until the next UTC day (postponed), or
+//                              escalates budget_exhausted (Budget::when_spent)
 //   provider down           -> the message waits (postponed) and is taken again; past
 //                              provider_deadline after it arrived: provider_unavailable
 //   decision not stored     -> (a failed COMMIT, e.g. a full disk) the message is handed
@@ -47,6 +50,7 @@
 #include <string>
 #include <string_view>
 
+#include "agent/budget.h"
 #include "agent/decide.h"
 #include "agent/runaway.h"
 #include "catalog/catalog.h"
@@ -98,6 +102,9 @@ struct Settings {
   // llm.prices: each attempt's cost is computed with these when it is recorded (llm/cost.h);
   // a model not in it records no cost.
   llm::PriceTable prices;
+  // llm.budget: read from the store's spend counters (store/spend.h) before every model call,
+  // on the UTC day of the agent's clock; none configured: no check.
+  Budget budget;
 };
 
 // The catalog and prompts, immutable; replaced whole on reload (a run keeps the one it
@@ -118,7 +125,7 @@ enum class Outcome {
   queued,       // a reply is in the outbox
   escalated,    // an escalation is open
   ignored,      // done, nothing sent
-  postponed,    // the provider failed: the message waits and is taken again
+  postponed,    // the provider failed, or the spend budget is closed: the message waits and is taken again
   error,        // a permanent failure: the message waits out its lease
   not_stored,   // the decision was lost (a failed COMMIT, a busy or full store): the message is
                 // taken again after a pause (Settings::store_pause)

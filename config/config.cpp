@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "common/strict_json.h"
 #include "common/text.h"
@@ -88,6 +90,23 @@ class Reader {
   }
   // A price in USD per million tokens: a finite number from 0 to k_max_rate.
   Key rate(const char* name, std::optional<double>& target);
+  // An amount in USD: a finite number from 0 to k_max_usd.
+  Key usd(const char* name, std::optional<double>& target);
+  // One of `names`, each the name of the enum value at its index.
+  template <typename Enum, std::size_t N>
+  Key one_of(const char* name, Enum& target, const std::array<const char*, N>& names) {
+    return {name, [this, &target, names](const Value& v, const std::string& at) {
+              for (std::size_t i = 0; i < N; ++i) {
+                if (v.IsString() && v.GetString() == std::string_view(names[i])) {
+                  target = static_cast<Enum>(i);
+                  return;
+                }
+              }
+              std::string known;
+              for (const char* n : names) known += std::string(known.empty() ? "\"" : " or \"") + n + "\"";
+              problem(at, "must be " + known);
+            }};
+  }
   Key nested(const char* name, std::function<void(const Value&, const std::string&)> read) { return {name, read}; }
 
  private:
@@ -105,6 +124,26 @@ Key Reader::rate(const char* name, std::optional<double>& target) {
               return problem(at, "must be a number from 0 to 100000 (USD per million tokens)");
             target = v.GetDouble();
           }};
+}
+
+// No daily budget is this large: a larger amount is a typo (cents for dollars), not a budget.
+constexpr double k_max_usd = 1'000'000;
+
+Key Reader::usd(const char* name, std::optional<double>& target) {
+  return {name, [this, &target](const Value& v, const std::string& at) {
+            if (!v.IsNumber() || !std::isfinite(v.GetDouble()) || v.GetDouble() < 0 || v.GetDouble() > k_max_usd)
+              return problem(at, "must be a number from 0 to 1000000 (USD)");
+            target = v.GetDouble();
+          }};
+}
+
+// llm.budget: {"daily_usd", "conversation_daily_usd", "when_spent", "unknown_cost"}; the
+// names of when_spent and unknown_cost in the order of their enums.
+void read_budget(Reader& r, const Value& v, const std::string& at, Budget& budget) {
+  r.object(v, at,
+           {r.usd("daily_usd", budget.daily_usd), r.usd("conversation_daily_usd", budget.conversation_daily_usd),
+            r.one_of("when_spent", budget.when_spent, std::array{"wait", "escalate"}),
+            r.one_of("unknown_cost", budget.unknown_cost, std::array{"stop", "allow"})});
 }
 
 // llm.prices: model name -> {"input", "output", "cached_input", "cache_write"}, USD per
@@ -324,6 +363,9 @@ void check(Config& c, Reader& r) {
   if (!c.llm.prices.empty() && !c.llm.model.empty() && !c.llm.prices.contains(c.llm.model))
     r.problem("/llm/prices",
               "has no price for llm.model " + text::quote(c.llm.model) + " (its attempts would have no known cost)");
+  if (c.llm.budget.any() && !c.llm.model.empty() && !c.llm.prices.contains(c.llm.model))
+    r.problem("/llm/budget", "needs a price for llm.model " + text::quote(c.llm.model) +
+                                 " in llm.prices (a budget counts the attempts' costs)");
   if (c.whatsapp.enabled) {
     if (!is_url(c.whatsapp.graph_base_url)) r.problem("/connectors/whatsapp/graph_base_url", "must be an http(s) URL");
     const std::pair<const char*, const std::string*> required[] = {{"phone_number_id", &c.whatsapp.phone_number_id},
@@ -435,8 +477,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.integer("provider_deadline_s", llm.provider_deadline_s, 1, 7 * 24 * 3600),
                             r.integer("max_output_tokens", llm.max_output_tokens, 16, 65536),
                             r.boolean("prompt_cache_key", llm.prompt_cache_key),
-                            r.nested("prices", [&](const Value& p, const std::string& pat) {
-                              read_prices(r, p, pat, llm.prices);
+                            r.nested("prices", [&](const Value& p,
+                                                   const std::string& pat) { read_prices(r, p, pat, llm.prices); }),
+                            r.nested("budget", [&](const Value& b, const std::string& bat) {
+                              read_budget(r, b, bat, llm.budget);
                             })});
                 }),
        r.nested("agent",

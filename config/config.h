@@ -44,6 +44,26 @@ struct ModelPrice {
   bool operator==(const ModelPrice&) const = default;
 };
 
+// llm.budget: the model's spend per UTC day (docs/agent.md, "The spend budget"), from the
+// attempts' costs at llm.prices. What a turn does when its budget is closed:
+enum class WhenSpent {
+  wait,      // it waits until the next UTC day
+  escalate,  // it is escalated budget_exhausted
+};
+// What attempts of unknown cost (no rate for a kind of token used, no usage) do:
+enum class UnknownCost {
+  stop,   // the budget is closed until the next UTC day: it cannot be held
+  allow,  // only the priced cost is compared; the unknown attempts are reported
+};
+struct Budget {
+  std::optional<double> daily_usd;               // none: no daily limit
+  std::optional<double> conversation_daily_usd;  // none: no limit per conversation
+  WhenSpent when_spent = WhenSpent::wait;
+  UnknownCost unknown_cost = UnknownCost::stop;
+
+  bool any() const { return daily_usd || conversation_daily_usd; }
+};
+
 struct Llm {
   std::string provider;  // "openai" | "gemini" | "anthropic"
   std::string base_url;
@@ -63,6 +83,7 @@ struct Llm {
   // Model name (as in llm.model) -> price: what each attempt costs (v_attempts.cost_usd).
   // Empty: no attempt has a known cost.
   std::map<std::string, ModelPrice> prices;
+  Budget budget;  // requires a price for llm.model
 };
 
 // What dispatchd does with an inbound message of one type (connectors.<channel>.message_types).

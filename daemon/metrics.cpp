@@ -98,6 +98,8 @@ void render_notifications(Writer& w, const ProcessGauges::Notifications& n) {
   w.sample("dispatchd_notifications_pending", {}, n.pending);
 }
 
+void render_budget(Writer& w, const ProcessGauges::Budget& b);
+
 // Catalog tool calls by kind, action, server, tool and outcome; their durations; the MCP
 // servers and whether each mcp action may call its tool.
 void render_tools(Writer& w, const ToolGauges& t) {
@@ -204,6 +206,21 @@ std::string usd(double value) {
   char buffer[64];
   const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, 9);
   return ec == std::errc() ? std::string(buffer, end) : "NaN";
+}
+
+// llm.budget.daily_usd and the UTC day's spend against it (agent/budget.h).
+void render_budget(Writer& w, const ProcessGauges::Budget& b) {
+  w.family("dispatchd_budget_daily_limit_usd", "gauge", "llm.budget.daily_usd: the model's spend allowed per UTC day.");
+  w.sample("dispatchd_budget_daily_limit_usd", {}, usd(b.limit_usd));
+  w.family("dispatchd_budget_daily_spent_usd", "gauge",
+           "The cost of today's (UTC) model attempts with a known cost, every instance's.");
+  w.sample("dispatchd_budget_daily_spent_usd", {}, usd(b.today.cost_usd));
+  w.family("dispatchd_budget_daily_unpriced_attempts", "gauge",
+           "Today's (UTC) model attempts whose cost is unknown: left out of dispatchd_budget_daily_spent_usd.");
+  w.sample("dispatchd_budget_daily_unpriced_attempts", {}, b.today.unpriced);
+  w.family("dispatchd_budget_daily_closed", "gauge",
+           "1 while the daily budget is spent or its spend unknown (no model calls until the next UTC day), else 0.");
+  w.sample("dispatchd_budget_daily_closed", {}, b.closed ? 1 : 0);
 }
 
 // Billed tokens by kind and the cost of the priced attempts, by provider and model
@@ -323,6 +340,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
                      *syncs);
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
   render_tools(w, gauges.tools);
+  if (gauges.budget) render_budget(w, *gauges.budget);
   if (gauges.loop_handlers) render_loop_handlers(w, *gauges.loop_handlers);
   render_channels(w, gauges.channels, now);
   return w.take();

@@ -17,6 +17,7 @@
 #include "store/inbox.h"
 #include "store/metrics.h"
 #include "store/round.h"
+#include "store/spend.h"
 
 namespace dispatchd::daemon {
 
@@ -86,6 +87,13 @@ struct ProcessGauges {
   // How long the event loop's steps held it (common/handler_timing.h), when they are timed.
   std::optional<common::HandlerTimes::Snapshot> loop_handlers;
   ToolGauges tools;
+  // llm.budget.daily_usd: the deployment's spend today (store/spend.h) against it.
+  struct Budget {
+    double limit_usd = 0;
+    store::Spend today;
+    bool closed = false;  // spent, or its spend unknown (agent/budget.h): model calls are stopped
+  };
+  std::optional<Budget> budget;  // when a daily budget is set
 };
 
 std::string render_metrics(const store::MetricsSnapshot& snapshot, const ProcessGauges& gauges, store::Time now);

@@ -18,6 +18,7 @@
 #include "common/json_out.h"
 #include "config/secrets.h"
 #include "connectors/whatsapp/channel.h"
+#include "daemon/budget_report.h"
 #include "daemon/escalation_events.h"
 #include "daemon/http_front.h"
 #include "daemon/mcp_servers.h"
@@ -56,7 +57,8 @@ StaffApiSettings staff_settings(const config::Config& config) {
   return {"",
           {std::chrono::minutes(config.staff.session_idle_minutes), std::chrono::hours(config.staff.session_max_hours)},
           config.staff.secure_cookies,
-          static_cast<std::size_t>(config.llm.history_messages)};
+          static_cast<std::size_t>(config.llm.history_messages),
+          budget_settings(config.llm.budget)};
 }
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
@@ -96,6 +98,9 @@ std::expected<std::shared_ptr<const agent::Setup>, std::string> load_setup(const
 
 struct Service::Parts {
   config::Config config;
+  agent::Budget budget = budget_settings(config.llm.budget);  // llm.budget, as the agent checks it
+  BudgetLog budget_log;                                       // one line per change of the daily budget
+  bool budget_unread = false;                                 // the last tick could not read today's spend
   boost::asio::io_context& io;
   std::string worker;
   StoreReady store;
@@ -157,6 +162,7 @@ struct Service::Parts {
   void check_reachable();
   void keep_alive();
   void follow_holds();
+  void follow_budget();
   void log_checkpoint_failures();
   void log_slow_steps();
   std::string status() const;
@@ -235,6 +241,28 @@ void Service::Parts::keep_alive() {
                    config.llm.max_concurrency);
       limiter.set_limit(share);
     }
+  }
+}
+
+// One log line when the daily budget closes (spent, or its spend unknown) and one when it
+// opens again; the store's counters are read each tick (a few rows).
+void Service::Parts::follow_budget() {
+  if (store.db.unreachable()) return;  // check_reachable says so
+  auto daily = daily_budget(store.db, budget, wall_now());
+  if (!daily) {
+    // Once while it fails, not every second.
+    if (!std::exchange(budget_unread, true))
+      spdlog::warn("budget: cannot read today's spend: {}", daily.error().message);
+    return;
+  }
+  budget_unread = false;
+  if (!*daily) return;
+  const auto line = budget_log.change(budget, **daily);
+  if (!line) return;
+  if ((*daily)->open()) {
+    spdlog::info("budget: {}", *line);
+  } else {
+    spdlog::warn("budget: {}", *line);
   }
 }
 
@@ -341,7 +369,12 @@ Response Service::Parts::answer(const Request& r) {
       for (const auto& pin : mcp->pins())
         if (pin.state != mcp::PinState::pinned) disabled += "; disabled: mcp " + mcp::describe(pin);
     }
-    return Response{200, "ready" + disabled + "\n"};
+    // A closed budget is named, but the instance stays ready: the budget is the deployment's,
+    // and messages are still taken in and wait (or escalate) until the next UTC day.
+    std::string budget_note;
+    if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily && !(*daily)->open())
+      budget_note = "; " + agent::describe(budget, **daily);
+    return Response{200, "ready" + disabled + budget_note + "\n"};
   }
   if (r.path == "/metrics") {
     auto snapshot = store::read_metrics(store.db);
@@ -361,6 +394,8 @@ Response Service::Parts::answer(const Request& r) {
       for (const auto& pin : mcp->pins())
         gauges.tools.pins.push_back({pin.action, pin.server, pin.tool, pin.state == mcp::PinState::pinned});
     }
+    if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily)
+      gauges.budget = {*budget.daily_usd, (*daily)->day, !(*daily)->open()};
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
@@ -393,6 +428,7 @@ void Service::Parts::on_tick() {
   check_reachable();
   keep_alive();
   follow_holds();
+  follow_budget();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
   if (ticks % k_slow_steps_ticks == 0) log_slow_steps();
   tick.expires_after(k_tick);

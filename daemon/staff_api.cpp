@@ -6,6 +6,7 @@
 
 #include "common/json_out.h"
 #include "common/text.h"
+#include "daemon/budget_report.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
 #include "staff/trail_render.h"
@@ -198,6 +199,12 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
   if (request.path == "/api/events") {
     if (request.method != "GET") return refusal(405, "use GET");
     return events(request);
+  }
+  if (request.path == "/api/budget") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    auto daily = daily_budget(m_db, m_settings.budget, now);
+    if (!daily) return refusal(500, "cannot read today's spend: " + daily.error().message);
+    return json(200, budget_json(m_settings.budget, *daily));
   }
   if (request.path.starts_with("/api/messages/")) return trail(request);
   return escalations(request, *who, now);

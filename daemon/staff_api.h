@@ -18,6 +18,7 @@
 //        for a refused edit, the validator's verdict
 //   GET  /api/messages/{message_id}/trail            one message's trail (staff/trail_render.h JSON)
 //   GET  /api/catalog                                the catalog, for the page's action form
+//   GET  /api/budget                                 the daily spend budget today (daemon/budget_report.h)
 //   GET  /api/events                                 Server-Sent Events (escalation_events.h)
 //   GET  /staff/...                                  the page's files (web/assets.h)
 // Bodies are parsed strictly (common/strict_json.h); anything but one such object is 400.
@@ -31,6 +32,7 @@
 #include <string>
 #include <variant>
 
+#include "agent/budget.h"
 #include "catalog/catalog.h"
 #include "daemon/escalation_events.h"
 #include "daemon/http_server.h"
@@ -46,6 +48,7 @@ struct StaffApiSettings {
   staff::SessionPolicy sessions;
   bool secure_cookies = false;
   std::size_t history_messages = 10;  // llm.history_messages: the history a trail shows
+  agent::Budget budget;               // llm.budget: GET /api/budget reports the daily one
 };
 
 class StaffApi {

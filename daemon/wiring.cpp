@@ -45,6 +45,14 @@ std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const 
       std::make_unique<llm::LimitedProvider>(llm::make_provider(std::move(provider), transport), limiter), policy, io);
 }
 
+agent::Budget budget_settings(const config::Budget& b) {
+  agent::Budget out{.daily_usd = b.daily_usd, .conversation_daily_usd = b.conversation_daily_usd};
+  out.when_spent = b.when_spent == config::WhenSpent::escalate ? agent::WhenSpent::escalate : agent::WhenSpent::wait;
+  out.unknown_cost =
+      b.unknown_cost == config::UnknownCost::allow ? agent::UnknownCost::allow : agent::UnknownCost::stop;
+  return out;
+}
+
 agent::Settings agent_settings(const config::Config& config, const std::string& worker) {
   agent::Settings settings;
   settings.max_retries = config.llm.max_retries;
@@ -66,6 +74,7 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
   settings.worker = worker;
   for (const auto& [model, price] : config.llm.prices)
     settings.prices[model] = {price.input, price.output, price.cached_input, price.cache_write};
+  settings.budget = budget_settings(config.llm.budget);
   auto& whatsapp = settings.type_rules["whatsapp"];
   for (const auto& [type, handling] : config.whatsapp.message_types) {
     whatsapp[type] = {type_action(handling.action), handling.reply_text};

@@ -32,6 +32,8 @@ std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const 
                                                                           llm::Limiter& limiter);
 
 agent::Settings agent_settings(const config::Config& config, const std::string& worker);
+// llm.budget as the agent checks it (agent/budget.h); the daemon reports the same.
+agent::Budget budget_settings(const config::Budget& budget);
 
 // The enabled channels (connectors.whatsapp, connectors.gmail), their secrets read
 // from the variables the configuration names (or the credentials of those names).

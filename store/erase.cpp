@@ -195,6 +195,11 @@ Result<EraseResult> erase_rows(Database& db, const Scope& s) {
                  s);
   if (!counted) return std::unexpected(counted.error());
   r.messages = *counted;
+  // The spend counters per conversation (migration 0025) name the conversation as the inbox did.
+  auto spend = Query::prepare(db, "UPDATE spend_conversation_days SET conversation_id = ?1 WHERE conversation_id = ?2");
+  if (!spend) return std::unexpected(spend.error());
+  spend->bind(1, s.digest).bind(2, s.counterpart);
+  DISPATCHD_TRY(spend->run());
   return r;
 }
 

@@ -10,6 +10,7 @@
 //                 row, so their messages still group; a WhatsApp provider_message_id (a
 //                 wamid encodes the number) -> "erased:" + its own salted digest (unique)
 //   attempts      raw_output -> "[erased]" (NULL stays NULL); errors -> []
+//   spend_conversation_days  conversation_id where it is the counterpart -> the digest
 //   actions       arguments -> {"erased":true}; body, error -> "[erased]"; recipient -> the
 //                 digest (or "[erased]" for any other recipient); WhatsApp provider ids as above
 //   escalations   detail, proposed_action -> {"erased":true}; resolution (staff's note) -> "[erased]"

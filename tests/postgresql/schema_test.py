@@ -385,7 +385,8 @@ def run(source, pg, sqlite_path):
     # connection, one on SQLite): compared as /metrics reads them, summed over shards.
     summed = {"metric_counts": "metric, label1, label2",
               "metric_latency": "provider, model, bucket",
-              "metric_usage": "provider, model"}
+              "metric_usage": "provider, model",
+              "spend_days": "day"}
     for name in objects:
         if name in summed:
             keys = summed[name]

@@ -198,6 +198,8 @@ TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouc
                        "' AND conversation_id = '" + erased->digest +
                        "' AND text = '[erased]' AND outcome IN ('replied', 'escalated')")
             .value() == 2);
+  CHECK(f.db.query_int("SELECT count(*) FROM spend_conversation_days WHERE conversation_id = '" + erased->digest + "'")
+            .value() >= 1);
   CHECK(f.db.query_int("SELECT count(DISTINCT provider_message_id) FROM inbox WHERE sender = '" + erased->digest +
                        "' AND provider_message_id LIKE 'erased:%'")
             .value() == 2);

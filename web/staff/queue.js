@@ -1,11 +1,11 @@
 // The queue: escalations oldest first with age, reason, channel, sender, the first line of
 // the message and who holds each; filters by status (on the server), reason and channel
 // (here, so that the counts per reason stay visible while one reason is shown).
-import {apiPages} from './api.js';
+import {api, apiPages} from './api.js';
 import {$, age, append, el, firstLine, holder, reasonLabel} from './dom.js';
 
 export const REASONS = ['contract_failed', 'model_escalated', 'needs_approval', 'review_flags', 'policy_violation',
-  'provider_unavailable', 'send_failed', 'delivery_unknown', 'undecodable'];
+  'provider_unavailable', 'send_failed', 'delivery_unknown', 'undecodable', 'budget_exhausted'];
 const CHANNELS = {whatsapp: 'WhatsApp', gmail: 'Gmail'};
 // The oldest this many of a status are listed; a long history of resolved ones is the
 // trail's business, not the queue's.
@@ -53,6 +53,7 @@ export class Queue {
         more: lists.some((l) => l.more)};
     })();
     this.loading = request;
+    this.loadBudget();
     try {
       const {rows, more} = await request;
       if (this.loading !== request) return;  // a newer load answers instead
@@ -61,6 +62,20 @@ export class Queue {
       this.render();
     } catch (error) {
       if (this.loading === request) this.onError(error);
+    }
+  }
+
+  // The model's daily spend budget (GET /api/budget), one line above the queue while one is
+  // configured; marked while it is closed (no model calls until the next UTC day).
+  async loadBudget() {
+    try {
+      const budget = await api('GET', '/api/budget');
+      const line = $('budget');
+      line.hidden = budget.daily_usd === null;
+      line.textContent = budget.text ?? '';
+      line.classList.toggle('closed', budget.state !== 'open');
+    } catch (error) {
+      this.onError(error);
     }
   }
 
