@@ -6,7 +6,7 @@ pipeline does not deliver every message, never on timing.
 
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
-       [--json FILE] [--strace FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
+       [--json FILE] [--strace FILE] [--perf FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
        [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S] [--bursts] [--no-limits]
 
 --bursts keeps agent.burst_quiet_ms at dispatchd's default (each reply then waits the quiet
@@ -22,7 +22,10 @@ requests went out in, which a real model's do not. --webhook-rate
 sends the webhooks open-loop at W per second (as traffic arrives), so their latency is
 measured at that rate instead of at the load generator's fastest. --strace FILE attaches
 `strace -c -f` to dispatchd during the load and writes its system call counts to FILE (one
-run; the tracing slows dispatchd down, so its timings mean nothing then).
+run; the tracing slows dispatchd down, so its timings mean nothing then). --perf FILE
+attaches `perf record -g` (the cpu-clock event, 999 Hz) to dispatchd during the load and
+writes its samples to FILE, for `perf report -i FILE`: where the CPU per message goes, by
+function, which two builds' profiles compare even on a busy machine.
 --overhead has the load generator and both fakes keep event timelines (--timeline) and
 reports dispatchd's own time per message, the model excluded (bench/overhead.py): webhook
 written -> model request read, and model answer written -> Graph send read, p50/p99/max,
@@ -356,6 +359,11 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             if strace_file:
                 tracer = subprocess.Popen(["strace", "-c", "-f", "-o", strace_file, "-p", str(pid)],
                                           stderr=subprocess.DEVNULL)
+                time.sleep(0.5)  # attached
+            elif option("--perf", ""):
+                tracer = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
+                                           "-o", option("--perf", ""), "-p", str(pid)],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(0.5)  # attached
             started = time.perf_counter()
             # The load runs beside the polling: the end is when the last reply was accepted,
