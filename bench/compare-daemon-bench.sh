@@ -18,19 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REV="${1:-HEAD~1}"
 BUILD="${BUILD_DIR:-$ROOT/build-bench-daemon}"
 OLD="$(mktemp -d)"
-LOG="$(mktemp)"
-cleanup() {
-  git -C "$ROOT" worktree remove --force "$OLD/src" >/dev/null 2>&1 || true
-  rm -rf "$OLD" "$LOG"
-}
-trap cleanup EXIT
-
-echo "== build $REV ($(git -C "$ROOT" rev-parse --short "$REV")) and this tree (Release)"
-git -C "$ROOT" worktree add --detach --quiet "$OLD/src" "$REV"
-daemon_build "$OLD/src" "$OLD/build" "$LOG"
-daemon_build "$ROOT" "$BUILD" "$LOG"
-
-machine_line
+build_both "$ROOT" "$REV" "$OLD" "$BUILD"
 # Both sides run this tree's daemon_bench.py, each with its own build and source (config,
 # scenario, migrations).
 one() {  # BUILD SOURCE JSON

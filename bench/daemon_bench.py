@@ -6,8 +6,9 @@ pipeline does not deliver every message, never on timing.
 
 Usage: daemon_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C] [--runs R]
        [--starts S] [--model-concurrency M] [--model-latency-ms L] [--webhook-rate W]
-       [--json FILE] [--strace FILE] [--perf FILE] [--overhead] [--tmpdir DIR] [--preload LIB]
-       [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S] [--bursts] [--no-limits]
+       [--json FILE] [--strace FILE] [--perf FILE] [--callgrind FILE] [--overhead] [--tmpdir DIR]
+       [--preload LIB] [--commit-interval-ms I] [--pin] [--model-latency-spread-ms S] [--bursts]
+       [--no-limits]
 
 --bursts keeps agent.burst_quiet_ms at dispatchd's default (each reply then waits the quiet
 time); without it a build that knows the key runs with 0, a turn per message. --no-limits
@@ -25,7 +26,11 @@ measured at that rate instead of at the load generator's fastest. --strace FILE 
 run; the tracing slows dispatchd down, so its timings mean nothing then). --perf FILE
 attaches `perf record -g` (the cpu-clock event, 999 Hz) to dispatchd during the load and
 writes its samples to FILE, for `perf report -i FILE`: where the CPU per message goes, by
-function, which two builds' profiles compare even on a busy machine.
+function, which two builds' profiles compare even on a busy machine. --callgrind FILE runs
+dispatchd under valgrind's callgrind, counting only the load (zeroed at its start, dumped to
+FILE at its end), and reports `instructions_per_message`: a count that does not move with the
+machine's load as CPU time does (one run of --count 2000 takes about two minutes), so two
+builds compare to the percent; `callgrind_annotate --inclusive=yes FILE` shows where.
 --overhead has the load generator and both fakes keep event timelines (--timeline) and
 reports dispatchd's own time per message, the model excluded (bench/overhead.py): webhook
 written -> model request read, and model answer written -> Graph send read, p50/p99/max,
@@ -58,6 +63,7 @@ user+system time over that window, peak RSS is VmHWM. `steady_messages_per_s` is
 between the polls that saw a quarter and three quarters of the replies sent: with a model
 latency the whole run's count / seconds also holds the latency's start and tail.
 """
+import glob
 import json
 import os
 import signal
@@ -275,18 +281,37 @@ def load(build, mode, url, count, concurrency, **extra):
     return json.loads(out.stdout)
 
 
+def callgrind_dump(pid, path, count):
+    """Dumps the counts callgrind gathered since it was zeroed to PATH and returns the
+    instructions per message."""
+    before = set(glob.glob(path + ".start*"))
+    subprocess.run(["callgrind_control", "-d", str(pid)], check=True, stdout=subprocess.DEVNULL)
+    dumped = [f for f in glob.glob(path + ".start*") if f not in before]
+    if len(dumped) != 1:
+        raise RuntimeError(f"callgrind wrote {dumped}")
+    os.replace(dumped[0], path)
+    with open(path) as f:
+        for line in f:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return round(int(line.split()[1]) / count)
+    raise RuntimeError(f"no totals in {path}")
+
+
 def start_ready(stack, notify_path):
     """Starts dispatchd with NOTIFY_SOCKET and returns (process, seconds until READY=1)."""
     if os.path.exists(notify_path):
         os.unlink(notify_path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(notify_path)
-    sock.settimeout(30)
+    sock.settimeout(300 if option("--callgrind", "") else 30)
     env = dict(stack.env, NOTIFY_SOCKET=notify_path)
     if option("--preload", ""):
         env["LD_PRELOAD"] = option("--preload", "")
     started = time.perf_counter()
-    daemon = harness.Process([os.path.join(stack.build, "daemon", "dispatchd"), "--config", stack.config_path],
+    # Under callgrind the counting starts at the load (callgrind_control -z), not at start-up.
+    tool = (["valgrind", "-q", "--tool=callgrind", "--callgrind-out-file=" + option("--callgrind", "") + ".start"]
+            if option("--callgrind", "") else [])
+    daemon = harness.Process(tool + [os.path.join(stack.build, "daemon", "dispatchd"), "--config", stack.config_path],
                              env=env, name="dispatchd")
     try:
         while True:
@@ -365,6 +390,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                                            "-o", option("--perf", ""), "-p", str(pid)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(0.5)  # attached
+            if option("--callgrind", ""):
+                subprocess.run(["callgrind_control", "-z", str(pid)], check=True, stdout=subprocess.DEVNULL)
             started = time.perf_counter()
             # The load runs beside the polling: the end is when the last reply was accepted,
             # however long the load generator then takes to exit.
@@ -383,6 +410,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
                     break  # the load generator failed
                 time.sleep(0.02)
             elapsed = time.perf_counter() - started
+            if option("--callgrind", ""):
+                result["instructions_per_message"] = callgrind_dump(pid, option("--callgrind", ""), count)
             loader.join()
             if tracer:
                 tracer.send_signal(signal.SIGINT)  # detaches and writes the summary
@@ -460,6 +489,8 @@ def one_run(build, source, count, concurrency, starts, model_concurrency, latenc
             db.close()
             code = daemon.stop()
             result["exit_code_on_sigterm"] = code
+            if option("--callgrind", "") and os.path.exists(option("--callgrind", "") + ".start"):
+                os.unlink(option("--callgrind", "") + ".start")  # start-up and the load, written at exit
         finally:
             stack.close()  # the fakes write their timelines as they exit
         if timelines:

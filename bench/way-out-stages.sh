@@ -15,14 +15,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REV="${1:-HEAD}"
 WORK="$(mktemp -d)"
 BUILD="$WORK/build"
-cleanup() {
-  git -C "$ROOT" worktree remove --force "$WORK/src" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 
 echo "== build $REV ($(git -C "$ROOT" rev-parse --short "$REV")) with bench/way-out-stages.patch (Release)"
-git -C "$ROOT" worktree add --detach --quiet "$WORK/src" "$REV"
+rev_worktree "$ROOT" "$REV" "$WORK"
 # The patch names lines of the daemon's sources: a REV it no longer fits says so here.
 git -C "$WORK/src" apply "$ROOT/bench/way-out-stages.patch"
 daemon_build "$WORK/src" "$BUILD" "$WORK/build.log"

@@ -91,11 +91,11 @@ Result<void> release_leases(Database& db, const std::string& worker) {
 }
 
 Result<void> release_lease(Database& db, std::int64_t id, const std::string& worker) {
-  auto update = Query::prepare(db, std::string("UPDATE inbox SET lease_expires_at = received_at WHERE ") +
-                                       internal::k_turn_of + " AND state = 'processing' AND lease_owner = ?2");
-  if (!update) return std::unexpected(update.error());
-  update->bind(1, id).bind(2, worker);
-  return update->run();
+  static const auto k_release = internal::turn_change("UPDATE inbox SET lease_expires_at = received_at WHERE ",
+                                                      " AND state = 'processing' AND lease_owner = ?2");
+  auto changed = internal::change_turn(db, k_release, id, [&](Query& q) { q.bind(2, worker); });
+  if (!changed) return std::unexpected(changed.error());
+  return {};
 }
 
 Result<std::vector<std::string>> not_stored(Database& db, const std::string& channel,
@@ -152,12 +152,12 @@ Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& wo
 }
 
 Result<void> postpone(Database& db, std::int64_t id, Time until) {
-  auto update = Query::prepare(db, std::string("UPDATE inbox SET lease_owner = NULL, lease_expires_at = ?2 WHERE ") +
-                                       internal::k_turn_of + " AND state = 'processing'");
-  if (!update) return std::unexpected(update.error());
-  update->bind(1, id).bind(2, format_time(until));
-  DISPATCHD_TRY(update->run());
-  if (update->changes() < 1)
+  static const auto k_postpone = internal::turn_change(
+      "UPDATE inbox SET lease_owner = NULL, lease_expires_at = ?2 WHERE ", " AND state = 'processing'");
+  const std::string at = format_time(until);
+  auto changed = internal::change_turn(db, k_postpone, id, [&](Query& q) { q.bind(2, at); });
+  if (!changed) return std::unexpected(changed.error());
+  if (changed->empty())
     return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
   return {};
 }
@@ -199,12 +199,10 @@ Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id,
 Result<void> decide(Database& db, std::int64_t id, Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
     DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
-    auto update = Query::prepare(db, std::string("UPDATE inbox SET state = 'decided', lease_owner = NULL,"
-                                                 " lease_expires_at = NULL WHERE ") +
-                                         internal::k_turn_of + " AND state = 'processing' RETURNING id");
-    if (!update) return std::unexpected(update.error());
-    update->bind(1, id);
-    auto changed = internal::changed_ids(*update);
+    static const auto k_decide =
+        internal::turn_change("UPDATE inbox SET state = 'decided', lease_owner = NULL, lease_expires_at = NULL WHERE ",
+                              " AND state = 'processing'");
+    auto changed = internal::change_turn(db, k_decide, id, [](Query&) {});
     if (!changed) return std::unexpected(changed.error());
     if (changed->empty() || changed->front() != id)
       return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
@@ -217,12 +215,10 @@ Result<void> decide(Database& db, std::int64_t id, Time now) {
 Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, const std::string& why) {
   return transaction<void>(db, [&]() -> Result<void> {
     DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
-    auto update = Query::prepare(db, std::string("UPDATE inbox SET state = 'done', outcome = ?2, lease_owner = NULL,"
-                                                 " lease_expires_at = NULL WHERE ") +
-                                         internal::k_turn_of + " AND state IN ('processing', 'decided') RETURNING id");
-    if (!update) return std::unexpected(update.error());
-    update->bind(1, id).bind(2, outcome);
-    auto changed = internal::changed_ids(*update);
+    static const auto k_finish = internal::turn_change(
+        "UPDATE inbox SET state = 'done', outcome = ?2, lease_owner = NULL, lease_expires_at = NULL WHERE ",
+        " AND state IN ('processing', 'decided')");
+    auto changed = internal::change_turn(db, k_finish, id, [&](Query& q) { q.bind(2, outcome); });
     if (!changed) return std::unexpected(changed.error());
     if (changed->empty() || changed->front() != id)
       return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));

@@ -55,11 +55,9 @@ namespace {
 
 // A message whose action was the pending step is done once the send has an outcome.
 Result<void> finish_if_decided(Database& db, std::int64_t message_id, Outcome outcome, Time now) {
-  auto update = Query::prepare(db, std::string("UPDATE inbox SET state = 'done', outcome = ?2 WHERE ") +
-                                       internal::k_turn_of + " AND state = 'decided' RETURNING id");
-  if (!update) return std::unexpected(update.error());
-  update->bind(1, message_id).bind(2, outcome);
-  auto changed = internal::changed_ids(*update);
+  static const auto k_done =
+      internal::turn_change("UPDATE inbox SET state = 'done', outcome = ?2 WHERE ", " AND state = 'decided'");
+  auto changed = internal::change_turn(db, k_done, message_id, [&](Query& q) { q.bind(2, outcome); });
   if (!changed) return std::unexpected(changed.error());
   for (const auto id : *changed) {
     DISPATCHD_TRY(append_audit(db, {format_time(now), "done", id, "dispatchd",
