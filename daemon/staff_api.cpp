@@ -10,6 +10,7 @@
 #include "staff/decisions.h"
 #include "staff/json.h"
 #include "staff/trail_render.h"
+#include "store/staff.h"
 #include "store/trail.h"
 #include "store/views.h"
 #include "validator/validator.h"
@@ -370,6 +371,12 @@ Response StaffApi::desk(std::int64_t id, const std::string& verb, const Decision
     return json(200, JsonOut().begin_object().field("ok", true).field("note_id", *note).end_object().str());
   }
   if (verb == "reassign" && !body.to) return refusal(400, "\"to\" is required");
+  if (verb == "reassign" && !admin) {
+    // A staff account may be marked admin (dispatchctl staff admin NAME on).
+    auto marked = store::staff_admin(m_db, who);
+    if (!marked) return store_failure(marked.error());
+    admin = *marked;
+  }
   const store::HandOverKind kind = verb == "release"    ? store::HandOverKind::release
                                    : verb == "takeover" ? store::HandOverKind::takeover
                                                         : store::HandOverKind::reassign;

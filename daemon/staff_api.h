@@ -18,8 +18,9 @@
 //        the decisions of staff/decisions.h: 200 {"ok":true,...}, 409 with the refusal and,
 //        for a refused edit, the validator's verdict
 //   POST /api/escalations/{id}/release|takeover {"note"?}   hand-overs (staff/handover.h):
-//        200 {"ok":true,"rule"}, 409 refused by state; reassign is the admin token's (403
-//        for a staff credential, 404 for a name that is no active account)
+//        200 {"ok":true,"rule"}, 409 refused by state; reassign {"to","note"?} is for the admin
+//        token and admin accounts (403 for another staff credential, 404 for a name that is
+//        no active account)
 //   POST /api/escalations/{id}/notes {"text"}        an internal note: 200 {"ok":true,"note_id"}
 //   GET  /api/messages/{message_id}/trail            one message's trail (staff/trail_render.h JSON)
 //   GET  /api/catalog                                the catalog, for the page's action form

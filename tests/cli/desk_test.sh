@@ -59,6 +59,21 @@ expect "reassign" 0 'escalation 4 reassigned by ops \(rule admin\): now held by 
   "$ctl" --db "$db" queue reassign 4 --to bo --as ops --note "bo knows this customer" </dev/null
 verified reassign
 
+# An account marked admin may reassign over the API; dispatchctl shows and changes the mark.
+"$ctl" --db "$db" staff add chief --admin >/dev/null 2>"$tmp/add.err" && grep -q 'chief (admin) added' "$tmp/add.err" \
+  && pass || fail "staff add --admin"
+expect "list shows the admin" 0 '^chief +active .* admin$' -- "$ctl" --db "$db" staff list </dev/null
+expect "admin off" 0 'staff account chief is not an admin' -- "$ctl" --db "$db" staff admin chief off </dev/null
+expect "list without the admin" 0 '^chief +active .* -$' -- "$ctl" --db "$db" staff list </dev/null
+expect "admin on" 0 'staff account chief is an admin' -- "$ctl" --db "$db" staff admin chief on </dev/null
+expect "admin takes on or off" 2 'takes on or off' -- "$ctl" --db "$db" staff admin chief yes </dev/null
+expect "admin of nobody" 1 'no active staff account nobody' -- "$ctl" --db "$db" staff admin nobody on </dev/null
+"$ctl" --db "$db" staff list --json >"$tmp/staff.json"
+python3 -c 'import json,sys; a={r["name"]: r["admin"] for r in json.load(open(sys.argv[1]))}; assert a["chief"] is True and a["bo"] is False, a' "$tmp/staff.json" \
+  && pass || fail "staff list --json: admin"
+[ "$(q "SELECT count(*) FROM v_audit WHERE event = 'staff_account_admin'")" = 3 ] && pass || fail "admin marks are audited"
+verified "admin marks"
+
 # Notes: any name, no claim needed, never sent; closed items take notes too.
 outbox=$(q "SELECT count(*) FROM v_actions")
 expect "note needs --text" 2 'needs --text' -- "$ctl" --db "$db" queue note 4 --as ana </dev/null

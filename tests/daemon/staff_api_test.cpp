@@ -538,3 +538,19 @@ TEST_CASE("staff api: notes are stored, shown in the case, audited and never sen
       a.call("POST", "/api/escalations/999/notes", {{"authorization", "Bearer " + a.ana}}, R"({"text":"x"})").status ==
       404);
 }
+
+TEST_CASE("staff api: an account marked admin reassigns with its own credential", "[staff][desk]") {
+  Api a;
+  REQUIRE(a.post("claim", "{}", a.luis).status == 200);
+  const std::string ops = a.add("ops");
+  CHECK(a.post("reassign", R"({"to":"ana"})", ops).status == 403);
+  REQUIRE(staff::set_admin(a.f.db, "ops", true, "test", a.now));
+  const auto moved = a.post("reassign", R"({"to":"ana","note":"luis is out today"})", ops);
+  CHECK(moved.status == 200);
+  CHECK(moved.body == R"({"ok":true,"rule":"admin"})");
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE assignee = 'ana'") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_reassign' AND actor = 'ops'") == 1);
+  check_audit_chain(a);
+  REQUIRE(staff::set_admin(a.f.db, "ops", false, "test", a.now));
+  CHECK(a.post("reassign", R"({"to":"luis"})", ops).status == 403);
+}
