@@ -151,9 +151,8 @@ int desk(Target& target, const Args& args, const std::string& verb, std::int64_t
   }
   const auto to = args.get("to");
   if (verb == "reassign" && (!to || to->empty())) return usage_error("queue reassign needs --to NAME");
-  const store::HandOverKind kind = verb == "release"    ? store::HandOverKind::release
-                                   : verb == "takeover" ? store::HandOverKind::takeover
-                                                        : store::HandOverKind::reassign;
+  // cmd_queue calls this for "note" or a hand-over's word only.
+  const store::HandOverKind kind = store::hand_over_kind(verb).value_or(store::HandOverKind::reassign);
   const std::chrono::minutes idle_limit =
       target.config ? std::chrono::minutes(target.config->staff.claim_idle_minutes) : staff::k_default_claim_idle;
   auto rule =
@@ -208,8 +207,7 @@ int cmd_queue(int argc, char** argv) {
     std::printf("escalation %lld claimed by %s\n", static_cast<long long>(*id), who->c_str());
     return k_exit_ok;
   }
-  if (verb == "release" || verb == "takeover" || verb == "reassign" || verb == "note")
-    return desk(*target, *args, verb, *id, *who, at);
+  if (verb == "note" || store::hand_over_kind(verb)) return desk(*target, *args, verb, *id, *who, at);
   if (verb == "dismiss") {
     const auto note = args->get("note");
     if (!note) return usage_error("queue dismiss needs --note TEXT");

@@ -377,10 +377,9 @@ Response StaffApi::desk(std::int64_t id, const std::string& verb, const Decision
     if (!marked) return store_failure(marked.error());
     admin = *marked;
   }
-  const store::HandOverKind kind = verb == "release"    ? store::HandOverKind::release
-                                   : verb == "takeover" ? store::HandOverKind::takeover
-                                                        : store::HandOverKind::reassign;
-  auto rule = staff::hand_over(m_db, id, {kind, who, admin, body.to, false}, body.note, now, m_settings.claim_idle);
+  const auto kind = store::hand_over_kind(verb);
+  if (!kind) return refusal(404, "unknown decision " + verb);
+  auto rule = staff::hand_over(m_db, id, {*kind, who, admin, body.to, false}, body.note, now, m_settings.claim_idle);
   if (!rule) return refused(rule.error());
   return json(200, JsonOut().begin_object().field("ok", true).field("rule", store::to_text(*rule)).end_object().str());
 }
@@ -389,8 +388,7 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
                           store::Time now) {
   const auto parsed = read_decision(body, verb == "edit");
   if (!parsed) return bad_body(parsed.error());
-  if (verb == "release" || verb == "takeover" || verb == "reassign" || verb == "notes")
-    return desk(id, verb, *parsed, who, false, now);
+  if (verb == "notes" || store::hand_over_kind(verb)) return desk(id, verb, *parsed, who, false, now);
   std::expected<std::int64_t, staff::Refusal> action =
       std::unexpected(staff::Refusal{staff::RefusalKind::invalid, "unknown decision " + verb, {}});
   if (verb == "claim" || verb == "dismiss") {

@@ -26,6 +26,12 @@ std::string_view to_text(HandOverKind kind) {
   return "release";
 }
 
+std::optional<HandOverKind> hand_over_kind(std::string_view word) {
+  for (const auto kind : {HandOverKind::release, HandOverKind::takeover, HandOverKind::reassign})
+    if (to_text(kind) == word) return kind;
+  return std::nullopt;
+}
+
 std::string_view to_text(HandOverRule rule) {
   switch (rule) {
     case HandOverRule::holder: return "holder";

@@ -37,6 +37,8 @@ enum class HandOverRule { holder, idle, holder_revoked, admin };
 
 // "release", "takeover", "reassign"; the audit event is "staff_" + this.
 std::string_view to_text(HandOverKind kind);
+// The kind named by to_text's word (the API's path, dispatchctl's verb); nullopt for another.
+std::optional<HandOverKind> hand_over_kind(std::string_view word);
 // "holder", "idle", "holder_revoked", "admin".
 std::string_view to_text(HandOverRule rule);
 
