@@ -10,6 +10,7 @@
 #include "cli/target.h"
 #include "common/utf8.h"
 #include "staff/decisions.h"
+#include "staff/handover.h"
 #include "staff/json.h"
 #include "store/views.h"
 #include "validator/validator.h"
@@ -24,7 +25,11 @@ constexpr const char* k_queue_usage =
     "       dispatchctl ... queue approve ID --as NAME [--catalog FILE]\n"
     "       dispatchctl ... queue edit ID --as NAME --action JSON [--catalog FILE] [--json]\n"
     "       dispatchctl ... queue reply ID --as NAME --text TEXT\n"
-    "       dispatchctl ... queue dismiss ID --as NAME --note TEXT";
+    "       dispatchctl ... queue dismiss ID --as NAME --note TEXT\n"
+    "       dispatchctl ... queue release ID --as NAME [--note TEXT]\n"
+    "       dispatchctl ... queue takeover ID --as NAME [--note TEXT]\n"
+    "       dispatchctl ... queue reassign ID --to NAME --as NAME [--note TEXT]\n"
+    "       dispatchctl ... queue note ID --as NAME --text TEXT";
 
 // At most `n` code points of `text` on one line, for tables.
 std::string preview(const std::string& text, std::size_t n) {
@@ -69,6 +74,18 @@ int list_queue(Target& target, const Args& args) {
   return k_exit_ok;
 }
 
+// The hand-overs and the internal notes, oldest first.
+void show_desk(const store::EscalationCase& item) {
+  if (!item.hand_overs.empty()) std::printf("\nhand-overs:\n");
+  for (const auto& h : item.hand_overs) {
+    std::printf("  %s %s by %s: %s -> %s (rule %s)%s\n", h.at.c_str(), h.kind.c_str(), h.actor.c_str(),
+                h.from.value_or("-").c_str(), h.to.value_or("open").c_str(), h.rule.c_str(),
+                h.note.empty() ? "" : (": " + h.note).c_str());
+  }
+  if (!item.notes.empty()) std::printf("\nnotes (internal, never sent):\n");
+  for (const auto& n : item.notes) std::printf("  %s %s: %s\n", n.created_at.c_str(), n.author.c_str(), n.text.c_str());
+}
+
 int show(Target& target, const Args& args, std::int64_t id) {
   auto item = store::show_escalation(target.db, id);
   if (!item) {
@@ -109,6 +126,7 @@ int show(Target& target, const Args& args, std::int64_t id) {
                 a.created_by.c_str(), a.recipient.value_or("-").c_str(), preview(a.body.value_or(""), 60).c_str(),
                 a.error ? (" [" + *a.error + "]").c_str() : "");
   }
+  show_desk(*item);
   return k_exit_ok;
 }
 
@@ -118,12 +136,51 @@ int refused(const staff::Refusal& refusal, const Args& args) {
   return k_exit_rejected;
 }
 
+// The hand-overs and notes. dispatchctl runs on the server with the database's own access,
+// which is already full trust: it reassigns as an admin, and --as names who did it.
+int desk(Target& target, const Args& args, const std::string& verb, std::int64_t id, const std::string& who,
+         store::Time at) {
+  if (verb == "note") {
+    const auto text = args.get("text");
+    if (!text) return usage_error("queue note needs --text TEXT");
+    auto note = staff::add_note(target.db, id, who, *text, at);
+    if (!note) return refused(note.error(), args);
+    std::printf("note %lld added to escalation %lld by %s\n", static_cast<long long>(*note), static_cast<long long>(id),
+                who.c_str());
+    return k_exit_ok;
+  }
+  const auto to = args.get("to");
+  if (verb == "reassign" && (!to || to->empty())) return usage_error("queue reassign needs --to NAME");
+  // cmd_queue calls this for "note" or a hand-over's word only.
+  const store::HandOverKind kind = store::hand_over_kind(verb).value_or(store::HandOverKind::reassign);
+  const std::chrono::minutes idle_limit =
+      target.config ? std::chrono::minutes(target.config->staff.claim_idle_minutes) : staff::k_default_claim_idle;
+  auto rule =
+      staff::hand_over(target.db, id, {kind, who, true, kind == store::HandOverKind::reassign ? to : std::nullopt},
+                       args.get("note").value_or(""), at, idle_limit);
+  if (!rule) return refused(rule.error(), args);
+  const std::string holder = kind == store::HandOverKind::release    ? "nobody (open)"
+                             : kind == store::HandOverKind::takeover ? who
+                                                                     : *to;
+  const char* done = kind == store::HandOverKind::release    ? "released"
+                     : kind == store::HandOverKind::takeover ? "taken over"
+                                                             : "reassigned";
+  std::printf("escalation %lld %s by %s (rule %s): now held by %s\n", static_cast<long long>(id), done, who.c_str(),
+              std::string(store::to_text(*rule)).c_str(), holder.c_str());
+  return k_exit_ok;
+}
+
 }  // namespace
 
 int cmd_queue(int argc, char** argv) {
   auto specs = target_options();
-  specs.insert(specs.end(),
-               {{"status", true}, {"json", false}, {"as", true}, {"action", true}, {"text", true}, {"note", true}});
+  specs.insert(specs.end(), {{"status", true},
+                             {"json", false},
+                             {"as", true},
+                             {"action", true},
+                             {"text", true},
+                             {"note", true},
+                             {"to", true}});
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const auto& words = args->positional;
@@ -150,6 +207,7 @@ int cmd_queue(int argc, char** argv) {
     std::printf("escalation %lld claimed by %s\n", static_cast<long long>(*id), who->c_str());
     return k_exit_ok;
   }
+  if (verb == "note" || store::hand_over_kind(verb)) return desk(*target, *args, verb, *id, *who, at);
   if (verb == "dismiss") {
     const auto note = args->get("note");
     if (!note) return usage_error("queue dismiss needs --note TEXT");

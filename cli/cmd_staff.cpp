@@ -18,8 +18,9 @@ namespace dispatchd::cli {
 namespace {
 
 constexpr const char* k_staff_usage =
-    "usage: dispatchctl [--config FILE | --db FILE] staff add NAME\n"
+    "usage: dispatchctl [--config FILE | --db FILE] staff add NAME [--admin]\n"
     "       dispatchctl ... staff list [--json]\n"
+    "       dispatchctl ... staff admin NAME on|off\n"
     "       dispatchctl ... staff revoke NAME";
 
 // Who ran the command, for the audit trail: the operating-system account.
@@ -41,15 +42,16 @@ int list_staff(Target& target, const Args& args) {
     out.begin_array();
     for (const auto& a : *accounts) {
       out.begin_object().field("name", a.name).field("created_at", a.created_at).field("revoked_at", a.revoked_at);
-      out.field("sessions", a.sessions).end_object();
+      out.field("sessions", a.sessions).field("admin", a.admin).end_object();
     }
     std::printf("%s\n", out.end_array().str().c_str());
     return k_exit_ok;
   }
-  std::printf("%-24s %-8s %-21s %s\n", "NAME", "STATE", "SINCE", "SESSIONS");
+  std::printf("%-24s %-8s %-21s %-8s %s\n", "NAME", "STATE", "SINCE", "SESSIONS", "ADMIN");
   for (const auto& a : *accounts) {
-    std::printf("%-24s %-8s %-21s %lld\n", a.name.c_str(), a.revoked_at ? "revoked" : "active",
-                a.revoked_at.value_or(a.created_at).c_str(), static_cast<long long>(a.sessions));
+    std::printf("%-24s %-8s %-21s %-8lld %s\n", a.name.c_str(), a.revoked_at ? "revoked" : "active",
+                a.revoked_at.value_or(a.created_at).c_str(), static_cast<long long>(a.sessions),
+                a.admin ? "admin" : "-");
   }
   if (accounts->empty()) std::printf("(no staff accounts; add one with: dispatchctl staff add NAME)\n");
   return k_exit_ok;
@@ -60,23 +62,33 @@ int list_staff(Target& target, const Args& args) {
 int cmd_staff(int argc, char** argv) {
   auto specs = target_options();
   specs.push_back({"json", false});
+  specs.push_back({"admin", false});
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const auto& words = args->positional;
   if (words.empty()) return usage_error(k_staff_usage);
   const std::string& verb = words[0];
   const bool is_list = verb == "list";
-  if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_staff_usage);
+  const std::size_t wanted = is_list ? 1 : verb == "admin" ? 3 : 2;
+  if (words.size() != wanted) return usage_error(k_staff_usage);
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
   if (is_list) return list_staff(*target, *args);
   const std::string& name = words[1];
   if (verb == "add") {
-    auto token = staff::add_account(target->db, name, actor(), now());
+    auto token = staff::add_account(target->db, name, actor(), now(), args->has("admin"));
     if (!token) return refused(token.error());
     std::printf("%s\n", token->c_str());
-    std::fprintf(stderr, "staff account %s added; the token above is shown once: give it to %s\n", name.c_str(),
-                 name.c_str());
+    std::fprintf(stderr, "staff account %s%s added; the token above is shown once: give it to %s\n", name.c_str(),
+                 args->has("admin") ? " (admin)" : "", name.c_str());
+    return k_exit_ok;
+  }
+  if (verb == "admin") {
+    const std::string& mark = words[2];
+    if (mark != "on" && mark != "off") return usage_error("staff admin NAME takes on or off, not " + mark);
+    auto done = staff::set_admin(target->db, name, mark == "on", actor(), now());
+    if (!done) return refused(done.error());
+    std::printf("staff account %s is %s\n", name.c_str(), mark == "on" ? "an admin" : "not an admin");
     return k_exit_ok;
   }
   if (verb == "revoke") {

@@ -548,7 +548,8 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                            {r.string("token_env", c.staff_token_env), r.string("public_url", c.staff_public_url),
                             r.boolean("secure_cookies", c.staff.secure_cookies),
                             r.integer("session_idle_minutes", c.staff.session_idle_minutes, 1, 7 * 24 * 60),
-                            r.integer("session_max_hours", c.staff.session_max_hours, 1, 30 * 24)});
+                            r.integer("session_max_hours", c.staff.session_max_hours, 1, 30 * 24),
+                            r.integer("claim_idle_minutes", c.staff.claim_idle_minutes, 1, 7 * 24 * 60)});
                 }),
        r.nested("instance",
                 [&](const Value& v, const std::string& at) { r.object(v, at, {r.string("id", c.instance.id)}); }),

@@ -143,6 +143,7 @@ struct Staff {
   bool secure_cookies = false;  // the cookie carries Secure (dispatchd behind TLS)
   int session_idle_minutes = 60;
   int session_max_hours = 12;
+  int claim_idle_minutes = 30;  // a claim idle this long may be taken over by anyone
 };
 
 // Several instances on one PostgreSQL database (docs/architecture.md).

@@ -14,14 +14,15 @@ constexpr int k_poll_limit = 1000;  // events per poll; the rest wait for the ne
 }  // namespace
 
 std::string sse_event(const store::EscalationEvent& event) {
-  const std::string data = JsonOut()
-                               .begin_object()
-                               .field("escalation_id", event.escalation_id)
-                               .field("status", event.status)
-                               .field("assignee", event.assignee)
-                               .field("reason", event.reason)
-                               .end_object()
-                               .str();
+  JsonOut out;
+  out.begin_object()
+      .field("escalation_id", event.escalation_id)
+      .field("status", event.status)
+      .field("assignee", event.assignee)
+      .field("reason", event.reason);
+  // What changed, so that a page showing the case knows to read its notes or hand-overs again.
+  if (!event.change.empty()) out.field("change", event.change);
+  const std::string data = out.end_object().str();
   return "id: " + std::to_string(event.audit_id) +
          "\nevent: " + (event.created ? "escalation.created" : "escalation.updated") + "\ndata: " + data + "\n\n";
 }

@@ -8,7 +8,8 @@
 //
 //   id: 42
 //   event: escalation.created | escalation.updated
-//   data: {"escalation_id":7,"status":"claimed","assignee":"ana","reason":"contract_failed"}
+//   data: {"escalation_id":7,"status":"claimed","assignee":"ana","reason":"contract_failed",
+//          "change":"staff_claim"}
 //
 // Used on the io_context's thread only.
 

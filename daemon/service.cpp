@@ -58,7 +58,8 @@ StaffApiSettings staff_settings(const config::Config& config) {
           {std::chrono::minutes(config.staff.session_idle_minutes), std::chrono::hours(config.staff.session_max_hours)},
           config.staff.secure_cookies,
           static_cast<std::size_t>(config.llm.history_messages),
-          budget_settings(config.llm.budget)};
+          budget_settings(config.llm.budget),
+          std::chrono::minutes(config.staff.claim_idle_minutes)};
 }
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }

@@ -10,6 +10,7 @@
 #include "staff/decisions.h"
 #include "staff/json.h"
 #include "staff/trail_render.h"
+#include "store/staff.h"
 #include "store/trail.h"
 #include "store/views.h"
 #include "validator/validator.h"
@@ -42,6 +43,7 @@ int status_of(staff::RefusalKind kind) {
     case staff::RefusalKind::invalid:
     case staff::RefusalKind::state: return 409;
     case staff::RefusalKind::not_found: return 404;
+    case staff::RefusalKind::forbidden: return 403;
     case staff::RefusalKind::unavailable: return 503;
     case staff::RefusalKind::internal: return 500;
   }
@@ -174,9 +176,11 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
   if (const auto token = bearer(request)) {
     if (!m_settings.admin_token.empty() && text::constant_time_equal(*token, m_settings.admin_token)) {
       if (request.path == "/api/staff" || request.path.starts_with("/api/staff/")) return accounts(request, now);
+      if (request.path.starts_with("/api/escalations/") && request.path.ends_with("/reassign"))
+        return admin_reassign(request, now);
       return refusal(403,
-                     "the admin token manages staff accounts only (POST /api/staff, DELETE /api/staff/NAME); "
-                     "log in with a staff account");
+                     "the admin token manages staff accounts (POST /api/staff, DELETE /api/staff/NAME) and reassigns "
+                     "claims (POST /api/escalations/ID/reassign) only; log in with a staff account");
     }
     auto staffer = staff::token_staffer(m_db, *token);
     if (!staffer) return unauthenticated(staffer.error());
@@ -337,20 +341,54 @@ StaffApi::Routed StaffApi::escalations(const Request& request, const staff::Staf
   if (!id) return refusal(404, "no such escalation");
   if (slash == std::string_view::npos) {
     if (request.method != "GET") return refusal(405, "use GET");
-    return Read([id = *id](store::Database& db) {
+    return Read([id = *id, clock = staff::DeskClock{now, m_settings.claim_idle}](store::Database& db) {
       auto item = store::show_escalation(db, id);
       if (!item) return store_failure(item.error());
-      return json(200, staff::case_json(*item));
+      return json(200, staff::case_json(*item, clock));
     });
   }
   if (request.method != "POST") return refusal(405, "use POST");
   return decide(*id, std::string(rest.substr(slash + 1)), request.body, who.name, now);
 }
 
+Response StaffApi::admin_reassign(const Request& request, store::Time now) {
+  constexpr std::string_view k_prefix = "/api/escalations/";
+  constexpr std::string_view k_suffix = "/reassign";
+  const std::string_view path = request.path;
+  const auto id = parse_id(path.substr(k_prefix.size(), path.size() - k_prefix.size() - k_suffix.size()));
+  if (!id) return refusal(404, "no such escalation");
+  if (request.method != "POST") return refusal(405, "use POST");
+  const auto parsed = read_decision(request.body, false);
+  if (!parsed) return bad_body(parsed.error());
+  return desk(*id, "reassign", *parsed, "admin", true, now);
+}
+
+Response StaffApi::desk(std::int64_t id, const std::string& verb, const DecisionBody& body, const std::string& who,
+                        bool admin, store::Time now) {
+  if (verb == "notes") {
+    auto note = staff::add_note(m_db, id, who, body.text, now);
+    if (!note) return refused(note.error());
+    return json(200, JsonOut().begin_object().field("ok", true).field("note_id", *note).end_object().str());
+  }
+  if (verb == "reassign" && !body.to) return refusal(400, "\"to\" is required");
+  if (verb == "reassign" && !admin) {
+    // A staff account may be marked admin (dispatchctl staff admin NAME on).
+    auto marked = store::staff_admin(m_db, who);
+    if (!marked) return store_failure(marked.error());
+    admin = *marked;
+  }
+  const auto kind = store::hand_over_kind(verb);
+  if (!kind) return refusal(404, "unknown decision " + verb);
+  auto rule = staff::hand_over(m_db, id, {*kind, who, admin, body.to, false}, body.note, now, m_settings.claim_idle);
+  if (!rule) return refused(rule.error());
+  return json(200, JsonOut().begin_object().field("ok", true).field("rule", store::to_text(*rule)).end_object().str());
+}
+
 Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
                           store::Time now) {
   const auto parsed = read_decision(body, verb == "edit");
   if (!parsed) return bad_body(parsed.error());
+  if (verb == "notes" || store::hand_over_kind(verb)) return desk(id, verb, *parsed, who, false, now);
   std::expected<std::int64_t, staff::Refusal> action =
       std::unexpected(staff::Refusal{staff::RefusalKind::invalid, "unknown decision " + verb, {}});
   if (verb == "claim" || verb == "dismiss") {

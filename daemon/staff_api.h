@@ -7,8 +7,9 @@
 //     X-CSRF-Token: 403 without it or with a wrong one.
 //   - Authorization: Bearer <personal token> authenticates scripts (no CSRF: a browser never
 //     sends it by itself).
-//   - Bearer <admin token> (staff.token_env) manages accounts only: POST /api/staff {"name"},
-//     DELETE /api/staff/{name}; anything else with it is 403.
+//   - Bearer <admin token> (staff.token_env) manages accounts: POST /api/staff {"name"},
+//     DELETE /api/staff/{name}; and reassigns claims: POST /api/escalations/{id}/reassign
+//     {"to","note"?} (actor "admin"); anything else with it is 403.
 // The actor of a decision is the authenticated account; an "as" in the body is ignored.
 //
 //   GET  /api/escalations?status=&reason=&channel=   the queue, oldest first
@@ -16,6 +17,11 @@
 //   POST /api/escalations/{id}/claim|approve|edit|reply|dismiss
 //        the decisions of staff/decisions.h: 200 {"ok":true,...}, 409 with the refusal and,
 //        for a refused edit, the validator's verdict
+//   POST /api/escalations/{id}/release|takeover {"note"?}   hand-overs (staff/handover.h):
+//        200 {"ok":true,"rule"}, 409 refused by state; reassign {"to","note"?} is for the admin
+//        token and admin accounts (403 for another staff credential, 404 for a name that is
+//        no active account)
+//   POST /api/escalations/{id}/notes {"text"}        an internal note: 200 {"ok":true,"note_id"}
 //   GET  /api/messages/{message_id}/trail            one message's trail (staff/trail_render.h JSON)
 //   GET  /api/catalog                                the catalog, for the page's action form
 //   GET  /api/budget                                 the daily spend budget today (daemon/budget_report.h)
@@ -37,7 +43,9 @@
 #include "daemon/escalation_events.h"
 #include "daemon/http_server.h"
 #include "daemon/read_thread.h"
+#include "daemon/staff_bodies.h"
 #include "staff/accounts.h"
+#include "staff/handover.h"
 #include "store/database.h"
 #include "store/inbox.h"
 
@@ -47,8 +55,9 @@ struct StaffApiSettings {
   std::string admin_token;  // empty: accounts are managed with dispatchctl only
   staff::SessionPolicy sessions;
   bool secure_cookies = false;
-  std::size_t history_messages = 10;  // llm.history_messages: the history a trail shows
-  agent::Budget budget;               // llm.budget: GET /api/budget reports the daily one
+  std::size_t history_messages = 10;                              // llm.history_messages: the history a trail shows
+  agent::Budget budget;                                           // llm.budget: GET /api/budget reports the daily one
+  std::chrono::minutes claim_idle = staff::k_default_claim_idle;  // staff.claim_idle_minutes
 };
 
 class StaffApi {
@@ -75,6 +84,10 @@ class StaffApi {
   Routed escalations(const Request& request, const staff::Staffer& who, store::Time now);
   Response decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
                   store::Time now);
+  // release, takeover, reassign and notes: the desk around a claim.
+  Response desk(std::int64_t id, const std::string& verb, const DecisionBody& body, const std::string& who, bool admin,
+                store::Time now);
+  Response admin_reassign(const Request& request, store::Time now);
   Response events(const Request& request);
   Routed trail(const Request& request);
   std::string cookie(const std::string& value, std::optional<int> max_age_s) const;

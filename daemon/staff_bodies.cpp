@@ -46,7 +46,7 @@ std::expected<DecisionBody, BodyError> read_decision(std::string_view body, bool
   if (!parsed) return std::unexpected(std::move(parsed.error()));
   const auto& doc = parsed->document;
   DecisionBody decision{json::string_member(doc, "note").value_or(""), json::string_member(doc, "text").value_or(""),
-                        std::nullopt};
+                        std::nullopt, json::string_member(doc, "to")};
   if (const rapidjson::Value* edited = json::member(doc, "action")) {
     decision.action = edited->IsString() ? std::string(json::string_of(edited)) : json::to_string(*edited);
   }

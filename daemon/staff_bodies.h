@@ -36,14 +36,17 @@ struct AccountBody {
 };
 std::expected<AccountBody, BodyError> read_account(std::string_view body);
 
-// POST /api/escalations/{id}/{verb}: what each decision reads. "note" (dismiss) and "text"
-// (reply) are "" when absent or not strings; the decision itself refuses an empty one.
+// POST /api/escalations/{id}/{verb}: what each decision reads. "note" (dismiss, and the
+// optional one of release, takeover and reassign) and "text" (reply, notes) are "" when
+// absent or not strings; the decision itself refuses an empty one.
 // "action" (edit) is required: a string of JSON as it is, or the object itself written as
 // compact JSON; either way the validator reads it as raw model text.
+// "to" (reassign) is the new holder's name, none when absent or not a string.
 struct DecisionBody {
   std::string note;
   std::string text;
   std::optional<std::string> action;
+  std::optional<std::string> to;
 };
 // `needs_action`: the edit decision, which refuses a body without "action".
 std::expected<DecisionBody, BodyError> read_decision(std::string_view body, bool needs_action);

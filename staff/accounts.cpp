@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "store/migrations.h"
 #include "store/staff.h"
+#include "store/transaction.h"
 
 namespace dispatchd::staff {
 namespace {
@@ -56,15 +57,26 @@ SessionState session_state(store::Time created, store::Time last_seen, store::Ti
 bool needs_touch(store::Time last_seen, store::Time now) { return now - last_seen >= k_touch_every; }
 
 std::expected<std::string, Refusal> add_account(store::Database& db, const std::string& name, const std::string& actor,
-                                                store::Time now) {
+                                                store::Time now, bool admin) {
   if (!valid_account_name(name))
     return std::unexpected(
         Refusal{RefusalKind::invalid, "a staff name is 1 to 64 characters of A-Z a-z 0-9 . _ @ -", {}});
   auto token = random_secret();
   if (!token) return std::unexpected(Refusal{RefusalKind::internal, token.error(), {}});
-  if (auto added = store::add_staff(db, name, hash_secret(*token), actor, now); !added)
-    return std::unexpected(to_refusal(added.error()));
+  auto added = store::transaction<void>(db, [&]() -> store::Result<void> {
+    if (auto done = store::add_staff(db, name, hash_secret(*token), actor, now); !done) return done;
+    if (!admin) return {};
+    return store::set_staff_admin(db, name, true, actor, now);
+  });
+  if (!added) return std::unexpected(to_refusal(added.error()));
   return *token;
+}
+
+std::expected<void, Refusal> set_admin(store::Database& db, const std::string& name, bool admin,
+                                       const std::string& actor, store::Time now) {
+  if (auto done = store::set_staff_admin(db, name, admin, actor, now); !done)
+    return std::unexpected(to_refusal(done.error()));
+  return {};
 }
 
 std::expected<void, Refusal> revoke_account(store::Database& db, const std::string& name, const std::string& actor,

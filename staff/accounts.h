@@ -60,9 +60,14 @@ struct Staffer {
   std::optional<std::string> csrf;
 };
 
-// Creates an account; returns its personal token, which exists only in this answer.
+// Creates an account (an admin one with `admin`, in the same transaction); returns its
+// personal token, which exists only in this answer.
 std::expected<std::string, Refusal> add_account(store::Database& db, const std::string& name, const std::string& actor,
-                                                store::Time now);
+                                                store::Time now, bool admin = false);
+
+// Marks an active account admin (it may reassign claims) or not.
+std::expected<void, Refusal> set_admin(store::Database& db, const std::string& name, bool admin,
+                                       const std::string& actor, store::Time now);
 
 std::expected<void, Refusal> revoke_account(store::Database& db, const std::string& name, const std::string& actor,
                                             store::Time now);

@@ -21,6 +21,7 @@ enum class RefusalKind {
   invalid,      // the decision itself: the validator refused the action, an empty reply or note
   not_found,    // no such escalation
   state,        // the escalation's state does not allow it (resolved, claimed by someone else)
+  forbidden,    // this credential may not do it (a reassignment by someone who is not an admin)
   unavailable,  // the store could not do it now (busy, full disk): the same decision may work later
   internal,     // the database or the program is wrong
 };

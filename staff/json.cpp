@@ -1,6 +1,7 @@
 #include "staff/json.h"
 
 #include "common/json_out.h"
+#include "staff/handover.h"
 
 namespace dispatchd::staff {
 namespace {
@@ -11,6 +12,16 @@ void escalation_json(JsonOut& out, const store::EscalationRow& e) {
   out.field("created_at", e.created_at).field("claimed_at", e.claimed_at).field("resolved_at", e.resolved_at);
   out.field("channel", e.channel).field("sender", e.sender).field("text", e.text);
   out.raw_or_null("proposed_action", e.proposed_action).raw_or_null("detail", e.detail);
+}
+
+// A take-over asked by someone other than the holder: 0 allowed now, the minutes left, or
+// none when there is no claim to take.
+std::optional<std::int64_t> takeover_in_minutes(const store::ClaimState& claim, const DeskClock& clock) {
+  const HandOverAsk ask{.kind = store::HandOverKind::takeover, .actor = ""};
+  const auto rule = hand_over_rule(claim, ask, clock.now, clock.idle_limit);
+  if (rule) return 0;
+  if (rule.error().kind == HandOverRefusalKind::not_idle) return rule.error().minutes_left;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -64,7 +75,7 @@ std::string escalations_json(const std::vector<store::EscalationRow>& rows) {
   return out.str();
 }
 
-std::string case_json(const store::EscalationCase& c) {
+std::string case_json(const store::EscalationCase& c, const std::optional<DeskClock>& clock) {
   JsonOut out;
   out.begin_object();
   escalation_json(out, c.escalation);
@@ -92,7 +103,19 @@ std::string case_json(const store::EscalationCase& c) {
     out.field("body", a.body).field("status", a.status).field("created_by", a.created_by);
     out.field("updated_at", a.updated_at).end_object();
   }
-  out.end_array().end_object();
+  out.end_array().begin_array("notes");
+  for (const auto& n : c.notes) {
+    out.begin_object().field("note_id", n.id).field("author", n.author).field("text", n.text);
+    out.field("created_at", n.created_at).end_object();
+  }
+  out.end_array().begin_array("hand_overs");
+  for (const auto& h : c.hand_overs) {
+    out.begin_object().field("audit_id", h.audit_id).field("at", h.at).field("kind", h.kind).field("actor", h.actor);
+    out.field("from", h.from).field("to", h.to).field("rule", h.rule).field("note", h.note).end_object();
+  }
+  out.end_array();
+  if (clock) out.field("takeover_in_minutes", takeover_in_minutes(c.claim, *clock));
+  out.end_object();
   return out.str();
 }
 

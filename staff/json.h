@@ -3,6 +3,8 @@
 // API (and the catalog, for the page's action form): stored JSON columns (proposed_action, detail, errors, arguments)
 // embedded as JSON.
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +14,15 @@
 namespace dispatchd::staff {
 
 std::string escalations_json(const std::vector<store::EscalationRow>& rows);
-std::string case_json(const store::EscalationCase& c);
+// When a take-over is allowed, for a case shown at `now` with staff.claim_idle_minutes.
+struct DeskClock {
+  store::Time now{};
+  std::chrono::minutes idle_limit{};
+};
+// The case, with its notes and hand-overs; with `clock`, also "takeover_in_minutes": 0 when
+// someone other than the holder may take the claim over now, the whole minutes left
+// otherwise, null when nobody holds it.
+std::string case_json(const store::EscalationCase& c, const std::optional<DeskClock>& clock = std::nullopt);
 
 // The catalog as the staff page builds its action form from it: actions with the fields
 // they require and allow, fields with their constraints (enum, lengths, pattern, range,

@@ -154,7 +154,13 @@ void escalations_json(JsonOut& out, const store::Trail& t) {
     out.begin_object().field("escalation_id", e.id).field("reason", e.reason).raw_or_null("detail", e.detail);
     out.field("status", e.status).raw_or_null("proposed_action", e.proposed_action).field("assignee", e.assignee);
     out.field("resolution", e.resolution).field("created_at", e.created_at).field("claimed_at", e.claimed_at);
-    out.field("resolved_at", e.resolved_at).end_object();
+    out.field("resolved_at", e.resolved_at).begin_array("notes");
+    for (const auto& n : t.notes) {
+      if (n.escalation_id != e.id) continue;
+      out.begin_object().field("note_id", n.id).field("author", n.author).field("text", n.text);
+      out.field("created_at", n.created_at).end_object();
+    }
+    out.end_array().end_object();
   }
   out.end_array();
 }
@@ -391,6 +397,10 @@ void escalations_md(std::string& out, const store::Trail& t) {
     if (e.assignee) line(out, "- Held by: " + *e.assignee + (e.claimed_at ? " since " + *e.claimed_at : ""));
     if (e.resolution) line(out, "- Resolution: " + *e.resolution + " at " + e.resolved_at.value_or("-"));
     if (e.detail) line(out, "- Detail: " + markdown::table_cell(*e.detail));
+    for (const auto& n : t.notes) {
+      if (n.escalation_id == e.id)
+        line(out, "- Note by " + n.author + " at " + n.created_at + " (internal): " + markdown::table_cell(n.text));
+    }
     if (e.proposed_action) {
       line(out, "- Proposed action:");
       line(out);

@@ -181,17 +181,28 @@ class Walker {
 
   Result<void> read_newest() {
     m_newest.clear();
-    auto q = Query::prepare(m_db, per_backend(m_db.backend(), [](Backend b) {
-                              return live_sql(b,
-                                              "SELECT (SELECT max(id) FROM main.inbox),"
-                                              " (SELECT message_id FROM main.attempts ORDER BY id DESC LIMIT 1),"
-                                              " (SELECT message_id FROM main.actions ORDER BY id DESC LIMIT 1),"
-                                              " (SELECT message_id FROM main.escalations ORDER BY id DESC LIMIT 1)");
-                            }));
+    static constexpr const char* k_newest =
+        "SELECT (SELECT max(id) FROM main.inbox),"
+        " (SELECT message_id FROM main.attempts ORDER BY id DESC LIMIT 1),"
+        " (SELECT message_id FROM main.actions ORDER BY id DESC LIMIT 1),"
+        " (SELECT message_id FROM main.escalations ORDER BY id DESC LIMIT 1)";
+    // Staff's notes (migration 0026) keep their newest row live too, so that a note id is
+    // never used twice (SQLite gives a new row max(id) + 1).
+    auto version = schema_version(m_db);
+    if (!version) return std::unexpected(version.error());
+    const bool notes = *version >= 26;
+    auto q = Query::prepare(m_db, notes ? per_backend(m_db.backend(),
+                                                      [](Backend b) {
+                                                        return live_sql(
+                                                            b, std::string(k_newest) +
+                                                                   ", (SELECT message_id FROM main.escalation_notes"
+                                                                   " ORDER BY id DESC LIMIT 1)");
+                                                      })
+                                        : per_backend(m_db.backend(), [](Backend b) { return live_sql(b, k_newest); }));
     if (!q) return std::unexpected(q.error());
     auto row = q->step();
     if (!row) return std::unexpected(row.error());
-    for (int i = 0; *row && i < 4; ++i) {
+    for (int i = 0; *row && i < (notes ? 5 : 4); ++i) {
       if (const auto id = q->optional_integer(i)) m_newest.insert(*id);
     }
     return {};

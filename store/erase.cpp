@@ -182,6 +182,9 @@ Result<EraseResult> erase_rows(Database& db, const Scope& s) {
                        s);
   if (!counted) return std::unexpected(counted.error());
   r.escalations = *counted;
+  // Staff's notes on those escalations (migration 0026) may quote the customer.
+  DISPATCHD_TRY(run_scoped(
+      db, "UPDATE escalation_notes SET text = " + text + " WHERE " + scope_of("message_id", {"text"}, s), s));
   counted = erase_audit(db, s);
   if (!counted) return std::unexpected(counted.error());
   r.audit_events = *counted;

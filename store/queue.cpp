@@ -2,6 +2,7 @@
 
 #include "common/json_out.h"
 #include "store/audit.h"
+#include "store/desk.h"
 #include "store/internal/action_status.h"
 #include "store/internal/sql.h"
 
@@ -15,17 +16,9 @@ struct Item {
 };
 
 Result<Item> load(Database& db, std::int64_t id) {
-  auto select = Query::prepare(db, "SELECT message_id, status, coalesce(assignee, '') FROM escalations WHERE id = ?");
-  if (!select) return std::unexpected(select.error());
-  select->bind(1, id);
-  auto row = select->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::unexpected(Error::not_found("no escalation " + std::to_string(id)));
-  const auto status = from_sql<EscalationStatus>(select->text(1));
-  if (!status)
-    return std::unexpected(
-        Error{ErrorKind::corrupt, "escalation " + std::to_string(id) + " has the unknown status " + select->text(1)});
-  return Item{select->integer(0), *status, select->text(2)};
+  auto state = claim_state(db, id);
+  if (!state) return std::unexpected(state.error());
+  return Item{state->message_id, state->status, state->holder.value_or("")};
 }
 
 // Whether `who` may act on the item: it is still open, and not held by someone else.

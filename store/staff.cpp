@@ -8,8 +8,11 @@ namespace dispatchd::store {
 namespace {
 
 Result<void> audit_account(Database& db, const std::string& event, const std::string& name, const std::string& actor,
-                           Time now) {
-  const auto detail = JsonOut().begin_object().field("account", name).end_object().str();
+                           Time now, std::optional<bool> admin = std::nullopt) {
+  JsonOut out;
+  out.begin_object().field("account", name);
+  if (admin) out.field("admin", *admin);
+  const auto detail = out.end_object().str();
   auto appended = append_audit(db, {format_time(now), event, std::nullopt, actor, detail});
   if (!appended) return std::unexpected(appended.error());
   return {};
@@ -37,11 +40,12 @@ Result<std::optional<std::string>> optional_text_of(Database& db, std::string_vi
 Result<void> add_staff(Database& db, const std::string& name, const std::string& token_hash, const std::string& actor,
                        Time now) {
   return transaction<void>(db, [&]() -> Result<void> {
-    auto upsert = Query::prepare(db,
-                                 "INSERT INTO staff_accounts(name, token_hash, created_at) VALUES (?1, ?2, ?3)"
-                                 " ON CONFLICT (name) DO UPDATE SET token_hash = ?2, created_at = ?3, revoked_at = NULL"
-                                 // Qualified: PostgreSQL also sees EXCLUDED.revoked_at here.
-                                 " WHERE staff_accounts.revoked_at IS NOT NULL");
+    auto upsert = Query::prepare(
+        db,
+        "INSERT INTO staff_accounts(name, token_hash, created_at) VALUES (?1, ?2, ?3)"
+        " ON CONFLICT (name) DO UPDATE SET token_hash = ?2, created_at = ?3, revoked_at = NULL, admin = 0"
+        // Qualified: PostgreSQL also sees EXCLUDED.revoked_at here.
+        " WHERE staff_accounts.revoked_at IS NOT NULL");
     if (!upsert) return std::unexpected(upsert.error());
     upsert->bind(1, name).bind(2, token_hash).bind(3, format_time(now));
     DISPATCHD_TRY(upsert->run());
@@ -65,15 +69,36 @@ Result<void> revoke_staff(Database& db, const std::string& name, const std::stri
   });
 }
 
+Result<void> set_staff_admin(Database& db, const std::string& name, bool admin, const std::string& actor, Time now) {
+  return transaction<void>(db, [&]() -> Result<void> {
+    auto update = Query::prepare(db, "UPDATE staff_accounts SET admin = ? WHERE name = ? AND revoked_at IS NULL");
+    if (!update) return std::unexpected(update.error());
+    update->bind(1, admin ? 1 : 0).bind(2, name);
+    DISPATCHD_TRY(update->run());
+    if (update->changes() == 0) return std::unexpected(Error::not_found("no active staff account " + name));
+    return audit_account(db, "staff_account_admin", name, actor, now, admin);
+  });
+}
+
+Result<bool> staff_admin(Database& db, const std::string& name) {
+  auto select = Query::prepare(db, "SELECT admin FROM staff_accounts WHERE name = ? AND revoked_at IS NULL");
+  if (!select) return std::unexpected(select.error());
+  select->bind(1, name);
+  auto row = select->step();
+  if (!row) return std::unexpected(row.error());
+  return *row && select->integer(0) != 0;
+}
+
 Result<std::vector<StaffAccount>> list_staff(Database& db) {
-  auto select = Query::prepare(db, "SELECT name, created_at, revoked_at, sessions FROM v_staff ORDER BY name");
+  auto select = Query::prepare(db, "SELECT name, created_at, revoked_at, sessions, admin FROM v_staff ORDER BY name");
   if (!select) return std::unexpected(select.error());
   std::vector<StaffAccount> out;
   while (true) {
     auto row = select->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return out;
-    out.push_back({select->text(0), select->text(1), select->optional_text(2), select->integer(3)});
+    out.push_back(
+        {select->text(0), select->text(1), select->optional_text(2), select->integer(3), select->integer(4) != 0});
   }
 }
 

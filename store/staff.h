@@ -1,11 +1,14 @@
 #pragma once
-// Staff accounts and their sessions (migrations/0006). The store keeps only hashes of the
+// Staff accounts and their sessions (migrations/0006; the admin mark, 0027). The store keeps only hashes of the
 // secrets (staff/accounts.h makes and hashes them); every change to an account and every
 // login and logout appends an audit event in the same transaction, with no message id.
 //
 // Revoking an account keeps its row, so the audit trail's names stay meaningful, and
 // deletes its sessions in the same transaction: a revoked person is out at once. A revoked
-// name may be added again; it gets a new token.
+// name may be added again; it gets a new token, and is not an admin until marked again.
+//
+// An admin account may reassign a claim to another account (staff/handover.h), as the admin
+// token may; nothing else differs.
 
 #include <cstdint>
 #include <optional>
@@ -23,6 +26,7 @@ struct StaffAccount {
   std::string created_at;
   std::optional<std::string> revoked_at;
   std::int64_t sessions = 0;  // open sessions
+  bool admin = false;         // may reassign claims
 };
 
 // Adds `name` (or re-activates a revoked one) with `token_hash`; refused when the name is
@@ -32,6 +36,13 @@ Result<void> add_staff(Database& db, const std::string& name, const std::string&
 
 // Revokes an active account and ends its sessions; not_found when there is none.
 Result<void> revoke_staff(Database& db, const std::string& name, const std::string& actor, Time now);
+
+// Marks the active account `name` admin or not (audited as staff_account_admin, even when
+// it already was); not_found when there is no such active account.
+Result<void> set_staff_admin(Database& db, const std::string& name, bool admin, const std::string& actor, Time now);
+
+// Whether `name` is an active admin account.
+Result<bool> staff_admin(Database& db, const std::string& name);
 
 // Every account, active and revoked, by name.
 Result<std::vector<StaffAccount>> list_staff(Database& db);

@@ -138,6 +138,11 @@ Result<Trail> read_trail(Database& db, std::int64_t message_id, std::size_t hist
   DISPATCHD_TRY(load_actions(db, decision, out));
   DISPATCHD_TRY(read_deliveries(db, decision, out));
   DISPATCHD_TRY(read_escalations(db, decision, out));
+  for (const auto& e : out.escalations) {
+    auto notes = list_notes(db, e.id);
+    if (!notes) return std::unexpected(notes.error());
+    out.notes.insert(out.notes.end(), notes->begin(), notes->end());
+  }
   auto audit = list_audit(db, message_id, std::nullopt);
   if (!audit) return std::unexpected(audit.error());
   out.audit = std::move(*audit);

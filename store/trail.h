@@ -18,6 +18,7 @@
 
 #include "store/audit.h"
 #include "store/database.h"
+#include "store/desk.h"
 #include "store/error.h"
 #include "store/inbox.h"
 #include "store/views.h"
@@ -68,6 +69,7 @@ struct Trail {
   std::vector<TrailAttempt> attempts;
   std::vector<TrailAction> actions;
   std::vector<EscalationRow> escalations;
+  std::vector<NoteRow> notes;       // staff's internal notes on those escalations, oldest first
   std::vector<AuditRow> audit;      // the message's events, in order
   std::optional<TrailChain> chain;  // none when the message has no audit events
 };

@@ -7,18 +7,6 @@
 namespace dispatchd::store {
 namespace {
 
-// Steps `query` to the end, turning each row into a T with `read`.
-template <typename T, typename Read>
-Result<std::vector<T>> collect(Query& query, Read read) {
-  std::vector<T> rows;
-  while (true) {
-    auto row = query.step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return rows;
-    rows.push_back(read(query));
-  }
-}
-
 constexpr const char* k_escalation_columns =
     "SELECT e.escalation_id, e.message_id, e.reason, e.detail, e.status, e.proposed_action, e.assignee, e.resolution,"
     " e.created_at, e.claimed_at, e.resolved_at, m.channel, m.sender, m.text"
@@ -148,6 +136,15 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
     if (!rows) return std::unexpected(rows.error());
     out.sent = std::move(*rows);
   }
+  auto notes = list_notes(db, id);
+  if (!notes) return std::unexpected(notes.error());
+  out.notes = std::move(*notes);
+  auto hand_overs = list_hand_overs(db, id);
+  if (!hand_overs) return std::unexpected(hand_overs.error());
+  out.hand_overs = std::move(*hand_overs);
+  auto claim = claim_state(db, id);
+  if (!claim) return std::unexpected(claim.error());
+  out.claim = std::move(*claim);
   return out;
 }
 
@@ -159,13 +156,14 @@ Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_
                                        sql::json_integer(b, "a.detail", "escalation") +
                                        " WHERE a.audit_id > ? AND a.audit_id <= ?"
                                        " AND a.event IN ('escalation', 'staff_claim', 'staff_resolved',"
-                                       " 'staff_dismissed') ORDER BY a.audit_id LIMIT ?";
+                                       " 'staff_dismissed', 'staff_release', 'staff_takeover', 'staff_reassign',"
+                                       " 'staff_note') ORDER BY a.audit_id LIMIT ?";
                               }));
   if (!query) return std::unexpected(query.error());
   query->bind(1, after).bind(2, up_to).bind(3, limit);
   return collect<EscalationEvent>(*query, [](const Query& q) {
-    return EscalationEvent{q.integer(0), q.text(1) == "escalation", q.integer(2),
-                           q.text(3),    q.optional_text(4),        q.text(5)};
+    return EscalationEvent{
+        q.integer(0), q.text(1) == "escalation", q.integer(2), q.text(3), q.optional_text(4), q.text(5), q.text(1)};
   });
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/desk.h"
 #include "store/error.h"
 #include "store/states.h"
 
@@ -101,14 +102,17 @@ struct EscalationCase {
   std::vector<AttemptRow> attempts;      // of this message, in order
   std::vector<ActionRow> actions;        // of this message: the proposal and staff actions
   std::vector<ActionRow> sent;           // to the customer in the conversation so far, any message
+  std::vector<NoteRow> notes;            // staff's internal notes on it, oldest first (store/desk.h)
+  std::vector<HandOverRow> hand_overs;   // its releases, take-overs and reassignments, oldest first
+  ClaimState claim;                      // its claim as the hand-over rule reads it
 };
 
 // Everything staff need to decide one escalation.
 Result<EscalationCase> show_escalation(Database& db, std::int64_t id);
 
 // A change to an escalation, read from the audit trail (so changes made by dispatchctl
-// count too): its creation, a claim, a resolution or a dismissal, with the escalation's
-// state now.
+// count too): its creation, a claim, a resolution or a dismissal, a hand-over (release,
+// take-over, reassignment) or a note, with the escalation's state now.
 struct EscalationEvent {
   std::int64_t audit_id = 0;
   bool created = false;  // else an update
@@ -116,6 +120,7 @@ struct EscalationEvent {
   std::string status;
   std::optional<std::string> assignee;
   std::string reason;
+  std::string change;  // the audit event: escalation, staff_claim, staff_takeover, staff_note, ...
 };
 
 // At most `limit` escalation events in audit rows (after, up_to], in order.

@@ -4,7 +4,8 @@
 #endif
 // Internal to store/: v_messages and v_actions rows read into a MessageRow and an ActionRow
 // (store/views.h), shared by the staff reads (views.cpp) and the trail (trail.cpp) so that
-// both read the same columns the same way. Like attempt_row.h for v_attempts.
+// both read the same columns the same way. Like attempt_row.h for v_attempts. collect()
+// reads any view's rows into a vector (views.cpp, desk.cpp).
 
 #include "store/internal/sql.h"
 #include "store/views.h"
@@ -22,5 +23,17 @@ inline constexpr const char* k_action_columns =
 
 MessageRow read_message(const Query& q);
 ActionRow read_action(const Query& q);
+
+// Steps `query` to the end, turning each row into a T with `read`.
+template <typename T, typename Read>
+Result<std::vector<T>> collect(Query& query, Read read) {
+  std::vector<T> rows;
+  while (true) {
+    auto row = query.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return rows;
+    rows.push_back(read(query));
+  }
+}
 
 }  // namespace dispatchd::store

@@ -231,26 +231,30 @@ TEST_CASE("config: a fixed reply is valid UTF-8 of at most 4096 characters", "[c
   CHECK(any_contains(too_long.error(), "/message_types/order/reply: must be at most 4096 characters"));
 }
 
-TEST_CASE("config: staff sessions have defaults and bounds", "[config]") {
+TEST_CASE("config: staff sessions and the claim idle limit have defaults and bounds", "[config]") {
   auto defaults = config::parse(k_minimal, "d.json");
   REQUIRE(defaults);
   CHECK_FALSE(defaults->staff.secure_cookies);
   CHECK(defaults->staff.session_idle_minutes == 60);
   CHECK(defaults->staff.session_max_hours == 12);
+  CHECK(defaults->staff.claim_idle_minutes == 30);
   auto set = config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
     "model": "m", "api_key_env": "K"}, "staff": {"secure_cookies": true, "session_idle_minutes": 15,
-    "session_max_hours": 8}})",
+    "session_max_hours": 8, "claim_idle_minutes": 5}})",
                            "d.json");
   REQUIRE(set);
   CHECK(set->staff.secure_cookies);
   CHECK(set->staff.session_idle_minutes == 15);
   CHECK(set->staff.session_max_hours == 8);
+  CHECK(set->staff.claim_idle_minutes == 5);
   auto bad = config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
-    "model": "m", "api_key_env": "K"}, "staff": {"session_idle_minutes": 0, "session_max_hours": 1000}})",
+    "model": "m", "api_key_env": "K"}, "staff": {"session_idle_minutes": 0, "session_max_hours": 1000,
+    "claim_idle_minutes": 0}})",
                            "d.json");
   REQUIRE_FALSE(bad);
   CHECK(any_contains(bad.error(), "/staff/session_idle_minutes: must be an integer from 1 to 10080"));
   CHECK(any_contains(bad.error(), "/staff/session_max_hours: must be an integer from 1 to 720"));
+  CHECK(any_contains(bad.error(), "/staff/claim_idle_minutes: must be an integer from 1 to 10080"));
 }
 
 TEST_CASE("config: escalation notifications and the staff page's public URL", "[config]") {

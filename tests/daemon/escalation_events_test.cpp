@@ -4,6 +4,7 @@
 
 #include "daemon/escalation_events.h"
 #include "staff/decisions.h"
+#include "staff/handover.h"
 #include "store/queue.h"
 #include "tests/staff/escalation_fixture.h"
 
@@ -47,6 +48,36 @@ TEST_CASE("escalation events: the SSE wire format", "[events]") {
        "\n\n"},
   };
   for (const auto& row : rows) CHECK(daemon::sse_event(row.event) == row.expected);
+  // An event read from the audit trail names the change.
+  CHECK(daemon::sse_event({11, false, 3, "claimed", "bo", "contract_failed", "staff_takeover"}) ==
+        "id: 11\nevent: escalation.updated\ndata: "
+        R"({"escalation_id":3,"status":"claimed","assignee":"bo","reason":"contract_failed","change":"staff_takeover"})"
+        "\n\n");
+}
+
+TEST_CASE("escalation events: hand-overs and notes reach subscribers, each naming its change", "[events]") {
+  test::EscalationFixture f;
+  daemon::EscalationEvents events(f.db);
+  auto stream = std::make_shared<RecordingStream>();
+  events.subscribe(stream, std::nullopt);
+  const store::Time later = test::k_t0 + std::chrono::hours(1);
+  const std::string id = std::to_string(f.escalation);
+  const auto sent = [&](const std::string& status_and_assignee, const std::string& change) {
+    return stream->sent.find(R"({"escalation_id":)" + id + "," + status_and_assignee +
+                             R"(,"reason":"needs_approval","change":")" + change + R"("})") != std::string::npos;
+  };
+  REQUIRE(staff::claim(f.db, f.escalation, "luis", test::k_t0));
+  REQUIRE(staff::hand_over(f.db, f.escalation, {store::HandOverKind::takeover, "ana"}, "", later,
+                           std::chrono::minutes(30)));
+  events.poll();
+  CHECK(sent(R"("status":"claimed","assignee":"ana")", "staff_takeover"));
+  REQUIRE(staff::add_note(f.db, f.escalation, "ana", "on it", later));
+  REQUIRE(
+      staff::hand_over(f.db, f.escalation, {store::HandOverKind::release, "ana"}, "", later, std::chrono::minutes(30)));
+  events.poll();
+  // Each event shows the escalation's state when it is sent: open, after the release.
+  CHECK(sent(R"("status":"open","assignee":null)", "staff_note"));
+  CHECK(sent(R"("status":"open","assignee":null)", "staff_release"));
 }
 
 TEST_CASE("escalation events: subscribers get changes from the audit trail, whoever made them", "[events]") {

@@ -9,6 +9,7 @@
 
 #include "daemon/staff_api.h"
 #include "staff/accounts.h"
+#include "store/audit.h"
 #include "tests/staff/escalation_fixture.h"
 #include "tests/store/escalate_fixture.h"
 
@@ -240,7 +241,7 @@ TEST_CASE("staff api: a session ends idle, at its maximum age, on logout and on 
   }
 }
 
-TEST_CASE("staff api: the admin token manages accounts and nothing else", "[staff]") {
+TEST_CASE("staff api: the admin token manages accounts and reads no queue", "[staff]") {
   Api a;
   const Headers admin{{"authorization", std::string("Bearer ") + k_admin}};
   const auto added = a.call("POST", "/api/staff", admin, R"({"name":"marta"})");
@@ -421,4 +422,135 @@ TEST_CASE("staff api: a listing, a case and a trail are reads to run elsewhere, 
   CHECK(answered_now("GET", "/api/messages/x/trail", "", auth) == 404);
   CHECK(answered_now("GET", "/api/catalog", "", auth) == 200);
   CHECK(answered_now("POST", item + "/claim", "", auth, "{}") == 200);
+}
+
+namespace {
+
+// The audit chain verifies after a hand-over or a note.
+void check_audit_chain(Api& a) {
+  auto check = store::verify_audit(a.f.db);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
+}
+
+}  // namespace
+
+TEST_CASE("staff api: the holder releases a claim, nobody else does", "[staff][desk]") {
+  Api a;
+  REQUIRE(a.post("claim", "{}", a.luis).status == 200);
+  const auto not_holder = a.post("release", "{}");
+  CHECK(not_holder.status == 409);
+  CHECK_THAT(refusal_error(not_holder), Catch::Contains("claimed by luis"));
+  const auto released = a.post("release", R"({"note":"going home"})", a.luis);
+  CHECK(released.status == 200);
+  CHECK(released.body == R"({"ok":true,"rule":"holder"})");
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE status = 'open' AND assignee IS NULL") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_release' AND actor = 'luis'") == 1);
+  check_audit_chain(a);
+  CHECK(a.post("release", "{}", a.luis).status == 409);  // open: nothing to release
+  CHECK(a.post("claim", "{}").status == 200);            // ana may claim it now
+  CHECK(a.decisions == 0);
+}
+
+TEST_CASE("staff api: a claim idle past staff.claim_idle_minutes is taken over", "[staff][desk]") {
+  Api a;
+  REQUIRE(a.post("claim", "{}", a.luis).status == 200);
+  a.now += std::chrono::minutes(10);
+  const auto early = a.post("takeover", "{}");
+  CHECK(early.status == 409);
+  CHECK_THAT(refusal_error(early), Catch::Contains("a take-over is allowed in 20 minutes"));
+  const std::string path = "/api/escalations/" + std::to_string(a.f.escalation);
+  const auto shown = test::parse_json(a.call("GET", path, {{"authorization", "Bearer " + a.ana}}).body);
+  CHECK(shown["takeover_in_minutes"].GetInt64() == 20);
+  a.now += std::chrono::minutes(20);
+  const auto taken = a.post("takeover", R"({"note":"customer waiting"})");
+  CHECK(taken.status == 200);
+  CHECK(taken.body == R"({"ok":true,"rule":"idle"})");
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE status = 'claimed' AND assignee = 'ana'") == 1);
+  check_audit_chain(a);
+  // The case shows the hand-over; luis is now refused, ana decides.
+  const auto item = test::parse_json(a.call("GET", path, {{"authorization", "Bearer " + a.ana}}).body);
+  REQUIRE(item["hand_overs"].Size() == 1);
+  CHECK(std::string(item["hand_overs"][0]["kind"].GetString()) == "takeover");
+  CHECK(std::string(item["hand_overs"][0]["from"].GetString()) == "luis");
+  CHECK(std::string(item["hand_overs"][0]["to"].GetString()) == "ana");
+  CHECK(std::string(item["hand_overs"][0]["rule"].GetString()) == "idle");
+  CHECK(std::string(item["hand_overs"][0]["note"].GetString()) == "customer waiting");
+  CHECK(a.post("approve", "{}", a.luis).status == 409);
+  CHECK(a.post("approve", "{}").status == 200);
+}
+
+TEST_CASE("staff api: revoking the holder makes the claim takeable at once", "[staff][desk]") {
+  Api a;
+  REQUIRE(a.post("claim", "{}", a.luis).status == 200);
+  const Headers admin{{"authorization", std::string("Bearer ") + k_admin}};
+  REQUIRE(a.call("DELETE", "/api/staff/luis", admin).status == 200);
+  const auto taken = a.post("takeover", "{}");
+  CHECK(taken.status == 200);
+  CHECK(taken.body == R"({"ok":true,"rule":"holder_revoked"})");
+  check_audit_chain(a);
+}
+
+TEST_CASE("staff api: only the admin token reassigns, and only to an active account", "[staff][desk]") {
+  Api a;
+  REQUIRE(a.post("claim", "{}", a.luis).status == 200);
+  const std::string path = "/api/escalations/" + std::to_string(a.f.escalation) + "/reassign";
+  const Headers admin{{"authorization", std::string("Bearer ") + k_admin}};
+  CHECK(a.post("reassign", R"({"to":"ana"})").status == 403);  // a staff token is not an admin
+  CHECK(a.call("POST", path, admin, R"({"to":"nobody"})").status == 404);
+  CHECK(a.call("POST", path, admin, "{}").status == 400);
+  CHECK(a.call("POST", path, admin, R"({"to":"luis"})").status == 409);  // the holder already
+  CHECK(a.call("GET", path, admin).status == 405);
+  const auto moved = a.call("POST", path, admin, R"({"to":"ana","note":"luis is on leave"})");
+  CHECK(moved.status == 200);
+  CHECK(moved.body == R"({"ok":true,"rule":"admin"})");
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE assignee = 'ana'") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_reassign' AND actor = 'admin'") == 1);
+  check_audit_chain(a);
+  // The admin token still decides nothing else.
+  CHECK(a.call("POST", "/api/escalations/" + std::to_string(a.f.escalation) + "/takeover", admin, "{}").status == 403);
+  CHECK(a.call("POST", "/api/escalations/" + std::to_string(a.f.escalation) + "/notes", admin, R"({"text":"x"})")
+            .status == 403);
+}
+
+TEST_CASE("staff api: notes are stored, shown in the case, audited and never sent", "[staff][desk]") {
+  Api a;
+  const auto login = log_in(a, "luis", a.luis);
+  const std::string path = "/api/escalations/" + std::to_string(a.f.escalation);
+  CHECK(a.call("POST", path + "/notes", {{"cookie", login.cookie}}, R"({"text":"x"})").status == 403);  // no CSRF
+  const auto added = a.call("POST", path + "/notes", {{"cookie", login.cookie}, {"x-csrf-token", login.csrf}},
+                            R"({"text":"Called the customer: wants a refund, not a credit."})");
+  CHECK(added.status == 200);
+  CHECK(a.post("notes", R"({"text":""})").status == 409);
+  CHECK(a.post("notes", R"({"text":")" + std::string(4097, 'x') + "\"}").status == 409);
+  CHECK(a.decisions == 0);
+  CHECK(a.f.count("SELECT count(*) FROM v_actions") == 1);  // the proposal only
+  CHECK(a.f.count("SELECT count(*) FROM v_notes WHERE author = 'luis'") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_note' AND actor = 'luis'") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE status = 'open'") == 1);  // a note claims nothing
+  check_audit_chain(a);
+  const auto item = test::parse_json(a.call("GET", path, {{"authorization", "Bearer " + a.ana}}).body);
+  REQUIRE(item["notes"].Size() == 1);
+  CHECK(std::string(item["notes"][0]["author"].GetString()) == "luis");
+  CHECK(std::string(item["notes"][0]["text"].GetString()) == "Called the customer: wants a refund, not a credit.");
+  CHECK(item["takeover_in_minutes"].IsNull());
+  CHECK(
+      a.call("POST", "/api/escalations/999/notes", {{"authorization", "Bearer " + a.ana}}, R"({"text":"x"})").status ==
+      404);
+}
+
+TEST_CASE("staff api: an account marked admin reassigns with its own credential", "[staff][desk]") {
+  Api a;
+  REQUIRE(a.post("claim", "{}", a.luis).status == 200);
+  const std::string ops = a.add("ops");
+  CHECK(a.post("reassign", R"({"to":"ana"})", ops).status == 403);
+  REQUIRE(staff::set_admin(a.f.db, "ops", true, "test", a.now));
+  const auto moved = a.post("reassign", R"({"to":"ana","note":"luis is out today"})", ops);
+  CHECK(moved.status == 200);
+  CHECK(moved.body == R"({"ok":true,"rule":"admin"})");
+  CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE assignee = 'ana'") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'staff_reassign' AND actor = 'ops'") == 1);
+  check_audit_chain(a);
+  REQUIRE(staff::set_admin(a.f.db, "ops", false, "test", a.now));
+  CHECK(a.post("reassign", R"({"to":"luis"})", ops).status == 403);
 }

@@ -14,6 +14,7 @@
 #include "connectors/whatsapp/signature.h"
 #include "daemon/service.h"
 #include "net/curl_transport.h"
+#include "store/audit.h"
 #include "tests/connectors/whatsapp_fixture.h"
 #include "tests/fakes/fake_graph.h"
 #include "tests/fakes/fake_model_server.h"
@@ -224,4 +225,47 @@ TEST_CASE("staff daemon: sessions end at their maximum age and on revocation, ba
   CHECK(d.call("DELETE", "/api/staff/ana", {{"Authorization", std::string("Bearer ") + k_daemon_admin}}).status == 200);
   CHECK(d.call("GET", "/api/escalations", {{"Cookie", second.cookie}}).status == 401);
   CHECK(d.call("GET", "/api/escalations", {{"Authorization", "Bearer " + ana}}).status == 401);
+}
+
+TEST_CASE("staff daemon: a claim changes hands and takes notes through the running service", "[staff-daemon]") {
+  RunningDaemon d;
+  const std::string ana = d.add_staff("ana");
+  const std::string luis = d.add_staff("luis");
+  const std::int64_t id = d.escalation(ana);
+  const std::string base = "/api/escalations/" + std::to_string(id);
+  const net::Headers as_ana{{"Authorization", "Bearer " + ana}};
+  const net::Headers as_luis{{"Authorization", "Bearer " + luis}};
+  const net::Headers as_admin{{"Authorization", std::string("Bearer ") + k_daemon_admin}};
+
+  REQUIRE(d.call("POST", base + "/claim", as_luis, "{}").status == 200);
+  // staff.claim_idle_minutes is 30 by default: a fresh claim is not idle.
+  const auto early = d.call("POST", base + "/takeover", as_ana, "{}");
+  CHECK(early.status == 409);
+  CHECK_THAT(early.body, Catch::Contains("a take-over is allowed in 30 minutes"));
+  CHECK(d.call("POST", base + "/notes", as_luis, R"({"text":"waiting for the courier's answer"})").status == 200);
+  {  // An hour later (the row aged by hand: the daemon's clock is the real one).
+    auto db = test::open_db(d.dir, store::Database::Mode::existing);
+    REQUIRE(db);
+    REQUIRE(db->exec("UPDATE escalations SET claimed_at = '2000-01-01T00:00:00Z'"));
+  }
+  const auto taken = d.call("POST", base + "/takeover", as_ana, R"({"note":"luis is off today"})");
+  CHECK(taken.status == 200);
+  CHECK(taken.body == R"({"ok":true,"rule":"idle"})");
+  CHECK(d.call("POST", base + "/reassign", as_ana, R"({"to":"luis"})").status == 403);
+  CHECK(d.call("POST", base + "/reassign", as_admin, R"({"to":"luis"})").status == 200);
+  CHECK(d.call("POST", base + "/release", as_luis, "{}").status == 200);
+
+  const auto shown = d.call("GET", base, as_ana).json();
+  CHECK(std::string(shown["status"].GetString()) == "open");
+  REQUIRE(shown["notes"].Size() == 1);
+  CHECK(std::string(shown["notes"][0]["author"].GetString()) == "luis");
+  REQUIRE(shown["hand_overs"].Size() == 3);
+  CHECK(std::string(shown["hand_overs"][1]["actor"].GetString()) == "admin");
+  // Nothing went to the customer: the note is no outbox row.
+  CHECK(d.count("SELECT count(*) FROM v_actions WHERE created_by IN ('ana', 'luis')") == 0);
+  auto db = test::open_db(d.dir, store::Database::Mode::existing);
+  REQUIRE(db);
+  const auto check = store::verify_audit(*db);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
 }

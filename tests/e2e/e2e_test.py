@@ -157,7 +157,7 @@ def main_flow():
         else:
             check("metrics: no WAL syncs on PostgreSQL", not syncs, syncs)
 
-        # The staff API behind a named account; the admin token only manages accounts.
+        # The staff API behind a named account; the admin token manages accounts and reads no queue.
         status, _ = stack.get("/api/escalations")
         check("staff API needs a credential", status == 401, status)
         status, _ = stack.get("/api/escalations", {"Authorization": f"Bearer {harness.STAFF_TOKEN}"})

@@ -143,6 +143,8 @@ INSERT INTO poll_cursors (channel, mailbox, cursor, started_at, updated_at)
 INSERT INTO notify_cursor (id, last_audit_id, started_at, updated_at)
   VALUES (1, 3, '2026-11-29T00:00:00Z', '2026-11-30T09:10:01Z');
 INSERT INTO audit_anchor (id, last_id, last_hash, updated_at) VALUES (1, 0, 'h0', '2026-12-01T00:00:00Z');
+INSERT INTO escalation_notes (escalation_id, message_id, author, text, created_at)
+  VALUES (1, 2, 'ana', 'Called the customer: "refund", é ü', '2026-11-30T09:11:00Z');
 """
 
 # Each must be refused on both engines (the schema, not the store, keeps these rules).
@@ -158,6 +160,8 @@ REFUSED = [
     "INSERT INTO attempts (message_id, attempt, provider, model, verdict, created_at)"
     " VALUES (999, 1, 'p', 'm', 'valid', 't')",
     "INSERT INTO notify_cursor (id, last_audit_id, started_at, updated_at) VALUES (2, 1, 't', 't')",
+    "INSERT INTO escalation_notes (escalation_id, message_id, author, text, created_at)"
+    " VALUES (999, 2, 'ana', 'x', 't')",  # no such escalation
     "UPDATE actions SET status = 'lost' WHERE id = 1",
 ]
 

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "staff/accounts.h"
+#include "store/audit.h"
 #include "store/staff.h"
 #include "tests/store/store_fixture.h"
 
@@ -117,4 +118,33 @@ TEST_CASE("accounts: log in, use, log out, revoke", "[accounts]") {
       "SELECT count(*) FROM v_audit WHERE event IN ('staff_account_added', "
       "'staff_login', 'staff_logout', 'staff_account_revoked')");
   CHECK(audit.value() >= 2);
+}
+
+TEST_CASE("accounts: the admin mark is set and cleared, audited, and lost with a revocation", "[accounts]") {
+  test::TempDir dir;
+  store::Database db = test::migrated_db(dir);
+  REQUIRE(staff::add_account(db, "ana", "test", test::k_t0));
+  REQUIRE(staff::add_account(db, "ops", "test", test::k_t0, true));
+  CHECK_FALSE(store::staff_admin(db, "ana").value());
+  CHECK(store::staff_admin(db, "ops").value());
+  CHECK_FALSE(store::staff_admin(db, "nobody").value());
+  REQUIRE(staff::set_admin(db, "ana", true, "test", test::k_t0));
+  CHECK(store::staff_admin(db, "ana").value());
+  CHECK(db.query_int("SELECT count(*) FROM v_staff WHERE admin = 1").value() == 2);
+  REQUIRE(staff::set_admin(db, "ana", false, "test", test::k_t0));
+  CHECK_FALSE(store::staff_admin(db, "ana").value());
+  CHECK(staff::set_admin(db, "nobody", true, "test", test::k_t0).error().kind == staff::RefusalKind::not_found);
+  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'staff_account_admin'").value() == 3);
+  // A revoked admin is no admin, and comes back as an ordinary account.
+  REQUIRE(staff::revoke_account(db, "ops", "test", test::k_t0));
+  CHECK_FALSE(store::staff_admin(db, "ops").value());
+  CHECK(staff::set_admin(db, "ops", true, "test", test::k_t0).error().kind == staff::RefusalKind::not_found);
+  REQUIRE(staff::add_account(db, "ops", "test", test::k_t0 + hours(1)));
+  CHECK_FALSE(store::staff_admin(db, "ops").value());
+  const auto accounts = store::list_staff(db);
+  REQUIRE(accounts);
+  CHECK_FALSE(accounts->at(0).admin);  // ana
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
 }

@@ -5,6 +5,7 @@
 #include "store/archive.h"
 #include "store/attempts.h"
 #include "store/audit_digest.h"
+#include "store/desk.h"
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "tests/store/store_fixture.h"
@@ -40,7 +41,10 @@ class History {
     auto e = store::open_escalation(m_db, {id, store::EscalationReason::model_escalated, "{}", {}, {}}, at + 1s);
     REQUIRE(e);
     REQUIRE(store::finish(m_db, id, store::Outcome::escalated, at + 2s));
-    if (closed) REQUIRE(store::close_escalation(m_db, *e, "ana", store::EscalationStatus::dismissed, "spam", at + 3s));
+    if (closed) {
+      REQUIRE(store::close_escalation(m_db, *e, "ana", store::EscalationStatus::dismissed, "spam", at + 3s));
+      REQUIRE(store::add_note(m_db, *e, "luis", "agreed: spam", at + 4s));
+    }
     return id;
   }
   // Escalated, and staff's reply is approved but not sent yet (a Gmail message: send()
@@ -54,7 +58,7 @@ class History {
     return id;
   }
   // Everything at once, as the newest message: an attempt, an escalation resolved by a
-  // staff reply, sent. It holds each table's newest row (which always stays live).
+  // staff reply with a note, sent. It holds each table's newest row (which always stays live).
   std::int64_t everything(store::Time at) {
     const auto id = take(at);
     store::AttemptRecord attempt{.message_id = id, .attempt = 1, .provider = "openai", .model = "m"};
@@ -63,6 +67,7 @@ class History {
     REQUIRE(e);
     REQUIRE(store::finish(m_db, id, store::Outcome::escalated, at + 2s));
     REQUIRE(store::resolve_with_action(m_db, *e, "ana", reply(id), "replied", at + 3s));
+    REQUIRE(store::add_note(m_db, *e, "ana", "replied by phone too", at + 3s));
     send(at + 4s);
     return id;
   }
@@ -165,7 +170,7 @@ TEST_CASE("archive: moves the finished messages before the day, with their rows,
   auto archive = open_archive_test_db(dir.file("a.db"));
   CHECK(messages(archive) == std::set<std::int64_t>{a, b, c});
   // Every row of the moved messages went along, and nothing stayed behind.
-  for (const char* view : {"v_attempts", "v_actions", "v_escalations", "v_audit"}) {
+  for (const char* view : {"v_attempts", "v_actions", "v_escalations", "v_notes", "v_audit"}) {
     const std::string in_live = std::string("SELECT count(*) FROM ") + view + " WHERE message_id IN (" +
                                 std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + ")";
     CHECK(db.query_int(in_live).value() == 0);

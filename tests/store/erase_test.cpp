@@ -11,6 +11,7 @@
 
 #include "store/attempts.h"
 #include "store/audit.h"
+#include "store/desk.h"
 #include "store/erase.h"
 #include "store/outbox.h"
 #include "store/queue.h"
@@ -114,6 +115,8 @@ void seed(store::Database& db, const Customer& c, store::Time now) {
                                             std::nullopt, now + 1s);
   REQUIRE(escalation);
   REQUIRE(store::claim_escalation(db, *escalation, "ana", now + 2s));
+  // Staff's internal note quotes the customer: erased with them (its audit event too).
+  REQUIRE(store::add_note(db, *escalation, "ana", "called " + c.number + ": " + c.marker, now + 2s));
   REQUIRE(store::resolve_with_action(db, *escalation, "ana",
                                      {.message_id = second,
                                       .action = "staff_reply",
@@ -192,6 +195,9 @@ TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouc
   CHECK(f.db.query_int("SELECT count(*) FROM audit a JOIN inbox m ON m.id = a.message_id WHERE m.sender = '" +
                        k_kept.number + "' AND a.salt IS NULL")
             .value() == 0);
+
+  CHECK(f.db.query_int("SELECT count(*) FROM v_notes WHERE text = '[erased]'").value() == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_notes WHERE text LIKE '%" + k_kept.marker + "'").value() == 1);
 
   // The erased customer's messages still group under one digest; outcomes and ids remain.
   CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE sender = '" + erased->digest +

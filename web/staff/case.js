@@ -1,12 +1,16 @@
 // One escalation (route #/escalations/{id}): the conversation in time order, the model's
 // attempts side by side, this message's actions, and the decision panel (claim, approve,
 // edit and approve, reply, dismiss). A refused edit shows each validator error at its field.
+// The holder box hands a claim over (release, take over); staff's internal notes, never sent
+// to the customer, are listed with a form to add one.
 import {api} from './api.js';
 import {$, announce, append, el, holder, reasonLabel, when} from './dom.js';
 import {ActionForm, parseRawOutput} from './form.js';
 
 const CLOSED = new Set(['resolved', 'dismissed']);
 const DONE = {approve: 'approved', edit: 'edited and approved', reply: 'answered', dismiss: 'dismissed'};
+// Changes after which the case's notes, hand-overs and take-over time are read again.
+const DESK_CHANGES = new Set(['staff_note', 'staff_release', 'staff_takeover', 'staff_reassign']);
 
 export class CaseView {
   constructor({me, onError}) {
@@ -41,12 +45,33 @@ export class CaseView {
     this.item.assignee = event.assignee ?? null;
     this.renderHolder();
     if (!wasClosed && CLOSED.has(event.status)) this.renderClosed();
+    if (DESK_CHANGES.has(event.change)) this.reloadDesk();
+  }
+
+  // The notes, the hand-overs and when a take-over is allowed, read again.
+  async reloadDesk() {
+    try {
+      const item = await api('GET', `/api/escalations/${this.item.escalation_id}`);
+      if (!this.item || this.item.escalation_id !== item.escalation_id) return;
+      Object.assign(this.item, {notes: item.notes, hand_overs: item.hand_overs,
+        takeover_in_minutes: item.takeover_in_minutes, status: item.status, assignee: item.assignee});
+      this.renderHolder();
+      this.renderNotes();
+    } catch {
+      // the next event or a reload shows it
+    }
   }
 
   render() {
     const c = this.item;
     this.holderLine = el('p', {class: 'holder-line', 'aria-live': 'polite'});
     this.claimButton = el('button', {type: 'button', onclick: () => this.decide('claim', {})}, 'Claim');
+    this.releaseButton = el('button', {type: 'button', id: 'release', class: 'secondary',
+      onclick: () => this.decide('release', {})}, 'Release');
+    this.takeoverButton = el('button', {type: 'button', id: 'takeover', class: 'secondary',
+      onclick: () => this.decide('takeover', {})}, 'Take over');
+    this.takeoverHint = el('span', {class: 'hint'});
+    this.notesBox = el('section', {class: 'notes-box', 'aria-labelledby': 'notes-title'});
     this.panel = el('section', {class: 'decide', 'aria-labelledby': 'decide-title'});
     this.section.replaceChildren();
     append(this.section, [
@@ -58,15 +83,18 @@ export class CaseView {
             el('span', {title: c.created_at}, `since ${when(c.created_at)}`),
             el('a', {href: `#/messages/${c.message_id}/trail`, class: 'trail-link', id: 'trail-link'},
                 'Trail: the whole story of this message'),
-            el('div', {class: 'holder-box'}, this.holderLine, this.claimButton)),
+            el('div', {class: 'holder-box'}, this.holderLine, this.claimButton, this.releaseButton,
+                this.takeoverButton, this.takeoverHint)),
         this.renderDetail(c.detail),
         el('div', {class: 'case-grid'},
             el('section', {class: 'conversation', 'aria-labelledby': 'conv-title'},
                 el('h2', {id: 'conv-title'}, 'Conversation'), this.renderConversation(c)),
             this.panel),
+        this.notesBox,
         this.renderAttempts(c.attempts ?? []),
         this.renderActions(c.actions ?? [])]);
     this.renderHolder();
+    this.renderNotes();
     if (CLOSED.has(c.status)) this.renderClosed();
     else this.renderPanel();
   }
@@ -77,6 +105,44 @@ export class CaseView {
     this.holderLine.className = `holder-line status-${String(c.status).replace(/[^a-z]/g, '')}`;
     // Only an open item can be claimed: the API refuses a claim on someone else's.
     this.claimButton.hidden = c.status !== 'open';
+    // The holder may release; someone else may take over an idle claim (the API has the last word).
+    const claimed = c.status === 'claimed';
+    const mine = claimed && c.assignee === this.me;
+    const wait = c.takeover_in_minutes;
+    this.releaseButton.hidden = !mine;
+    this.takeoverButton.hidden = !claimed || mine || wait !== 0;
+    this.takeoverHint.textContent = claimed && !mine && typeof wait === 'number' && wait > 0 ?
+      `Take-over possible in ${wait} min` : '';
+  }
+
+  // Staff's internal notes (never sent to the customer) and the hand-overs, with a form to add a note.
+  renderNotes() {
+    const c = this.item;
+    const notes = c.notes ?? [];
+    const handOvers = c.hand_overs ?? [];
+    const text = el('textarea', {id: 'note-text', rows: 2, required: true, maxlength: 4096});
+    const form = el('form', {class: 'card', onsubmit: async (e) => {
+      e.preventDefault();
+      if (!text.reportValidity()) return;
+      try {
+        await api('POST', `/api/escalations/${c.escalation_id}/notes`, {text: text.value});
+        text.value = '';
+        announce('Note added.');
+        this.reloadDesk();
+      } catch (error) {
+        if (error.status !== 401) announce(error.message);
+      }
+    }},
+    el('label', {for: 'note-text'}, 'Add an internal note (staff only, never sent)'), text,
+    el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'secondary'}, 'Add note')));
+    this.notesBox.replaceChildren(el('h2', {id: 'notes-title'}, `Internal notes (${notes.length})`),
+        notes.length ? el('ul', {class: 'notes', id: 'notes'}, notes.map((n) => el('li', {},
+            el('p', {class: 'msg-head'}, el('strong', {}, String(n.author ?? '')), ` · ${when(n.created_at)}`),
+            el('p', {class: 'msg-text'}, String(n.text ?? ''))))) : el('p', {class: 'empty'}, 'No notes.'),
+        handOvers.length ? el('details', {}, el('summary', {}, `Hand-overs (${handOvers.length})`),
+            el('ul', {}, handOvers.map((h) => el('li', {}, `${when(h.at)} · ${h.kind} by ${h.actor}: `,
+                `${h.from ?? '-'} → ${h.to ?? 'open'} (${h.rule})`, h.note ? ` · ${h.note}` : '')))) : null,
+        form);
   }
 
   renderDetail(detail) {
@@ -195,11 +261,19 @@ export class CaseView {
     for (const b of buttons) b.disabled = true;
     try {
       await api('POST', `/api/escalations/${id}/${verb}`, body);
-      if (verb === 'claim') {
+      if (verb === 'claim' || verb === 'takeover') {
         this.item.status = 'claimed';
         this.item.assignee = this.me;
         this.renderHolder();
         announce(`You hold escalation #${id}.`);
+        if (verb === 'takeover') this.reloadDesk();
+      } else if (verb === 'release') {
+        this.item.status = 'open';
+        this.item.assignee = null;
+        this.item.takeover_in_minutes = null;
+        this.renderHolder();
+        announce(`Escalation #${id} released.`);
+        this.reloadDesk();
       } else {
         announce(`Escalation #${id} ${DONE[verb] ?? verb}.`);
         location.hash = '#/';

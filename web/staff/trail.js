@@ -117,10 +117,11 @@ export class TrailView {
 
   escalations(t) {
     return section('trail-escalations', 'Escalations', table('Escalations',
-        ['#', 'Reason', 'Status', 'Held by', 'Resolution', 'Opened', 'Resolved'],
+        ['#', 'Reason', 'Status', 'Held by', 'Resolution', 'Opened', 'Resolved', 'Internal notes'],
         (t.escalations ?? []).map((e) => [el('a', {href: `#/escalations/${e.escalation_id}`}, `#${e.escalation_id}`),
           reasonLabel(e.reason), text(e.status), text(e.assignee), text(e.resolution), when(e.created_at),
-          none(e.resolved_at) ? '–' : when(e.resolved_at)])));
+          none(e.resolved_at) ? '–' : when(e.resolved_at),
+          (e.notes ?? []).map((n) => `${n.author}: ${n.text}`).join(' · ') || '–'])));
   }
 
   audit(t) {
