@@ -135,14 +135,16 @@ export class CaseView {
     }},
     el('label', {for: 'note-text'}, 'Add an internal note (staff only, never sent)'), text,
     el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'secondary'}, 'Add note')));
-    this.notesBox.replaceChildren(el('h2', {id: 'notes-title'}, `Internal notes (${notes.length})`),
+    // append, not replaceChildren's own arguments: those would show a null as "null".
+    this.notesBox.replaceChildren();
+    append(this.notesBox, [el('h2', {id: 'notes-title'}, `Internal notes (${notes.length})`),
         notes.length ? el('ul', {class: 'notes', id: 'notes'}, notes.map((n) => el('li', {},
             el('p', {class: 'msg-head'}, el('strong', {}, String(n.author ?? '')), ` · ${when(n.created_at)}`),
             el('p', {class: 'msg-text'}, String(n.text ?? ''))))) : el('p', {class: 'empty'}, 'No notes.'),
         handOvers.length ? el('details', {}, el('summary', {}, `Hand-overs (${handOvers.length})`),
             el('ul', {}, handOvers.map((h) => el('li', {}, `${when(h.at)} · ${h.kind} by ${h.actor}: `,
                 `${h.from ?? '-'} → ${h.to ?? 'open'} (${h.rule})`, h.note ? ` · ${h.note}` : '')))) : null,
-        form);
+        form]);
   }
 
   renderDetail(detail) {
