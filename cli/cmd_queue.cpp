@@ -50,7 +50,14 @@ std::optional<std::int64_t> parse_id(const std::string& text) {
   return id;
 }
 
-int list_queue(Target& target, const Args& args) {
+// staff.response_target_minutes of the configuration; the defaults with --db and none.
+staff::TargetClock target_clock(const Target& target, store::Time at) {
+  if (!target.config) return {at, {}};
+  return {at, staff::response_targets(target.config->staff.response_target_default_minutes,
+                                      target.config->staff.response_target_minutes)};
+}
+
+int list_queue(Target& target, const Args& args, store::Time at) {
   std::optional<store::EscalationStatus> status;
   if (const auto text = args.get("status")) {
     status = store::from_sql<store::EscalationStatus>(*text);
@@ -58,16 +65,19 @@ int list_queue(Target& target, const Args& args) {
   }
   auto rows = store::list_escalations(target.db, {.status = status});
   if (!rows) return usage_error(rows.error().message);
+  const staff::TargetClock clock = target_clock(target, at);
   if (args.has("json")) {
-    std::printf("%s\n", staff::escalations_json(*rows).c_str());
+    std::printf("%s\n", staff::escalations_json(*rows, clock).c_str());
     return k_exit_ok;
   }
-  std::printf("%-5s %-9s %-21s %-8s %-16s %-10s %-20s %s\n", "ID", "STATUS", "REASON", "CHANNEL", "SENDER", "ASSIGNEE",
-              "CREATED", "TEXT");
+  std::printf("%-5s %-9s %-21s %-8s %-16s %-10s %-20s %-17s %s\n", "ID", "STATUS", "REASON", "CHANNEL", "SENDER",
+              "ASSIGNEE", "CREATED", "TARGET", "TEXT");
   for (const auto& row : *rows) {
-    std::printf("%-5lld %-9s %-21s %-8s %-16s %-10s %-20s %s\n", static_cast<long long>(row.id), row.status.c_str(),
-                row.reason.c_str(), row.channel.c_str(), preview(row.sender, 16).c_str(),
-                preview(row.assignee.value_or("-"), 10).c_str(), row.created_at.c_str(), preview(row.text, 40).c_str());
+    const auto reading = staff::row_target(row, clock);
+    std::printf("%-5lld %-9s %-21s %-8s %-16s %-10s %-20s %-17s %s\n", static_cast<long long>(row.id),
+                row.status.c_str(), row.reason.c_str(), row.channel.c_str(), preview(row.sender, 16).c_str(),
+                preview(row.assignee.value_or("-"), 10).c_str(), row.created_at.c_str(),
+                reading ? staff::target_text(*reading).c_str() : "-", preview(row.text, 40).c_str());
   }
   if (rows->empty())
     std::printf("(no escalations%s)\n", status ? (" with status " + std::string(store::to_sql(*status))).c_str() : "");
@@ -195,7 +205,7 @@ int cmd_queue(int argc, char** argv) {
   }
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
-  if (is_list) return list_queue(*target, *args);
+  if (is_list) return list_queue(*target, *args, now());
   if (verb == "show") return show(*target, *args, *id);
 
   const auto who = args->get("as");

@@ -16,6 +16,7 @@
 #include "common/utf8.h"
 #include "config/database_password.h"
 #include "store/backend.h"
+#include "store/states.h"
 
 namespace dispatchd::config {
 namespace {
@@ -298,6 +299,30 @@ std::optional<TypeHandling> read_handling(Reader& r, const Value& v, const std::
 
 // connectors.whatsapp.message_types: the types given replace their defaults; a type this
 // version does not list is a problem (a typo never silently keeps a default).
+// staff.response_target_minutes: {"default": minutes, "<reason>": minutes, ...}.
+void read_response_targets(Reader& r, const Value& v, const std::string& at, Staff& staff) {
+  if (!v.IsObject()) return r.problem(at, "must be an object: escalation reason (or \"default\") -> minutes");
+  for (const auto& member : v.GetObject()) {
+    const std::string name(member.name.GetString(), member.name.GetStringLength());
+    if (name == "$comment") continue;
+    const std::string here = at + "/" + text::pointer_token(name);
+    if (name != "default" && !store::from_sql<store::EscalationReason>(name)) {
+      std::string names;
+      for (const auto& [_, known] : store::SqlNames<store::EscalationReason>::table)
+        names += (names.empty() ? "" : ", ") + std::string(known);
+      r.problem(here, "unknown escalation reason; known: default, " + names);
+      continue;
+    }
+    int minutes = 0;
+    r.integer(name.c_str(), minutes, 1, 7 * 24 * 60).read(member.value, here);
+    if (minutes < 1) continue;
+    if (name == "default")
+      staff.response_target_default_minutes = minutes;
+    else
+      staff.response_target_minutes[name] = minutes;
+  }
+}
+
 void read_message_types(Reader& r, const Value& v, const std::string& at, std::map<std::string, TypeHandling>& types) {
   if (!v.IsObject()) return r.problem(at, "must be an object: message type -> handling");
   for (const auto& member : v.GetObject()) {
@@ -549,7 +574,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.boolean("secure_cookies", c.staff.secure_cookies),
                             r.integer("session_idle_minutes", c.staff.session_idle_minutes, 1, 7 * 24 * 60),
                             r.integer("session_max_hours", c.staff.session_max_hours, 1, 30 * 24),
-                            r.integer("claim_idle_minutes", c.staff.claim_idle_minutes, 1, 7 * 24 * 60)});
+                            r.integer("claim_idle_minutes", c.staff.claim_idle_minutes, 1, 7 * 24 * 60),
+                            r.nested("response_target_minutes", [&](const Value& t, const std::string& tat) {
+                              read_response_targets(r, t, tat, c.staff);
+                            })});
                 }),
        r.nested("instance",
                 [&](const Value& v, const std::string& at) { r.object(v, at, {r.string("id", c.instance.id)}); }),

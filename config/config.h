@@ -144,6 +144,11 @@ struct Staff {
   int session_idle_minutes = 60;
   int session_max_hours = 12;
   int claim_idle_minutes = 30;  // a claim idle this long may be taken over by anyone
+  // staff.response_target_minutes: minutes from an escalation's opening to its due time,
+  // by reason name ("contract_failed", ...; store/states.h); a reason not named takes
+  // "default" (60 unless set). Every name is a known reason, every value 1 to 10080.
+  int response_target_default_minutes = 60;
+  std::map<std::string, int> response_target_minutes;
 };
 
 // Several instances on one PostgreSQL database (docs/architecture.md).

@@ -279,6 +279,13 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.family("dispatchd_escalations_total", "counter", "Escalations opened, by reason.");
   for (const auto& [reason, count] : escalated) w.sample("dispatchd_escalations_total", {{"reason", reason}}, count);
 
+  if (!gauges.breached.empty()) {
+    w.family("dispatchd_escalations_breached", "gauge",
+             "Open escalations past their response-time target (staff.response_target_minutes), by reason.");
+    for (const auto& [reason, count] : gauges.breached)
+      w.sample("dispatchd_escalations_breached", {{"reason", reason}}, count);
+  }
+
   w.family("dispatchd_conversations_held", "gauge",
            "Conversations not answered until staff close the escalation that held them, by reason.");
   for (const auto& c : m.conversations_held)

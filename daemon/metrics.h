@@ -84,6 +84,9 @@ struct ProcessGauges {
     std::int64_t pending = 0;  // escalations not yet notified
   };
   std::optional<Notifications> notifications;  // when escalation.notify_url is set
+  // Open escalations past their response-time target (staff/targets.h), by reason name;
+  // every reason has an entry. Empty when the store could not be read.
+  std::map<std::string, std::int64_t> breached;
   // How long the event loop's steps held it (common/handler_timing.h), when they are timed.
   std::optional<common::HandlerTimes::Snapshot> loop_handlers;
   ToolGauges tools;

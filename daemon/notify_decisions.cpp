@@ -76,12 +76,15 @@ std::string case_url(std::string_view public_url, std::int64_t escalation_id) {
 
 std::string notification_body(const store::PendingEscalation& e, std::string_view public_url) {
   const std::string_view reason = store::to_sql(e.reason);
+  const bool breached = e.kind == store::NotifyKind::breached;
   std::string text = "dispatchd: escalation #" + std::to_string(e.escalation_id) + " (" + std::string(reason) +
                      ") on " + e.channel + " from " + slack_escape(first_line(e.sender, k_sender_points));
+  if (breached) text += " is past its response target, still unclaimed";
   if (const std::string line = first_line(e.text); !line.empty()) text += ": " + slack_escape(line);
   return JsonOut()
       .begin_object()
       .field("text", text)
+      .field("event", std::string_view(breached ? "breached" : "opened"))
       .field("escalation_id", e.escalation_id)
       .field("reason", reason)
       .field("channel", e.channel)

@@ -43,7 +43,9 @@ std::string case_url(std::string_view public_url, std::int64_t escalation_id);
 
 // The POST body:
 //   {"text":"dispatchd: escalation #12 (contract_failed) on whatsapp from 5215512345678: <first line>",
-//    "escalation_id":12,"reason":"contract_failed","channel":"whatsapp","url":"<case_url>"}
+//    "event":"opened","escalation_id":12,"reason":"contract_failed","channel":"whatsapp","url":"<case_url>"}
+// A breach (store::NotifyKind::breached) has "event":"breached" and its text says after the
+// sender " is past its response target, still unclaimed".
 // `text` is what Slack- and Mattermost-style incoming webhooks show. The customer's part
 // (sender and first line) is untrusted: one line each, bounded, and &, < and > escaped as
 // Slack asks (&amp; &lt; &gt;), so that a message cannot write a <!channel> ping or a

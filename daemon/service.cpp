@@ -35,9 +35,11 @@
 #include "llm/limiter.h"
 #include "mcp/fleet.h"
 #include "net/threaded_transport.h"
+#include "staff/targets.h"
 #include "store/audit.h"
 #include "store/instances.h"
 #include "store/metrics.h"
+#include "store/notify.h"
 #include "store/round.h"
 #include "store/staff.h"
 #include "store/unit_of_work.h"
@@ -51,6 +53,7 @@ constexpr std::int64_t k_slow_steps_ticks = 10;
 constexpr std::chrono::seconds k_connection_grace{1};  // see shutdown()
 constexpr int k_keepalive_ticks = 15;                  // an SSE comment this often keeps streams open
 constexpr int k_session_sweep_ticks = 3600;            // expired staff sessions deleted this often
+constexpr int k_breach_check_ticks = 5;                // open escalations checked against their targets this often
 
 // The staff API's settings without the admin token (read from its secret at start).
 StaffApiSettings staff_settings(const config::Config& config) {
@@ -59,7 +62,8 @@ StaffApiSettings staff_settings(const config::Config& config) {
           config.staff.secure_cookies,
           static_cast<std::size_t>(config.llm.history_messages),
           budget_settings(config.llm.budget),
-          std::chrono::minutes(config.staff.claim_idle_minutes)};
+          std::chrono::minutes(config.staff.claim_idle_minutes),
+          staff::response_targets(config.staff.response_target_default_minutes, config.staff.response_target_minutes)};
 }
 
 store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
@@ -101,7 +105,10 @@ struct Service::Parts {
   config::Config config;
   agent::Budget budget = budget_settings(config.llm.budget);  // llm.budget, as the agent checks it
   BudgetLog budget_log;                                       // one line per change of the daily budget
-  bool budget_unread = false;                                 // the last tick could not read today's spend
+  // staff.response_target_minutes, as the staff API reads them.
+  staff::ResponseTargets targets = staff_settings(config).targets;
+  bool breaches_unread = false;  // the last breach check failed (logged once per streak)
+  bool budget_unread = false;    // the last tick could not read today's spend
   boost::asio::io_context& io;
   std::string worker;
   StoreReady store;
@@ -164,6 +171,7 @@ struct Service::Parts {
   void keep_alive();
   void follow_holds();
   void follow_budget();
+  void notice_breaches();
   void log_checkpoint_failures();
   void log_slow_steps();
   std::string status() const;
@@ -243,6 +251,33 @@ void Service::Parts::keep_alive() {
       limiter.set_limit(share);
     }
   }
+}
+
+// Open escalations past their response-time target (staff/targets.h): each one's breach is
+// recorded once (store::notice_breach: an audit event the notifier announces). Several
+// instances may check at once: the store's conditional UPDATE records each breach once.
+void Service::Parts::notice_breaches() {
+  if (store.db.unreachable()) return;  // check_reachable says so
+  const store::Time now = wall_now();
+  auto open = store::open_clocks(store.db);
+  if (!open) {
+    if (!std::exchange(breaches_unread, true))
+      spdlog::warn("targets: cannot read the open escalations: {}", open.error().message);
+    return;
+  }
+  breaches_unread = false;
+  for (const auto& breach : staff::find_breaches(*open, targets, now).unnoticed) {
+    auto noticed = store::notice_breach(store.db, breach.escalation_id, breach.due_at, now);
+    if (!noticed) {
+      spdlog::warn("targets: cannot record the breach of escalation {}: {}", breach.escalation_id,
+                   noticed.error().message);
+      return;
+    }
+    if (*noticed)
+      spdlog::info("targets: escalation {} is past its response target (due {})", breach.escalation_id,
+                   store::format_time(breach.due_at));
+  }
+  if (notifier) notifier->poke();
 }
 
 // One log line when the daily budget closes (spent, or its spend unknown) and one when it
@@ -401,6 +436,11 @@ Response Service::Parts::answer(const Request& r) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
     }
+    if (auto open = store::open_clocks(store.db)) {
+      const auto found = staff::find_breaches(*open, targets, wall_now());
+      for (const auto& [reason, name] : store::SqlNames<store::EscalationReason>::table)
+        gauges.breached[std::string(name)] = found.overdue.at(static_cast<std::size_t>(reason));
+    }
     return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
   }
   if (r.path == whatsapp::k_webhook_path) return Response{404, "whatsapp is not enabled\n"};
@@ -431,6 +471,7 @@ void Service::Parts::on_tick() {
   follow_holds();
   follow_budget();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
+  if (ticks % k_breach_check_ticks == 0) notice_breaches();
   if (ticks % k_slow_steps_ticks == 0) log_slow_steps();
   tick.expires_after(k_tick);
   tick.async_wait([this](const boost::system::error_code& ec) {

@@ -324,12 +324,13 @@ StaffApi::Routed StaffApi::escalations(const Request& request, const staff::Staf
       if (!filter.after) return refusal(400, "after is an escalation id");
     }
     filter.limit = limit + 1;  // one more tells whether a next page exists
-    return Read([filter, limit, query = request.query](store::Database& db) {
+    return Read([filter, limit, query = request.query,
+                 clock = staff::TargetClock{now, m_settings.targets}](store::Database& db) {
       auto rows = store::list_escalations(db, filter);
       if (!rows) return store_failure(rows.error());
       const bool more = static_cast<std::int64_t>(rows->size()) > limit;
       if (more) rows->pop_back();
-      Response r = json(200, staff::escalations_json(*rows));
+      Response r = json(200, staff::escalations_json(*rows, clock));
       if (more) r.headers.emplace_back("Link", "<" + next_page(query, rows->back().id) + ">; rel=\"next\"");
       return r;
     });

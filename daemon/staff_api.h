@@ -46,6 +46,7 @@
 #include "daemon/staff_bodies.h"
 #include "staff/accounts.h"
 #include "staff/handover.h"
+#include "staff/targets.h"
 #include "store/database.h"
 #include "store/inbox.h"
 
@@ -58,6 +59,7 @@ struct StaffApiSettings {
   std::size_t history_messages = 10;                              // llm.history_messages: the history a trail shows
   agent::Budget budget;                                           // llm.budget: GET /api/budget reports the daily one
   std::chrono::minutes claim_idle = staff::k_default_claim_idle;  // staff.claim_idle_minutes
+  staff::ResponseTargets targets;                                 // staff.response_target_minutes
 };
 
 class StaffApi {

@@ -63,12 +63,26 @@ std::string catalog_json(const catalog::Catalog& catalog) {
   return out.str();
 }
 
-std::string escalations_json(const std::vector<store::EscalationRow>& rows) {
+std::optional<TargetReading> row_target(const store::EscalationRow& row, const TargetClock& clock) {
+  const auto reason = store::from_sql<store::EscalationReason>(row.reason);
+  const auto status = store::from_sql<store::EscalationStatus>(row.status);
+  const auto created = store::parse_time(row.created_at);
+  if (!reason || !status || !created) return std::nullopt;
+  return read_target({*created, *reason, *status, row.breach_noticed_at.has_value()}, clock.targets, clock.now);
+}
+
+std::string escalations_json(const std::vector<store::EscalationRow>& rows, const std::optional<TargetClock>& clock) {
   JsonOut out;
   out.begin_array();
   for (const auto& row : rows) {
     out.begin_object();
     escalation_json(out, row);
+    if (clock) {
+      if (const auto t = row_target(row, *clock)) {
+        out.field("due_at", store::format_time(t->due_at)).field("breached", t->breached());
+        out.field("minutes_left", t->minutes_left);
+      }
+    }
     out.end_object();
   }
   out.end_array();

@@ -9,11 +9,22 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "staff/targets.h"
 #include "store/views.h"
 
 namespace dispatchd::staff {
 
-std::string escalations_json(const std::vector<store::EscalationRow>& rows);
+// With `clock`, each item also has its response-time target (staff/targets.h): "due_at"
+// (ISO 8601 UTC), "breached" (bool) and "minutes_left" (open cases; null once claimed or closed).
+struct TargetClock {
+  store::Time now{};
+  ResponseTargets targets;
+};
+std::string escalations_json(const std::vector<store::EscalationRow>& rows,
+                             const std::optional<TargetClock>& clock = std::nullopt);
+// A listed escalation's reading against its target; nullopt for a row whose reason, status
+// or times do not read (never written so).
+std::optional<TargetReading> row_target(const store::EscalationRow& row, const TargetClock& clock);
 // When a take-over is allowed, for a case shown at `now` with staff.claim_idle_minutes.
 struct DeskClock {
   store::Time now{};

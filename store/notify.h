@@ -39,7 +39,12 @@ Result<NotifyCursor> init_notify_cursor(Database& db, Time now);
 // REQUIRES: the cursor exists (init_notify_cursor); not_found otherwise.
 Result<void> advance_notify_cursor(Database& db, std::int64_t audit_id, Time now);
 
+// What a notification announces: a new escalation (audit event `escalation`) or an open
+// one past its response-time target (audit event `escalation_breached`, from notice_breach).
+enum class NotifyKind { opened, breached };
+
 struct PendingEscalation {
+  NotifyKind kind = NotifyKind::opened;
   std::int64_t audit_id = 0;
   std::int64_t escalation_id = 0;
   EscalationReason reason = EscalationReason::contract_failed;
@@ -49,11 +54,31 @@ struct PendingEscalation {
   std::string created_at;  // the escalation's, ISO 8601 UTC
 };
 
-// The escalations whose audit event comes after `after_audit_id`, oldest first, at most
-// `limit`. An unreadable reason is `corrupt`.
+// The escalations whose audit event (`escalation` or `escalation_breached`) comes after `after_audit_id`, oldest first,
+// at most `limit`. An unreadable reason is `corrupt`.
 Result<std::vector<PendingEscalation>> pending_escalations(Database& db, std::int64_t after_audit_id, int limit);
 
-// How many escalation events come after `after_audit_id`.
+// How many such events come after `after_audit_id`.
 Result<std::int64_t> count_pending_escalations(Database& db, std::int64_t after_audit_id);
+
+// Response-time targets (staff/targets.h). An open escalation's clock: what the target needs.
+struct OpenClock {
+  std::int64_t escalation_id = 0;
+  EscalationReason reason = EscalationReason::contract_failed;
+  Time created_at{};
+  bool breach_noticed = false;  // notice_breach recorded it already
+};
+
+// Every open (unclaimed) escalation, oldest first, through the (status, created_at) index.
+// An unreadable reason or time is `corrupt`.
+Result<std::vector<OpenClock>> open_clocks(Database& db);
+
+// Records that open escalation `id` passed its due time `due_at`, once: sets its
+// breach_noticed_at (migration 0028) and appends the audit event `escalation_breached`
+// ({"escalation": id, "reason": ..., "due_at": ...}, actor dispatchd) in one transaction,
+// which the notifier's feed then announces. True when this call recorded it; false when it
+// was recorded before (by this instance or another: the UPDATE is conditional, so two
+// instances never both record it) or the case is no longer open.
+Result<bool> notice_breach(Database& db, std::int64_t id, Time due_at, Time now);
 
 }  // namespace dispatchd::store

@@ -79,6 +79,9 @@ struct EscalationRow {
   std::string channel;
   std::string sender;
   std::string text;
+  // Migration 0028: when dispatchd recorded that the case, still open, passed its
+  // response-time target (staff/targets.h); none when it has not (or before 0028).
+  std::optional<std::string> breach_noticed_at;
 };
 
 // Which escalations a listing shows; an unset member does not filter. A page: the `limit`

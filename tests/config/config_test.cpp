@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -255,6 +256,36 @@ TEST_CASE("config: staff sessions and the claim idle limit have defaults and bou
   CHECK(any_contains(bad.error(), "/staff/session_idle_minutes: must be an integer from 1 to 10080"));
   CHECK(any_contains(bad.error(), "/staff/session_max_hours: must be an integer from 1 to 720"));
   CHECK(any_contains(bad.error(), "/staff/claim_idle_minutes: must be an integer from 1 to 10080"));
+}
+
+TEST_CASE("config: staff.response_target_minutes by reason, with a default", "[config][targets]") {
+  const auto with = [](const std::string& targets) {
+    return config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+      "model": "m", "api_key_env": "K"}, "staff": {"response_target_minutes": )" +
+                             targets + "}}",
+                         "d.json");
+  };
+  auto defaults = config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai",
+    "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K"}})",
+                                "d.json");
+  REQUIRE(defaults);
+  CHECK(defaults->staff.response_target_default_minutes == 60);
+  CHECK(defaults->staff.response_target_minutes.empty());
+
+  auto set = with(R"({"default": 240, "needs_approval": 15, "send_failed": 30})");
+  REQUIRE(set);
+  CHECK(set->staff.response_target_default_minutes == 240);
+  CHECK(set->staff.response_target_minutes == std::map<std::string, int>{{"needs_approval", 15}, {"send_failed", 30}});
+
+  auto bad = with(R"({"default": 0, "needs_aproval": 15, "send_failed": -3, "model_escalated": "10"})");
+  REQUIRE_FALSE(bad);
+  CHECK(any_contains(bad.error(), "/staff/response_target_minutes/default: must be an integer from 1 to 10080"));
+  CHECK(any_contains(bad.error(), "/staff/response_target_minutes/needs_aproval: unknown escalation reason"));
+  CHECK(any_contains(bad.error(), "/staff/response_target_minutes/send_failed: must be an integer from 1 to 10080"));
+  CHECK(any_contains(bad.error(), "/staff/response_target_minutes/model_escalated: must be an integer"));
+  auto not_object = with("30");
+  REQUIRE_FALSE(not_object);
+  CHECK(any_contains(not_object.error(), "/staff/response_target_minutes: must be an object"));
 }
 
 TEST_CASE("config: escalation notifications and the staff page's public URL", "[config]") {

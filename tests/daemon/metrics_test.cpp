@@ -167,6 +167,19 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   CHECK_THAT(text, Catch::Contains("dispatchd_webhook_rounds_read_ahead_total{channel=\"whatsapp\"} 7\n"));
 }
 
+TEST_CASE("metrics: open escalations past their response target, by reason", "[metrics][targets]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_escalations_breached"));
+  gauges.breached = {{"contract_failed", 2}, {"send_failed", 0}};
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_escalations_breached gauge\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalations_breached{reason=\"contract_failed\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_escalations_breached{reason=\"send_failed\"} 0\n"));
+}
+
 TEST_CASE("metrics: the event loop's steps as a histogram and the longest, only when they are timed", "[metrics]") {
   test::TempDir dir;
   const auto snapshot = empty_snapshot(dir);

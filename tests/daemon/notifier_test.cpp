@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "daemon/notifier.h"
+#include "staff/targets.h"
 #include "store/notify.h"
+#include "store/queue.h"
 #include "tests/fakes/fake_transport.h"
 #include "tests/io_run.h"
 #include "tests/store/escalate_fixture.h"
@@ -214,4 +216,55 @@ TEST_CASE("notifier: a notifier destroyed with a POST or a backoff pending ignor
   f.timers.back().fire();  // would poke a destroyed notifier
   f.io.poll();
   CHECK(f.transport.requests().size() == 1);
+}
+
+TEST_CASE("notifier: a case past its response target is notified once, and not again after a restart",
+          "[notifier][targets]") {
+  NotifierFixture f;
+  auto n = f.notifier();
+  const auto a = f.escalate("wamid.1", "Necesito mi factura");
+  const auto b = f.escalate("wamid.2", "otra");
+  f.transport.push_response(200, "ok");
+  f.transport.push_response(200, "ok");
+  n->poke();
+  test::run_until(f.io, [&] { return n->stats().sent == 2; });
+
+  // b is claimed in time: its clock stops, it never breaches.
+  REQUIRE(store::claim_escalation(f.db, b, "ana", k_t0 + 10min));
+  const staff::ResponseTargets targets;  // 60 minutes for every reason
+  auto open = store::open_clocks(f.db);
+  REQUIRE(open);
+  CHECK(staff::find_breaches(*open, targets, k_t0 + 59min).unnoticed.empty());
+  const auto found = staff::find_breaches(*open, targets, k_t0 + 61min);
+  REQUIRE(found.unnoticed.size() == 1);
+  CHECK(found.unnoticed.front().escalation_id == a);
+  CHECK(found.unnoticed.front().due_at == k_t0 + 60min);
+  CHECK(store::notice_breach(f.db, a, k_t0 + 60min, k_t0 + 61min).value());
+  // A second check (this instance's next tick, or another instance's) records nothing more.
+  CHECK_FALSE(store::notice_breach(f.db, a, k_t0 + 60min, k_t0 + 62min).value());
+  CHECK_FALSE(store::notice_breach(f.db, b, k_t0 + 60min, k_t0 + 62min).value());  // claimed: not open
+  open = store::open_clocks(f.db);
+  REQUIRE(open);
+  REQUIRE(open->size() == 1);
+  CHECK(open->front().breach_noticed);
+  CHECK(staff::find_breaches(*open, targets, k_t0 + 90min).unnoticed.empty());
+  CHECK(staff::find_breaches(*open, targets, k_t0 + 90min).overdue.at(0) == 1);  // contract_failed
+
+  CHECK(n->pending().value() == 1);
+  f.transport.push_response(200, "ok");
+  n->poke();
+  test::run_until(f.io, [&] { return n->stats().sent == 3; });
+  const auto body = test::parse_json(f.transport.requests().back().body);
+  CHECK(body["escalation_id"].GetInt64() == a);
+  CHECK(std::string(body["event"].GetString()) == "breached");
+  CHECK(std::string(body["text"].GetString()).find("past its response target") != std::string::npos);
+  CHECK(test::parse_json(f.transport.requests().front().body)["event"].GetString() == std::string("opened"));
+
+  // A restart reads the stored cursor: nothing is sent again.
+  n.reset();
+  auto again = f.notifier();
+  CHECK(again->pending().value() == 0);
+  again->poke();
+  f.io.poll();
+  CHECK(f.transport.requests().size() == 3);
 }

@@ -117,10 +117,20 @@ TEST_CASE("notify decisions: the JSON body", "[notify_decisions]") {
                                                      "https://support.example/");
   CHECK(body ==
         R"({"text":"dispatchd: escalation #12 (contract_failed) on whatsapp from 5215512345678: Necesito mi factura",)"
-        R"("escalation_id":12,"reason":"contract_failed","channel":"whatsapp",)"
+        R"("event":"opened","escalation_id":12,"reason":"contract_failed","channel":"whatsapp",)"
         R"("url":"https://support.example/staff/#/escalations/12"})");
   CHECK(daemon::case_url("http://127.0.0.1:8080", 7) == "http://127.0.0.1:8080/staff/#/escalations/7");
 
+  SECTION("a breach of the response-time target says so") {
+    auto breach = escalation("5215512345678", "Necesito mi factura");
+    breach.kind = store::NotifyKind::breached;
+    const auto doc = test::parse_json(daemon::notification_body(breach, "http://h"));
+    CHECK(std::string(doc["event"].GetString()) == "breached");
+    CHECK(std::string(doc["text"].GetString()) ==
+          "dispatchd: escalation #12 (contract_failed) on whatsapp from 5215512345678 is past its response target, "
+          "still unclaimed: Necesito mi factura");
+    CHECK(doc["escalation_id"].GetInt64() == 12);
+  }
   SECTION("no text: no colon after the sender") {
     const auto doc = test::parse_json(daemon::notification_body(escalation("ana@example.com", "  \n"), "http://h"));
     CHECK(std::string(doc["text"].GetString()) ==

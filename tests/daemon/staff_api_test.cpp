@@ -10,6 +10,7 @@
 #include "daemon/staff_api.h"
 #include "staff/accounts.h"
 #include "store/audit.h"
+#include "store/notify.h"
 #include "tests/staff/escalation_fixture.h"
 #include "tests/store/escalate_fixture.h"
 
@@ -553,4 +554,38 @@ TEST_CASE("staff api: an account marked admin reassigns with its own credential"
   check_audit_chain(a);
   REQUIRE(staff::set_admin(a.f.db, "ops", false, "test", a.now));
   CHECK(a.post("reassign", R"({"to":"luis"})", ops).status == 403);
+}
+
+TEST_CASE("staff api: each listed case carries its due time, whether it is breached and the minutes left",
+          "[staff][targets]") {
+  Api a;
+  const Headers auth{{"authorization", "Bearer " + a.ana}};
+  const auto later = test::escalate(a.f.db, "late1", "15550001", "hi", store::EscalationReason::undecodable,
+                                    test::k_t0 + std::chrono::minutes(30));
+  a.now = test::k_t0 + std::chrono::minutes(70);
+  // The default target is 60 minutes for every reason: the fixture's case (opened at k_t0) is
+  // 10 minutes late, the later one has 20 minutes left.
+  auto rows = test::parse_json(a.api.handle({"GET", "/api/escalations", "", auth, ""}).body);
+  REQUIRE(rows.Size() == 2);
+  const auto& first = rows[0];
+  CHECK(first["escalation_id"].GetInt64() == a.f.escalation);
+  CHECK(std::string(first["due_at"].GetString()) == store::format_time(test::k_t0 + std::chrono::minutes(60)));
+  CHECK(first["breached"].IsTrue());
+  CHECK(first["minutes_left"].GetInt64() == -10);
+  const auto& second = rows[1];
+  CHECK(second["escalation_id"].GetInt64() == later);
+  CHECK(second["breached"].IsFalse());
+  CHECK(second["minutes_left"].GetInt64() == 20);
+
+  // A claim stops the clock: a claimed case has no minutes left, and one whose breach was
+  // recorded while it was open keeps the mark.
+  REQUIRE(store::notice_breach(a.f.db, a.f.escalation, test::k_t0 + std::chrono::minutes(60), a.now).value());
+  REQUIRE(store::claim_escalation(a.f.db, a.f.escalation, "ana", a.now));
+  REQUIRE(store::claim_escalation(a.f.db, later, "luis", a.now));
+  rows = test::parse_json(a.api.handle({"GET", "/api/escalations", "", auth, ""}).body);
+  REQUIRE(rows.Size() == 2);
+  CHECK(rows[0]["breached"].IsTrue());
+  CHECK(rows[0]["minutes_left"].IsNull());
+  CHECK(rows[1]["breached"].IsFalse());
+  CHECK(rows[1]["minutes_left"].IsNull());
 }
