@@ -1,4 +1,5 @@
-// The queue: escalations oldest first with age, reason, channel, sender, the first line of
+// The queue: open escalations by time left to their response-time target (overdue first,
+// each with a badge), the others oldest first; with age, reason, channel, sender, the first line of
 // the message and who holds each; filters by status (on the server), reason and channel
 // (here, so that the counts per reason stay visible while one reason is shown).
 import {api, apiPages} from './api.js';
@@ -12,6 +13,27 @@ const CHANNELS = {whatsapp: 'WhatsApp', gmail: 'Gmail'};
 const k_max_rows = 5000;
 
 const byAge = (a, b) => (Date.parse(a.created_at) - Date.parse(b.created_at)) || (a.escalation_id - b.escalation_id);
+// Open cases first, the least time left (the most overdue) first; the others oldest first.
+const isOpen = (r) => r.status === 'open' && typeof r.due_at === 'string';
+export const byTimeLeft = (a, b) => {
+  if (isOpen(a) !== isOpen(b)) return isOpen(a) ? -1 : 1;
+  if (isOpen(a)) return (Date.parse(a.due_at) - Date.parse(b.due_at)) || byAge(a, b);
+  return byAge(a, b);
+};
+
+// An open case's mark: "overdue N min" past its due time, else "due in N min" (whole
+// minutes, rounded up as the API's minutes_left).
+export function dueText(dueAt, now = Date.now()) {
+  const left = Math.ceil((Date.parse(dueAt) - now) / 60000);
+  return left <= 0 ? `overdue ${-left} min` : `due in ${left} min`;
+}
+
+function dueBadge(r) {
+  if (!isOpen(r)) return null;
+  const overdue = Date.parse(r.due_at) <= Date.now();
+  return el('span', {class: overdue ? 'badge overdue' : 'badge due', 'data-due': r.due_at, title: `due ${r.due_at}`},
+      dueText(r.due_at));
+}
 
 export class Queue {
   constructor({me, onError}) {
@@ -27,6 +49,12 @@ export class Queue {
     setInterval(() => {
       for (const cell of document.querySelectorAll('#queue-rows [data-created]')) {
         cell.textContent = age(cell.dataset.created);
+      }
+      for (const badge of document.querySelectorAll('#queue-rows [data-due]')) {
+        badge.textContent = dueText(badge.dataset.due);
+        const overdue = Date.parse(badge.dataset.due) <= Date.now();
+        badge.classList.toggle('overdue', overdue);
+        badge.classList.toggle('due', !overdue);
       }
     }, 30000);
   }
@@ -49,7 +77,7 @@ export class Queue {
     const request = (async () => {
       const lists = wanted === 'active' ? await Promise.all([fetchStatus('open'), fetchStatus('claimed')]) :
         [await fetchStatus(wanted)];
-      return {rows: lists.flatMap((l) => l.rows).filter((r) => r && typeof r === 'object').sort(byAge),
+      return {rows: lists.flatMap((l) => l.rows).filter((r) => r && typeof r === 'object').sort(byTimeLeft),
         more: lists.some((l) => l.more)};
     })();
     this.loading = request;
@@ -90,6 +118,7 @@ export class Queue {
     row.status = event.status;
     row.assignee = event.assignee ?? null;
     if (!this.matchesStatus(row)) this.rows = this.rows.filter((r) => r !== row);
+    this.rows.sort(byTimeLeft);  // a claimed case leaves the open ones' order
     this.render();
   }
 
@@ -125,7 +154,8 @@ export class Queue {
         el('td', {'data-label': '#'}, el('a', {href: `#/escalations/${id}`, 'aria-label': `Open escalation ${id}`},
             `#${id}`)),
         el('td', {'data-label': 'Age', 'data-created': r.created_at, title: r.created_at}, age(r.created_at)),
-        el('td', {'data-label': 'Reason'}, el('span', {class: 'reason'}, reasonLabel(r.reason))),
+        el('td', {'data-label': 'Reason'}, el('span', {class: 'reason'}, reasonLabel(r.reason)),
+            ...(isOpen(r) ? [' ', dueBadge(r)] : [])),
         el('td', {'data-label': 'Channel'}, CHANNELS[r.channel] ?? String(r.channel ?? '')),
         el('td', {'data-label': 'Sender', class: 'sender'}, String(r.sender ?? '')),
         el('td', {'data-label': 'Message', class: 'text'}, firstLine(r.text)),
