@@ -1,6 +1,10 @@
 #include "cli/args.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 namespace dispatchd::cli {
@@ -31,6 +35,18 @@ std::expected<Args, std::string> parse_args(int argc, char** argv, int first, co
     args.options[name] = argv[++i];
   }
   return args;
+}
+
+std::optional<std::int64_t> positive_id(const std::string& text) {
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
+  return id;
+}
+
+std::string operator_actor() {
+  const passwd* user = getpwuid(getuid());
+  return std::string("dispatchctl:") + (user != nullptr ? user->pw_name : std::to_string(getuid()));
 }
 
 int usage_error(const std::string& message) {

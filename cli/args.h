@@ -2,6 +2,7 @@
 // A small option parser for dispatchctl subcommands: "--name value" and "--flag", each
 // declared up front, so that an unknown or repeated option is a usage error (exit 2).
 
+#include <cstdint>
 #include <expected>
 #include <map>
 #include <optional>
@@ -35,6 +36,13 @@ inline constexpr int k_exit_usage = 2;
 // Prints "dispatchctl: <message>" on stderr and returns k_exit_usage.
 int usage_error(const std::string& message);
 
+// A whole number above 0 written as such ("12", not "+12" or "12x"); nullopt otherwise.
+std::optional<std::int64_t> positive_id(const std::string& text);
+
+// Who ran dispatchctl, for the audit trail of what the operator manages (staff accounts,
+// saved replies): "dispatchctl:" + the operating-system account.
+std::string operator_actor();
+
 int cmd_validate(int argc, char** argv);
 int cmd_extract(int argc, char** argv);
 int cmd_catalog(int argc, char** argv);
@@ -44,6 +52,7 @@ int cmd_queue(int argc, char** argv);
 int cmd_backup(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_staff(int argc, char** argv);
+int cmd_replies(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
 int cmd_trail(int argc, char** argv);
 int cmd_eval(int argc, char** argv);

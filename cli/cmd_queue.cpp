@@ -1,7 +1,6 @@
 // dispatchctl queue: the escalation queue for staff. Listing and showing read the views;
 // decisions go through staff/ (the validator and policy for approved or edited actions).
 // Exit 0 done, 1 refused (state machine or validator), 2 usage.
-#include <charconv>
 #include <cstdio>
 #include <string>
 
@@ -12,6 +11,7 @@
 #include "staff/decisions.h"
 #include "staff/handover.h"
 #include "staff/json.h"
+#include "staff/saved_replies.h"
 #include "store/views.h"
 #include "validator/validator.h"
 
@@ -24,7 +24,7 @@ constexpr const char* k_queue_usage =
     "       dispatchctl ... queue claim ID --as NAME\n"
     "       dispatchctl ... queue approve ID --as NAME [--catalog FILE]\n"
     "       dispatchctl ... queue edit ID --as NAME --action JSON [--catalog FILE] [--json]\n"
-    "       dispatchctl ... queue reply ID --as NAME --text TEXT\n"
+    "       dispatchctl ... queue reply ID --as NAME --text TEXT | --saved ID\n"
     "       dispatchctl ... queue dismiss ID --as NAME --note TEXT\n"
     "       dispatchctl ... queue release ID --as NAME [--note TEXT]\n"
     "       dispatchctl ... queue takeover ID --as NAME [--note TEXT]\n"
@@ -41,13 +41,6 @@ std::string preview(const std::string& text, std::size_t n) {
     out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : text[i];
   }
   return out;
-}
-
-std::optional<std::int64_t> parse_id(const std::string& text) {
-  std::int64_t id = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
-  return id;
 }
 
 // staff.response_target_minutes of the configuration; the defaults with --db and none.
@@ -190,7 +183,8 @@ int cmd_queue(int argc, char** argv) {
                              {"action", true},
                              {"text", true},
                              {"note", true},
-                             {"to", true}});
+                             {"to", true},
+                             {"saved", true}});
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const auto& words = args->positional;
@@ -200,7 +194,7 @@ int cmd_queue(int argc, char** argv) {
   if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_queue_usage);
   std::optional<std::int64_t> id;
   if (!is_list) {
-    id = parse_id(words[1]);
+    id = positive_id(words[1]);
     if (!id) return usage_error("ID must be a positive whole number, not " + words[1]);
   }
   auto target = open_target(*args);
@@ -229,8 +223,15 @@ int cmd_queue(int argc, char** argv) {
   std::expected<std::int64_t, staff::Refusal> action = std::unexpected(staff::Refusal{});
   if (verb == "reply") {
     const auto text = args->get("text");
-    if (!text) return usage_error("queue reply needs --text TEXT");
-    action = staff::reply(target->db, *id, *who, *text, at);
+    const auto saved = args->get("saved");
+    if (text.has_value() == saved.has_value()) return usage_error("queue reply needs --text TEXT or --saved ID");
+    if (saved) {
+      const auto saved_id = positive_id(*saved);
+      if (!saved_id) return usage_error("--saved takes a saved reply's id, not " + *saved);
+      action = staff::reply_saved(target->db, *id, *who, *saved_id, at);
+    } else {
+      action = staff::reply(target->db, *id, *who, *text, at);
+    }
   } else if (verb == "approve" || verb == "edit") {
     auto catalog = target_catalog(*args, *target);
     if (!catalog) return usage_error(catalog.error());

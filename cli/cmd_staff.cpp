@@ -1,9 +1,6 @@
 // dispatchctl staff: named staff accounts. `add` prints the new personal token alone on the
 // first line of stdout (it is shown once; the database keeps only its hash), so that a
 // script can read it with `head -1`. Exit 0 done, 1 refused, 2 usage.
-#include <pwd.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <string>
 
@@ -22,12 +19,6 @@ constexpr const char* k_staff_usage =
     "       dispatchctl ... staff list [--json]\n"
     "       dispatchctl ... staff admin NAME on|off\n"
     "       dispatchctl ... staff revoke NAME";
-
-// Who ran the command, for the audit trail: the operating-system account.
-std::string actor() {
-  const passwd* user = getpwuid(getuid());
-  return std::string("dispatchctl:") + (user != nullptr ? user->pw_name : std::to_string(getuid()));
-}
 
 int refused(const staff::Refusal& refusal) {
   std::fprintf(stderr, "dispatchctl: refused: %s\n", refusal.message.c_str());
@@ -76,7 +67,7 @@ int cmd_staff(int argc, char** argv) {
   if (is_list) return list_staff(*target, *args);
   const std::string& name = words[1];
   if (verb == "add") {
-    auto token = staff::add_account(target->db, name, actor(), now(), args->has("admin"));
+    auto token = staff::add_account(target->db, name, operator_actor(), now(), args->has("admin"));
     if (!token) return refused(token.error());
     std::printf("%s\n", token->c_str());
     std::fprintf(stderr, "staff account %s%s added; the token above is shown once: give it to %s\n", name.c_str(),
@@ -86,13 +77,13 @@ int cmd_staff(int argc, char** argv) {
   if (verb == "admin") {
     const std::string& mark = words[2];
     if (mark != "on" && mark != "off") return usage_error("staff admin NAME takes on or off, not " + mark);
-    auto done = staff::set_admin(target->db, name, mark == "on", actor(), now());
+    auto done = staff::set_admin(target->db, name, mark == "on", operator_actor(), now());
     if (!done) return refused(done.error());
     std::printf("staff account %s is %s\n", name.c_str(), mark == "on" ? "an admin" : "not an admin");
     return k_exit_ok;
   }
   if (verb == "revoke") {
-    auto revoked = staff::revoke_account(target->db, name, actor(), now());
+    auto revoked = staff::revoke_account(target->db, name, operator_actor(), now());
     if (!revoked) return refused(revoked.error());
     std::printf("staff account %s revoked; its sessions are ended\n", name.c_str());
     return k_exit_ok;

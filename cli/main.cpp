@@ -37,7 +37,7 @@ constexpr const char* k_usage =
     "  queue approve ID --as NAME      send the proposal (checked by the validator again)\n"
     "  queue edit ID --as NAME --action JSON\n"
     "      send this action instead; refused with the validator's errors when invalid\n"
-    "  queue reply ID --as NAME --text TEXT\n"
+    "  queue reply ID --as NAME --text TEXT | --saved ID\n"
     "  queue dismiss ID --as NAME --note TEXT\n"
     "      exit 0 done, 1 refused (already resolved, held by someone else, invalid action)\n"
     "  queue release ID --as NAME [--note TEXT]      the holder gives the claim back\n"
@@ -63,7 +63,9 @@ constexpr const char* k_usage =
     "      and their share of the input; totals of every attempt the database recorded\n"
     "  staff add NAME [--admin] | staff list [--json] | staff admin NAME on|off | staff revoke NAME\n"
     "      named staff accounts for the staff page and API; add prints the token once (first line);\n"
-    "      an admin account may reassign claims\n"
+    "      an admin account may reassign claims and manage saved replies\n"
+    "  replies list [--json] | replies add NAME --text TEXT | replies edit ID --text TEXT | replies remove ID\n"
+    "      saved replies staff pick from ({customer} {escalation} {staff} {channel}; {{ }} for braces)\n"
     "  replay --offline --report OUT.md [--catalog NEW] [--since YYYY-MM-DD] [--limit N]\n"
     "         [--sample N [--seed S]] [--json]\n"
     "      judge every recorded model output again against the catalog (NEW, else the config's):\n"
@@ -109,23 +111,15 @@ struct Command {
 };
 
 constexpr Command k_commands[] = {
-    {"validate", dispatchd::cli::cmd_validate},
-    {"extract", dispatchd::cli::cmd_extract},
-    {"catalog", dispatchd::cli::cmd_catalog},
-    {"migrate", dispatchd::cli::cmd_migrate},
-    {"audit", dispatchd::cli::cmd_audit},
-    {"queue", dispatchd::cli::cmd_queue},
-    {"backup", dispatchd::cli::cmd_backup},
-    {"inspect", dispatchd::cli::cmd_inspect},
-    {"staff", dispatchd::cli::cmd_staff},
-    {"replay", dispatchd::cli::cmd_replay},
-    {"trail", dispatchd::cli::cmd_trail},
-    {"eval", dispatchd::cli::cmd_eval},
-    {"erase", dispatchd::cli::cmd_erase},
-    {"archive", dispatchd::cli::cmd_archive},
-    {"migrate-store", dispatchd::cli::cmd_migrate_store},
-    {"mcp", dispatchd::cli::cmd_mcp},
-    {"cost", dispatchd::cli::cmd_cost},
+    {"validate", dispatchd::cli::cmd_validate}, {"extract", dispatchd::cli::cmd_extract},
+    {"catalog", dispatchd::cli::cmd_catalog},   {"migrate", dispatchd::cli::cmd_migrate},
+    {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
+    {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
+    {"staff", dispatchd::cli::cmd_staff},       {"replies", dispatchd::cli::cmd_replies},
+    {"replay", dispatchd::cli::cmd_replay},     {"trail", dispatchd::cli::cmd_trail},
+    {"eval", dispatchd::cli::cmd_eval},         {"erase", dispatchd::cli::cmd_erase},
+    {"archive", dispatchd::cli::cmd_archive},   {"migrate-store", dispatchd::cli::cmd_migrate_store},
+    {"mcp", dispatchd::cli::cmd_mcp},           {"cost", dispatchd::cli::cmd_cost},
 };
 
 // "--config F", "--db F", "--db-password-env N" or "--catalog F" before the command word apply to it: they are moved

@@ -9,6 +9,7 @@
 #include "daemon/budget_report.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
+#include "staff/saved_replies.h"
 #include "staff/trail_render.h"
 #include "store/staff.h"
 #include "store/trail.h"
@@ -178,9 +179,12 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
       if (request.path == "/api/staff" || request.path.starts_with("/api/staff/")) return accounts(request, now);
       if (request.path.starts_with("/api/escalations/") && request.path.ends_with("/reassign"))
         return admin_reassign(request, now);
+      if (request.path == "/api/replies" || request.path.starts_with("/api/replies/"))
+        return replies(request, "admin", true, now);
       return refusal(403,
-                     "the admin token manages staff accounts (POST /api/staff, DELETE /api/staff/NAME) and reassigns "
-                     "claims (POST /api/escalations/ID/reassign) only; log in with a staff account");
+                     "the admin token manages staff accounts (POST /api/staff, DELETE /api/staff/NAME), reassigns "
+                     "claims (POST /api/escalations/ID/reassign) and manages saved replies (/api/replies) only; log "
+                     "in with a staff account");
     }
     auto staffer = staff::token_staffer(m_db, *token);
     if (!staffer) return unauthenticated(staffer.error());
@@ -211,7 +215,53 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
     return json(200, budget_json(m_settings.budget, *daily));
   }
   if (request.path.starts_with("/api/messages/")) return trail(request);
+  if (request.path == "/api/replies" || request.path.starts_with("/api/replies/"))
+    return replies(request, who->name, false, now);
   return escalations(request, *who, now);
+}
+
+// /api/replies: the list for any staff member; the changes for admins (an admin account or
+// the admin token). A refused text or name is the body's fault: 400.
+StaffApi::Routed StaffApi::replies(const Request& request, const std::string& who, bool admin, store::Time now) {
+  constexpr std::string_view k_prefix = "/api/replies";
+  const std::string_view rest = std::string_view(request.path).substr(k_prefix.size());
+  std::optional<std::int64_t> id;
+  if (!rest.empty()) {
+    id = rest.front() == '/' ? parse_id(rest.substr(1)) : std::nullopt;
+    if (!id) return refusal(404, "no such saved reply");
+  }
+  if (!id && request.method == "GET") {
+    return Read([](store::Database& db) {
+      auto rows = store::list_saved_replies(db);
+      if (!rows) return store_failure(rows.error());
+      return json(200, staff::saved_replies_json(*rows));
+    });
+  }
+  const bool allowed =
+      id ? request.method == "PUT" || request.method == "POST" || request.method == "DELETE" : request.method == "POST";
+  if (!allowed) return refusal(405, id ? "use PUT, POST or DELETE" : "use GET or POST");
+  if (!admin) {
+    auto marked = store::staff_admin(m_db, who);
+    if (!marked) return store_failure(marked.error());
+    if (!*marked) return refusal(403, "saved replies are managed by admin accounts, the admin token or dispatchctl");
+  }
+  const auto answer = [](const staff::Refusal& r) {
+    return r.kind == staff::RefusalKind::invalid ? refusal(400, r.message) : refused(r);
+  };
+  if (id && request.method == "DELETE") {
+    if (auto removed = staff::remove_saved_reply(m_db, *id, who, now); !removed) return answer(removed.error());
+    return ok();
+  }
+  const auto body = read_saved_reply(request.body, !id);
+  if (!body) return bad_body(body.error());
+  if (id) {
+    if (auto changed = staff::change_saved_reply(m_db, *id, body->text, who, now); !changed)
+      return answer(changed.error());
+    return ok();
+  }
+  auto added = staff::add_saved_reply(m_db, body->name, body->text, who, now);
+  if (!added) return answer(added.error());
+  return json(200, JsonOut().begin_object().field("ok", true).field("id", *added).end_object().str());
 }
 
 Response StaffApi::session(const Request& request, store::Time now) {
@@ -348,6 +398,18 @@ StaffApi::Routed StaffApi::escalations(const Request& request, const staff::Staf
       return json(200, staff::case_json(*item, clock));
     });
   }
+  if (rest.substr(slash + 1) == "replies") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    return Read([id = *id, name = who.name](store::Database& db) {
+      auto filled = staff::filled_replies(db, id, name);
+      if (!filled) return refused(filled.error());
+      JsonOut out;
+      out.begin_array();
+      for (const auto& f : *filled)
+        out.begin_object().field("id", f.reply.id).field("name", f.reply.name).field("text", f.filled).end_object();
+      return json(200, out.end_array().str());
+    });
+  }
   if (request.method != "POST") return refusal(405, "use POST");
   return decide(*id, std::string(rest.substr(slash + 1)), request.body, who.name, now);
 }
@@ -398,7 +460,8 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
     return ok();
   }
   if (verb == "reply") {
-    action = staff::reply(m_db, id, who, parsed->text, now);
+    action = parsed->saved_reply ? staff::reply_saved(m_db, id, who, *parsed->saved_reply, now)
+                                 : staff::reply(m_db, id, who, parsed->text, now);
   } else if (verb == "approve" || verb == "edit") {
     const auto catalog = m_catalog();
     if (verb == "approve") {

@@ -9,7 +9,8 @@
 //     sends it by itself).
 //   - Bearer <admin token> (staff.token_env) manages accounts: POST /api/staff {"name"},
 //     DELETE /api/staff/{name}; and reassigns claims: POST /api/escalations/{id}/reassign
-//     {"to","note"?} (actor "admin"); anything else with it is 403.
+//     {"to","note"?} (actor "admin"); and manages saved replies (/api/replies, actor
+//     "admin"); anything else with it is 403.
 // The actor of a decision is the authenticated account; an "as" in the body is ignored.
 //
 //   GET  /api/escalations?status=&reason=&channel=   the queue, oldest first
@@ -22,6 +23,13 @@
 //        token and admin accounts (403 for another staff credential, 404 for a name that is
 //        no active account)
 //   POST /api/escalations/{id}/notes {"text"}        an internal note: 200 {"ok":true,"note_id"}
+//   POST /api/escalations/{id}/reply {"saved_reply":ID}  a saved reply filled from the case,
+//        sent as a reply {"text"} is (staff/saved_replies.h)
+//   GET  /api/escalations/{id}/replies               the saved replies filled for this case
+//   GET  /api/replies                                the saved replies
+//   POST /api/replies {"name","text"}, PUT /api/replies/{id} {"text"}, DELETE /api/replies/{id}
+//        for admin accounts and the admin token (403 for another staff credential; 400 for an
+//        unknown placeholder, 409 for a name in use)
 //   GET  /api/messages/{message_id}/trail            one message's trail (staff/trail_render.h JSON)
 //   GET  /api/catalog                                the catalog, for the page's action form
 //   GET  /api/budget                                 the daily spend budget today (daemon/budget_report.h)
@@ -83,6 +91,7 @@ class StaffApi {
  private:
   Response session(const Request& request, store::Time now);
   Response accounts(const Request& request, store::Time now);
+  Routed replies(const Request& request, const std::string& who, bool admin, store::Time now);
   Routed escalations(const Request& request, const staff::Staffer& who, store::Time now);
   Response decide(std::int64_t id, const std::string& verb, const std::string& body, const std::string& who,
                   store::Time now);

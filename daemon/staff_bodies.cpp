@@ -41,12 +41,22 @@ std::expected<AccountBody, BodyError> read_account(std::string_view body) {
   return AccountBody{std::move(*name)};
 }
 
+std::expected<SavedReplyBody, BodyError> read_saved_reply(std::string_view body, bool needs_name) {
+  auto parsed = body_object(body);
+  if (!parsed) return std::unexpected(std::move(parsed.error()));
+  auto name = json::string_member(parsed->document, "name");
+  auto text = json::string_member(parsed->document, "text");
+  if (needs_name && (!name || !text)) return std::unexpected(missing("\"name\" and \"text\" are required"));
+  if (!text) return std::unexpected(missing("\"text\" is required"));
+  return SavedReplyBody{name.value_or(""), std::move(*text)};
+}
+
 std::expected<DecisionBody, BodyError> read_decision(std::string_view body, bool needs_action) {
   auto parsed = body_object(body);
   if (!parsed) return std::unexpected(std::move(parsed.error()));
   const auto& doc = parsed->document;
   DecisionBody decision{json::string_member(doc, "note").value_or(""), json::string_member(doc, "text").value_or(""),
-                        std::nullopt, json::string_member(doc, "to")};
+                        std::nullopt, json::string_member(doc, "to"), json::int_member(doc, "saved_reply")};
   if (const rapidjson::Value* edited = json::member(doc, "action")) {
     decision.action = edited->IsString() ? std::string(json::string_of(edited)) : json::to_string(*edited);
   }

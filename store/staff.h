@@ -7,8 +7,8 @@
 // deletes its sessions in the same transaction: a revoked person is out at once. A revoked
 // name may be added again; it gets a new token, and is not an admin until marked again.
 //
-// An admin account may reassign a claim to another account (staff/handover.h), as the admin
-// token may; nothing else differs.
+// An admin account may reassign a claim to another account (staff/handover.h) and manage
+// saved replies (staff/saved_replies.h), as the admin token may; nothing else differs.
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Black-box test of the staff desk's commands on a seeded database (tests/support/seed.cpp):
 # queue release, takeover, reassign and note, what queue list, queue show and trail show of
-# them, and the audit chain verified after each change. The idle clock is moved back with
+# them, saved replies (replies, queue reply --saved), and the audit chain verified after each change. The idle clock is moved back with
 # the database's own shell, as time would. Runs on either backend (seeded.sh).
 # Usage: desk_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
 . "$3/tests/cli/seeded.sh"
@@ -105,5 +105,42 @@ message=$(q "SELECT message_id FROM v_escalations WHERE escalation_id = 4")
 expect "trail shows the note" 0 'Note by luis at .* \(internal\): Asked finance about the refund\.' -- \
   "$ctl" --db "$db" trail "$message" </dev/null
 expect "trail shows the hand-over events" 0 'staff\\?_reassign .*"rule":"admin"' -- "$ctl" --db "$db" trail "$message" </dev/null
+
+# Saved replies: dispatchctl on the server is the operator (an admin); a placeholder is
+# checked when saved, filled from the case when sent, and the text sent as any reply.
+expect "replies: none yet" 0 'no saved replies' -- "$ctl" --db "$db" replies list </dev/null
+expect "replies add needs --text" 2 'needs --text' -- "$ctl" --db "$db" replies add hi </dev/null
+expect "replies: an unknown placeholder" 1 'unknown placeholder \{name\}' -- \
+  "$ctl" --db "$db" replies add hi --text 'Hi {name}' </dev/null
+expect "replies: an unmatched brace" 1 'is not closed' -- "$ctl" --db "$db" replies add hi --text 'Hi {customer' </dev/null
+reply_id=$("$ctl" --db "$db" replies add hi --text 'Hola {customer}, {staff} aquí: caso {escalation} ({{{channel}}}).' \
+  2>/dev/null </dev/null) && pass || fail "replies add"
+expect "replies: a name in use" 1 'already named hi' -- "$ctl" --db "$db" replies add hi --text x </dev/null
+expect "replies list" 0 "^$reply_id	hi	Hola \\{customer\\}" -- "$ctl" --db "$db" replies list </dev/null
+expect "replies edit of nobody" 1 'no saved reply 999' -- "$ctl" --db "$db" replies edit 999 --text x </dev/null
+expect "replies edit" 0 "saved reply $reply_id changed" -- \
+  "$ctl" --db "$db" replies edit "$reply_id" --text 'Hola {customer}, {staff} aquí: caso {escalation} ({{{channel}}})!' \
+  </dev/null
+spare=$("$ctl" --db "$db" replies add spare --text 'Spare' 2>/dev/null </dev/null) && pass || fail "replies add spare"
+expect "replies remove" 0 "saved reply $spare removed" -- "$ctl" --db "$db" replies remove "$spare" </dev/null
+expect "a removed reply is gone" 1 "no saved reply $spare" -- "$ctl" --db "$db" replies remove "$spare" </dev/null
+"$ctl" --db "$db" replies list --json >"$tmp/replies.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["name"] for x in r]==["hi"], r; assert r[0]["created_by"].startswith("dispatchctl:"), r' \
+  "$tmp/replies.json" && pass || fail "replies list --json"
+[ "$(q "SELECT count(*) FROM v_audit WHERE event LIKE 'saved%reply%' AND message_id IS NULL")" = 4 ] \
+  && pass || fail "saved reply changes are audited"
+verified "saved replies"
+open_case=$(q "SELECT min(escalation_id) FROM v_escalations WHERE status = 'open'")
+customer=$(q "SELECT m.sender FROM v_escalations e JOIN inbox m ON m.id = e.message_id WHERE e.escalation_id = $open_case")
+channel=$(q "SELECT m.channel FROM v_escalations e JOIN inbox m ON m.id = e.message_id WHERE e.escalation_id = $open_case")
+expect "queue reply takes --text or --saved" 2 'needs --text TEXT or --saved ID' -- \
+  "$ctl" --db "$db" queue reply "$open_case" --as luis </dev/null
+expect "queue reply --saved of nobody" 1 'no saved reply 999' -- \
+  "$ctl" --db "$db" queue reply "$open_case" --as luis --saved 999 </dev/null
+expect "queue reply --saved" 0 "escalation $open_case resolved by luis" -- \
+  "$ctl" --db "$db" queue reply "$open_case" --as luis --saved "$reply_id" </dev/null
+[ "$(q "SELECT body FROM v_actions WHERE escalation_id = $open_case AND action = 'staff_reply'")" = \
+  "Hola $customer, luis aquí: caso $open_case ({$channel})!" ] && pass || fail "the saved reply is sent filled"
+verified "a saved reply sent"
 
 summary

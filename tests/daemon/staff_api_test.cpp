@@ -589,3 +589,81 @@ TEST_CASE("staff api: each listed case carries its due time, whether it is breac
   CHECK(rows[1]["breached"].IsFalse());
   CHECK(rows[1]["minutes_left"].IsNull());
 }
+
+TEST_CASE("staff api: saved replies are listed by staff, managed by admins, sent filled through the checks",
+          "[staff][saved_replies]") {
+  Api a;
+  const Headers admin{{"authorization", std::string("Bearer ") + k_admin}};
+  const Headers ana{{"authorization", "Bearer " + a.ana}};
+  const std::string marta = a.add("marta");
+  REQUIRE(staff::set_admin(a.f.db, "marta", true, "test", test::k_t0));
+  const Headers as_marta{{"authorization", "Bearer " + marta}};
+
+  // Only admins change them: 403 for another account, whatever it asks.
+  CHECK(a.call("POST", "/api/replies", ana, R"({"name":"hi","text":"Hi"})").status == 403);
+  const auto added = a.call("POST", "/api/replies", as_marta, R"({"name":"hi","text":"Hi {customer}, {staff} here."})");
+  REQUIRE(added.status == 200);
+  const auto id = std::to_string(test::parse_json(added.body)["id"].GetInt64());
+  CHECK(a.call("PUT", "/api/replies/" + id, ana, R"({"text":"x"})").status == 403);
+  CHECK(a.call("DELETE", "/api/replies/" + id, ana).status == 403);
+  // The admin token too; its actor is "admin".
+  const auto by_token = a.call("POST", "/api/replies", admin, R"({"name":"bye","text":"Bye {{not a placeholder}}"})");
+  REQUIRE(by_token.status == 200);
+  const auto bye = std::to_string(test::parse_json(by_token.body)["id"].GetInt64());
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'saved_reply_added' AND actor = 'admin'") == 1);
+  CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'saved_reply_added' AND actor = 'marta'") == 1);
+
+  // An unknown placeholder is refused when saved, naming it; a name in use is 409.
+  const auto unknown = a.call("POST", "/api/replies", as_marta, R"({"name":"x","text":"Hi {name}"})");
+  CHECK(unknown.status == 400);
+  CHECK_THAT(refusal_error(unknown), Catch::Contains("{name}"));
+  CHECK(a.call("PUT", "/api/replies/" + id, as_marta, R"({"text":"{oops"})").status == 400);
+  CHECK(a.call("POST", "/api/replies", as_marta, R"({"name":"hi","text":"again"})").status == 409);
+  CHECK(a.call("POST", "/api/replies", as_marta, R"({"name":"hi"})").status == 400);
+  CHECK(a.call("POST", "/api/replies", as_marta, "not json").status == 400);
+  CHECK(a.call("PUT", "/api/replies/999", as_marta, R"({"text":"x"})").status == 404);
+  CHECK(a.call("DELETE", "/api/replies/999", as_marta).status == 404);
+  CHECK(a.call("DELETE", "/api/replies/abc", as_marta).status == 404);
+  CHECK(a.call("GET", "/api/replies", {}).status == 401);
+
+  // Any staff member lists them, and sees them filled for a case.
+  const auto list = test::parse_json(a.call("GET", "/api/replies", ana).body);
+  REQUIRE(list.IsArray());
+  CHECK(list.Size() == 2);
+  const std::string case_path = "/api/escalations/" + std::to_string(a.f.escalation);
+  const auto filled = a.call("GET", case_path + "/replies", ana);
+  REQUIRE(filled.status == 200);
+  const auto filled_json = test::parse_json(filled.body);
+  REQUIRE(filled_json.IsArray());
+  REQUIRE(filled_json.Size() == 2);
+  CHECK(std::string(filled_json[0]["text"].GetString()) == "Bye {not a placeholder}");
+  CHECK(std::string(filled_json[1]["text"].GetString()) == "Hi 15551234567, ana here.");
+  CHECK(a.call("GET", "/api/escalations/999/replies", ana).status == 404);
+
+  SECTION("with a session, a change needs the CSRF token") {
+    const Login login = log_in(a, "marta", marta);
+    CHECK(a.call("DELETE", "/api/replies/" + id, {{"cookie", login.cookie}}).status == 403);
+    CHECK(a.call("DELETE", "/api/replies/" + id, {{"cookie", login.cookie}, {"x-csrf-token", login.csrf}}).status ==
+          200);
+    CHECK(a.f.count("SELECT count(*) FROM v_audit WHERE event = 'saved_reply_removed' AND actor = 'marta'") == 1);
+    CHECK(a.post("reply", R"({"saved_reply":)" + id + "}").status == 404);
+  }
+  SECTION("a filled text over the cap is refused as any reply is") {
+    const std::string text = std::string(staff::k_max_reply_code_points - 10, 'a') + "{customer}";
+    REQUIRE(a.call("PUT", "/api/replies/" + id, admin, R"({"text":")" + text + "\"}").status == 200);
+    CHECK(a.post("reply", R"({"saved_reply":)" + id + "}").status == 409);
+    CHECK(a.decisions == 0);
+    CHECK(a.f.count("SELECT count(*) FROM v_actions WHERE action = 'staff_reply'") == 0);
+    CHECK(a.f.count("SELECT count(*) FROM v_escalations WHERE status = 'open'") == 1);
+  }
+  SECTION("sent filled, it reaches the outbox as a staff reply") {
+    const auto sent = a.post("reply", R"({"saved_reply":)" + id + "}");
+    REQUIRE(sent.status == 200);
+    CHECK(a.decisions == 1);
+    CHECK(a.f.count("SELECT count(*) FROM v_actions WHERE action = 'staff_reply' AND created_by = 'ana' AND body = "
+                    "'Hi 15551234567, ana here.'") == 1);
+  }
+  const auto check = store::verify_audit(a.f.db);
+  REQUIRE(check);
+  CHECK_FALSE(check->first_broken);
+}

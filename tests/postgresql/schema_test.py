@@ -145,6 +145,10 @@ INSERT INTO notify_cursor (id, last_audit_id, started_at, updated_at)
 INSERT INTO audit_anchor (id, last_id, last_hash, updated_at) VALUES (1, 0, 'h0', '2026-12-01T00:00:00Z');
 INSERT INTO escalation_notes (escalation_id, message_id, author, text, created_at)
   VALUES (1, 2, 'ana', 'Called the customer: "refund", é ü', '2026-11-30T09:11:00Z');
+INSERT INTO saved_replies (name, text, created_by, created_at, updated_at, removed_at)
+  VALUES ('hi', 'Hola {customer}, {{ü}}', 'ana', '2026-11-30T09:00:00Z', '2026-11-30T09:00:00Z', NULL);
+INSERT INTO saved_replies (name, text, created_by, created_at, updated_at, removed_at)
+  VALUES ('hi', 'old', 'admin', '2026-11-29T09:00:00Z', '2026-11-29T09:00:00Z', '2026-11-29T10:00:00Z');
 """
 
 # Each must be refused on both engines (the schema, not the store, keeps these rules).
@@ -162,6 +166,7 @@ REFUSED = [
     "INSERT INTO notify_cursor (id, last_audit_id, started_at, updated_at) VALUES (2, 1, 't', 't')",
     "INSERT INTO escalation_notes (escalation_id, message_id, author, text, created_at)"
     " VALUES (999, 2, 'ana', 'x', 't')",  # no such escalation
+    "INSERT INTO saved_replies (name, text, created_by, created_at, updated_at) VALUES ('hi', 'x', 'a', 't', 't')",
     "UPDATE actions SET status = 'lost' WHERE id = 1",
 ]
 

@@ -2,7 +2,9 @@
 // attempts side by side, this message's actions, and the decision panel (claim, approve,
 // edit and approve, reply, dismiss). A refused edit shows each validator error at its field.
 // The holder box hands a claim over (release, take over); staff's internal notes, never sent
-// to the customer, are listed with a form to add one.
+// to the customer, are listed with a form to add one. The reply card offers the saved
+// replies, filled for this case by the server (GET /api/escalations/{id}/replies): picking
+// one puts its text in the reply box, to edit before sending.
 import {api} from './api.js';
 import {$, announce, append, el, holder, reasonLabel, when} from './dom.js';
 import {ActionForm, parseRawOutput} from './form.js';
@@ -24,9 +26,11 @@ export class CaseView {
     this.item = null;
     this.section.replaceChildren(el('p', {class: 'loading'}, `Loading escalation #${id}…`));
     try {
-      const [item, catalog] = await Promise.all([api('GET', `/api/escalations/${id}`), api('GET', '/api/catalog')]);
+      const [item, catalog, saved] = await Promise.all([api('GET', `/api/escalations/${id}`), api('GET', '/api/catalog'),
+        api('GET', `/api/escalations/${id}/replies`).catch(() => [])]);
       this.item = item;
       this.catalog = catalog;
+      this.saved = Array.isArray(saved) ? saved : [];
       this.render();
     } catch (error) {
       this.section.replaceChildren(el('h1', {id: 'case-title', tabindex: -1}, `Escalation #${id}`),
@@ -235,6 +239,7 @@ export class CaseView {
       if (replyText.reportValidity()) this.decide('reply', {text: replyText.value});
     }},
     el('h3', {}, 'Reply in your own words'),
+    this.savedPicker(replyText),
     el('label', {for: 'reply-text'}, `Message to ${c.sender ?? 'the customer'}`), replyText,
     el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'secondary'}, 'Send reply')));
     const note = el('input', {id: 'dismiss-note', required: true, maxlength: 500});
@@ -247,6 +252,17 @@ export class CaseView {
     el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'danger'}, 'Dismiss')));
     this.panel.replaceChildren(el('h2', {id: 'decide-title'}, 'Decide'), this.topError, actionForm, replyForm,
         dismissForm);
+  }
+
+  // A select of the saved replies (none: nothing shown); a choice fills `textarea`.
+  savedPicker(textarea) {
+    if (!this.saved?.length) return null;
+    const select = el('select', {id: 'saved-reply', onchange: () => {
+      const chosen = this.saved.find((r) => String(r.id) === select.value);
+      if (chosen) textarea.value = String(chosen.text ?? '');
+    }}, el('option', {value: ''}, 'Write my own'),
+    this.saved.map((r) => el('option', {value: String(r.id)}, String(r.name ?? ''))));
+    return el('div', {class: 'saved-replies'}, el('label', {for: 'saved-reply'}, 'Saved reply'), select);
   }
 
   renderClosed() {
