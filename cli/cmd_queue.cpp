@@ -6,6 +6,8 @@
 
 #include "cli/args.h"
 #include "cli/clock.h"
+#include "cli/queue_search.h"
+#include "cli/queue_table.h"
 #include "cli/target.h"
 #include "common/utf8.h"
 #include "staff/decisions.h"
@@ -29,26 +31,10 @@ constexpr const char* k_queue_usage =
     "       dispatchctl ... queue release ID --as NAME [--note TEXT]\n"
     "       dispatchctl ... queue takeover ID --as NAME [--note TEXT]\n"
     "       dispatchctl ... queue reassign ID --to NAME --as NAME [--note TEXT]\n"
-    "       dispatchctl ... queue note ID --as NAME --text TEXT";
-
-// At most `n` code points of `text` on one line, for tables.
-std::string preview(const std::string& text, std::size_t n) {
-  std::string out;
-  std::size_t points = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if ((c & 0xC0) != 0x80 && ++points > n) return out + "...";
-    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : text[i];
-  }
-  return out;
-}
-
-// staff.response_target_minutes of the configuration; the defaults with --db and none.
-staff::TargetClock target_clock(const Target& target, store::Time at) {
-  if (!target.config) return {at, {}};
-  return {at, staff::response_targets(target.config->staff.response_target_default_minutes,
-                                      target.config->staff.response_target_minutes)};
-}
+    "       dispatchctl ... queue note ID --as NAME --text TEXT\n"
+    "       dispatchctl ... queue search [--customer C] [--text T] [--reason R] [--status S] [--from DAY]\n"
+    "                                    [--to DAY] [--limit N] [--json]\n"
+    "       dispatchctl ... queue history ID [--before MESSAGE_ID] [--limit N] [--json]";
 
 int list_queue(Target& target, const Args& args, store::Time at) {
   std::optional<store::EscalationStatus> status;
@@ -58,20 +44,8 @@ int list_queue(Target& target, const Args& args, store::Time at) {
   }
   auto rows = store::list_escalations(target.db, {.status = status});
   if (!rows) return usage_error(rows.error().message);
-  const staff::TargetClock clock = target_clock(target, at);
-  if (args.has("json")) {
-    std::printf("%s\n", staff::escalations_json(*rows, clock).c_str());
-    return k_exit_ok;
-  }
-  std::printf("%-5s %-9s %-21s %-8s %-16s %-10s %-20s %-17s %s\n", "ID", "STATUS", "REASON", "CHANNEL", "SENDER",
-              "ASSIGNEE", "CREATED", "TARGET", "TEXT");
-  for (const auto& row : *rows) {
-    const auto reading = staff::row_target(row, clock);
-    std::printf("%-5lld %-9s %-21s %-8s %-16s %-10s %-20s %-17s %s\n", static_cast<long long>(row.id),
-                row.status.c_str(), row.reason.c_str(), row.channel.c_str(), preview(row.sender, 16).c_str(),
-                preview(row.assignee.value_or("-"), 10).c_str(), row.created_at.c_str(),
-                reading ? staff::target_text(*reading).c_str() : "-", preview(row.text, 40).c_str());
-  }
+  print_escalations(*rows, target_clock(target, at), args.has("json"));
+  if (args.has("json")) return k_exit_ok;
   if (rows->empty())
     std::printf("(no escalations%s)\n", status ? (" with status " + std::string(store::to_sql(*status))).c_str() : "");
   return k_exit_ok;
@@ -184,13 +158,19 @@ int cmd_queue(int argc, char** argv) {
                              {"text", true},
                              {"note", true},
                              {"to", true},
-                             {"saved", true}});
+                             {"saved", true},
+                             {"customer", true},
+                             {"reason", true},
+                             {"from", true},
+                             {"to", true},
+                             {"before", true},
+                             {"limit", true}});
   auto args = parse_args(argc, argv, 2, specs);
   if (!args) return usage_error(args.error());
   const auto& words = args->positional;
   if (words.empty()) return usage_error(k_queue_usage);
   const std::string& verb = words[0];
-  const bool is_list = verb == "list";
+  const bool is_list = verb == "list" || verb == "search";
   if (is_list ? words.size() != 1 : words.size() != 2) return usage_error(k_queue_usage);
   std::optional<std::int64_t> id;
   if (!is_list) {
@@ -199,8 +179,10 @@ int cmd_queue(int argc, char** argv) {
   }
   auto target = open_target(*args);
   if (!target) return usage_error(target.error());
-  if (is_list) return list_queue(*target, *args, now());
+  if (verb == "list") return list_queue(*target, *args, now());
+  if (verb == "search") return search_queue(*target, *args, now());
   if (verb == "show") return show(*target, *args, *id);
+  if (verb == "history") return show_history(*target, *args, *id);
 
   const auto who = args->get("as");
   if (!who || who->empty()) return usage_error("queue " + verb + " needs --as NAME (who decides is recorded)");

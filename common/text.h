@@ -3,6 +3,7 @@
 // mean" distances, and comparing secrets.
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@ std::string pointer_token(std::string_view token);
 // RFC 3986 percent-encoding of every byte but the unreserved characters (A-Z a-z 0-9 - . _ ~),
 // upper-case hex: a URL query value or path segment, an application/x-www-form-urlencoded value.
 std::string percent_encode(std::string_view value);
+
+// The value of an application/x-www-form-urlencoded query (what a browser's URLSearchParams
+// writes): "+" is a space and %XX a byte. nullopt for a "%" not followed by two hex digits.
+// The bytes are not checked as UTF-8 here.
+std::optional<std::string> form_decode(std::string_view value);
 
 // Levenshtein distance, capped: returns `cap + 1` as soon as the distance exceeds `cap`.
 // Used for "did you mean" hints on short enum values.

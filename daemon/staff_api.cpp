@@ -1,6 +1,8 @@
 #include "daemon/staff_api.h"
 
+#include "daemon/staff_answers.h"
 #include "daemon/staff_bodies.h"
+#include "daemon/staff_search.h"
 
 #include <charconv>
 
@@ -20,23 +22,12 @@
 namespace dispatchd::daemon {
 namespace {
 
-constexpr const char* k_json = "application/json";
 constexpr std::string_view k_cookie_name = "dispatchd_session";
 // Escalation listings come in pages (a Link header names the next one).
 constexpr std::int64_t k_page_default = 100;
 constexpr std::int64_t k_page_max = 500;
 
-Response json(int status, std::string body) { return Response{status, std::move(body), k_json, {}, {}}; }
-
 Response ok() { return json(200, JsonOut().begin_object().field("ok", true).end_object().str()); }
-
-Response refusal(int status, const std::string& message, const std::optional<validator::Verdict>& verdict = {}) {
-  JsonOut out;
-  out.begin_object().field("ok", false).field("error", message);
-  out.raw_or_null("verdict", verdict ? std::optional<std::string>(validator::to_json(*verdict)) : std::nullopt);
-  out.end_object();
-  return json(status, out.str());
-}
 
 // The staff API (docs/staff.md): 404 no such item, 409 refused by state or by the validator.
 int status_of(staff::RefusalKind kind) {
@@ -68,17 +59,6 @@ Response unauthenticated(const staff::AuthFailure& failure) {
   return refusal(500, failure.message);
 }
 
-Response store_failure(const store::Error& e) {
-  return refusal(e.kind == store::ErrorKind::not_found ? 404 : e.retryable() ? 503 : 500, e.message);
-}
-
-std::optional<std::int64_t> parse_id(std::string_view text) {
-  std::int64_t id = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
-  return id;
-}
-
 // The value of cookie `name` in a Cookie header ("a=1; dispatchd_session=..."), or "".
 std::string cookie_value(std::string_view header, std::string_view name) {
   while (!header.empty()) {
@@ -90,18 +70,6 @@ std::string cookie_value(std::string_view header, std::string_view name) {
       return std::string(pair.substr(name.size() + 1));
   }
   return "";
-}
-
-// `key`'s value in a query string of plain words (the filters take no escaped values).
-std::optional<std::string> query_value(std::string_view query, std::string_view key) {
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    if (pair.size() > key.size() && pair.starts_with(key) && pair[key.size()] == '=')
-      return std::string(pair.substr(key.size() + 1));
-  }
-  return std::nullopt;
 }
 
 // The listing's next page: the same filters (values already checked, so nothing unchecked
@@ -215,6 +183,10 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
     return json(200, budget_json(m_settings.budget, *daily));
   }
   if (request.path.starts_with("/api/messages/")) return trail(request);
+  if (request.path == "/api/search") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    return search_request(request.query, staff::TargetClock{now, m_settings.targets});
+  }
   if (request.path == "/api/replies" || request.path.starts_with("/api/replies/"))
     return replies(request, who->name, false, now);
   return escalations(request, *who, now);
@@ -397,6 +369,10 @@ StaffApi::Routed StaffApi::escalations(const Request& request, const staff::Staf
       if (!item) return store_failure(item.error());
       return json(200, staff::case_json(*item, clock));
     });
+  }
+  if (rest.substr(slash + 1) == "history") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    return history_request(*id, request.query);
   }
   if (rest.substr(slash + 1) == "replies") {
     if (request.method != "GET") return refusal(405, "use GET");

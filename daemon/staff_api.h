@@ -26,6 +26,8 @@
 //   POST /api/escalations/{id}/reply {"saved_reply":ID}  a saved reply filled from the case,
 //        sent as a reply {"text"} is (staff/saved_replies.h)
 //   GET  /api/escalations/{id}/replies               the saved replies filled for this case
+//   GET  /api/search?customer=&text=&...             search, newest first (staff_search.h)
+//   GET  /api/escalations/{id}/history?before=       the customer's other cases and messages
 //   GET  /api/replies                                the saved replies
 //   POST /api/replies {"name","text"}, PUT /api/replies/{id} {"text"}, DELETE /api/replies/{id}
 //        for admin accounts and the admin token (403 for another staff credential; 400 for an

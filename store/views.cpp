@@ -5,20 +5,11 @@
 #include "store/internal/view_rows.h"
 
 namespace dispatchd::store {
-namespace {
-
-constexpr const char* k_escalation_columns =
-    "SELECT e.escalation_id, e.message_id, e.reason, e.detail, e.status, e.proposed_action, e.assignee, e.resolution,"
-    " e.created_at, e.claimed_at, e.resolved_at, m.channel, m.sender, m.text, e.breach_noticed_at"
-    " FROM v_escalations e JOIN v_messages m ON m.message_id = e.message_id ";
-
 EscalationRow read_escalation(const Query& q) {
   return {q.integer(0),        q.integer(1),       q.text(2),          q.optional_text(3), q.text(4),
           q.optional_text(5),  q.optional_text(6), q.optional_text(7), q.text(8),          q.optional_text(9),
           q.optional_text(10), q.text(11),         q.text(12),         q.text(13),         q.optional_text(14)};
 }
-
-}  // namespace
 
 MessageRow read_message(const Query& q) {
   return {q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6), q.text(7), q.text(8)};

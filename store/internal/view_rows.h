@@ -2,10 +2,10 @@
 #ifndef DISPATCHD_INTERNAL_STORE
 #error "store/internal/ is private to store/: include the module's public headers instead"
 #endif
-// Internal to store/: v_messages and v_actions rows read into a MessageRow and an ActionRow
-// (store/views.h), shared by the staff reads (views.cpp) and the trail (trail.cpp) so that
-// both read the same columns the same way. Like attempt_row.h for v_attempts. collect()
-// reads any view's rows into a vector (views.cpp, desk.cpp).
+// Internal to store/: v_messages, v_actions and v_escalations rows read into a MessageRow, an
+// ActionRow and an EscalationRow (store/views.h), shared by the staff reads (views.cpp,
+// history.cpp) and the trail (trail.cpp) so that all read the same columns the same way. Like
+// attempt_row.h for v_attempts. collect() reads any view's rows into a vector.
 
 #include "store/internal/sql.h"
 #include "store/views.h"
@@ -21,6 +21,14 @@ inline constexpr const char* k_action_columns =
     "SELECT action_id, message_id, action, arguments, recipient, body, status, created_by, provider_message_id, error,"
     " updated_at ";
 
+// v_escalations with its message's channel, sender and text, as `e` and `m`; a query goes on
+// with "WHERE ...". read_escalation reads its 15 columns.
+inline constexpr const char* k_escalation_columns =
+    "SELECT e.escalation_id, e.message_id, e.reason, e.detail, e.status, e.proposed_action, e.assignee, e.resolution,"
+    " e.created_at, e.claimed_at, e.resolved_at, m.channel, m.sender, m.text, e.breach_noticed_at"
+    " FROM v_escalations e JOIN v_messages m ON m.message_id = e.message_id ";
+
+EscalationRow read_escalation(const Query& q);
 MessageRow read_message(const Query& q);
 ActionRow read_action(const Query& q);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Black-box test of the staff desk's commands on a seeded database (tests/support/seed.cpp):
 # queue release, takeover, reassign and note, what queue list, queue show and trail show of
-# them, saved replies (replies, queue reply --saved), and the audit chain verified after each change. The idle clock is moved back with
+# them, saved replies (replies, queue reply --saved), queue search and history, and the audit
+# chain verified after each change. The idle clock is moved back with
 # the database's own shell, as time would. Runs on either backend (seeded.sh).
 # Usage: desk_test.sh DISPATCHCTL DISPATCHD_SEED SOURCE_DIR
 . "$3/tests/cli/seeded.sh"
@@ -142,5 +143,21 @@ expect "queue reply --saved" 0 "escalation $open_case resolved by luis" -- \
 [ "$(q "SELECT body FROM v_actions WHERE escalation_id = $open_case AND action = 'staff_reply'")" = \
   "Hola $customer, luis aquí: caso $open_case ({$channel})!" ] && pass || fail "the saved reply is sent filled"
 verified "a saved reply sent"
+
+
+# Search and history: newest first; a number as typed, an address as stored; the customer's
+# messages across conversations with what was sent in answer.
+expect "search by a number as typed" 0 '^3 +resolved .* 15551230001 ' -- \
+  "$ctl" --db "$db" queue search --customer "+1 555 123-0001" </dev/null
+[ "$("$ctl" --db "$db" queue search --from 2026-12-01 --json | tr ',' '\n' | grep -c '"escalation_id"')" = 3 ] \
+  && pass || fail "search --from counts the cases opened that day and later"
+expect "search by text in a note" 0 '^4 +claimed ' -- "$ctl" --db "$db" queue search --text "ASKED FINANCE" </dev/null
+expect "search finds nothing" 0 'no escalations found' -- "$ctl" --db "$db" queue search --text zzzz </dev/null
+expect "search refuses a bad date" 2 'from is a date, YYYY-MM-DD' -- \
+  "$ctl" --db "$db" queue search --from 2026-13-01 </dev/null
+expect "history shows the messages and the replies sent" 0 '-> send_message by dispatchd \(sent\): ORD-1001 ships' -- \
+  "$ctl" --db "$db" queue history 3 </dev/null
+expect "history pages" 0 'older: queue history 3 --before 4' -- "$ctl" --db "$db" queue history 3 --limit 1 </dev/null
+expect "history of nothing" 1 'no escalation 999' -- "$ctl" --db "$db" queue history 999 </dev/null
 
 summary

@@ -40,3 +40,17 @@ TEST_CASE("text::constant_time_equal compares every byte and the length", "[text
   CHECK_FALSE(text::constant_time_equal("\x80", "\x00"));
   CHECK_FALSE(text::constant_time_equal("\xFF\xFF", "\xFF\x7F"));
 }
+
+TEST_CASE("text::form_decode reads what URLSearchParams writes", "[text]") {
+  CHECK(text::form_decode("factura+de+octubre") == "factura de octubre");
+  CHECK(text::form_decode("%2B52%201%2055") == "+52 1 55");
+  CHECK(text::form_decode("ana%40example.com") == "ana@example.com");
+  CHECK(text::form_decode("%C2%BFfactura%3F") ==
+        "\xC2\xBF"
+        "factura?");
+  CHECK(text::form_decode("a%2b") == "a+");
+  CHECK(text::form_decode("") == "");
+  CHECK_FALSE(text::form_decode("100%"));
+  CHECK_FALSE(text::form_decode("100%2"));
+  CHECK_FALSE(text::form_decode("%zz"));
+}
