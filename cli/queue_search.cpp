@@ -65,10 +65,9 @@ int show_history(Target& target, const Args& args, std::int64_t id) {
   std::printf("\nmessages (newest first):\n");
   for (const auto& entry : *messages) {
     const auto& m = entry.message;
-    std::printf("  #%lld %s [%s]%s: %s\n", static_cast<long long>(m.id), m.received_at.c_str(),
-                m.conversation_id.c_str(),
-                entry.escalation_id ? (" escalation " + std::to_string(*entry.escalation_id)).c_str() : "",
-                m.text.c_str());
+    std::printf(
+        "  #%lld %s [%s]%s: %s\n", static_cast<long long>(m.id), m.received_at.c_str(), m.conversation_id.c_str(),
+        entry.escalation_id ? (" escalation " + std::to_string(*entry.escalation_id)).c_str() : "", m.text.c_str());
     for (const auto& r : entry.replies) {
       std::printf("     -> %s by %s (%s): %s\n", r.action.c_str(), r.created_by.c_str(), r.status.c_str(),
                   preview(r.body.value_or(""), 80).c_str());

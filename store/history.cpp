@@ -90,8 +90,8 @@ Result<std::vector<EscalationRow>> customer_escalations(Database& db, std::int64
   return collect<EscalationRow>(*query, read_escalation);
 }
 
-Result<std::vector<CustomerMessage>> customer_messages(Database& db, std::int64_t id, std::optional<std::int64_t> before,
-                                                    std::int64_t limit) {
+Result<std::vector<CustomerMessage>> customer_messages(Database& db, std::int64_t id,
+                                                       std::optional<std::int64_t> before, std::int64_t limit) {
   auto customer = customer_of(db, id);
   if (!customer) return std::unexpected(customer.error());
   if (customer->sender.empty()) return std::vector<CustomerMessage>{};

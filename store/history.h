@@ -49,7 +49,7 @@ struct CustomerMessage {
 // A page of the messages of the customer of escalation `id`, newest first: at most `limit`
 // with message ids below `before` (all when unset). Keyset paging: a page stays put while
 // new messages arrive. not_found when there is no escalation `id`.
-Result<std::vector<CustomerMessage>> customer_messages(Database& db, std::int64_t id, std::optional<std::int64_t> before,
-                                                    std::int64_t limit);
+Result<std::vector<CustomerMessage>> customer_messages(Database& db, std::int64_t id,
+                                                       std::optional<std::int64_t> before, std::int64_t limit);
 
 }  // namespace dispatchd::store

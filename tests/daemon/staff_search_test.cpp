@@ -101,8 +101,7 @@ TEST_CASE("staff api: a bad search is 400 with the reason, without a credential 
   CHECK(admin.status == 403);
 }
 
-TEST_CASE("staff api: a case's history has the customer's other cases and their messages, paged",
-          "[staff][search]") {
+TEST_CASE("staff api: a case's history has the customer's other cases and their messages, paged", "[staff][search]") {
   SearchDesk d;
   const std::string path = "/api/escalations/" + std::to_string(d.second) + "/history";
   const auto first = test::parse_json(d.get(path, "limit=1").body);
@@ -114,8 +113,7 @@ TEST_CASE("staff api: a case's history has the customer's other cases and their 
   CHECK(std::string(first["messages"][0]["text"].GetString()) == "¿Y mi reembolso? Pedido 100% pagado");
   CHECK(first["messages"][0]["escalation_id"].GetInt64() == d.second);
   REQUIRE(first["next"].IsInt64());
-  const auto older =
-      test::parse_json(d.get(path, "limit=1&before=" + std::to_string(first["next"].GetInt64())).body);
+  const auto older = test::parse_json(d.get(path, "limit=1&before=" + std::to_string(first["next"].GetInt64())).body);
   CHECK(older["cases"].IsNull());
   REQUIRE(older["messages"].Size() == 1);
   CHECK(std::string(older["messages"][0]["text"].GetString()) == "I want my refund");

@@ -46,8 +46,8 @@ TEST_CASE("search: numbers lose their punctuation, addresses keep theirs, days e
   CHECK(staff::customer_key("+52 1 55-3456-7890") == "5215534567890");
   CHECK(staff::customer_key("(555) 123.4567") == "5551234567");
   CHECK(staff::customer_key("  Ana.Perez+shop@Example.com ") == "Ana.Perez+shop@Example.com");
-  const auto search = staff::read_search({.customer = "+52 1 55", .text = " factura ", .from = "2026-12-31",
-                                          .to = "2026-12-31", .limit = "10"});
+  const auto search = staff::read_search(
+      {.customer = "+52 1 55", .text = " factura ", .from = "2026-12-31", .to = "2026-12-31", .limit = "10"});
   REQUIRE(search);
   CHECK(search->customer == "52155");
   CHECK(search->text == "factura");

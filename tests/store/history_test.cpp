@@ -52,8 +52,8 @@ struct Fixture {
     REQUIRE(reply);
     ana_reply = *reply;
     ana_chat = message("whatsapp", "wamid.A2", "c-ana-1", k_ana, "gracias", k_t0 + 1h);
-    const auto later = message("whatsapp", "wamid.A3", "c-ana-2", k_ana, "Otra vez: el pedido 100% perdido",
-                               k_t0 + 24h * 3);
+    const auto later =
+        message("whatsapp", "wamid.A3", "c-ana-2", k_ana, "Otra vez: el pedido 100% perdido", k_t0 + 24h * 3);
     ana_second = escalate(later, store::EscalationReason::needs_approval, k_t0 + 24h * 3 + 1s);
     bo = escalate(message("whatsapp", "wamid.B1", "c-bo", k_bo, "pedido 1000 sin llegar", k_t0 + 2h),
                   store::EscalationReason::contract_failed, k_t0 + 2h);

@@ -65,7 +65,15 @@ export async function apiPages(path, maxRows) {
   return {rows, more: Boolean(next)};
 }
 
+// One page of a listing or a search: its rows and the next page's path (null at the end).
+export async function apiPage(path) {
+  const {data, response} = await call('GET', path);
+  return {rows: Array.isArray(data) ? data : [], next: nextPage(response.headers.get('Link'))};
+}
+
+// Only the API's own listings are followed: a Link header cannot send the page elsewhere.
 function nextPage(link) {
   const match = /<([^>]*)>;\s*rel="next"/.exec(link ?? '');
-  return match && match[1].startsWith('/api/escalations?') ? match[1] : null;
+  const path = match ? match[1] : '';
+  return path.startsWith('/api/escalations?') || path.startsWith('/api/search?') ? path : null;
 }

@@ -6,9 +6,10 @@ import {CaseView} from './case.js';
 import {$, announce} from './dom.js';
 import {Live} from './live.js';
 import {Queue} from './queue.js';
+import {Search} from './search.js';
 import {TrailView} from './trail.js';
 
-const app = {me: null, queue: null, caseView: null, trailView: null, live: null, reload: null};
+const app = {me: null, queue: null, search: null, caseView: null, trailView: null, live: null, reload: null};
 
 function reportError(error) {
   if (error.status === 401) return;
@@ -53,10 +54,11 @@ function signedIn(session) {
   $('login').hidden = true;
   if (!app.queue) {
     app.queue = new Queue({me: app.me, onError: reportError});
+    app.search = new Search({me: app.me, onError: reportError});
     app.caseView = new CaseView({me: app.me, onError: reportError});
     app.trailView = new TrailView({onError: reportError});
   }
-  app.queue.me = app.caseView.me = app.me;
+  app.queue.me = app.search.me = app.caseView.me = app.me;
   app.live.start();
   route();
 }

@@ -4,10 +4,12 @@
 // The holder box hands a claim over (release, take over); staff's internal notes, never sent
 // to the customer, are listed with a form to add one. The reply card offers the saved
 // replies, filled for this case by the server (GET /api/escalations/{id}/replies): picking
-// one puts its text in the reply box, to edit before sending.
+// one puts its text in the reply box, to edit before sending. Below, the customer's other
+// escalations and messages across conversations (history.js).
 import {api} from './api.js';
 import {$, announce, append, el, holder, reasonLabel, when} from './dom.js';
 import {ActionForm, parseRawOutput} from './form.js';
+import {CustomerHistory} from './history.js';
 
 const CLOSED = new Set(['resolved', 'dismissed']);
 const DONE = {approve: 'approved', edit: 'edited and approved', reply: 'answered', dismiss: 'dismissed'};
@@ -77,6 +79,8 @@ export class CaseView {
     this.takeoverHint = el('span', {class: 'hint'});
     this.notesBox = el('section', {class: 'notes-box', 'aria-labelledby': 'notes-title'});
     this.panel = el('section', {class: 'decide', 'aria-labelledby': 'decide-title'});
+    this.history = new CustomerHistory({escalationId: c.escalation_id, me: this.me, onError: this.onError});
+    this.history.load();
     this.section.replaceChildren();
     append(this.section, [
         el('p', {class: 'back'}, el('a', {href: '#/'}, '← Queue')),
@@ -95,6 +99,7 @@ export class CaseView {
                 el('h2', {id: 'conv-title'}, 'Conversation'), this.renderConversation(c)),
             this.panel),
         this.notesBox,
+        this.history.box,
         this.renderAttempts(c.attempts ?? []),
         this.renderActions(c.actions ?? [])]);
     this.renderHolder();
