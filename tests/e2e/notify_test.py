@@ -6,7 +6,8 @@ about a "factura" (tests/e2e/scenario.json), which makes a contract_failed escal
 What must hold: one POST per escalation with its id, reason, channel and link; a 500 is
 retried after the backoff and the notification then arrives once; nothing is lost across a
 restart (receiver down when the escalation happens, SIGTERM, restart, receiver up: delivered
-exactly once); escalations from before the first start with a notify_url are not announced.
+exactly once); escalations from before the first start with a notify_url are not announced;
+a case left open past its response-time target is recorded and announced as breached once.
 Each check prints pass/FAIL; exit 1 when any failed.
 
 Usage: notify_test.py BUILD_DIR SOURCE_DIR
@@ -201,4 +202,35 @@ def history_flow():
         hook.stop()
 
 
-sys.exit(harness.run_flows((two_escalations_flow, retry_flow, restart_flow, history_flow)))
+def breach_flow():
+    """The daemon's own check: a case left open past a one-minute target is recorded as
+    breached once (audit, v_escalations, the gauge) and announced once, by the real clock."""
+    hook = Hook()
+    stack = stack_for(hook.url(), {"staff": {"response_target_minutes": {"default": 1}}})
+    try:
+        stack.start_daemon()
+        escalate(stack, "wamid.T1", "5215500000401")
+        stack.wait_until(lambda: hook.posts(), timeout=60, what="the opened notification")
+        ids = escalation_ids(stack)
+        check("target: one escalation, announced as opened",
+              len(ids) == 1 and [p["json"]["event"] for p in hook.posts()] == ["opened"], hook.posts())
+        check("target: not breached before its minute",
+              stack.query("SELECT breach_noticed_at FROM v_escalations")[0][0] is None)
+        breached = lambda: [p for p in hook.posts() if p["json"].get("event") == "breached"]  # noqa: E731
+        stack.wait_until(breached, timeout=150, what="the breached notification")
+        time.sleep(6)  # more than one check (every 5 ticks): a breach is recorded once
+        posts = breached()
+        check("target: one breached notification, for the escalation",
+              len(posts) == 1 and posts[0]["json"]["escalation_id"] == ids[0], posts)
+        events = stack.query("SELECT count(*) FROM v_audit WHERE event = 'escalation_breached'")[0][0]
+        check("target: the breach is one audit event", events == 1, events)
+        check("target: v_escalations has when it was noticed",
+              stack.query("SELECT breach_noticed_at FROM v_escalations")[0][0] is not None)
+        gauge = metric(stack, 'dispatchd_escalations_breached{reason="contract_failed"}')
+        check("/metrics: the open case past its target is counted", gauge == 1, gauge)
+    finally:
+        stack.close()
+        hook.stop()
+
+
+sys.exit(harness.run_flows((two_escalations_flow, retry_flow, restart_flow, history_flow, breach_flow)))
