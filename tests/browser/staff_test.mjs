@@ -11,86 +11,16 @@
 //   REPLY_TEXT           what staff A writes in the edited action (the driver checks Graph)
 //   SCREENSHOTS          a folder for the PNGs
 //   CHROMIUM             the browser (default /usr/bin/chromium)
-import {mkdirSync} from 'node:fs';
-import {join} from 'node:path';
-import {createInterface} from 'node:readline';
-import {chromium} from 'playwright-core';
+import {
+  ask, base, check, finish, laptop, launch, login, noStrayText, phone, shot, textBecomes, twoSessions, watchedPage,
+} from './browser_support.mjs';
 
 const env = process.env;
-const base = `${env.STAFF_URL}/staff/`;
-const laptop = {width: 1366, height: 850};
-const phone = {width: 375, height: 812};
-const timeout = 15000;
-let failures = 0;
-
-function check(name, condition, detail = '') {
-  if (!condition) failures++;
-  console.log(`${condition ? 'pass' : 'FAIL'} ${name}${condition ? '' : `: ${detail}`}`);
-}
-
-// Asks the driver (staff_test.py) to do something to the stack: a line "@@command" out,
-// one line of JSON back on stdin.
-const answers = createInterface({input: process.stdin})[Symbol.asyncIterator]();
-async function ask(command) {
-  console.log(`@@${command}`);
-  const {value, done} = await answers.next();
-  if (done) throw new Error(`no answer to ${command}`);
-  return JSON.parse(value);
-}
-
-// Waits for `locator` to be visible and then for `predicate(text)` to hold, up to `timeout`.
-async function textBecomes(locator, predicate, what) {
-  const deadline = Date.now() + timeout;
-  let last = '';
-  while (Date.now() < deadline) {
-    last = (await locator.count()) ? await locator.first().innerText() : '(missing)';
-    if (predicate(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what}: still ${JSON.stringify(last)}`);
-}
-
-// A page that fails the run on any dialog (an injected alert()), script error or CSP
-// violation (something inline the page should not have).
-async function watchedPage(context, label) {
-  const page = await context.newPage();
-  page.setDefaultTimeout(timeout);
-  page.on('dialog', async (dialog) => {
-    check(`${label}: no dialog opens`, false, `${dialog.type()} ${JSON.stringify(dialog.message())}`);
-    await dialog.dismiss();
-  });
-  page.on('pageerror', (error) => check(`${label}: no script error`, false, error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) {
-      check(`${label}: no CSP violation`, false, message.text());
-    }
-  });
-  return page;
-}
-
-async function login(page, name, token) {
-  await page.goto(base);
-  await page.getByLabel('Name').fill(name);
-  await page.getByLabel('Personal token').fill(token);
-  await page.getByRole('button', {name: 'Sign in'}).click();
-  await page.locator('#who', {hasText: name}).waitFor();
-}
-
-// No "null" or "undefined" leaked into the page from a missing value.
-async function noStrayText(page, where) {
-  const text = await page.locator('body').innerText();
-  const stray = /\b(null|undefined|NaN|\[object Object\])\b/.exec(text);
-  check(`${where}: no null/undefined shown`, !stray, stray && text.slice(Math.max(0, stray.index - 80), stray.index + 20));
-}
-
-const shot = (page, name) => page.screenshot({path: join(env.SCREENSHOTS, `${name}.png`), fullPage: true});
 
 async function main() {
-  mkdirSync(env.SCREENSHOTS, {recursive: true});
-  const browser = await chromium.launch({executablePath: env.CHROMIUM || '/usr/bin/chromium'});
+  const browser = await launch();
   try {
-    const contextA = await browser.newContext({viewport: laptop});
-    const contextB = await browser.newContext({viewport: laptop});
+    const [contextA, contextB] = await twoSessions(browser);
     const a = await watchedPage(contextA, 'A');
 
     // Login: a wrong token is refused on the form, the right one opens the queue.
@@ -283,10 +213,4 @@ async function main() {
   }
 }
 
-try {
-  await main();
-} catch (error) {
-  check('the browser run finished', false, error.stack ?? String(error));
-}
-console.log(`browser: ${failures} failed`);
-process.exit(failures ? 1 : 0);
+await finish(main);

@@ -119,17 +119,7 @@ class Deployment:
 
 
 def staff_call(deployment, instance, method, path, token, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(deployment.url(path, instance), data=data, method=method,
-                                     headers={"Authorization": f"Bearer {token}",
-                                              "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=20) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode(errors="replace")
-    except OSError as error:
-        return None, repr(error)
+    return harness.bearer_call(deployment.url(path, instance), method, token, body)
 
 
 def main_flow(folder):

@@ -93,6 +93,21 @@ def status_webhook(wamid: str, recipient: str, status: str, error_code: int | No
     return json.dumps(payload, separators=(",", ":")).encode()
 
 
+def bearer_call(url, method, token, body=None):
+    """A JSON request with `Authorization: Bearer token` (a staff API call): (status, the JSON
+    answer), (status, its text) for an HTTP error, (None, the error) when nothing answered."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method,
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+    except OSError as error:
+        return None, repr(error)
+
+
 class Process:
     """A child process whose stdout lines are collected by a thread."""
 

@@ -13,8 +13,9 @@ import {CustomerHistory} from './history.js';
 
 const CLOSED = new Set(['resolved', 'dismissed']);
 const DONE = {approve: 'approved', edit: 'edited and approved', reply: 'answered', dismiss: 'dismissed'};
-// Changes after which the case's notes, hand-overs and take-over time are read again.
-const DESK_CHANGES = new Set(['staff_note', 'staff_release', 'staff_takeover', 'staff_reassign']);
+// Changes after which the case's notes, hand-overs and take-over time are read again (a claim
+// seen live starts the take-over clock the page shows).
+const DESK_CHANGES = new Set(['staff_claim', 'staff_note', 'staff_release', 'staff_takeover', 'staff_reassign']);
 
 export class CaseView {
   constructor({me, onError}) {
@@ -120,8 +121,11 @@ export class CaseView {
     const wait = c.takeover_in_minutes;
     this.releaseButton.hidden = !mine;
     this.takeoverButton.hidden = !claimed || mine || wait !== 0;
-    this.takeoverHint.textContent = claimed && !mine && typeof wait === 'number' && wait > 0 ?
-      `Take-over possible in ${wait} min` : '';
+    const waiting = claimed && !mine && typeof wait === 'number' && wait > 0;
+    this.takeoverHint.textContent = waiting ? `Take-over possible in ${wait} min` : '';
+    // No event comes when the claim turns idle: the case is read again once it may have.
+    clearTimeout(this.takeoverTimer);
+    if (waiting) this.takeoverTimer = setTimeout(() => this.item && this.reloadDesk(), wait * 60000);
   }
 
   // Staff's internal notes (never sent to the customer) and the hand-overs, with a form to add a note.
