@@ -127,6 +127,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   std::function<void(const Decision&)> on_decision;
   std::function<void()> on_written;
   std::function<void(const store::ToolCallRecord&)> on_tool_call;
+  std::function<void(const store::Leased&, bool)> on_started;
   mcp::ToolCaller* mcp = nullptr;
   bool written_pending = false;    // on_written waits to run once for the decisions written since
   boost::asio::steady_timer wake;  // waits in real time
@@ -171,6 +172,9 @@ class Run : public std::enable_shared_from_this<Run> {
 
  private:
   const TypeRule* type_rule() const;
+  void started(bool answering) const {
+    if (m_state->on_started) m_state->on_started(m_message, answering);
+  }
   std::optional<FailedPair> resumed_pair() const;
   void ask();
   // llm.budget, before a model call: true when the budget is closed and the turn was made to
@@ -257,8 +261,12 @@ void Run::start() {
   // A message whose type the configuration decides is decided without the model: each
   // branch is one store transaction, as the model's decisions are. Such a message is never
   // in a turn of several (Agent::State::turn_rule).
-  if (const TypeRule* rule = type_rule()) return carry_out(Typed{*rule, m_message.type});
+  if (const TypeRule* rule = type_rule()) {
+    started(false);
+    return carry_out(Typed{*rule, m_message.type});
+  }
   if (m_state->settings.runaway && stopped_as_runaway()) return;
+  started(true);
   auto counts = store::count_attempts(db(), m_message.id);
   if (!counts) return fail(counts.error());
   m_counts = *counts;
@@ -757,6 +765,10 @@ void Agent::on_decision(std::function<void(const Decision&)> callback) { m_state
 
 void Agent::on_written(std::function<void()> callback) { m_state->on_written = std::move(callback); }
 void Agent::set_mcp(mcp::ToolCaller* tools) { m_state->mcp = tools; }
+void Agent::on_started(std::function<void(const store::Leased&, bool)> callback) {
+  m_state->on_started = std::move(callback);
+}
+
 void Agent::on_tool_call(std::function<void(const store::ToolCallRecord&)> callback) {
   m_state->on_tool_call = std::move(callback);
 }

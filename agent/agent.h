@@ -177,6 +177,10 @@ class Agent {
   // The MCP servers that catalog actions of kind mcp call (none: such a call is answered
   // "unavailable" to the model). REQUIRES: outlives the agent.
   void set_mcp(mcp::ToolCaller* tools);
+  // Called when a run starts on a turn, before its first model call: `answering` is false
+  // for a message decided by its type's rule (no reply from the model may follow). Runs on
+  // the loop; it must not block (the channel's read mark and typing indicator).
+  void on_started(std::function<void(const store::Leased&, bool answering)> callback);
   // Called for each tool call as it is recorded (for metrics).
   void on_tool_call(std::function<void(const store::ToolCallRecord&)> callback);
 

@@ -537,6 +537,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                        r.string("access_token_env", wa.access_token_env),
                                        r.string("app_secret_env", wa.app_secret_env),
                                        r.string("verify_token_env", wa.verify_token_env),
+                                       r.boolean("typing_indicator", wa.typing_indicator),
                                        r.nested("message_types", [&](const Value& t, const std::string& tat) {
                                          read_message_types(r, t, tat, wa.message_types);
                                        })});

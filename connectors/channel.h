@@ -243,6 +243,13 @@ class Channel {
 
   // A polling channel's counters; null for a channel that does not poll.
   virtual const PollCounters* poll_counters() const { return nullptr; }
+
+  // The agent has started on a turn of this channel's messages: `provider_message_id` is
+  // its latest message's, and `answering` says whether a reply may follow (the model is
+  // asked) or the message is decided by rule. A channel whose provider shows this (WhatsApp:
+  // read and typing) does so, best effort: nothing waits for it and nothing is retried.
+  // Nothing by default.
+  virtual void working_on(std::string_view /*provider_message_id*/, bool /*answering*/) {}
 };
 
 }  // namespace dispatchd::connectors

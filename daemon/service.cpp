@@ -608,6 +608,13 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                  p.transport, wall_now_ms, [&p] { p.agent->poke(); }, after, std::move(read_ahead)});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
+  // The turn's latest message: a provider that marks it read marks the earlier ones too.
+  p.agent->on_started([&p](const store::Leased& m, bool answering) {
+    const std::string& latest = m.joined.empty() ? m.provider_message_id : m.joined.back().provider_message_id;
+    for (const auto& channel : p.channels) {
+      if (channel->name() == m.channel) channel->working_on(latest, answering);
+    }
+  });
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now, write_outcome, cluster ? p.worker : ""});
   for (const auto& channel : p.channels) p.pump->add(*channel);

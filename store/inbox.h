@@ -58,6 +58,7 @@ struct TurnMessage {
   std::int64_t id = 0;
   std::string text;
   std::string type;  // "" for none
+  std::string provider_message_id;
 };
 
 struct Leased {
@@ -74,6 +75,7 @@ struct Leased {
   // The messages after this one that its decision answers too, oldest first (take_turn,
   // join_turn); empty for a message answered on its own.
   std::vector<TurnMessage> joined;
+  std::string provider_message_id;  // the channel's id of the message (a wamid, a Gmail id)
 };
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier

@@ -14,9 +14,10 @@ namespace {
 // it takes again soon (a burst of bursts, far above what a loop round needs).
 constexpr int k_max_scanned = 1000;
 
+// Columns 0 to 8, read by found_of; a query's own columns come after.
 const std::string k_columns =
     "SELECT m.id, m.conversation_id, m.sender, m.text, m.channel, m.received_at, coalesce(m.message_type, ''),"
-    " m.turn_id";
+    " m.turn_id, m.provider_message_id";
 constexpr const char* k_unblocked =
     " AND NOT EXISTS (SELECT 1 FROM inbox e WHERE e.conversation_id = m.conversation_id"
     "                 AND e.id < m.id AND e.state IN ('received', 'processing'))";
@@ -33,6 +34,7 @@ Found found_of(const Query& q, Time fallback) {
   static_cast<Leased&>(found) = Leased{
       q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), parse_time(q.text(5)).value_or(fallback), q.text(6)};
   found.has_turn = !q.is_null(7);
+  found.provider_message_id = q.text(8);
   return found;
 }
 
@@ -93,8 +95,8 @@ Result<std::optional<Found>> scan_quiet(Database& db, Instant now, const TurnRul
     auto row = scan->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) break;
-    const Instant first{std::chrono::milliseconds(scan->integer(8))};
-    const Instant last{std::chrono::milliseconds(scan->integer(9))};
+    const Instant first{std::chrono::milliseconds(scan->integer(9))};
+    const Instant last{std::chrono::milliseconds(scan->integer(10))};
     const Instant ready = turn_ready_at(first, last, rule);
     if (ready <= now) return std::optional<Found>(found_of(*scan, std::chrono::floor<std::chrono::seconds>(now)));
     soonest(ready);
@@ -138,14 +140,14 @@ Result<std::vector<TurnMessage>> join(Database& db, const Leased& lead, std::int
   std::vector<TurnMessage> out;
   if (room == 0) return out;
   {  // read to the end of this block: the UPDATE below changes the rows it walks
-    auto candidates =
-        Query::prepare(db, per_backend(db.backend(), [](Backend b) {
-                         return std::string(
-                                    "SELECT id, text, coalesce(message_type, ''), channel, turn_id FROM inbox"
-                                    " WHERE conversation_id = ?1 AND id > ?2 AND state IN ('received', 'processing')"
-                                    " AND (state = 'received' OR turn_id = ?3) ORDER BY id LIMIT ?4") +
-                                (b == Backend::postgresql ? " FOR NO KEY UPDATE" : "");
-                       }));
+    auto candidates = Query::prepare(
+        db, per_backend(db.backend(), [](Backend b) {
+          return std::string(
+                     "SELECT id, text, coalesce(message_type, ''), channel, turn_id, provider_message_id FROM inbox"
+                     " WHERE conversation_id = ?1 AND id > ?2 AND state IN ('received', 'processing')"
+                     " AND (state = 'received' OR turn_id = ?3) ORDER BY id LIMIT ?4") +
+                 (b == Backend::postgresql ? " FOR NO KEY UPDATE" : "");
+        }));
     if (!candidates) return std::unexpected(candidates.error());
     candidates->bind(1, lead.conversation_id).bind(2, after).bind(3, lead.id).bind(4, static_cast<std::int64_t>(room));
     while (true) {
@@ -155,7 +157,7 @@ Result<std::vector<TurnMessage>> join(Database& db, const Leased& lead, std::int
       // Joined by an earlier take (or replayed: received again with its turn kept).
       const bool joined_before = candidates->optional_integer(4) == lead.id;
       if (!joined_before && (!received || (rule.joins && !rule.joins(candidates->text(3), candidates->text(2))))) break;
-      out.push_back({candidates->integer(0), candidates->text(1), candidates->text(2)});
+      out.push_back({candidates->integer(0), candidates->text(1), candidates->text(2), candidates->text(5)});
     }
   }
   if (out.empty()) return out;

@@ -76,7 +76,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   std::vector<PendingWebhook> reading;
   bool reading_ahead = false;
   connectors::ReadAheadGate gate;
-  std::deque<std::string> reads;  // message ids whose read receipt has not left yet
+  // Read marks that have not left yet: the message id, and whether it shows typing.
+  std::deque<std::pair<std::string, Typing>> reads;
   std::size_t reads_in_flight = 0;
 
   State(connectors::ChannelDeps d, ChannelSettings s)
@@ -89,7 +90,7 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   void read_next();
   void read_done(std::int64_t blocks);
   void commit_webhooks();
-  void mark_read(std::string message_id);
+  void mark_read(std::string message_id, Typing typing);
   void send_reads();
   void send(const store::OutboxItem& item, connectors::SendDone done);
   SendOutcome outcome_of(net::HttpResult result);
@@ -206,23 +207,26 @@ void WhatsAppChannel::State::commit_webhooks() {
       ++self->counters.accepted;
       self->counters.duplicates += stored->duplicates;
       self->counters.messages_stored += static_cast<std::int64_t>(stored->new_ids.size());
-      for (auto& id : stored->new_ids) self->mark_read(std::move(id));
+      // With the typing indicator, the read mark waits for the agent (working_on).
+      if (!self->settings.typing_indicator) {
+        for (auto& id : stored->new_ids) self->mark_read(std::move(id), Typing::hidden);
+      }
     }
   });
 }
 
-void WhatsAppChannel::State::mark_read(std::string message_id) {
+void WhatsAppChannel::State::mark_read(std::string message_id, Typing typing) {
   if (reads.size() >= k_max_queued_reads) {
     reads.pop_front();
     ++counters.read_receipts_dropped;
   }
-  reads.push_back(std::move(message_id));
+  reads.emplace_back(std::move(message_id), typing);
   send_reads();
 }
 
 void WhatsAppChannel::State::send_reads() {
   while (reads_in_flight < k_max_parallel_reads && !reads.empty() && !stopping) {
-    auto request = build_mark_read(settings.account, reads.front());
+    auto request = build_mark_read(settings.account, reads.front().first, reads.front().second);
     reads.pop_front();
     if (!request) continue;
     request->timeout = k_send_timeout;
@@ -308,6 +312,11 @@ void WhatsAppChannel::send(const store::OutboxItem& item, connectors::SendDone d
 bool WhatsAppChannel::resolve_unknown(const store::OutboxItem&, connectors::SendDone&) {
   // The Cloud API has no lookup by our key: staff decide (delivery_unknown).
   return false;
+}
+
+void WhatsAppChannel::working_on(std::string_view provider_message_id, bool answering) {
+  if (!m_state->settings.typing_indicator || provider_message_id.empty()) return;
+  m_state->mark_read(std::string(provider_message_id), answering ? Typing::shown : Typing::hidden);
 }
 
 connectors::Health WhatsAppChannel::health() const {

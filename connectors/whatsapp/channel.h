@@ -53,6 +53,10 @@ struct ChannelSettings {
   std::string verify_token;  // the verification handshake's
   std::size_t max_body_bytes = 1024 * 1024;        // http.max_body_bytes: the webhook parser's bound
   connectors::ReadAheadGate::Settings read_ahead;  // with ChannelDeps::read_ahead: when a round is read ahead
+  // connectors.whatsapp.typing_indicator: true marks a message read when the agent starts on
+  // it, with the typing indicator when a reply may follow (working_on); false marks each
+  // message read once stored, without the indicator.
+  bool typing_indicator = true;
   // The loop thread's reads from storage so far (common/thread_reads.h); tests pass their own.
   std::int64_t (*blocks_read)() = common::blocks_read_by_this_thread;
 };
@@ -68,6 +72,7 @@ class WhatsAppChannel final : public connectors::Channel, public connectors::Web
   void send(const store::OutboxItem& item, connectors::SendDone done) override;
   bool resolve_unknown(const store::OutboxItem& item, connectors::SendDone& done) override;
   connectors::Health health() const override;
+  void working_on(std::string_view provider_message_id, bool answering) override;
   connectors::WebhookEndpoint* webhook() override { return this; }
   void stop() override;
 

@@ -104,11 +104,15 @@ std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccou
   return request;
 }
 
-std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id) {
+std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id,
+                                                             Typing typing) {
   auto request = base_request(account);
   if (!request) return request;
   if (!plain_token(message_id, k_max_message_id)) return std::unexpected("message id is empty or not printable");
-  request->body = messaging_object([&](JsonOut& out) { out.field("status", "read").field("message_id", message_id); });
+  request->body = messaging_object([&](JsonOut& out) {
+    out.field("status", "read").field("message_id", message_id);
+    if (typing == Typing::shown) out.begin_object("typing_indicator").field("type", "text").end_object();
+  });
   return request;
 }
 

@@ -9,7 +9,9 @@
 //   text:      {"messaging_product":"whatsapp","recipient_type":"individual","to":"<wa_id>",
 //               "type":"text","text":{"preview_url":false,"body":"<text>"}
 //               [,"biz_opaque_callback_data":"<tracker>"]}
-//   mark read: {"messaging_product":"whatsapp","status":"read","message_id":"<wamid>"}
+//   mark read: {"messaging_product":"whatsapp","status":"read","message_id":"<wamid>"
+//               [,"typing_indicator":{"type":"text"}]}   (answered {"success":true}; Meta
+//               dismisses the indicator at our reply or after 25 seconds)
 //
 // A sent message answers {"messaging_product":"whatsapp","contacts":[{"input","wa_id"}],
 // "messages":[{"id":"wamid.…"}]}; a refused one a Graph error object
@@ -52,8 +54,13 @@ constexpr std::size_t k_max_tracker_bytes = 512;
 std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
                                                                 std::string_view body, std::string_view tracker = {});
 
-// The request that marks an inbound message read (blue ticks): best effort, never retried.
-std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id);
+// Whether a read mark also shows the customer that a reply is being written.
+enum class Typing { hidden, shown };
+
+// The request that marks an inbound message (and the earlier ones) read, blue ticks, and
+// with Typing::shown displays the typing indicator: best effort, never retried.
+std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id,
+                                                             Typing typing = Typing::hidden);
 
 struct Sent {
   std::string message_id;      // messages[0].id: the wamid later status webhooks refer to

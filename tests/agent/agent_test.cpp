@@ -406,6 +406,20 @@ TEST_CASE("agent: message types the configuration decides never reach the model"
                 " LIKE '%reaction%'" + where(reaction)) == 1);
 }
 
+TEST_CASE("agent: each run tells the channel it started, and whether the model may answer", "[agent]") {
+  AgentHarness h(with_type_rules());
+  std::vector<std::pair<std::string, bool>> started;
+  h.agent->on_started(
+      [&started](const store::Leased& m, bool answering) { started.emplace_back(m.provider_message_id, answering); });
+  h.receive("wamid.1", "[reaction: 👍]", "15550000003", "", "reaction");
+  h.receive("wamid.2", "Hello", k_customer, "", "text");
+  h.fake.push(FakeReply::text("not json"));  // re-asked: the run has started once all the same
+  h.fake.push(FakeReply::text(send_message(k_customer, "Hello!")));
+  h.decide(2);
+  CHECK(h.fake.request_count() == 2);
+  CHECK(started == std::vector<std::pair<std::string, bool>>{{"wamid.1", false}, {"wamid.2", true}});
+}
+
 TEST_CASE("agent: a type's escalation carries the holding reply like any other", "[agent]") {
   AgentHarness h(with_type_rules());
   h.agent->set_setup(agent::make_setup(test::support_en(), "", std::string("A person will answer you shortly.")));

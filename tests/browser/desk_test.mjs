@@ -12,6 +12,9 @@
 //   NOTE_TEXT     bo's internal note on the hand-over case
 //   GOOD_NAME, GOOD_FILLED         the saved reply to send, and its text filled for REPLY_ID by bo
 //   LONG_NAME, LONG_FILLED_LENGTH  the saved reply past 4,096 characters once filled, its length
+//   EARLIER_ID, EARLIER_TEXT, EARLIER_NOTE  the reply case's customer's earlier case (dismissed with
+//                                           that note), and its message
+//   CUSTOMER_TYPED, REPLY_TEXT    that customer's number as staff type it; the reply case's message
 //   SCREENSHOTS, CHROMIUM
 import {ask, base, check, finish, launch, login, noStrayText, shot, textBecomes, twoSessions, watchedPage} from
   './browser_support.mjs';
@@ -126,6 +129,38 @@ async function main() {
     check('nothing was sent nor stored for the refused reply',
         afterRefusal.sent.length === 0 && afterRefusal.staff_replies === 0, JSON.stringify(afterRefusal));
     await shot(bReply, 'desk-saved-refused');
+
+    // The customer's story under the case: the earlier case, how it ended, and its message.
+    const other = bReply.locator(`#customer-cases li[data-id="${env.EARLIER_ID}"]`);
+    const otherText = await other.innerText().catch((e) => e.message);
+    check("the case lists the customer's earlier case, dismissed, with why",
+        otherText.includes(`#${env.EARLIER_ID}`) && otherText.includes(`Dismissed by ${A}`) &&
+        otherText.includes(env.EARLIER_NOTE), otherText);
+    const messages = await bReply.locator('#customer-messages > li').allInnerTexts();
+    check("the customer's messages across cases, newest first", messages.length === 2 &&
+        messages[0].includes(env.REPLY_TEXT) && messages[1].includes(env.EARLIER_TEXT) &&
+        messages[1].includes(`escalation #${env.EARLIER_ID}`), messages);
+    await bReply.locator('.history-box').scrollIntoViewIfNeeded();
+    await shot(bReply, 'desk-history');
+
+    // Search by the number as staff type it: both of the customer's cases, newest first.
+    const bSearch = await watchedPage(contextB, 'B search');
+    await bSearch.goto(`${base}#/`);
+    await bSearch.locator('#search-box summary').click();
+    await bSearch.locator('#search-customer').fill(env.CUSTOMER_TYPED);
+    await bSearch.locator('#search-go').click();
+    await bSearch.locator('#search-rows tr').first().waitFor();
+    const found = await bSearch.locator('#search-rows tr').evaluateAll((rows) => rows.map((r) => r.dataset.id));
+    check("the search by the customer's number finds both cases, newest first",
+        JSON.stringify(found) === JSON.stringify([env.REPLY_ID, env.EARLIER_ID]), found);
+    const summary = await bSearch.locator('#search-summary').innerText();
+    check('the search says how many it found', summary === '2 escalations, newest first.', summary);
+    await shot(bSearch, 'desk-search');
+    await bSearch.locator(`#search-rows tr[data-id="${env.EARLIER_ID}"] a`).click();
+    const earlierTitle = await textBecomes(bSearch.locator('#case-title'),
+        (t) => t.startsWith(`Escalation #${env.EARLIER_ID}`), 'the earlier case').catch((e) => e.message);
+    check('a found case opens', earlierTitle.startsWith(`Escalation #${env.EARLIER_ID}`), earlierTitle);
+    await bSearch.close();
 
     // The response-time target: the 1-minute case turns overdue on ana's queue by itself.
     const overdue = await textBecomes(badge(aQueue, env.OVERDUE_ID), (t) => t.startsWith('overdue'),

@@ -11,6 +11,9 @@ chromium through playwright-core (installed as browser_support.py says).
 - bo's internal note shows on ana's page live and never reaches the Graph API.
 - staff.response_target_minutes gives policy_violation 1 minute (the rest 60): the queue
   marks that case "overdue" once the minute has passed, the others still "due in".
+- the reply case's customer had an earlier case (dismissed): the case shows it with how it
+  ended and the earlier message; the search by the customer's number as typed finds both,
+  newest first, and opens the earlier one.
 - saved replies made with the admin token: one that is too long once {customer} is filled is
   refused on the page with the error shown and nothing sent; the other is picked, filled for
   the case and sent, and the fake Graph API receives exactly that text for the customer.
@@ -38,6 +41,11 @@ check = harness.check
 # writes to a number that is not the sender's (policy_violation: the reason due in 1 minute).
 HANDOVER = ("wamid.DESK1", "5215534567801", "Necesito la factura de mi compra de octubre")
 REPLY = ("wamid.DESK2", "5215534567802", "¿Me reenvían la factura de noviembre, por favor?")
+# The reply case's customer wrote before: that case was dismissed; search and the case's
+# history find it.
+EARLIER = ("wamid.DESK0", "5215534567802", "Hola, ¿dónde está la factura de septiembre?")
+EARLIER_NOTE = "Duplicado: la factura de septiembre ya se envió por correo"
+CUSTOMER_TYPED = "+52 1 55 3456 7802"
 OVERDUE = ("wamid.DESK3", "5215534567803", "Mi vecino 5215599999999 dice que le deben dinero")
 CONFIG = {"staff": {"claim_idle_minutes": 1, "response_target_minutes": {"default": 60, "policy_violation": 1}}}
 NOTE_TEXT = "Llamé al cliente: espera la factura corregida, no le escriban todavía (nota interna 7731)."
@@ -46,7 +54,8 @@ GOOD_TEXT = "Hola {customer}: el caso #{escalation} lo atiende {staff}. Tu factu
 LONG_NAME = "Demasiado larga"
 # At the 4,096-character cap as saved; past it once {customer} (13 digits) is filled in.
 LONG_TEXT = ("Gracias por escribirnos. " * 200)[:4096 - len("{customer}")] + "{customer}"
-SCREENSHOTS = ("desk-queue-start", "desk-claimed-b", "desk-note-a", "desk-saved-refused", "desk-queue-overdue",
+SCREENSHOTS = ("desk-queue-start", "desk-claimed-b", "desk-note-a", "desk-saved-refused", "desk-history",
+               "desk-search", "desk-queue-overdue",
                "desk-takeover-b", "desk-takeover-a", "desk-saved-picked", "desk-saved-sent")
 
 
@@ -71,6 +80,9 @@ def staff_desk_in_chromium(chromium, node):
         stack.start_daemon()
         tokens = {name: stack.add_staff(name) for name in ("ana", "bo")}
         check("dispatchctl staff add prints a token for each account", all(tokens.values()), tokens)
+        earlier = escalate(stack, *EARLIER)
+        dismissed = stack.dispatchctl("queue", "dismiss", str(earlier), "--as", "ana", "--note", EARLIER_NOTE)
+        check("the customer's earlier case is dismissed", dismissed.returncode == 0, dismissed.stderr)
         ids = {case: escalate(stack, *case) for case in (HANDOVER, REPLY, OVERDUE)}
         reasons = [escalation_of(stack, case[0])[1] for case in (HANDOVER, REPLY, OVERDUE)]
         check("the cases escalate as contract_failed, contract_failed, policy_violation",
@@ -95,6 +107,8 @@ def staff_desk_in_chromium(chromium, node):
                    STAFF_B_TOKEN=tokens["bo"], HANDOVER_ID=str(ids[HANDOVER]), REPLY_ID=str(ids[REPLY]),
                    OVERDUE_ID=str(ids[OVERDUE]), NOTE_TEXT=NOTE_TEXT, GOOD_NAME=GOOD_NAME, GOOD_FILLED=good,
                    LONG_NAME=LONG_NAME, LONG_FILLED_LENGTH=str(len(long_filled)), SCREENSHOTS=shots,
+                   EARLIER_ID=str(earlier), EARLIER_TEXT=EARLIER[2], EARLIER_NOTE=EARLIER_NOTE,
+                   CUSTOMER_TYPED=CUSTOMER_TYPED, REPLY_TEXT=REPLY[2],
                    CHROMIUM=chromium)
         code = support.run_node([node, os.path.join(WORK, "desk_test.mjs")], WORK, env, answer)
         check("the browser checks (desk_test.mjs)", code == 0, f"exit {code}")

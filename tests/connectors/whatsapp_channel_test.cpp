@@ -45,6 +45,42 @@ TEST_CASE("whatsapp channel: a burst of webhooks sends its read receipts a few a
   CHECK(f.channel.counters().messages_stored == k_burst);
 }
 
+TEST_CASE("whatsapp channel: with the typing indicator a message is marked read when the agent starts on it",
+          "[whatsapp]") {
+  Fixture f(true);
+  f.post(signed_post(text_webhook(1)));
+  f.post(signed_post(text_webhook(2)));
+  f.run();
+  REQUIRE(f.statuses == std::vector<int>{200, 200});
+  CHECK(f.transport.requests.empty());  // stored, not yet read: nobody works on them
+  f.channel.working_on("wamid.read1", true);
+  f.channel.working_on("wamid.read2", false);  // decided by rule: read, no typing
+  f.channel.working_on("", true);              // nothing to mark
+  f.run();
+  f.transport.answer_all();
+  f.run();
+  REQUIRE(f.transport.requests.size() == 2);
+  CHECK(
+      f.transport.requests[0].body ==
+      R"({"messaging_product":"whatsapp","status":"read","message_id":"wamid.read1","typing_indicator":{"type":"text"}})");
+  CHECK(f.transport.requests[1].body ==
+        R"({"messaging_product":"whatsapp","status":"read","message_id":"wamid.read2"})");
+}
+
+TEST_CASE("whatsapp channel: without the typing indicator each message is read once stored, the agent aside",
+          "[whatsapp]") {
+  Fixture f(false);
+  f.post(signed_post(text_webhook(1)));
+  f.run();
+  f.channel.working_on("wamid.read1", true);
+  f.run();
+  f.transport.answer_all();
+  f.run();
+  REQUIRE(f.transport.requests.size() == 1);
+  CHECK(f.transport.requests[0].body ==
+        R"({"messaging_product":"whatsapp","status":"read","message_id":"wamid.read1"})");
+}
+
 TEST_CASE("whatsapp channel: counts each webhook by its answer", "[whatsapp]") {
   Fixture f;
   f.post(signed_post(text_webhook(1)));

@@ -84,12 +84,19 @@ inline WebhookPost signed_post(const std::string& body) {
   return {"POST", "", {{"x-hub-signature-256", whatsapp::sign_body(body, k_app_secret)}}, body};
 }
 
-inline whatsapp::ChannelSettings whatsapp_settings() {
-  return {{"http://127.0.0.1:9/v21.0", k_phone_number_id, "token"}, k_app_secret, "verify", 1 << 20};
+// `typing`: connectors.whatsapp.typing_indicator; off, each message is marked read once stored.
+inline whatsapp::ChannelSettings whatsapp_settings(bool typing = false) {
+  whatsapp::ChannelSettings settings{
+      {"http://127.0.0.1:9/v21.0", k_phone_number_id, "token"}, k_app_secret, "verify", 1 << 20};
+  settings.typing_indicator = typing;
+  return settings;
 }
 
 // The channel on a migrated database, with requests held by the test.
 struct WhatsAppFixture {
+  explicit WhatsAppFixture(bool typing_indicator = false) : typing(typing_indicator) {}
+
+  bool typing;
   TempDir dir;
   store::Database db = migrated_db(dir);
   boost::asio::io_context io;
@@ -103,7 +110,7 @@ struct WhatsAppFixture {
                                        ++inbound;
                                        if (on_inbound) on_inbound();
                                      }},
-                                    whatsapp_settings()};
+                                    whatsapp_settings(typing)};
   std::vector<int> statuses;
 
   void post(const WebhookPost& post) {

@@ -66,6 +66,12 @@ TEST_CASE("send: the mark-as-read request") {
   CHECK(request->url == "https://graph.facebook.com/v21.0/109876543210001/messages");
   CHECK(graph_header(*request, "Authorization") == "Bearer EAAGtoken123");
   CHECK(request->body == R"({"messaging_product":"whatsapp","status":"read","message_id":"wamid.HBgNNTIx=="})");
+  // The typing indicator rides on the read mark (Meta's "Typing indicators" page).
+  const auto typing = build_mark_read(k_account, "wamid.HBgNNTIx==", Typing::shown);
+  REQUIRE(typing);
+  CHECK(
+      typing->body ==
+      R"({"messaging_product":"whatsapp","status":"read","message_id":"wamid.HBgNNTIx==","typing_indicator":{"type":"text"}})");
   CHECK_FALSE(build_mark_read(k_account, "").has_value());
   CHECK_FALSE(build_mark_read(k_account, "wamid.a b").has_value());
   CHECK(read_mark_read_response(200, R"({"success":true})").has_value());

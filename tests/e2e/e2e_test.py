@@ -216,6 +216,13 @@ def message_types_flow():
         check("reaction with ignore: nothing sent, nothing escalated",
               stack.scalar("SELECT count(*) FROM v_actions WHERE message_id = ?", reaction_msg) == 0 and
               stack.scalar("SELECT count(*) FROM v_escalations WHERE message_id = ?", reaction_msg) == 0)
+        # One read mark each, when the agent started on it: typing only where the model answers.
+        stack.wait_until(lambda: len(stack.graph_reads()) >= 4, what="four read marks")
+        time.sleep(0.3)
+        reads = sorted(stack.graph_reads())
+        check("one read mark per message, the typing indicator only for the one the model answers",
+              reads == sorted([(image_id, None), (location_id, None), (reaction_id, None), ("wamid.T1", "text")]),
+              reads)
         check("every decision is in the audit trail",
               stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'escalation' AND message_id = ?", image_msg) == 1
               and stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'done' AND message_id = ?"

@@ -455,17 +455,25 @@ class Stack:
         """`dispatchctl audit verify` on the stack's database: the CompletedProcess."""
         return self.dispatchctl("audit", "verify")
 
-    def graph_messages(self, answered=200):
-        """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""
-        out = []
+    def graph_requests(self):
+        """The requests the fake Graph API logged so far, as the JSON objects of its lines."""
         for line in list(self.graph.lines):
             try:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if event.get("event") == "request" and event.get("type") == "text" and event.get("answered") == answered:
-                out.append((event.get("to"), event.get("text"), event.get("wamid")))
-        return out
+            if event.get("event") == "request":
+                yield event
+
+    def graph_messages(self, answered=200):
+        """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""
+        return [(e.get("to"), e.get("text"), e.get("wamid")) for e in self.graph_requests()
+                if e.get("type") == "text" and e.get("answered") == answered]
+
+    def graph_reads(self):
+        """The read marks the fake Graph API received: [(message_id, typing)], typing "text"
+        when the mark showed the typing indicator, else None."""
+        return [(e.get("message_id"), e.get("typing")) for e in self.graph_requests() if e.get("status") == "read"]
 
     def wait_until(self, predicate, timeout=30.0, what="condition"):
         deadline = time.time() + timeout

@@ -195,6 +195,7 @@ struct FakeGraph::Impl {
       record.message_id = json::string_of(json::member(doc, "message_id"));
       record.tracker = json::string_of(json::member(doc, "biz_opaque_callback_data"));
       record.text = json::string_of(json::member(json::member(doc, "text"), "body"));
+      record.typing = json::string_of(json::member(json::member(doc, "typing_indicator"), "type"));
     }
     return record;
   }
@@ -326,6 +327,7 @@ std::string to_json_line(const RecordedRequest& request) {
       {"status", &request.status},
       {"message_id", &request.message_id},
       {"tracker", &request.tracker},
+      {"typing", &request.typing},
   };
   for (const auto& [name, value] : fields) {
     if (!value->empty()) w.field(name, *value);

@@ -40,6 +40,7 @@ struct RecordedRequest {
   std::string status;      // "read" for a mark-as-read
   std::string message_id;  // the message marked read
   std::string tracker;     // biz_opaque_callback_data
+  std::string typing;      // typing_indicator.type of a mark-as-read ("text"), empty without one
   // What the fake answered:
   int answered_status = 0;
   std::string answered_wamid;  // the id of a "sent" message
