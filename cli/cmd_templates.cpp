@@ -62,9 +62,9 @@ int cmd_templates(int argc, char** argv) {
     return k_exit_ok;
   }
   for (const auto& t : *templates) {
-    std::printf("%s\t%s\t%s\t%s\t%s\t%s\n", t.name.c_str(), t.language.c_str(), std::string(store::to_sql(t.status)).c_str(),
-                std::string(store::to_sql(t.category)).c_str(), std::string(store::to_sql(t.parameter_format)).c_str(),
-                parameters_text(t.parameters).c_str());
+    std::printf("%s\t%s\t%s\t%s\t%s\t%s\n", t.name.c_str(), t.language.c_str(),
+                std::string(store::to_sql(t.status)).c_str(), std::string(store::to_sql(t.category)).c_str(),
+                std::string(store::to_sql(t.parameter_format)).c_str(), parameters_text(t.parameters).c_str());
   }
   if (templates->empty())
     std::printf("(no templates; dispatchd lists them from Graph when connectors.whatsapp.waba_id is set)\n");

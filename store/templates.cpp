@@ -28,9 +28,8 @@ Template template_of(const Query& q) {
 }
 
 bool template_same_content(const Template& a, const Template& b) {
-  return a.waba_id == b.waba_id && a.template_id == b.template_id && a.status == b.status &&
-         a.category == b.category && a.parameter_format == b.parameter_format && a.components == b.components &&
-         a.parameters == b.parameters;
+  return a.waba_id == b.waba_id && a.template_id == b.template_id && a.status == b.status && a.category == b.category &&
+         a.parameter_format == b.parameter_format && a.components == b.components && a.parameters == b.parameters;
 }
 
 using TemplateKey = std::pair<std::string, std::string>;  // name, language
@@ -74,10 +73,11 @@ Result<void> template_audit(Database& db, std::string_view event, const std::str
 
 // Sets one column of the row `name`/`language` to `value` when it differs; the old value,
 // or nullopt when there is no such row or nothing changed.
-Result<std::optional<std::string>> template_change_column(Database& db, std::string_view column, const std::string& name,
-                                                 const std::string& language, std::string_view value, Time now) {
-  auto select = Query::prepare(db, "SELECT " + std::string(column) +
-                                       " FROM whatsapp_templates WHERE name = ? AND language = ?");
+Result<std::optional<std::string>> template_change_column(Database& db, std::string_view column,
+                                                          const std::string& name, const std::string& language,
+                                                          std::string_view value, Time now) {
+  auto select =
+      Query::prepare(db, "SELECT " + std::string(column) + " FROM whatsapp_templates WHERE name = ? AND language = ?");
   if (!select) return std::unexpected(select.error());
   select->bind(1, name).bind(2, language);
   auto row = select->step();
@@ -95,7 +95,7 @@ Result<std::optional<std::string>> template_change_column(Database& db, std::str
 }
 
 std::string template_change_detail(const std::string& name, const std::string& language, std::string_view from,
-                          std::string_view to, const std::string& extra) {
+                                   std::string_view to, const std::string& extra) {
   JsonOut out;
   out.begin_object().field("name", name).field("language", language).field("from", from).field("to", to);
   if (!extra.empty()) out.raw("graph", extra);
@@ -145,7 +145,8 @@ Result<bool> set_template_status(Database& db, const std::string& name, const st
     auto old = template_change_column(db, "status", name, language, to_sql(status), now);
     if (!old) return std::unexpected(old.error());
     if (!*old) return false;
-    DISPATCHD_TRY(template_audit(db, "template_status", template_change_detail(name, language, **old, to_sql(status), detail), now));
+    DISPATCHD_TRY(template_audit(db, "template_status",
+                                 template_change_detail(name, language, **old, to_sql(status), detail), now));
     return true;
   });
 }
@@ -156,7 +157,8 @@ Result<bool> set_template_category(Database& db, const std::string& name, const 
     auto old = template_change_column(db, "category", name, language, to_sql(category), now);
     if (!old) return std::unexpected(old.error());
     if (!*old) return false;
-    DISPATCHD_TRY(template_audit(db, "template_category", template_change_detail(name, language, **old, to_sql(category), {}), now));
+    DISPATCHD_TRY(template_audit(db, "template_category",
+                                 template_change_detail(name, language, **old, to_sql(category), {}), now));
     return true;
   });
 }

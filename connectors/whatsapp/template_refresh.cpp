@@ -62,7 +62,9 @@ struct TemplateRefresher::State : std::enable_shared_from_this<State> {
   }
 
   void page(net::HttpResult result) {
-    if (!result) return fail(ErrorClass::retry, "no answer from graph (" + std::string(net::to_string(result.error().kind)) + "): " + result.error().message);
+    if (!result)
+      return fail(ErrorClass::retry, "no answer from graph (" + std::string(net::to_string(result.error().kind)) +
+                                         "): " + result.error().message);
     auto read = read_template_page(result->status, result->body);
     if (!read) return fail(read.error().kind, read.error().message);
     for (const auto& skipped : read->skipped)
@@ -77,11 +79,10 @@ struct TemplateRefresher::State : std::enable_shared_from_this<State> {
   }
 
   void finish() {
-    auto replaced = store::replace_templates(deps.db, settings.waba_id, collected,
-                                             store::whole_seconds(deps.now()));
+    auto replaced = store::replace_templates(deps.db, settings.waba_id, collected, store::whole_seconds(deps.now()));
     if (!replaced) return fail(ErrorClass::retry, "cannot store the templates: " + replaced.error().message);
-    spdlog::info("whatsapp: templates refreshed: {} in {} page(s) ({} added, {} changed, {} removed)",
-                 collected.size(), pages, replaced->added, replaced->changed, replaced->removed);
+    spdlog::info("whatsapp: templates refreshed: {} in {} page(s) ({} added, {} changed, {} removed)", collected.size(),
+                 pages, replaced->added, replaced->changed, replaced->removed);
     failures = 0;
     done();
   }

@@ -187,8 +187,10 @@ std::expected<TemplatePage, TemplateFetchError> read_template_page(int status, s
   TemplatePage page;
   for (rapidjson::SizeType i = 0; i < data->Size(); ++i) {
     auto one = template_of((*data)[i]);
-    if (one) page.templates.push_back(std::move(*one));
-    else page.skipped.push_back({"/data/" + std::to_string(i), std::move(one.error())});
+    if (one)
+      page.templates.push_back(std::move(*one));
+    else
+      page.skipped.push_back({"/data/" + std::to_string(i), std::move(one.error())});
   }
   const Value* paging = root.IsObject() ? json::object_member(root, "paging") : nullptr;
   if (paging != nullptr && member(*paging, "next") != nullptr) {

@@ -139,10 +139,14 @@ TEST_CASE("templates: parameters of a header, a body and buttons") {
 
 TEST_CASE("templates: status events map to statuses, one row each") {
   const std::pair<const char*, std::optional<store::TemplateStatus>> rows[] = {
-      {"APPROVED", store::TemplateStatus::approved},   {"PAUSED", store::TemplateStatus::paused},
-      {"DISABLED", store::TemplateStatus::disabled},   {"REJECTED", store::TemplateStatus::rejected},
-      {"REINSTATED", store::TemplateStatus::approved}, {"PENDING_DELETION", store::TemplateStatus::pending_deletion},
-      {"FLAGGED", std::nullopt},                       {"LOCKED", std::nullopt},
+      {"APPROVED", store::TemplateStatus::approved},
+      {"PAUSED", store::TemplateStatus::paused},
+      {"DISABLED", store::TemplateStatus::disabled},
+      {"REJECTED", store::TemplateStatus::rejected},
+      {"REINSTATED", store::TemplateStatus::approved},
+      {"PENDING_DELETION", store::TemplateStatus::pending_deletion},
+      {"FLAGGED", std::nullopt},
+      {"LOCKED", std::nullopt},
       {"SOMETHING_NEW", std::nullopt},
   };
   for (const auto& [event, status] : rows) {
