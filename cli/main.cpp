@@ -66,6 +66,9 @@ constexpr const char* k_usage =
     "      an admin account may reassign claims and manage saved replies\n"
     "  replies list [--json] | replies add NAME --text TEXT | replies edit ID --text TEXT | replies remove ID\n"
     "      saved replies staff pick from ({customer} {escalation} {staff} {channel}; {{ }} for braces)\n"
+    "  templates list [--json]\n"
+    "      the WhatsApp message templates dispatchd keeps: name, language, status, category,\n"
+    "      parameter format and the parameters of each component (header, body, buttons)\n"
     "  replay --offline --report OUT.md [--catalog NEW] [--since YYYY-MM-DD] [--limit N]\n"
     "         [--sample N [--seed S]] [--json]\n"
     "      judge every recorded model output again against the catalog (NEW, else the config's):\n"
@@ -111,15 +114,25 @@ struct Command {
 };
 
 constexpr Command k_commands[] = {
-    {"validate", dispatchd::cli::cmd_validate}, {"extract", dispatchd::cli::cmd_extract},
-    {"catalog", dispatchd::cli::cmd_catalog},   {"migrate", dispatchd::cli::cmd_migrate},
-    {"audit", dispatchd::cli::cmd_audit},       {"queue", dispatchd::cli::cmd_queue},
-    {"backup", dispatchd::cli::cmd_backup},     {"inspect", dispatchd::cli::cmd_inspect},
-    {"staff", dispatchd::cli::cmd_staff},       {"replies", dispatchd::cli::cmd_replies},
-    {"replay", dispatchd::cli::cmd_replay},     {"trail", dispatchd::cli::cmd_trail},
-    {"eval", dispatchd::cli::cmd_eval},         {"erase", dispatchd::cli::cmd_erase},
-    {"archive", dispatchd::cli::cmd_archive},   {"migrate-store", dispatchd::cli::cmd_migrate_store},
-    {"mcp", dispatchd::cli::cmd_mcp},           {"cost", dispatchd::cli::cmd_cost},
+    {"validate", dispatchd::cli::cmd_validate},
+    {"extract", dispatchd::cli::cmd_extract},
+    {"catalog", dispatchd::cli::cmd_catalog},
+    {"migrate", dispatchd::cli::cmd_migrate},
+    {"audit", dispatchd::cli::cmd_audit},
+    {"queue", dispatchd::cli::cmd_queue},
+    {"backup", dispatchd::cli::cmd_backup},
+    {"inspect", dispatchd::cli::cmd_inspect},
+    {"staff", dispatchd::cli::cmd_staff},
+    {"replies", dispatchd::cli::cmd_replies},
+    {"replay", dispatchd::cli::cmd_replay},
+    {"trail", dispatchd::cli::cmd_trail},
+    {"eval", dispatchd::cli::cmd_eval},
+    {"erase", dispatchd::cli::cmd_erase},
+    {"archive", dispatchd::cli::cmd_archive},
+    {"migrate-store", dispatchd::cli::cmd_migrate_store},
+    {"mcp", dispatchd::cli::cmd_mcp},
+    {"cost", dispatchd::cli::cmd_cost},
+    {"templates", dispatchd::cli::cmd_templates},
 };
 
 // "--config F", "--db F", "--db-password-env N" or "--catalog F" before the command word apply to it: they are moved

@@ -401,6 +401,9 @@ void check(Config& c, Reader& r) {
       if (value->empty())
         r.problem(std::string("/connectors/whatsapp/") + name, "is required when whatsapp is enabled");
     }
+    if (!std::ranges::all_of(c.whatsapp.waba_id, [](char ch) { return ch >= '0' && ch <= '9'; }) ||
+        c.whatsapp.waba_id.size() > 32)
+      r.problem("/connectors/whatsapp/waba_id", "must be the business account's id: digits");
   }
   if (c.gmail.enabled) {
     if (!is_url(c.gmail.api_base_url)) r.problem("/connectors/gmail/api_base_url", "must be an http(s) URL");
@@ -538,6 +541,8 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                        r.string("app_secret_env", wa.app_secret_env),
                                        r.string("verify_token_env", wa.verify_token_env),
                                        r.boolean("typing_indicator", wa.typing_indicator),
+                                       r.string("waba_id", wa.waba_id),
+                                       r.integer("template_refresh_minutes", wa.template_refresh_minutes, 1, 10'080),
                                        r.nested("message_types", [&](const Value& t, const std::string& tat) {
                                          read_message_types(r, t, tat, wa.message_types);
                                        })});

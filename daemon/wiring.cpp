@@ -92,6 +92,8 @@ std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> bu
   if (const auto& wa = config.whatsapp; wa.enabled) {
     whatsapp::ChannelSettings settings{{wa.graph_base_url, wa.phone_number_id, {}}, {}, {}, config.http.max_body_bytes};
     settings.typing_indicator = wa.typing_indicator;
+    settings.waba_id = wa.waba_id;
+    settings.template_refresh = std::chrono::minutes(wa.template_refresh_minutes);
     for (auto [name, target] :
          {std::pair{wa.access_token_env, &settings.account.access_token},
           std::pair{wa.app_secret_env, &settings.app_secret}, std::pair{wa.verify_token_env, &settings.verify_token}}) {

@@ -9,12 +9,15 @@
 #include <vector>
 
 #include "common/handler_timing.h"
+#include "common/json_out.h"
 #include "connectors/whatsapp/errors.h"
 #include "connectors/whatsapp/handshake.h"
+#include "connectors/whatsapp/internal/template_refresh.h"
 #include "connectors/whatsapp/signature.h"
 #include "connectors/whatsapp/webhook.h"
 #include "connectors/whatsapp/window.h"
 #include "store/round.h"
+#include "store/templates.h"
 
 namespace dispatchd::whatsapp {
 namespace {
@@ -67,6 +70,7 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   struct PendingWebhook {
     connectors::InboundEvents events;
     connectors::WebhookReply reply;
+    std::vector<TemplateEvent> templates;  // of our business account
   };
   std::vector<PendingWebhook> pending;
   // While storing reads from the disk (connectors/read_ahead_gate.h) a round is read ahead
@@ -79,6 +83,7 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   // Read marks that have not left yet: the message id, and whether it shows typing.
   std::deque<std::pair<std::string, Typing>> reads;
   std::size_t reads_in_flight = 0;
+  std::unique_ptr<detail::TemplateRefresher> templates;  // with a waba_id
 
   State(connectors::ChannelDeps d, ChannelSettings s)
       : deps(std::move(d)), settings(std::move(s)), gate(settings.read_ahead) {}
@@ -90,6 +95,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   void read_next();
   void read_done(std::int64_t blocks);
   void commit_webhooks();
+  std::vector<TemplateEvent> ours(std::vector<TemplateEvent> events) const;
+  store::Result<void> apply(const std::vector<TemplateEvent>& events, store::Time now);
   void mark_read(std::string message_id, Typing typing);
   void send_reads();
   void send(const store::OutboxItem& item, connectors::SendDone done);
@@ -122,7 +129,8 @@ void WhatsAppChannel::State::receive(const connectors::WebhookRequest& request, 
   }
   for (const auto& skipped : webhook->skipped)
     spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
-  PendingWebhook parsed{events_of(std::move(*webhook)), std::move(reply)};
+  auto ours_only = ours(std::move(webhook->templates));
+  PendingWebhook parsed{events_of(std::move(*webhook)), std::move(reply), std::move(ours_only)};
   if (deps.read_ahead && (reading_ahead || gate.wanted(connectors::ReadAheadGate::Clock::now()))) {
     waiting.push_back(std::move(parsed));
     if (!reading_ahead) read_next();
@@ -176,10 +184,14 @@ void WhatsAppChannel::State::commit_webhooks() {
   for (std::size_t i = 0; i < batch->size(); ++i) {
     // A savepoint per webhook: one that cannot be stored is refused alone.
     auto stored = connectors::store_inbound(deps.db, (*batch)[i].events, at);
-    if (stored)
-      (*outcomes)[i] = std::move(*stored);
-    else
+    if (stored) {
+      if (auto applied = apply((*batch)[i].templates, store::whole_seconds(at)); applied)
+        (*outcomes)[i] = std::move(*stored);
+      else
+        spdlog::error("whatsapp: templates: {}", applied.error().message);
+    } else {
       spdlog::error("whatsapp: {}", stored.error().message);
+    }
   }
   if (deps.read_ahead) gate.observe(settings.blocks_read() - blocks_before, connectors::ReadAheadGate::Clock::now());
   // The agent may take the new messages in this very round, before its COMMIT: what it
@@ -213,6 +225,43 @@ void WhatsAppChannel::State::commit_webhooks() {
       }
     }
   });
+}
+
+std::vector<TemplateEvent> WhatsAppChannel::State::ours(std::vector<TemplateEvent> events) const {
+  std::vector<TemplateEvent> out;
+  for (auto& e : events) {
+    if (!settings.waba_id.empty() && e.waba_id == settings.waba_id)
+      out.push_back(std::move(e));
+    else
+      spdlog::info("whatsapp: template webhook for {} {} of account {} ignored (not connectors.whatsapp.waba_id)",
+                   e.name, e.language, e.waba_id);
+  }
+  return out;
+}
+
+// In the webhook's commit: when it cannot be stored, Meta gets 500 and delivers it again.
+store::Result<void> WhatsAppChannel::State::apply(const std::vector<TemplateEvent>& events, store::Time now) {
+  for (const auto& e : events) {
+    const std::string which = e.name + " " + e.language;
+    if (e.kind == TemplateEvent::Kind::category && e.category && !e.impending) {
+      auto changed = store::set_template_category(deps.db, e.name, e.language, *e.category, now);
+      if (!changed) return std::unexpected(changed.error());
+      spdlog::info("whatsapp: template {} is now {}{}", which, store::to_sql(*e.category),
+                   *changed ? "" : " (no change, or not a stored template)");
+    } else if (e.kind == TemplateEvent::Kind::status && e.status) {
+      JsonOut graph;
+      graph.begin_object().field("event", e.event);
+      if (!e.reason.empty()) graph.field("reason", e.reason);
+      auto changed = store::set_template_status(deps.db, e.name, e.language, *e.status, graph.end_object().str(), now);
+      if (!changed) return std::unexpected(changed.error());
+      spdlog::info("whatsapp: template {}: {} ({}){}", which, e.event, store::to_sql(*e.status),
+                   *changed ? "" : " (no change, or not a stored template)");
+    } else {
+      spdlog::info("whatsapp: template {}: {} noted, nothing to change", which,
+                   e.impending ? "an announced recategorisation" : e.event);
+    }
+  }
+  return {};
 }
 
 void WhatsAppChannel::State::mark_read(std::string message_id, Typing typing) {
@@ -301,9 +350,19 @@ SendOutcome WhatsAppChannel::State::refused_token(std::string why) {
 }
 
 WhatsAppChannel::WhatsAppChannel(connectors::ChannelDeps deps, ChannelSettings settings)
-    : m_state(std::make_shared<State>(std::move(deps), std::move(settings))) {}
+    : m_state(std::make_shared<State>(std::move(deps), std::move(settings))) {
+  const auto& s = m_state->settings;
+  if (s.waba_id.empty() || !m_state->deps.after) return;
+  m_state->templates = std::make_unique<detail::TemplateRefresher>(
+      m_state->deps, detail::TemplateRefreshSettings{s.account, s.waba_id, s.template_refresh});
+  m_state->templates->refresh_after(std::chrono::milliseconds(0));
+}
 
 WhatsAppChannel::~WhatsAppChannel() { stop(); }
+
+void WhatsAppChannel::reload() {
+  if (m_state->templates) m_state->templates->refresh_after(std::chrono::milliseconds(0));
+}
 
 void WhatsAppChannel::send(const store::OutboxItem& item, connectors::SendDone done) {
   m_state->send(item, std::move(done));
@@ -324,7 +383,10 @@ connectors::Health WhatsAppChannel::health() const {
   return {true, "the access token was refused"};
 }
 
-void WhatsAppChannel::stop() { m_state->stopping = true; }
+void WhatsAppChannel::stop() {
+  m_state->stopping = true;
+  if (m_state->templates) m_state->templates->stop();
+}
 
 void WhatsAppChannel::handle(const connectors::WebhookRequest& request, connectors::WebhookReply reply) {
   if (request.method == "POST") return m_state->receive(request, std::move(reply));

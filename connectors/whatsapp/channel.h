@@ -25,12 +25,18 @@
 //                                             so the pump's next send probes the token
 //   window_closed, permanent, bad request     Failed{describe()}
 //   unknown, timeout or reset after sending   Unknown: may have been delivered
+// Templates (with a waba_id and ChannelDeps::after): listed from Graph at start and every
+// template_refresh (internal/template_refresh.h; a failure is logged and tried again, the
+// stored set stays); the template webhooks of our account change the stored row in the
+// webhook's own commit, so a paused or recategorised template shows so before the 200.
+// reload() lists them again at once.
 // resolve_unknown() is false: Graph cannot be asked whether a message left, so an unknown
 // send is a delivery_unknown escalation (a later status webhook carrying our tracker
 // still marks it sent).
 //
 // Threading: the loop's thread only (connectors/channel.h).
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +63,11 @@ struct ChannelSettings {
   // it, with the typing indicator when a reply may follow (working_on); false marks each
   // message read once stored, without the indicator.
   bool typing_indicator = true;
+  // connectors.whatsapp.waba_id: the business account whose message templates are kept
+  // (store/templates.h); empty: none are read and template webhooks are ignored.
+  std::string waba_id;
+  // connectors.whatsapp.template_refresh_minutes: how often the templates are listed again.
+  std::chrono::milliseconds template_refresh{std::chrono::minutes(60)};
   // The loop thread's reads from storage so far (common/thread_reads.h); tests pass their own.
   std::int64_t (*blocks_read)() = common::blocks_read_by_this_thread;
 };
@@ -75,6 +86,7 @@ class WhatsAppChannel final : public connectors::Channel, public connectors::Web
   void working_on(std::string_view provider_message_id, bool answering) override;
   connectors::WebhookEndpoint* webhook() override { return this; }
   void stop() override;
+  void reload() override;
 
   std::string_view path() const override { return k_webhook_path; }
   void handle(const connectors::WebhookRequest& request, connectors::WebhookReply reply) override;

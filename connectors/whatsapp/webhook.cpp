@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "connectors/whatsapp/internal/json_util.h"
 #include "connectors/whatsapp/internal/message.h"
+#include "connectors/whatsapp/internal/template_events.h"
 
 namespace dispatchd::whatsapp {
 namespace {
@@ -83,19 +84,27 @@ class Walker {
     const Value* changes = member(entry, "changes");
     if (changes == nullptr || !changes->IsArray()) return bad_shape(at + "/changes", "missing or not an array");
     for (rapidjson::SizeType i = 0; i < changes->Size(); ++i) {
-      auto done = change((*changes)[i], at + "/changes/" + std::to_string(i));
+      auto done = change((*changes)[i], string_of(member(entry, "id")), at + "/changes/" + std::to_string(i));
       if (!done) return done;
     }
     return {};
   }
 
  private:
-  std::expected<void, WebhookError> change(const Value& change, const std::string& at) {
+  std::expected<void, WebhookError> change(const Value& change, std::string_view entry_id, const std::string& at) {
     if (!change.IsObject()) return bad_shape(at, "change is not an object");
     const Value* field = member(change, "field");
     const Value* value = member(change, "value");
     if (field == nullptr || !field->IsString()) return bad_shape(at + "/field", "missing or not a string");
     if (value == nullptr || !value->IsObject()) return bad_shape(at + "/value", "missing or not an object");
+    if (string_of(field) == detail::k_template_status_field || string_of(field) == detail::k_template_category_field) {
+      auto event = detail::read_template_change(*value, string_of(field), std::string(entry_id));
+      if (event)
+        m_out.templates.push_back(std::move(*event));
+      else
+        skip(at + "/value", std::move(event.error()));
+      return {};
+    }
     if (string_of(field) != "messages") {
       m_out.other_fields.emplace_back(string_of(field));
       return {};

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "connectors/whatsapp/errors.h"
+#include "connectors/whatsapp/templates.h"
 
 namespace dispatchd::whatsapp {
 
@@ -107,9 +108,12 @@ struct Skipped {
 };
 
 struct Webhook {
-  std::vector<InboundMessage> messages;   // for our phone_number_id, in payload order
-  std::vector<StatusEvent> statuses;      // for our phone_number_id, in payload order
-  std::vector<ForeignChange> foreign;     // for other phone numbers: ignored
+  std::vector<InboundMessage> messages;  // for our phone_number_id, in payload order
+  std::vector<StatusEvent> statuses;     // for our phone_number_id, in payload order
+  std::vector<ForeignChange> foreign;    // for other phone numbers: ignored
+  // message_template_status_update and template_category_update changes (templates.h), of
+  // any business account: the caller keeps those of its own (TemplateEvent::waba_id).
+  std::vector<TemplateEvent> templates;
   std::vector<std::string> other_fields;  // changes of other fields (e.g. "account_update"): ignored
   std::vector<GraphError> errors;         // value.errors[]: Meta reporting a problem of its own
   std::vector<Skipped> skipped;           // malformed elements left out; the rest is kept
@@ -139,7 +143,8 @@ struct WebhookError {
 // "object": "whatsapp_business_account", entry[] of objects with changes[], each change
 // with a string "field" and an object "value", and value.metadata.phone_number_id for the
 // "messages" field); otherwise the whole body is refused. Within it, a message or status
-// without its id, sender, type or unix timestamp is reported in `skipped` and the others are kept.
+// without its id, sender, type or unix timestamp, or a template change without its name,
+// language and event or new category, is reported in `skipped` and the others are kept.
 std::expected<Webhook, WebhookError> parse_webhook(std::string_view raw_body, std::string_view phone_number_id,
                                                    const WebhookLimits& limits = {});
 

@@ -2,6 +2,7 @@
 
 #include "tests/fakes/fake_graph.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <mutex>
@@ -88,7 +89,63 @@ std::optional<std::string> phone_in_path(std::string_view target) {
   return std::string(parts[1]);
 }
 
+// "/v21.0/{waba}/message_templates?..." -> the waba id; nullopt for any other path.
+std::optional<std::string> waba_in_path(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  constexpr std::string_view k_suffix = "/message_templates";
+  if (!path.ends_with(k_suffix)) return std::nullopt;
+  path.remove_suffix(k_suffix.size());
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  return std::string(path.substr(slash + 1));
+}
+
+// The value of `name` in the target's query ("" when absent); values are taken as sent.
+std::string query_value(std::string_view target, std::string_view name) {
+  const std::size_t q = target.find('?');
+  if (q == std::string_view::npos) return {};
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (pair.starts_with(name) && pair.size() > name.size() && pair[name.size()] == '=')
+      return std::string(pair.substr(name.size() + 1));
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+  }
+  return {};
+}
+
+std::string fake_template(const char* name, const char* language, const char* category, const char* format,
+                          const char* id, const char* components) {
+  return std::string(R"({"name":")") + name + R"(","parameter_format":")" + format + R"(","components":)" + components +
+         R"(,"language":")" + language + R"(","status":"APPROVED","category":")" + category + R"(","id":")" + id +
+         R"("})";
+}
+
 }  // namespace
+
+std::vector<std::string> FakeGraphOptions::default_templates() {
+  constexpr const char* k_order = R"([{"type":"HEADER","format":"TEXT","text":"Order {{1}}"},)"
+                                  R"({"type":"BODY","text":"Hello {{1}}, your order {{2}} is on its way.",)"
+                                  R"("example":{"body_text":[["Ana","566701"]]}},)"
+                                  R"({"type":"FOOTER","text":"Reply STOP to stop these updates"},)"
+                                  R"({"type":"BUTTONS","buttons":[{"type":"URL","text":"Track",)"
+                                  R"("url":"https://example.com/track/{{1}}"}]}])";
+  return {
+      fake_template("order_update", "es", "UTILITY", "POSITIONAL", "1473688840035974", k_order),
+      fake_template("order_update", "en_US", "UTILITY", "POSITIONAL", "1473688840035975", k_order),
+      fake_template("appointment_reminder", "es", "UTILITY", "NAMED", "1473688840035976",
+                    R"([{"type":"BODY","text":"Hola {{customer_name}}, te esperamos el {{date}}.",)"
+                    R"("example":{"body_text_named_params":[{"param_name":"customer_name","example":"Ana"},)"
+                    R"({"param_name":"date","example":"12/12"}]}}])"),
+      fake_template("spring_sale", "es", "MARKETING", "POSITIONAL", "1473688840035977",
+                    R"([{"type":"BODY","text":"Rebajas de primavera: {{1}} de descuento."},)"
+                    R"({"type":"BUTTONS","buttons":[{"type":"QUICK_REPLY","text":"Ver ofertas"}]}])"),
+      fake_template("login_code", "en_US", "AUTHENTICATION", "POSITIONAL", "1473688840035978",
+                    R"([{"type":"BODY","text":"{{1}} is your verification code."},)"
+                    R"({"type":"BUTTONS","buttons":[{"type":"OTP","otp_type":"COPY_CODE","text":"Copy code"}]}])"),
+  };
+}
 
 ScriptedReply ScriptedReply::graph_error(int code) {
   const GraphErrorSpec& spec = spec_for(code);
@@ -201,12 +258,20 @@ struct FakeGraph::Impl {
   }
 
   Response decide(const Request& request, RecordedRequest& record, std::chrono::milliseconds& delay) {
+    const std::string_view target(request.target().data(), request.target().size());
+    if (const auto waba = waba_in_path(target); waba && request.method() == http::verb::get) {
+      if (auto scripted = next_scripted(template_scripts)) {
+        delay = scripted->delay;
+        if (scripted->http_status != 0) return scripted_response(request, *scripted);
+      }
+      return templates_page(request, *waba);
+    }
     const auto phone = phone_in_path(std::string_view(request.target().data(), request.target().size()));
     if (request.method() != http::verb::post || !phone) {
       return reply(request, 404, graph_error_body(2500, "OAuthException", "Unknown path components", ""));
     }
     // Scripts answer sends only: a mark-as-read (status "read") never takes one.
-    if (auto scripted = record.status == "read" ? std::nullopt : next_scripted()) {
+    if (auto scripted = record.status == "read" ? std::nullopt : next_scripted(scripts)) {
       delay = scripted->delay;
       if (scripted->http_status != 0) return scripted_response(request, *scripted);
     }
@@ -228,6 +293,34 @@ struct FakeGraph::Impl {
     if (record.status == "read" && !record.message_id.empty()) return reply(request, 200, R"({"success":true})");
     if (record.type == "text" && !record.to.empty() && !record.text.empty()) return sent(request, record);
     return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", ""));
+  }
+
+  // One page of the templates: the cursor is the index of the page's first template.
+  Response templates_page(const Request& request, const std::string& waba) {
+    if (request[http::field::authorization] != "Bearer " + options.access_token)
+      return reply(request, 401, graph_error_body(190, "OAuthException", "Invalid OAuth access token", ""));
+    if (waba != options.waba_id)
+      return reply(request, 400,
+                   graph_error_body(100, "GraphMethodException", "Unsupported get request. Object does not exist", ""));
+    const std::string_view target(request.target().data(), request.target().size());
+    std::size_t first = 0;
+    std::size_t size = std::max<std::size_t>(1, options.template_page_size);
+    try {
+      if (auto after = query_value(target, "after"); !after.empty()) first = std::stoul(after.substr(6));
+      if (auto limit = query_value(target, "limit"); !limit.empty())
+        size = std::min<std::size_t>(size, std::stoul(limit));
+    } catch (const std::exception&) {
+      return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", ""));
+    }
+    const std::size_t end = std::min(options.templates.size(), first + std::max<std::size_t>(size, 1));
+    std::string body = R"({"data":[)";
+    for (std::size_t i = first; i < end; ++i) body += (i == first ? "" : ",") + options.templates[i];
+    body += R"(],"paging":{"cursors":{"before":"cursor)" + std::to_string(first) + R"(","after":"cursor)" +
+            std::to_string(end) + R"("})";
+    if (end < options.templates.size())
+      body += R"(,"next":"http://127.0.0.1:)" + std::to_string(port) + "/" + options.version + "/" + waba +
+              "/message_templates?limit=" + std::to_string(size) + "&after=cursor" + std::to_string(end) + R"(")";
+    return reply(request, 200, body + "}}");
   }
 
   Response sent(const Request& request, RecordedRequest& record) {
@@ -266,11 +359,11 @@ struct FakeGraph::Impl {
     return response;
   }
 
-  std::optional<ScriptedReply> next_scripted() {
+  std::optional<ScriptedReply> next_scripted(std::deque<ScriptedReply>& queue) {
     const std::lock_guard lock(mutex);
-    if (scripts.empty()) return std::nullopt;
-    ScriptedReply next = std::move(scripts.front());
-    scripts.pop_front();
+    if (queue.empty()) return std::nullopt;
+    ScriptedReply next = std::move(queue.front());
+    queue.pop_front();
     return next;
   }
 
@@ -286,9 +379,10 @@ struct FakeGraph::Impl {
   std::uint16_t port = 0;
   std::thread thread;
 
-  mutable std::mutex mutex;  // guards recorded, scripts, sent_count
+  mutable std::mutex mutex;  // guards recorded, scripts, template_scripts, sent_count
   std::vector<RecordedRequest> recorded;
   std::deque<ScriptedReply> scripts;
+  std::deque<ScriptedReply> template_scripts;
   unsigned sent_count = 0;
 };
 
@@ -306,6 +400,12 @@ void FakeGraph::script(ScriptedReply reply) {
   if (reply.code) spec_for(*reply.code);  // an unknown code fails here, in the test, not on the server thread
   const std::lock_guard lock(m_impl->mutex);
   m_impl->scripts.push_back(std::move(reply));
+}
+
+void FakeGraph::script_templates(ScriptedReply reply) {
+  if (reply.code) spec_for(*reply.code);
+  const std::lock_guard lock(m_impl->mutex);
+  m_impl->template_scripts.push_back(std::move(reply));
 }
 
 std::vector<RecordedRequest> FakeGraph::requests() const {

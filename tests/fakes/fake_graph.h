@@ -8,7 +8,13 @@
 //   phone number id (400, code 100), the JSON body and messaging_product (400, code 100);
 // - records every request (also refused ones) for the test to inspect;
 // - can be scripted: each message POST takes the next scripted reply, if any (a Graph
-//   error with a realistic body, a bare HTTP status, a delay before answering).
+//   error with a realistic body, a bare HTTP status, a delay before answering);
+// - serves the business account's message templates, GET /{version}/{waba_id}/message_templates,
+//   paged as Graph pages them: {"data":[...],"paging":{"cursors":{"before","after"},"next"}}
+//   with no "next" on the last page, at most template_page_size a page (and at most the
+//   request's `limit`), the next page asked for with `after=<cursor>`. Each template GET
+//   takes the next scripted template reply, if any (script_templates). The shapes follow
+//   Meta's reference ("WhatsApp Business Account Message Templates").
 //
 // Thread-safety: every public member may be called from any thread while the server runs.
 // Construction binds and starts serving (throws std::runtime_error when it cannot bind);
@@ -68,6 +74,16 @@ struct FakeGraphOptions {
   std::string phone_number_id = "109876543210001";
   std::string version = "v21.0";  // only used by base_url(); any version path is served
   std::uint16_t port = 0;         // 0: an ephemeral port
+  std::string waba_id = "102290129340398";
+  // The templates served, each one JSON object as Graph lists it; default_templates() when
+  // not changed.
+  std::vector<std::string> templates = default_templates();
+  std::size_t template_page_size = 2;
+
+  // Five templates (2 pages of 2 and one of 1 by default): order_update in es and en_US
+  // (UTILITY, positional, header, body and URL button parameters), appointment_reminder
+  // (UTILITY, named), spring_sale (MARKETING) and login_code (AUTHENTICATION), all APPROVED.
+  static std::vector<std::string> default_templates();
   // Called on the server thread after each request was answered (e.g. to log it).
   std::function<void(const RecordedRequest&)> on_request;
 };
@@ -86,6 +102,8 @@ class FakeGraph {
   // Queues a reply for the next message send (first in, first out); mark-as-read requests
   // never take one.
   void script(ScriptedReply reply);
+  // Queues a reply for the next template list GET (first in, first out).
+  void script_templates(ScriptedReply reply);
   // Every request so far, in arrival order.
   std::vector<RecordedRequest> requests() const;
   // Stops serving and joins the thread; idempotent. Open connections are closed.

@@ -2,11 +2,13 @@
 // trying the daemon by hand.
 //
 //   fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet]
-//              [--timeline FILE]
+//              [--timeline FILE] [--waba-id ID] [--template-page-size N] [--template-script ITEM[,ITEM...]]
 //
 // ITEM scripts the answers to the first message POSTs, in order: a Graph error code with
 // a canned body (131047, 130429, 131056, 131026, 190, 100, 2, 1), "http:STATUS" (a bare
-// status), "delay:MS" (answer normally after MS milliseconds) or "ok".
+// status), "delay:MS" (answer normally after MS milliseconds) or "ok". --template-script
+// scripts the answers to the first template list GETs the same way; the templates served are
+// FakeGraphOptions::default_templates(), --template-page-size a page (default 2).
 // stdout is JSON lines: first {"event":"listening","port":N,"base_url":"http://127.0.0.1:N/v21.0"},
 // then one {"event":"request",…} per request received (none with --quiet, for the
 // benchmark). Runs until SIGINT or SIGTERM. --timeline writes FILE at exit
@@ -58,7 +60,7 @@ std::vector<ScriptedReply> script_list(std::string_view list) {
 int usage(const std::string& problem) {
   std::cerr << "fake_graph: " << problem << "\n"
             << "usage: fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet] "
-               "[--timeline FILE]\n";
+               "[--timeline FILE] [--waba-id ID] [--template-page-size N] [--template-script ITEM[,ITEM...]]\n";
   return 2;
 }
 
@@ -67,6 +69,7 @@ int usage(const std::string& problem) {
 int main(int argc, char** argv) {
   FakeGraphOptions options;
   std::vector<ScriptedReply> script;
+  std::vector<ScriptedReply> template_script;
   std::mutex out_mutex;
   bool quiet = false;
   std::string timeline_path;
@@ -90,6 +93,12 @@ int main(int argc, char** argv) {
         timeline_path = value;
       } else if (flag == "--script") {
         script = script_list(value);
+      } else if (flag == "--template-script") {
+        template_script = script_list(value);
+      } else if (flag == "--waba-id") {
+        options.waba_id = value;
+      } else if (flag == "--template-page-size") {
+        options.template_page_size = std::stoul(value);
       } else {
         return usage("unknown flag " + std::string(flag));
       }
@@ -116,6 +125,7 @@ int main(int argc, char** argv) {
   try {
     FakeGraph server(options);
     for (auto& reply : script) server.script(std::move(reply));
+    for (auto& reply : template_script) server.script_templates(std::move(reply));
     {
       const std::lock_guard lock(out_mutex);
       std::cout << R"({"event":"listening","port":)" << server.port() << R"(,"base_url":")" << server.base_url()
