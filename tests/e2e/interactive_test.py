@@ -10,16 +10,20 @@ and the fake Graph API, which refuses an interactive message whose shape is not 
   description sent without one;
 - limits: 4 buttons, and (another message) a 25-character title: each is re-asked with the
   validator's exact error (JSON pointer and message), and the valid answer that follows is sent;
-- a tap: a button_reply webhook reaches the model with the button's id, and its answer is sent.
+- a tap: a button_reply webhook reaches the model with the button's id, and its answer is sent;
+- Gmail: the same buttons and list arrive as numbered lines under the text (fake_gmail.py).
 
 Usage: interactive_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BACKEND=postgresql)
 """
+import email
+import email.policy
 import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gmail_harness  # noqa: E402
 import harness  # noqa: E402
 from harness import check  # noqa: E402
 
@@ -160,5 +164,25 @@ def main():
     print("interactive: all checks passed")
 
 
+def gmail_flow():
+    """Email has no buttons: the choices follow the text as numbered lines."""
+    with gmail_harness.started(BUILD, SOURCE, scenario=SCENARIO, catalog="interactive.en.json") as (gmail, stack, _):
+        for subject, text, expected in (
+                ("Order 1042", "Hi, can you confirm my order?",
+                 "Order 1042: shall we ship it today?\n\n1. Yes, confirm\n2. Cancel"),
+                ("Delivery", "Which delivery slot can I get?",
+                 "Pick a delivery slot for order 1042.\n\nMonday\n1. Monday 10:00 - Morning, 10:00 to 12:00\n"
+                 "2. Monday 16:00\nTuesday\n3. Tuesday 10:00 - Morning, 10:00 to 12:00")):
+            asked = gmail.deliver(gmail_harness.mail("ana@cliente.example", subject, text))
+            check(f"gmail ({subject}): answered", stack.wait_outcome(asked["id"]) == "replied",
+                  stack.outcome(asked["id"]))
+            stack.wait_until(lambda: stack.replies_in(asked["threadId"]), what="the reply in the fake")
+            reply = email.message_from_string(stack.replies_in(asked["threadId"])[0]["raw"], policy=email.policy.default)
+            body = reply.get_content().replace("\r\n", "\n").strip()
+            check(f"gmail ({subject}): the choices as numbered lines under the text", body == expected, body)
+
+
 if __name__ == "__main__":
     main()
+    gmail_flow()
+    print("interactive on gmail: all checks passed")
