@@ -37,8 +37,7 @@ class Reader {
                 text::quote(key) + " is not allowed here");
     }
     for (const auto key : required) {
-      if (json::member(v, key) == nullptr)
-        problem(at, ProblemKind::required, "missing \"" + std::string(key) + "\"");
+      if (json::member(v, key) == nullptr) problem(at, ProblemKind::required, "missing \"" + std::string(key) + "\"");
     }
     return true;
   }

@@ -1,5 +1,5 @@
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "catalog/catalog.h"
@@ -61,10 +61,12 @@ TEST_CASE("interactive fields: the shipped example loads, and every rendering sh
   const auto catalog = test::load_catalog("catalog/examples/interactive.en.json");
   CHECK(catalog.find_action("send_buttons")->interactive_field == "buttons");
   CHECK(catalog.contract_line().find(R"("buttons": [{"id": string, "title": string}]|null)") != std::string::npos);
-  CHECK(render_prompt(catalog).find("reply buttons: 1 to 3 buttons; each title 1 to 20 characters") != std::string::npos);
+  CHECK(render_prompt(catalog).find("reply buttons: 1 to 3 buttons; each title 1 to 20 characters") !=
+        std::string::npos);
   const auto schema = test::parse_json(catalog::render_json_schema(catalog));
   CHECK(schema["properties"]["buttons"]["maxItems"].GetInt() == 3);
-  CHECK(schema["properties"]["menu"]["properties"]["sections"]["items"]["properties"]["rows"]["maxItems"].GetInt() == 10);
+  CHECK(schema["properties"]["menu"]["properties"]["sections"]["items"]["properties"]["rows"]["maxItems"].GetInt() ==
+        10);
   const auto openai = test::parse_json(catalog::render_openai_response_format(catalog));
   const auto& buttons = openai["json_schema"]["schema"]["properties"]["buttons"];
   CHECK(std::string(buttons["type"][0].GetString()) == "array");

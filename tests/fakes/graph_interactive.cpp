@@ -84,7 +84,8 @@ std::optional<std::string> interactive_problem(std::string_view body) {
   const std::string_view type = json::string_of(json::member(*interactive, "type"));
   const Value* body_object = json::member(*interactive, "body");
   if (!exact(body_object, {"text"}, {})) return "body is {text}";
-  if (!text(json::member(*body_object, "text"), 1, type == "list" ? 4096 : 1024)) return "body.text is too long or empty";
+  if (!text(json::member(*body_object, "text"), 1, type == "list" ? 4096 : 1024))
+    return "body.text is too long or empty";
   std::set<std::string> ids;
   const Value& action = *json::member(*interactive, "action");
   if (type == "button") return buttons(action, ids);

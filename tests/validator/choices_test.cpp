@@ -25,7 +25,8 @@ std::string with_menu(const std::string& menu) {
 
 std::string rows(int n, const std::string& title = "Row") {
   std::string out;
-  for (int i = 0; i < n; ++i) out += (i ? "," : "") + (R"({"id":"r)" + std::to_string(i) + R"(","title":")" + title + "\"}");
+  for (int i = 0; i < n; ++i)
+    out += (i ? "," : "") + (R"({"id":"r)" + std::to_string(i) + R"(","title":")" + title + "\"}");
   return out;
 }
 
@@ -66,7 +67,8 @@ TEST_CASE("choices: the validator holds replies to Meta's limits for buttons and
       {with_buttons(R"([{"id":"a"}])"), "/buttons/0", "required", "missing \"title\""},
       {with_buttons(R"([{"id":"a","title":"A","url":"x"}])"), "/buttons/0/url", "additional_property",
        "\"url\" is not allowed here"},
-      {with_buttons(R"({"id":"a","title":"A"})"), "/buttons", "type", "expected an array of buttons, got object {\"id\":\"a\",\"title\":\"A\"}"},
+      {with_buttons(R"({"id":"a","title":"A"})"), "/buttons", "type",
+       "expected an array of buttons, got object {\"id\":\"a\",\"title\":\"A\"}"},
       {with_buttons(R"([{"id":"a","title":"A"}])", std::string(1024, 'x')), "", "", ""},
       {with_buttons(R"([{"id":"a","title":"A"}])", std::string(1025, 'x')), "/content", "max_length",
        "1025 characters; at most 1024 allowed with reply buttons"},
@@ -93,7 +95,8 @@ TEST_CASE("choices: the validator holds replies to Meta's limits for buttons and
       {with_menu(a_list(R"([{"title":"S","rows":[{"id":"a","title":"A"}]}])", t21)), "/menu/button", "max_length",
        "21 characters; at most 20 allowed"},
       {with_menu(a_list("[]")), "/menu/sections", "min_items", "no sections; at least 1 required"},
-      {with_menu(a_list(R"([{"title":"S","rows":[{"id":"a","title":"A"}]},{"title":"T","rows":[{"id":"a","title":"B"}]}])")),
+      {with_menu(
+           a_list(R"([{"title":"S","rows":[{"id":"a","title":"A"}]},{"title":"T","rows":[{"id":"a","title":"B"}]}])")),
        "/menu/sections/1/rows/0/id", "duplicate", "id \"a\" is used twice"},
   };
   for (const auto& row : table) {
@@ -116,7 +119,8 @@ TEST_CASE("choices: the validator holds replies to Meta's limits for buttons and
 TEST_CASE("choices: a valid reply's choices go to the outbox in their stored form", "[choices]") {
   const auto verdict = validator::validate(
       interactive_catalog(),
-      with_menu(a_list(R"([{"title":"S","rows":[{"id":"a","title":"A","description":null},{"id":"b","title":"B","description":"x"}]}])")),
+      with_menu(a_list(
+          R"([{"title":"S","rows":[{"id":"a","title":"A","description":null},{"id":"b","title":"B","description":"x"}]}])")),
       {.sender = "15551234567", .source = {}});
   REQUIRE(verdict.ok);
   const auto outbound = validator::outbound_of(interactive_catalog(), verdict, "15551234567");
@@ -126,7 +130,8 @@ TEST_CASE("choices: a valid reply's choices go to the outbox in their stored for
         R"({"type":"list","button":"Options","sections":[{"title":"S","rows":[{"id":"a","title":"A"},)"
         R"({"id":"b","title":"B","description":"x"}]}]})");
   const auto plain = validator::validate(
-      interactive_catalog(), R"({"action":"send_message","recipient":"15551234567","content":"Hi","buttons":null,"menu":null})",
+      interactive_catalog(),
+      R"({"action":"send_message","recipient":"15551234567","content":"Hi","buttons":null,"menu":null})",
       {.sender = "15551234567", .source = {}});
   REQUIRE(plain.ok);
   CHECK_FALSE(validator::outbound_of(interactive_catalog(), plain, "15551234567")->interactive);
