@@ -440,17 +440,22 @@ class Stack:
         """`dispatchctl audit verify` on the stack's database: the CompletedProcess."""
         return self.dispatchctl("audit", "verify")
 
-    def graph_messages(self, answered=200):
-        """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""
+    def graph_requests(self):
+        """Every request the fake Graph API logged (tests/fakes/fake_graph.h, to_json_line), parsed."""
         out = []
         for line in list(self.graph.lines):
             try:
                 event = json.loads(line)
             except ValueError:
                 continue
-            if event.get("event") == "request" and event.get("type") == "text" and event.get("answered") == answered:
-                out.append((event.get("to"), event.get("text"), event.get("wamid")))
+            if event.get("event") == "request":
+                out.append(event)
         return out
+
+    def graph_messages(self, answered=200):
+        """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""
+        return [(e.get("to"), e.get("text"), e.get("wamid")) for e in self.graph_requests()
+                if e.get("type") == "text" and e.get("answered") == answered]
 
     def wait_until(self, predicate, timeout=30.0, what="condition"):
         deadline = time.time() + timeout

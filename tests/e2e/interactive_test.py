@@ -34,19 +34,12 @@ ANA, BEA, CARLOS, DORA = "5215550100001", "5215550100002", "5215550100003", "521
 
 def interactive_sent(stack, to):
     """The interactive messages Graph accepted for `to`: [(payload dict, wamid)]."""
-    out = []
-    for line in list(stack.graph.lines):
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("type") == "interactive" and event.get("to") == to and event.get("answered") == 200:
-            out.append((json.loads(event["payload"]), event.get("wamid")))
-    return out
+    return [(json.loads(e["payload"]), e.get("wamid")) for e in stack.graph_requests()
+            if e.get("type") == "interactive" and e.get("to") == to and e.get("answered") == 200]
 
 
 def refused_interactive(stack):
-    return [line for line in list(stack.graph.lines) if '"type":"interactive"' in line and '"answered":200' not in line]
+    return [e for e in stack.graph_requests() if e.get("type") == "interactive" and e.get("answered") != 200]
 
 
 def model_turns(dump_path):
