@@ -472,7 +472,8 @@ store::NewAction Run::new_action(Reply reply) const {
                        .arguments = std::move(reply.arguments),
                        .recipient = std::move(reply.outbound.recipient),
                        .body = std::move(reply.outbound.body),
-                       .recipient_written = std::move(reply.outbound.recipient_written)};
+                       .recipient_written = std::move(reply.outbound.recipient_written),
+                       .interactive = std::move(reply.outbound.interactive)};
   if (!reply.tool) return out;
   auto& call = *reply.tool;
   std::optional<std::string> follow_up;

@@ -61,7 +61,7 @@ Step act_on_tool(const validator::Verdict& verdict, const catalog::Action& actio
                  const std::string& sender) {
   auto call = validator::tool_call_of(catalog, verdict, sender);
   if (!call) return Fail{"the act action " + action.name + " has no tool call to make"};
-  validator::Outbound follow_up = call->follow_up.value_or(validator::Outbound{sender, "", std::nullopt});
+  validator::Outbound follow_up = call->follow_up.value_or(validator::Outbound{sender, "", std::nullopt, std::nullopt});
   return queue_or_propose(verdict, Reply{verdict.action, verdict.output, std::move(follow_up), std::move(*call)});
 }
 

@@ -64,6 +64,8 @@ const char* to_string(FieldType type) {
     case FieldType::integer: return "integer";
     case FieldType::number: return "number";
     case FieldType::boolean: return "boolean";
+    case FieldType::buttons: return "buttons";
+    case FieldType::list: return "list";
   }
   return "?";
 }

@@ -23,7 +23,10 @@
 
 namespace dispatchd::catalog {
 
-enum class FieldType { string, integer, number, boolean };
+// buttons and list are interactive fields (common/interactive.h): the choices a reply action
+// may send with its text, in the shape and within the limits of WhatsApp's reply buttons and
+// list messages. Only an action's interactive_field may be of these types.
+enum class FieldType { string, integer, number, boolean, buttons, list };
 
 // What happens when a grounded field's value does not appear verbatim in the inbound
 // message: the reply is rejected (and re-asked), or accepted but routed to staff review.
@@ -114,6 +117,9 @@ struct Action {
   // connector sends it; a staff reply puts its text there). For an mcp act: the reply sent
   // once the tool succeeded (optional).
   std::optional<std::string> text_field;
+  // For kind reply: the field (of type buttons or list) whose choices are sent with the
+  // text, when the reply sets it; the action opts in by naming it (docs/catalog.md).
+  std::optional<std::string> interactive_field;
   Policy policy;
   std::optional<HttpTool> http;  // set exactly when kind == http
   std::optional<McpTool> mcp;    // set exactly when kind == mcp

@@ -28,6 +28,8 @@ std::optional<FieldType> parse_type(std::string_view name) {
   if (name == "integer") return FieldType::integer;
   if (name == "number") return FieldType::number;
   if (name == "boolean") return FieldType::boolean;
+  if (name == "buttons") return FieldType::buttons;
+  if (name == "list") return FieldType::list;
   return std::nullopt;
 }
 
@@ -170,7 +172,8 @@ void CatalogReader::read_field(const std::string& name, const Value& value, cons
   const auto parsed_type =
       type != value.MemberEnd() && type->value.IsString() ? parse_type(json::string_of(type->value)) : std::nullopt;
   if (!parsed_type) {
-    problem(child(at, "type"), "\"type\" must be \"string\", \"integer\", \"number\" or \"boolean\"");
+    problem(child(at, "type"),
+            "\"type\" must be \"string\", \"integer\", \"number\", \"boolean\", \"buttons\" or \"list\"");
     return;
   }
   schema.type = *parsed_type;
@@ -276,9 +279,9 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
     problem(at, "an action must be an object");
     return;
   }
-  check_keys(
-      value, at,
-      {"name", "description", "kind", "required", "optional", "text_field", "policy", "http", "mcp", "examples"});
+  check_keys(value, at,
+             {"name", "description", "kind", "required", "optional", "text_field", "interactive_field", "policy",
+              "http", "mcp", "examples"});
   Action action;
   const auto name = value.FindMember("name");
   if (name == value.MemberEnd() || !name->value.IsString() || !is_identifier(json::string_of(name->value))) {
@@ -312,6 +315,12 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
       action.text_field = std::string(json::string_of(it->value));
     else
       problem(child(at, "text_field"), "must be a field name");
+  }
+  if (const auto it = value.FindMember("interactive_field"); it != value.MemberEnd()) {
+    if (it->value.IsString())
+      action.interactive_field = std::string(json::string_of(it->value));
+    else
+      problem(child(at, "interactive_field"), "must be a field name");
   }
   if (const auto it = value.FindMember("policy"); it != value.MemberEnd()) {
     read_policy(action, it->value, child(at, "policy"));
@@ -355,6 +364,7 @@ void CatalogReader::check_action(const Action& action, const std::string& at) {
       problem(child(at, "text_field"), "must name a string field the action requires");
     }
   }
+  check_interactive(action, at);
   if ((action.kind == ActionKind::http) != action.http.has_value()) {
     problem(at, "an action has \"http\" exactly when its kind is \"http\"");
   }
@@ -384,6 +394,26 @@ void CatalogReader::check_action(const Action& action, const std::string& at) {
         problem(child(child(at, "http"), "url"), "placeholder {" + name + "} is not a field the action requires");
       }
     }
+  }
+}
+
+// Interactive fields are opted into per action: a buttons or list field is used only as the
+// interactive_field of a reply action, so no other kind (a tool's arguments, an escalation)
+// ever receives a structured value.
+void CatalogReader::check_interactive(const Action& action, const std::string& at) {
+  for (const auto& field : m_catalog.fields()) {
+    const bool structured = field.schema.type == FieldType::buttons || field.schema.type == FieldType::list;
+    if (structured && action.uses(field.name) && action.interactive_field != field.name)
+      problem(at, text::quote(field.name) + " is a " + to_string(field.schema.type) +
+                      " field: only the action's \"interactive_field\" may use it");
+  }
+  if (!action.interactive_field) return;
+  const Field* field = m_catalog.find_field(*action.interactive_field);
+  if (action.kind != ActionKind::reply || !action.text_field) {
+    problem(child(at, "interactive_field"), "only a reply action (with its text_field) sends choices");
+  } else if (!field || !action.uses(field->name) ||
+             (field->schema.type != FieldType::buttons && field->schema.type != FieldType::list)) {
+    problem(child(at, "interactive_field"), "must name a buttons or list field the action requires or allows");
   }
 }
 

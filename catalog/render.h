@@ -43,6 +43,12 @@ std::string render_prompt(const Catalog& catalog, const PromptOptions& options =
 // {"accion": "enviar_mensaje"|"escalar_humano", "contenido": string, ...}
 std::string render_contract_line(const Catalog& catalog);
 
+// A buttons or list field's value (FieldType::buttons, list) in words: its JSON shape and
+// Meta's limits (common/interactive.h); "" for the other types. For the prompt and for the
+// schema descriptions of the dialects that cannot say it all with keywords.
+std::string choices_shape(FieldType type);
+std::string choices_rules(FieldType type);
+
 // Dispatches on `dialect` (prompt uses default options).
 std::string render(const Catalog& catalog, Dialect dialect);
 

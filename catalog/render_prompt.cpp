@@ -1,6 +1,7 @@
 #include <string>
 
 #include "catalog/render.h"
+#include "common/interactive.h"
 
 namespace dispatchd::catalog {
 namespace {
@@ -23,9 +24,10 @@ std::string number(double value) {
 // "string", or the allowed values when the field has an enum or const.
 std::string value_shape(const Catalog& catalog, const Field& field) {
   const FieldSchema& s = field.schema;
-  std::string shape = s.const_value            ? *s.const_value
-                      : !s.enum_values.empty() ? joined(s.enum_values, "|")
-                                               : to_string(s.type);
+  std::string shape = s.const_value                    ? *s.const_value
+                      : !s.enum_values.empty()         ? joined(s.enum_values, "|")
+                      : !choices_shape(s.type).empty() ? choices_shape(s.type)
+                                                       : to_string(s.type);
   if (!catalog.required_by_all(field.name)) shape += "|null";
   return shape;
 }
@@ -42,6 +44,7 @@ std::string constraints(const FieldSchema& s) {
   if (s.minimum) parts.push_back("at least " + number(*s.minimum));
   if (s.maximum) parts.push_back("at most " + number(*s.maximum));
   if (s.grounding != Grounding::none) parts.push_back("copied exactly as it appears in the customer's message");
+  if (const std::string rules = choices_rules(s.type); !rules.empty()) parts.push_back(rules);
   return joined(parts, "; ");
 }
 
@@ -58,7 +61,7 @@ void append_fields(std::string& out, const Catalog& catalog, bool schema_enforce
     else if (s.const_value)
       out += "always " + *s.const_value + ". ";
     else if (!schema_enforced)
-      out += std::string(to_string(s.type)) + ". ";
+      out += (choices_shape(s.type).empty() ? std::string(to_string(s.type)) : choices_shape(s.type)) + ". ";
     if (!s.description.empty()) out += s.description + " ";
     if (!schema_enforced) {
       const std::string rules = constraints(s);
@@ -106,6 +109,29 @@ void append_examples(std::string& out, const Catalog& catalog) {
 }
 
 }  // namespace
+
+std::string choices_shape(FieldType type) {
+  if (type == FieldType::buttons) return R"([{"id": string, "title": string}])";
+  if (type == FieldType::list)
+    return R"({"button": string, "sections": [{"title": string, "rows": [{"id": string, "title": string, )"
+           R"("description": string|null}]}]})";
+  return {};
+}
+
+std::string choices_rules(FieldType type) {
+  using namespace interactive;
+  const auto n = [](std::size_t v) { return std::to_string(v); };
+  if (type == FieldType::buttons)
+    return "reply buttons: 1 to " + n(k_max_buttons) + " buttons; each title 1 to " + n(k_max_button_title) +
+           " characters, each id 1 to " + n(k_max_button_id) + " characters; no two ids or titles alike; the text " +
+           "sent with them at most " + n(k_max_buttons_body) + " characters";
+  if (type == FieldType::list)
+    return "a list: the button label 1 to " + n(k_max_list_button) + " characters; 1 to " + n(k_max_sections) +
+           " sections, each title 1 to " + n(k_max_section_title) + " characters; 1 to " + n(k_max_rows) +
+           " rows in all sections together; each row title 1 to " + n(k_max_row_title) + " characters, id 1 to " +
+           n(k_max_row_id) + ", description at most " + n(k_max_row_description) + " or null; no two ids alike";
+  return {};
+}
 
 std::string render_contract_line(const Catalog& catalog) {
   std::vector<std::string> names;

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "catalog/render.h"
+#include "common/interactive.h"
 #include "common/json_out.h"
 
 namespace dispatchd::catalog {
@@ -31,19 +32,91 @@ std::string described(const FieldSchema& s, bool lengths, bool pattern, bool bou
 
 enum class Flavor { standard, openai };
 
+// A string member of an interactive item: its length limit as a keyword where the dialect
+// enforces it (the validator checks it whatever the provider did).
+void write_text(Out& out, std::string_view key, std::size_t max, bool limits, bool nullable = false) {
+  out.begin_object(key);
+  if (nullable)
+    out.begin_array("type").value("string").value("null").end_array();
+  else
+    out.field("type", "string");
+  if (limits) out.field("minLength", nullable ? 0 : 1).field("maxLength", max);
+  out.end_object();
+}
+
+// An object of string members, all required (strict modes want every property listed).
+template <typename Members>
+void write_item(Out& out, std::initializer_list<std::string_view> names, Members&& members) {
+  out.field("type", "object").begin_object("properties");
+  members();
+  out.end_object();
+  write_names(out, "required", std::vector<std::string>(names.begin(), names.end()));
+  out.field("additionalProperties", false);
+}
+
+void write_items_bounds(Out& out, std::size_t max, bool limits) {
+  if (limits) out.field("minItems", 1).field("maxItems", max);
+}
+
+// The value of a buttons or list field (common/interactive.h): the items' shape always, the
+// limits as keywords only for the standard flavor.
+void write_choices(Out& out, FieldType type, bool limits) {
+  using namespace interactive;
+  if (type == FieldType::buttons) {
+    out.begin_object("items");
+    write_item(out, {"id", "title"}, [&] {
+      write_text(out, "id", k_max_button_id, limits);
+      write_text(out, "title", k_max_button_title, limits);
+    });
+    out.end_object();
+    return write_items_bounds(out, k_max_buttons, limits);
+  }
+  out.begin_object("properties");
+  write_text(out, "button", k_max_list_button, limits);
+  out.begin_object("sections").field("type", "array").begin_object("items");
+  write_item(out, {"title", "rows"}, [&] {
+    write_text(out, "title", k_max_section_title, limits);
+    out.begin_object("rows").field("type", "array").begin_object("items");
+    write_item(out, {"id", "title", "description"}, [&] {
+      write_text(out, "id", k_max_row_id, limits);
+      write_text(out, "title", k_max_row_title, limits);
+      write_text(out, "description", k_max_row_description, limits, true);
+    });
+    out.end_object();
+    write_items_bounds(out, k_max_rows, limits);
+    out.end_object();
+  });
+  out.end_object();
+  write_items_bounds(out, k_max_sections, limits);
+  out.end_object().end_object();
+  write_names(out, "required", {"button", "sections"});
+  out.field("additionalProperties", false);
+}
+
+const char* json_type(FieldType type) {
+  return type == FieldType::buttons ? "array" : type == FieldType::list ? "object" : to_string(type);
+}
+
 // Enum and const values are stored as canonical JSON text (catalog.h): they go out verbatim.
 void write_field(Out& out, const Catalog& catalog, const Field& field, Flavor flavor) {
   const FieldSchema& s = field.schema;
   const bool nullable = !catalog.required_by_all(field.name);
   out.begin_object(field.name);
   if (nullable) {
-    out.begin_array("type").value(to_string(s.type)).value("null").end_array();
+    out.begin_array("type").value(json_type(s.type)).value("null").end_array();
   } else {
-    out.field("type", to_string(s.type));
+    out.field("type", json_type(s.type));
   }
   const bool openai = flavor == Flavor::openai;
-  const std::string description = described(s, openai, false, false, false);
+  std::string description = described(s, openai, false, false, false);
+  if (const std::string rules = choices_rules(s.type); openai && !rules.empty())
+    description += (description.empty() ? "" : " ") + rules + ".";
   if (!description.empty()) out.field("description", description);
+  if (s.type == FieldType::buttons || s.type == FieldType::list) {
+    write_choices(out, s.type, !openai);
+    out.end_object();
+    return;
+  }
   std::vector<std::string> allowed = s.enum_values;
   if (s.const_value && openai) allowed = {*s.const_value};
   if (!allowed.empty()) {
@@ -98,8 +171,47 @@ std::string pretty_object(Body&& body) {
   return out.end_object().str() + "\n";
 }
 
+// Gemini's dialect for an interactive item: upper-case types, `nullable`, limits in words
+// (the field's description carries choices_rules).
+void write_gemini_item(Out& out, std::initializer_list<std::string_view> names) {
+  out.field("type", "OBJECT").begin_object("properties");
+  for (const auto name : names) {
+    out.begin_object(name).field("type", "STRING");
+    if (name == "description") out.field("nullable", true);
+    out.end_object();
+  }
+  out.end_object();
+  write_names(out, "required", std::vector<std::string>(names.begin(), names.end()));
+}
+
+void write_gemini_choices(Out& out, const Catalog& catalog, const Field& field) {
+  const bool buttons = field.schema.type == FieldType::buttons;
+  out.begin_object(field.name).field("type", buttons ? "ARRAY" : "OBJECT");
+  if (!catalog.required_by_all(field.name)) out.field("nullable", true);
+  std::string description = field.schema.description;
+  description += (description.empty() ? "" : " ") + choices_rules(field.schema.type) + ".";
+  out.field("description", description);
+  if (buttons) {
+    out.begin_object("items");
+    write_gemini_item(out, {"id", "title"});
+    out.end_object().end_object();
+    return;
+  }
+  out.begin_object("properties").begin_object("button").field("type", "STRING").end_object();
+  out.begin_object("sections").field("type", "ARRAY").begin_object("items").field("type", "OBJECT");
+  out.begin_object("properties").begin_object("title").field("type", "STRING").end_object();
+  out.begin_object("rows").field("type", "ARRAY").begin_object("items");
+  write_gemini_item(out, {"id", "title", "description"});
+  out.end_object().end_object().end_object();
+  write_names(out, "required", {"title", "rows"});
+  out.end_object().end_object().end_object();
+  write_names(out, "required", {"button", "sections"});
+  out.end_object();
+}
+
 void write_gemini_field(Out& out, const Catalog& catalog, const Field& field) {
   const FieldSchema& s = field.schema;
+  if (s.type == FieldType::buttons || s.type == FieldType::list) return write_gemini_choices(out, catalog, field);
   const bool numeric = s.type == FieldType::integer || s.type == FieldType::number;
   const bool string_enum = s.type == FieldType::string && (!s.enum_values.empty() || s.const_value);
   const char* types[] = {"STRING", "INTEGER", "NUMBER", "BOOLEAN"};

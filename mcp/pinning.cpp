@@ -27,6 +27,9 @@ std::string_view type_name(FieldType type) {
     case FieldType::integer: return "integer";
     case FieldType::number: return "number";
     case FieldType::boolean: return "boolean";
+    // Never an mcp action's field (the catalog keeps them to a reply's interactive_field).
+    case FieldType::buttons: return "array";
+    case FieldType::list: return "object";
   }
   return "string";
 }

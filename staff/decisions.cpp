@@ -54,7 +54,8 @@ std::expected<store::NewAction, Refusal> checked_action(store::Database& db, con
                           .arguments = verdict.output,
                           .recipient = outbound->recipient,
                           .body = outbound->body,
-                          .recipient_written = outbound->recipient_written};
+                          .recipient_written = outbound->recipient_written,
+                          .interactive = outbound->interactive};
 }
 
 template <typename T>

@@ -51,6 +51,9 @@ struct NewAction {
   std::optional<std::string> tool_server;
   std::optional<std::string> tool_name;
   std::optional<std::string> follow_up;  // the reply to `recipient` once the tool succeeded
+  // Choices sent with `body` (common/interactive.h's stored form; migration 0031): the
+  // channel sends them its way (WhatsApp's buttons or list, Gmail's numbered lines).
+  std::optional<std::string> interactive;
 };
 
 // `action` made a tool call: `call`'s server, tool and arguments (as the body), and its
@@ -91,6 +94,7 @@ struct OutboxItem {
   std::string action;       // the catalog action's name
   std::string tool_server;  // a tool call's ("" for a message)
   std::string tool_name;
+  std::string interactive;  // NewAction::interactive ("" for none)
 };
 
 // Takes the oldest approved action (of `channel`'s messages, or of k_tool_lane, when given)

@@ -19,6 +19,16 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json:
 void check_field(const catalog::FieldSchema& schema, const json::Value& value, const std::string& path,
                  std::vector<Finding>& out);
 
+// A buttons or list field's value (validator/choices.cpp): its shape and Meta's limits
+// (common/interactive.h), each problem a finding under `path`.
+void check_choices(catalog::FieldType type, const json::Value& value, const std::string& path,
+                   std::vector<Finding>& out);
+
+// When the action's interactive_field is set in the reply: its text_field within the
+// length Meta allows above those choices.
+void check_choices_text(const catalog::Catalog& catalog, const catalog::Action& action, const json::Object& object,
+                        std::vector<Finding>& out);
+
 // Stage 4, for a reply that passed the contract: recipient rule and grounding append
 // errors; requires_approval, review-grounding and unchecked rules append review flags.
 void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const json::Object& object,

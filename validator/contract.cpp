@@ -82,6 +82,8 @@ bool matches_type(FieldType type, const Value& v) {
     }
     case FieldType::number: return v.type == json::Type::number;
     case FieldType::boolean: return v.type == json::Type::boolean;
+    case FieldType::buttons: return v.type == json::Type::array;
+    case FieldType::list: return v.type == json::Type::object;
   }
   return false;
 }
@@ -141,11 +143,15 @@ bool is_calendar_date(std::string_view s) {
 
 void check_field(const catalog::FieldSchema& s, const Value& v, const std::string& path, std::vector<Finding>& out) {
   if (!matches_type(s.type, v)) {
-    out.push_back({path, "type",
-                   std::string("expected ") + (s.type == FieldType::integer ? "an " : "a ") +
-                       catalog::to_string(s.type) + ", got " + describe(v)});
+    const std::string expected =
+        s.type == FieldType::buttons ? "an array of buttons"
+        : s.type == FieldType::list
+            ? "a list object"
+            : std::string(s.type == FieldType::integer ? "an " : "a ") + catalog::to_string(s.type);
+    out.push_back({path, "type", "expected " + expected + ", got " + describe(v)});
     return;
   }
+  if (s.type == FieldType::buttons || s.type == FieldType::list) return check_choices(s.type, v, path, out);
   const bool has_enum = !s.enum_values.empty();
   if (has_enum || s.const_value) {
     if (s.const_value && !equals_literal(v, *s.const_value)) {
@@ -222,6 +228,8 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json:
     if (is_null && !required) continue;
     check_field(field.schema, *value, field.pointer, out);
   }
+
+  if (chosen) check_choices_text(catalog, *chosen, object, out);
 
   // Keys are unique (the parser refuses duplicates), so a count tells whether any member
   // is outside the contract; only then are they looked up one by one.

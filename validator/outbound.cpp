@@ -1,5 +1,6 @@
 #include "validator/outbound.h"
 
+#include "common/interactive.h"
 #include "common/json_access.h"
 #include "common/json_out.h"
 #include "common/strict_json.h"
@@ -18,7 +19,19 @@ std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdi
   const rapidjson::Value& doc = parsed->document;
   auto body = json::string_member(doc, *action->text_field);
   if (!body) return std::nullopt;
-  Outbound out{counterpart, std::move(*body), std::nullopt};
+  Outbound out{counterpart, std::move(*body), std::nullopt, std::nullopt};
+  if (action->interactive_field) {
+    const rapidjson::Value* value = json::member(doc, *action->interactive_field);
+    const catalog::Field* field = catalog.find_field(*action->interactive_field);
+    if (value != nullptr && !value->IsNull() && field != nullptr) {
+      const auto kind =
+          field->schema.type == catalog::FieldType::buttons ? interactive::Kind::buttons : interactive::Kind::list;
+      // Checked by the contract stage already: a value that now fails sends nothing.
+      auto choices = interactive::read(kind, json::to_string(*value));
+      if (!choices) return std::nullopt;
+      out.interactive = interactive::to_json(*choices);
+    }
+  }
   if (!action->policy.recipient_field) return out;
   auto written = json::string_member(doc, *action->policy.recipient_field);
   // The policy let the reply through because it names the counterpart, in whatever form; the
@@ -65,7 +78,7 @@ std::optional<ToolCall> tool_call_of(const catalog::Catalog& catalog, const Verd
   if (action->text_field) {
     auto text = json::string_member(doc, *action->text_field);
     if (!text) return std::nullopt;
-    call.follow_up = Outbound{counterpart, std::move(*text), std::nullopt};
+    call.follow_up = Outbound{counterpart, std::move(*text), std::nullopt, std::nullopt};
     if (written && *written != counterpart) call.follow_up->recipient_written = std::move(*written);
   }
   return call;

@@ -20,6 +20,9 @@ namespace dispatchd::validator {
 struct Outbound {
   std::string recipient;  // the counterpart as stored
   std::string body;
+  // The choices sent with the text (interactive::to_json), when the action has an
+  // interactive_field and the reply set it.
+  std::optional<std::string> interactive;
   // The policy's recipient_field as the reply wrote it, when that differs from `recipient`
   // (kept for the audit trail).
   std::optional<std::string> recipient_written;

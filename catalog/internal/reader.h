@@ -31,6 +31,7 @@ class CatalogReader {
   void read_example(Action& action, const Value& value, const std::string& at);
   void read_field_names(std::vector<std::string>& out, const Value& value, const std::string& at);
   void check_action(const Action& action, const std::string& at);
+  void check_interactive(const Action& action, const std::string& at);
   void check_keys(const Value& object, const std::string& at, std::initializer_list<std::string_view> allowed);
   bool check_literal(const Field& field, const Value& value, const std::string& at);
   void problem(const std::string& at, std::string message);

@@ -9,6 +9,7 @@
 
 #include "common/backoff.h"
 #include "common/handler_timing.h"
+#include "common/interactive.h"
 #include "connectors/gmail/api.h"
 #include "connectors/gmail/client.h"
 #include "connectors/gmail/decisions.h"
@@ -381,6 +382,13 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     spec.from_address = address;
     spec.to_address = item.recipient;
     spec.body = item.body;
+    if (!item.interactive.empty()) {
+      // Email has no buttons: the choices go under the text as numbered lines, which the
+      // customer answers by writing one (docs/channels.md, "Interactive replies").
+      auto choices = interactive::parse_stored(item.interactive);
+      if (!choices) return post(std::move(*done), connectors::Failed{"the reply's choices: " + choices.error()});
+      spec.body = interactive::as_text(item.body, *choices);
+    }
     spec.message_id = message_id_for(item.idempotency_key, domain_of(address));
     spec.date = std::chrono::floor<std::chrono::seconds>(deps.now());
     if (auto email = decode(original->raw_payload); email) {

@@ -101,6 +101,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   void send_reads();
   void send(const store::OutboxItem& item, connectors::SendDone done);
   SendOutcome outcome_of(net::HttpResult result);
+  // The Graph request for a row: a text, or its choices as an interactive message.
+  std::expected<net::HttpRequest, std::string> request_for(const store::OutboxItem& item) const;
   SendOutcome refused_token(std::string why);
 };
 
@@ -303,13 +305,21 @@ void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::Sen
   } else if (!may_send_free_form(*last, now, k_window_margin)) {
     return refuse("outside WhatsApp's 24-hour customer-service window: only a template can reach this customer now");
   }
-  auto request = build_text_message(settings.account, item.recipient, item.body, item.idempotency_key);
+  auto request = request_for(item);
   if (!request) return refuse("cannot build the Graph request: " + request.error());
   request->timeout = k_send_timeout;
   deps.transport.send(std::move(*request), common::named_step([self = shared_from_this(),
                                                                done = std::move(done)](net::HttpResult result) mutable {
                         done(self->outcome_of(std::move(result)));
                       }));
+}
+
+std::expected<net::HttpRequest, std::string> WhatsAppChannel::State::request_for(const store::OutboxItem& item) const {
+  if (item.interactive.empty())
+    return build_text_message(settings.account, item.recipient, item.body, item.idempotency_key);
+  auto choices = interactive::parse_stored(item.interactive);
+  if (!choices) return std::unexpected(choices.error());
+  return build_interactive_message(settings.account, item.recipient, item.body, *choices, item.idempotency_key);
 }
 
 SendOutcome WhatsAppChannel::State::outcome_of(net::HttpResult result) {

@@ -83,25 +83,74 @@ SendFailure failure(int status, std::string_view body, std::string_view retry_af
 
 bool success(int status) { return status >= 200 && status <= 299; }
 
-}  // namespace
-
-std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
-                                                                std::string_view body, std::string_view tracker) {
+// A message to `to`: the request with its checks, the body written by `fill` between the
+// recipient and the tracker.
+template <typename Fill>
+std::expected<net::HttpRequest, std::string> message_request(const GraphAccount& account, std::string_view to,
+                                                             std::string_view body, std::size_t max_points,
+                                                             std::string_view tracker, Fill&& fill) {
   auto request = base_request(account);
   if (!request) return request;
   if (!all_digits(to, k_max_recipient)) return std::unexpected("recipient is not a wa_id (1..32 digits)");
   if (body.empty()) return std::unexpected("empty message body");
   if (!utf8::is_valid(body)) return std::unexpected("message body is not valid UTF-8");
-  if (utf8::code_points(body) > k_max_text_points) {
-    return std::unexpected("message body is longer than " + std::to_string(k_max_text_points) + " characters");
+  if (utf8::code_points(body) > max_points) {
+    return std::unexpected("message body is longer than " + std::to_string(max_points) + " characters");
   }
   if (tracker.size() > k_max_tracker_bytes) return std::unexpected("tracker is longer than 512 bytes");
   request->body = messaging_object([&](JsonOut& out) {
-    out.field("recipient_type", "individual").field("to", to).field("type", "text");
-    out.begin_object("text").field("preview_url", false).field("body", body).end_object();
+    out.field("recipient_type", "individual").field("to", to);
+    fill(out);
     if (!tracker.empty()) out.field("biz_opaque_callback_data", tracker);
   });
   return request;
+}
+
+void write_action(JsonOut& out, const interactive::Choices& choices) {
+  out.begin_object("action");
+  if (choices.kind == interactive::Kind::buttons) {
+    out.begin_array("buttons");
+    for (const auto& b : choices.buttons) {
+      out.begin_object().field("type", "reply").begin_object("reply").field("id", b.id).field("title", b.title);
+      out.end_object().end_object();
+    }
+    out.end_array();
+  } else {
+    out.field("button", choices.list_button).begin_array("sections");
+    for (const auto& s : choices.sections) {
+      out.begin_object().field("title", s.title).begin_array("rows");
+      for (const auto& r : s.rows) {
+        out.begin_object().field("id", r.id).field("title", r.title);
+        if (r.description && !r.description->empty()) out.field("description", *r.description);
+        out.end_object();
+      }
+      out.end_array().end_object();
+    }
+    out.end_array();
+  }
+  out.end_object();
+}
+
+}  // namespace
+
+std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
+                                                                std::string_view body, std::string_view tracker) {
+  return message_request(account, to, body, k_max_text_points, tracker, [&](JsonOut& out) {
+    out.field("type", "text").begin_object("text").field("preview_url", false).field("body", body).end_object();
+  });
+}
+
+std::expected<net::HttpRequest, std::string> build_interactive_message(const GraphAccount& account, std::string_view to,
+                                                                       std::string_view body,
+                                                                       const interactive::Choices& choices,
+                                                                       std::string_view tracker) {
+  const bool buttons = choices.kind == interactive::Kind::buttons;
+  return message_request(account, to, body, interactive::max_body(choices.kind), tracker, [&](JsonOut& out) {
+    out.field("type", "interactive").begin_object("interactive").field("type", buttons ? "button" : "list");
+    out.begin_object("body").field("text", body).end_object();
+    write_action(out, choices);
+    out.end_object();
+  });
 }
 
 std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id,

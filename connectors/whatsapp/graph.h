@@ -9,6 +9,12 @@
 //   text:      {"messaging_product":"whatsapp","recipient_type":"individual","to":"<wa_id>",
 //               "type":"text","text":{"preview_url":false,"body":"<text>"}
 //               [,"biz_opaque_callback_data":"<tracker>"]}
+//   choices:   {"messaging_product":"whatsapp","recipient_type":"individual","to":"<wa_id>",
+//               "type":"interactive","interactive":{"type":"button","body":{"text":"<text>"},
+//               "action":{"buttons":[{"type":"reply","reply":{"id","title"}}]}}, ...}
+//              or "interactive":{"type":"list","body":{"text"},"action":{"button":"<label>",
+//               "sections":[{"title","rows":[{"id","title"[,"description"]}]}]}}
+//              (Meta's "Interactive reply buttons messages" and "Interactive list messages")
 //   mark read: {"messaging_product":"whatsapp","status":"read","message_id":"<wamid>"
 //               [,"typing_indicator":{"type":"text"}]}   (answered {"success":true}; Meta
 //               dismisses the indicator at our reply or after 25 seconds)
@@ -25,6 +31,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/interactive.h"
 #include "connectors/whatsapp/errors.h"
 #include "net/http.h"
 
@@ -53,6 +60,15 @@ constexpr std::size_t k_max_tracker_bytes = 512;
 // more than 4096 code points, a tracker that is too long.
 std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
                                                                 std::string_view body, std::string_view tracker = {});
+
+// The request that sends `body` with `choices` as an interactive message (reply buttons or
+// a list). Refuses what build_text_message refuses, and a body longer than Meta allows
+// above those choices (1024 code points with buttons, 4096 with a list). The choices are
+// taken as checked (interactive::read or parse_stored checked them).
+std::expected<net::HttpRequest, std::string> build_interactive_message(const GraphAccount& account, std::string_view to,
+                                                                       std::string_view body,
+                                                                       const interactive::Choices& choices,
+                                                                       std::string_view tracker = {});
 
 // Whether a read mark also shows the customer that a reply is being written.
 enum class Typing { hidden, shown };

@@ -123,6 +123,9 @@ void describe_interactive(const Value* interactive, InboundMessage& out) {
     out.reply_id = string_of(member(reply, "id"));
     out.text = string_of(member(reply, "title"));
     out.answerable = has_words(out.text);
+    // The model reads the text only: the id the reply's buttons or rows gave the choice
+    // goes with the title, so that it can tell two choices with like titles apart.
+    if (out.answerable && !out.reply_id.empty()) out.text += " " + bracket("reply id", out.reply_id);
     if (out.answerable) return;
   }
   out.text = bracket("interactive", type);

@@ -13,6 +13,7 @@
 
 #include "connectors/whatsapp/graph.h"
 #include "tests/fakes/fake_graph.h"
+#include "tests/fakes/graph_interactive.h"
 #include "tests/test_util.h"
 
 namespace asio = boost::asio;
@@ -99,6 +100,54 @@ TEST_CASE("fake graph: a text message round trip is recorded with a generated wa
   CHECK(line["received_ns"].GetInt64() ==
         std::chrono::duration_cast<std::chrono::nanoseconds>(r.received.time_since_epoch()).count());
   CHECK(line["received_ns"].GetInt64() > 0);
+}
+
+// The fake's own check of interactive payloads (graph_interactive.h) agrees with the
+// builder's requests and refuses each kind of malformed one.
+TEST_CASE("fake graph: interactive messages are accepted in Meta's shape only") {
+  using dispatchd::interactive::Kind;
+  FakeGraph fake;
+  const dispatchd::interactive::Choices buttons{Kind::buttons, {{"y", "Yes"}, {"n", "No"}}, {}, {}};
+  const auto request = build_interactive_message(account_for(fake), "5215512345678", "Ship it?", buttons, "k-1");
+  REQUIRE(request.has_value());
+  const Answer answer = send(fake.port(), *request);
+  CHECK(answer.status == 200);
+  REQUIRE(fake.requests().size() == 1);
+  CHECK(fake.requests()[0].type == "interactive");
+  const auto line = dispatchd::test::parse_json(dispatchd::fakes::to_json_line(fake.requests()[0]));
+  CHECK(std::string(line["payload"].GetString()) == request->body);
+
+  const std::string head =
+      R"({"messaging_product":"whatsapp","recipient_type":"individual","to":"1","type":"interactive","interactive":)";
+  struct Row {
+    std::string interactive;
+    const char* problem;  // "" when accepted
+  };
+  const Row rows[] = {
+      {R"({"type":"button","body":{"text":"B"},"action":{"buttons":[{"type":"reply","reply":{"id":"a","title":"A"}}]}})",
+       ""},
+      {R"({"type":"button","body":{"text":"B"},"action":{"buttons":[{"type":"reply","reply":{"id":"a","title":"A"}},)"
+       R"({"type":"reply","reply":{"id":"b","title":"B"}},{"type":"reply","reply":{"id":"c","title":"C"}},)"
+       R"({"type":"reply","reply":{"id":"d","title":"D"}}]}})",
+       "1 to 3 buttons"},
+      {R"({"type":"button","body":{"text":"B"},"action":{"buttons":[{"id":"a","title":"A"}]}})",
+       "a button is {type: reply, reply}"},
+      {R"({"type":"button","body":{"text":"B"},"action":{"buttons":[{"type":"reply","reply":{"id":"a","title":")" +
+           std::string(21, 'x') + R"("}}]}})",
+       "a button title is 1 to 20 characters"},
+      {R"({"type":"list","body":{"text":"B"},"action":{"button":"L","sections":[{"title":"S","rows":[{"id":"a","title":"A"}]}]}})",
+       ""},
+      {R"({"type":"list","body":{"text":"B"},"action":{"button":"L","sections":[{"rows":[{"id":"a","title":"A"}]}]}})",
+       "a section is {title (1 to 24 characters), rows}"},
+      {R"({"type":"list","body":{"text":"B"},"action":{"button":"L","sections":[{"title":"S","rows":[{"id":"a","title":"A","description":null}]}]}})",
+       "a row description is at most 72 characters"},
+      {R"({"type":"list","body":"B","action":{}})", "body is {text}"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.interactive);
+    const auto problem = dispatchd::fakes::interactive_problem(head + row.interactive + "}");
+    CHECK(problem.value_or("") == row.problem);
+  }
 }
 
 TEST_CASE("fake graph: mark as read") {

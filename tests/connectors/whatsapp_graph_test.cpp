@@ -230,3 +230,58 @@ TEST_CASE("send: error classes have stable names") {
   CHECK(std::string(to_string(ErrorClass::unknown)) == "unknown");
   CHECK(std::string(to_string(ErrorClass::permanent)) == "permanent");
 }
+
+// The shapes of Meta's request references "Interactive reply buttons messages" and
+// "Interactive list messages" (developers.facebook.com/documentation/business-messaging/
+// whatsapp/messages/), also what public SDKs send (e.g. EvgenyLat/whatsapp-saas's
+// InteractiveMessagePayload, Mapetere/latterpay's menu_with_buttons payload): type
+// "interactive", interactive.type "button" with action.buttons[{type:"reply",reply:{id,title}}],
+// or "list" with action.button and action.sections[{title,rows[{id,title,description?}]}].
+TEST_CASE("send: an interactive request has the documented shape") {
+  using dispatchd::interactive::Choices;
+  using dispatchd::interactive::Kind;
+  const Choices buttons{Kind::buttons, {{"yes_1042", "S\xC3\xAD"}, {"no_1042", "No"}}, {}, {}};
+  const Choices list{Kind::list,
+                     {},
+                     "Horarios",
+                     {{"Lunes",
+                       {{"mon_10", "10:00",
+                         "Ma\xC3\xB1"
+                         "ana"},
+                        {"mon_16", "16:00", std::nullopt}}},
+                      {"Martes", {{"tue_10", "10:00", ""}}}}};
+  struct Row {
+    const Choices* choices;
+    const char* tracker;
+    const char* body;
+  };
+  const Row table[] = {
+      {&buttons, "",
+       R"({"messaging_product":"whatsapp","recipient_type":"individual","to":"5215512345678","type":"interactive",)"
+       R"("interactive":{"type":"button","body":{"text":"¿Enviamos?"},"action":{"buttons":[)"
+       R"({"type":"reply","reply":{"id":"yes_1042","title":"Sí"}},{"type":"reply","reply":{"id":"no_1042","title":"No"}}]}}})"},
+      {&list, "dispatchd-7-1",
+       R"({"messaging_product":"whatsapp","recipient_type":"individual","to":"5215512345678","type":"interactive",)"
+       R"("interactive":{"type":"list","body":{"text":"¿Enviamos?"},"action":{"button":"Horarios","sections":[)"
+       R"({"title":"Lunes","rows":[{"id":"mon_10","title":"10:00","description":"Mañana"},{"id":"mon_16","title":"16:00"}]},)"
+       R"({"title":"Martes","rows":[{"id":"tue_10","title":"10:00"}]}]}},"biz_opaque_callback_data":"dispatchd-7-1"})"},
+  };
+  for (const auto& row : table) {
+    const auto request = build_interactive_message(k_account, "5215512345678",
+                                                   "\xC2\xBF"
+                                                   "Enviamos?",
+                                                   *row.choices, row.tracker);
+    REQUIRE(request.has_value());
+    CHECK(request->method == "POST");
+    CHECK(request->url == "https://graph.facebook.com/v21.0/109876543210001/messages");
+    CHECK(request->body == row.body);
+  }
+  SECTION("the body above the choices is held to Meta's limit for their kind") {
+    CHECK(build_interactive_message(k_account, "1", std::string(1024, 'a'), buttons).has_value());
+    CHECK(build_interactive_message(k_account, "1", std::string(1025, 'a'), buttons).error() ==
+          "message body is longer than 1024 characters");
+    CHECK(build_interactive_message(k_account, "1", std::string(4096, 'a'), list).has_value());
+    CHECK_FALSE(build_interactive_message(k_account, "1", std::string(4097, 'a'), list).has_value());
+    CHECK_FALSE(build_interactive_message(k_account, "1", "", buttons).has_value());
+  }
+}

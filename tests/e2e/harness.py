@@ -456,14 +456,16 @@ class Stack:
         return self.dispatchctl("audit", "verify")
 
     def graph_requests(self):
-        """The requests the fake Graph API logged so far, as the JSON objects of its lines."""
+        """Every request the fake Graph API logged so far (tests/fakes/fake_graph.h, to_json_line), parsed."""
+        out = []
         for line in list(self.graph.lines):
             try:
                 event = json.loads(line)
             except ValueError:
                 continue
             if event.get("event") == "request":
-                yield event
+                out.append(event)
+        return out
 
     def graph_messages(self, answered=200):
         """The text messages the fake Graph API answered with `answered`: [(to, text, wamid)]."""

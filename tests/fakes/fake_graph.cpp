@@ -2,6 +2,8 @@
 
 #include "tests/fakes/fake_graph.h"
 
+#include "tests/fakes/graph_interactive.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <deque>
@@ -292,6 +294,11 @@ struct FakeGraph::Impl {
     }
     if (record.status == "read" && !record.message_id.empty()) return reply(request, 200, R"({"success":true})");
     if (record.type == "text" && !record.to.empty() && !record.text.empty()) return sent(request, record);
+    if (record.type == "interactive" && !record.to.empty()) {
+      if (const auto why = interactive_problem(record.body))
+        return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", why->c_str()));
+      return sent(request, record);
+    }
     return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", ""));
   }
 
@@ -432,6 +439,8 @@ std::string to_json_line(const RecordedRequest& request) {
   for (const auto& [name, value] : fields) {
     if (!value->empty()) w.field(name, *value);
   }
+  // An interactive message whole, for a test to compare with the documented payload.
+  if (request.type == "interactive") w.field("payload", request.body);
   w.field("answered", request.answered_status);
   if (!request.answered_wamid.empty()) w.field("wamid", request.answered_wamid);
   w.field("received_ns",

@@ -2,7 +2,8 @@
 // A fake WhatsApp Cloud API (Graph) server for tests and the demo. It speaks the wire
 // format of POST /{version}/{phone_number_id}/messages on 127.0.0.1, on its own thread:
 //
-// - answers a text message with {"messaging_product","contacts":[{"input","wa_id"}],
+// - answers a text message, and an interactive one (reply buttons or a list) whose shape
+//   is Meta's (graph_interactive.h; 400, code 100 otherwise), with {"messaging_product","contacts":[{"input","wa_id"}],
 //   "messages":[{"id":"wamid.fake…"}]} and a mark-as-read with {"success":true};
 // - checks `Authorization: Bearer <access_token>` (401, Graph code 190 otherwise), the
 //   phone number id (400, code 100), the JSON body and messaging_product (400, code 100);
@@ -116,7 +117,8 @@ class FakeGraph {
 
 // One JSON line describing `request` (the demo's log format):
 // {"event":"request","method","target","to","type","text","status","message_id",
-//  "tracker","answered","wamid","received_ns"}; empty fields are left out. received_ns is
+//  "tracker","payload","answered","wamid","received_ns"} (payload: an interactive message's
+// request body as received); empty fields are left out. received_ns is
 // RecordedRequest::received in nanoseconds (Python's time.monotonic_ns() reads that clock):
 // a test measures gaps between requests by it, not by when it read the line.
 std::string to_json_line(const RecordedRequest& request);
