@@ -120,7 +120,7 @@ struct WhatsApp {
   std::string access_token_env;
   std::string app_secret_env;
   std::string verify_token_env;
-  bool typing_indicator = true;  // read marks wait for the agent and show typing (connectors/whatsapp/channel.h)
+  bool typing_indicator = true;       // read marks wait for the agent and show typing (connectors/whatsapp/channel.h)
   std::string waba_id;                // the business account whose templates are kept; empty: none
   int template_refresh_minutes = 60;  // how often the templates are listed again
   std::map<std::string, TypeHandling> message_types = default_whatsapp_types();  // every type has an entry
