@@ -34,8 +34,10 @@ export async function textBecomes(locator, predicate, what, wait = timeout) {
   const deadline = Date.now() + wait;
   let last = '';
   while (Date.now() < deadline) {
-    last = (await locator.count()) ? await locator.first().innerText() : '(missing)';
-    if (predicate(last)) return last;
+    // An element not (yet) there never satisfies the predicate: "(missing)" is only reported.
+    const present = (await locator.count()) > 0;
+    last = present ? await locator.first().innerText() : '(missing)';
+    if (present && predicate(last)) return last;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${what}: still ${JSON.stringify(last)}`);

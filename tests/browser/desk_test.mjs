@@ -190,7 +190,8 @@ async function main() {
     const bHolds = await textBecomes(bCase.locator('.holder-line'), (t) => t === `Claimed by ${B} (you)`, 'B holds')
         .catch((e) => e.message);
     check('bo holds the case after Take over', bHolds === `Claimed by ${B} (you)`, bHolds);
-    const bHandOver = await textBecomes(bCase.locator('.notes-box details'), (t) => t.length > 0, "B's hand-overs")
+    const bHandOver = await textBecomes(bCase.locator('.notes-box details'), (t) => t.startsWith('Hand-overs (1)'),
+        "B's hand-overs")
         .catch((e) => e.message);
     check("bo's page lists the hand-over", bHandOver.startsWith('Hand-overs (1)'), bHandOver);
     await bCase.locator('.notes-box details summary').click();

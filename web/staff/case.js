@@ -56,9 +56,13 @@ export class CaseView {
   }
 
   // The notes, the hand-overs and when a take-over is allowed, read again.
+  // Only the latest read applies: an earlier one answered late (a timer's, under load) would
+  // put back the case as it was before a hand-over.
   async reloadDesk() {
+    const asked = this.deskReads = (this.deskReads ?? 0) + 1;
     try {
       const item = await api('GET', `/api/escalations/${this.item.escalation_id}`);
+      if (asked !== this.deskReads) return;
       if (!this.item || this.item.escalation_id !== item.escalation_id) return;
       Object.assign(this.item, {notes: item.notes, hand_overs: item.hand_overs,
         takeover_in_minutes: item.takeover_in_minutes, status: item.status, assignee: item.assignee});
