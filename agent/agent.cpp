@@ -473,7 +473,8 @@ store::NewAction Run::new_action(Reply reply) const {
                        .recipient = std::move(reply.outbound.recipient),
                        .body = std::move(reply.outbound.body),
                        .recipient_written = std::move(reply.outbound.recipient_written),
-                       .interactive = std::move(reply.outbound.interactive)};
+                       .interactive = std::move(reply.outbound.interactive),
+                       .template_message = std::move(reply.outbound.template_message)};
   if (!reply.tool) return out;
   auto& call = *reply.tool;
   std::optional<std::string> follow_up;

@@ -87,7 +87,8 @@ Step act(const validator::Verdict& verdict, const Progress& progress, const Limi
       if (!arguments) return Fail{arguments.error()};
       return RunTool{action->name, McpTarget{std::move(*arguments)}, verdict.output};
     }
-    case catalog::ActionKind::reply: return reply(verdict, *action, catalog, sender);
+    case catalog::ActionKind::reply:
+    case catalog::ActionKind::template_message: return reply(verdict, *action, catalog, sender);
     case catalog::ActionKind::escalate:
       return Escalate{Reason::model_escalated, ModelEscalated{verdict.action}, verdict.output};
     case catalog::ActionKind::ignore: return Ignore{verdict.action};

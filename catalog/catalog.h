@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/template_send.h"
+
 namespace dispatchd::catalog {
 
 // buttons and list are interactive fields (common/interactive.h): the choices a reply action
@@ -55,8 +57,9 @@ struct Field {
   std::string pointer;  // "/name" as a JSON pointer into the reply, escaped
 };
 
-// Who executes a valid action.
-enum class ActionKind { reply, escalate, ignore, http, mcp };
+// Who executes a valid action. template_message ("template" in the file) sends an approved
+// message template, its parameters filled from the action's fields (TemplateMessage).
+enum class ActionKind { reply, escalate, ignore, http, mcp, template_message };
 
 struct Policy {
   // The field whose value must name the conversation's counterpart (the WhatsApp sender's
@@ -92,6 +95,28 @@ struct McpTool {
   const std::string& argument_of(const std::string& field) const;
 };
 
+// Where a template parameter sits (header, body, a button).
+using TemplatePart = template_send::Part;
+
+// One parameter of a template action: the field whose value fills it.
+struct TemplateParameter {
+  TemplatePart part = TemplatePart::body;
+  int button = 0;     // for a button: its position among the template's buttons, from 0
+  std::string name;   // as written in the template: "1" for {{1}}, "order_id" for {{order_id}};
+                      // a header's media is "image", "video" or "document" (its link)
+  std::string field;  // a catalog field the action requires
+};
+
+// A template action (kind "template"): which approved template it sends and what fills it.
+// The catalog names the template only; whether it exists, is approved and takes exactly
+// these parameters is checked against the templates the channel keeps (`dispatchctl catalog
+// lint --db`, `dispatchd --check-config`), and again before each send.
+struct TemplateMessage {
+  std::string name;                           // the template's name, e.g. "order_shipped"
+  std::string language;                       // its language code, e.g. "en_US"
+  std::vector<TemplateParameter> parameters;  // header, then body, then buttons by position
+};
+
 // One example reply with its expected verdict; rendered into the prompt and checked by
 // `dispatchctl catalog lint`.
 struct Example {
@@ -121,8 +146,9 @@ struct Action {
   // text, when the reply sets it; the action opts in by naming it (docs/catalog.md).
   std::optional<std::string> interactive_field;
   Policy policy;
-  std::optional<HttpTool> http;  // set exactly when kind == http
-  std::optional<McpTool> mcp;    // set exactly when kind == mcp
+  std::optional<HttpTool> http;                     // set exactly when kind == http
+  std::optional<McpTool> mcp;                       // set exactly when kind == mcp
+  std::optional<TemplateMessage> template_message;  // set exactly when kind == template_message
   std::vector<Example> examples;
 
   // uses() and needs() for each field, in Catalog::fields() order: derived at load so

@@ -39,6 +39,7 @@ std::optional<ActionKind> parse_kind(std::string_view name) {
   if (name == "ignore") return ActionKind::ignore;
   if (name == "http") return ActionKind::http;
   if (name == "mcp") return ActionKind::mcp;
+  if (name == "template") return ActionKind::template_message;
   return std::nullopt;
 }
 
@@ -281,7 +282,7 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
   }
   check_keys(value, at,
              {"name", "description", "kind", "required", "optional", "text_field", "interactive_field", "policy",
-              "http", "mcp", "examples"});
+              "http", "mcp", "template", "examples"});
   Action action;
   const auto name = value.FindMember("name");
   if (name == value.MemberEnd() || !name->value.IsString() || !is_identifier(json::string_of(name->value))) {
@@ -300,7 +301,8 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
   const auto parsed_kind =
       kind != value.MemberEnd() && kind->value.IsString() ? parse_kind(json::string_of(kind->value)) : std::nullopt;
   if (!parsed_kind)
-    problem(child(at, "kind"), "\"kind\" must be \"reply\", \"escalate\", \"ignore\", \"http\" or \"mcp\"");
+    problem(child(at, "kind"),
+            "\"kind\" must be \"reply\", \"escalate\", \"ignore\", \"http\", \"mcp\" or \"template\"");
   else
     action.kind = *parsed_kind;
 
@@ -330,6 +332,9 @@ void CatalogReader::read_action(const Value& value, const std::string& at) {
   }
   if (const auto it = value.FindMember("mcp"); it != value.MemberEnd()) {
     read_mcp(action, it->value, child(at, "mcp"));
+  }
+  if (const auto it = value.FindMember("template"); it != value.MemberEnd()) {
+    read_template(action, it->value, child(at, "template"));
   }
   if (const auto it = value.FindMember("examples"); it != value.MemberEnd()) {
     if (!it->value.IsArray())
@@ -371,6 +376,10 @@ void CatalogReader::check_action(const Action& action, const std::string& at) {
   if ((action.kind == ActionKind::mcp) != action.mcp.has_value()) {
     problem(at, "an action has \"mcp\" exactly when its kind is \"mcp\"");
   }
+  if ((action.kind == ActionKind::template_message) != action.template_message.has_value()) {
+    problem(at, "an action has \"template\" exactly when its kind is \"template\"");
+  }
+  if (action.template_message) check_template(action, child(at, "template"));
   if (action.mcp) {
     // Two fields sent as one argument would be one overwriting the other.
     std::map<std::string, std::string, std::less<>> sent;  // argument -> field

@@ -91,6 +91,9 @@ void append_actions(std::string& out, const Catalog& catalog) {
              " must be the customer who wrote this conversation, never anyone else.";
     }
     if (action.policy.requires_approval) out += " A person approves it before it runs.";
+    if (action.template_message)
+      out += " Sends the approved message template " + quoted(action.template_message->name) +
+             ": it reaches the customer even when the customer last wrote more than 24 hours ago.";
     out += "\n";
   }
 }

@@ -36,8 +36,12 @@ int check_config(const dispatchd::config::Config& config) {
   // The MCP servers are started and their tools pinned only when all else is well: a
   // catalog that does not load has no actions to pin.
   if (problems.empty()) {
-    if (auto catalog = dispatchd::catalog::Catalog::load_file(config.catalog))
+    if (auto catalog = dispatchd::catalog::Catalog::load_file(config.catalog)) {
       problems = dispatchd::daemon::check_mcp(config, *catalog);
+      auto templates = dispatchd::daemon::check_templates(config, *catalog);
+      problems.insert(problems.end(), templates.problems.begin(), templates.problems.end());
+      for (const auto& note : templates.notes) std::printf("%s\n", note.c_str());
+    }
   }
   for (const auto& problem : problems) std::fprintf(stderr, "%s\n", problem.c_str());
   if (!problems.empty()) return 1;

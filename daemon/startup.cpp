@@ -1,5 +1,8 @@
 #include "daemon/startup.h"
 
+#include "connectors/whatsapp/template_message.h"
+#include "store/templates.h"
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -64,6 +67,27 @@ std::expected<store::Database, std::string> open_configured(const config::Config
 }
 
 }  // namespace
+
+TemplateCheck check_templates(const config::Config& config, const catalog::Catalog& catalog) {
+  TemplateCheck out;
+  if (std::ranges::none_of(catalog.actions(), [](const auto& a) { return a.template_message.has_value(); })) return out;
+  if (config.whatsapp.waba_id.empty()) {
+    out.problems.push_back(
+        "the catalog has template actions, but connectors.whatsapp.waba_id is not set: "
+        "no templates are listed to send them with");
+    return out;
+  }
+  auto db = open_configured(config, store::Database::Mode::existing);
+  auto stored = db ? store::list_templates(*db) : std::unexpected(store::Error::internal(db.error()));
+  if (!stored) {
+    out.notes.push_back("template actions not checked: the database cannot be read (" + stored.error().message + ")");
+  } else if (stored->empty()) {
+    out.notes.push_back("template actions not checked: no templates are listed yet (dispatchd lists them at start)");
+  } else {
+    out.problems = whatsapp::check_template_actions(catalog, *stored);
+  }
+  return out;
+}
 
 std::expected<store::Database, std::string> open_read_connection(const config::Config& config) {
   auto db = open_configured(config, store::Database::Mode::existing);

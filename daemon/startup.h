@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog.h"
 #include "config/config.h"
 #include "store/database.h"
 #include "store/inbox.h"
@@ -18,6 +19,15 @@ namespace dispatchd::daemon {
 // secret the enabled parts need is set, and a PostgreSQL database's password resolves
 // (config/database_password.h). Empty when all is well.
 std::vector<std::string> check_environment(const config::Config& config);
+
+// The catalog's template actions against the templates the database keeps (whatsapp::
+// check_template_actions), for --check-config: problems, and `notes` when nothing can be
+// checked yet (no database, or no templates listed so far: the daemon lists them at start).
+struct TemplateCheck {
+  std::vector<std::string> problems;
+  std::vector<std::string> notes;
+};
+TemplateCheck check_templates(const config::Config& config, const catalog::Catalog& catalog);
 
 struct StoreReady {
   store::Database db;

@@ -55,7 +55,8 @@ std::expected<store::NewAction, Refusal> checked_action(store::Database& db, con
                           .recipient = outbound->recipient,
                           .body = outbound->body,
                           .recipient_written = outbound->recipient_written,
-                          .interactive = outbound->interactive};
+                          .interactive = outbound->interactive,
+                          .template_message = outbound->template_message};
 }
 
 template <typename T>

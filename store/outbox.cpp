@@ -119,14 +119,14 @@ Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
     auto insert = Query::prepare(
         db,
         "INSERT INTO actions(message_id, escalation_id, action, arguments, recipient, body, status, created_by,"
-        " idempotency_key, created_at, updated_at, tool_server, tool_name, follow_up, interactive)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
+        " idempotency_key, created_at, updated_at, tool_server, tool_name, follow_up, interactive,"
+        " template_message) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id");
     if (!insert) return std::unexpected(insert.error());
     const std::string at = format_time(now);
     insert->bind(1, a.message_id).bind(2, a.escalation_id).bind(3, a.action).bind(4, a.arguments);
     insert->bind(5, a.recipient).bind(6, a.body).bind(7, a.status).bind(8, a.created_by).bind(9, key);
     insert->bind(10, at).bind(11, at).bind(12, a.tool_server).bind(13, a.tool_name).bind(14, a.follow_up);
-    insert->bind(15, a.interactive);
+    insert->bind(15, a.interactive).bind(16, a.template_message);
     auto inserted = insert->inserted_id();
     if (!inserted) return std::unexpected(inserted.error());
     const std::int64_t id = *inserted;
@@ -155,7 +155,7 @@ namespace {
 constexpr std::string_view k_item_columns =
     "SELECT a.id, a.message_id, m.channel, m.conversation_id, coalesce(a.recipient, ''), coalesce(a.body, ''),"
     " a.idempotency_key, a.action, coalesce(a.tool_server, ''), coalesce(a.tool_name, ''),"
-    " coalesce(a.interactive, '') FROM actions a JOIN inbox m ON m.id = a.message_id";
+    " coalesce(a.interactive, ''), coalesce(a.template_message, '') FROM actions a JOIN inbox m ON m.id = a.message_id";
 
 // A row's lane: its message's channel, or k_tool_lane for a tool call.
 constexpr std::string_view k_lane = "(CASE WHEN a.tool_server IS NULL THEN m.channel ELSE 'tools' END)";
@@ -176,8 +176,8 @@ constexpr std::string_view k_in_line =
     " AND pm.channel = m.channel AND (coalesce(p.queued, p.id), p.id) < (coalesce(a.queued, a.id), a.id)))";
 
 OutboxItem item_of(const Query& row) {
-  return {row.integer(0), row.integer(1), row.text(2), row.text(3), row.text(4), row.text(5),
-          row.text(6),    row.text(7),    row.text(8), row.text(9), row.text(10)};
+  return {row.integer(0), row.integer(1), row.text(2), row.text(3), row.text(4),  row.text(5),
+          row.text(6),    row.text(7),    row.text(8), row.text(9), row.text(10), row.text(11)};
 }
 
 }  // namespace

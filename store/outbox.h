@@ -54,6 +54,9 @@ struct NewAction {
   // Choices sent with `body` (common/interactive.h's stored form; migration 0031): the
   // channel sends them its way (WhatsApp's buttons or list, Gmail's numbered lines).
   std::optional<std::string> interactive;
+  // A template sent instead of `body` (common/template_send.h's stored form; migration
+  // 0032); `body` then holds its one-line summary.
+  std::optional<std::string> template_message;
 };
 
 // `action` made a tool call: `call`'s server, tool and arguments (as the body), and its
@@ -94,7 +97,8 @@ struct OutboxItem {
   std::string action;       // the catalog action's name
   std::string tool_server;  // a tool call's ("" for a message)
   std::string tool_name;
-  std::string interactive;  // NewAction::interactive ("" for none)
+  std::string interactive;       // NewAction::interactive ("" for none)
+  std::string template_message;  // NewAction::template_message ("" for none)
 };
 
 // Takes the oldest approved action (of `channel`'s messages, or of k_tool_lane, when given)

@@ -169,4 +169,14 @@ Result<std::vector<Template>> list_templates(Database& db) {
   return collect<Template>(*select, template_of);
 }
 
+Result<std::optional<Template>> find_template(Database& db, const std::string& name, const std::string& language) {
+  auto select = Query::prepare(db, std::string(k_template_columns) + " WHERE name = ? AND language = ?");
+  if (!select) return std::unexpected(select.error());
+  select->bind(1, name).bind(2, language);
+  auto rows = collect<Template>(*select, template_of);
+  if (!rows) return std::unexpected(rows.error());
+  if (rows->empty()) return std::optional<Template>();
+  return std::optional<Template>(std::move(rows->front()));
+}
+
 }  // namespace dispatchd::store

@@ -124,4 +124,7 @@ Result<bool> set_template_category(Database& db, const std::string& name, const 
 // Every template, by name then language.
 Result<std::vector<Template>> list_templates(Database& db);
 
+// The template `name` in `language`; nullopt when none is stored.
+Result<std::optional<Template>> find_template(Database& db, const std::string& name, const std::string& language);
+
 }  // namespace dispatchd::store

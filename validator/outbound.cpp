@@ -4,22 +4,57 @@
 #include "common/json_access.h"
 #include "common/json_out.h"
 #include "common/strict_json.h"
+#include "common/template_send.h"
 #include "validator/checks.h"
 
 namespace dispatchd::validator {
+namespace {
+
+// A parameter's text: a string as it is, a number as JSON writes it.
+std::optional<std::string> parameter_text(const rapidjson::Value* value) {
+  if (value == nullptr || value->IsNull()) return std::nullopt;
+  if (value->IsString()) return std::string(json::string_of(*value));
+  if (value->IsNumber()) return json::to_string(*value);
+  return std::nullopt;
+}
+
+// The template a template action sends, filled from `doc`; nullopt when a parameter's field
+// is not set (the contract stage requires each, so this is a verdict from elsewhere).
+std::optional<template_send::TemplateSend> template_of(const catalog::TemplateMessage& message,
+                                                       const rapidjson::Value& doc) {
+  template_send::TemplateSend out{message.name, message.language, {}};
+  for (const auto& p : message.parameters) {
+    auto text = parameter_text(json::member(doc, p.field));
+    if (!text) return std::nullopt;
+    out.parameters.push_back({p.part, p.button, p.name, std::move(*text)});
+  }
+  return out;
+}
+
+}  // namespace
 
 std::optional<Outbound> outbound_of(const catalog::Catalog& catalog, const Verdict& verdict,
                                     const std::string& counterpart) {
   if (!verdict.ok) return std::nullopt;
   const catalog::Action* action = catalog.find_action(verdict.action);
-  if (!action || action->kind != catalog::ActionKind::reply || !action->text_field) return std::nullopt;
+  if (!action) return std::nullopt;
+  const bool text = action->kind == catalog::ActionKind::reply && action->text_field;
+  if (!text && !action->template_message) return std::nullopt;
   // The output is the validator's own compact JSON: it parses, and its strings are UTF-8.
   auto parsed = json::parse_strict(verdict.output, json::k_checked_json_limits);
   if (!parsed || !parsed->document.IsObject()) return std::nullopt;
   const rapidjson::Value& doc = parsed->document;
-  auto body = json::string_member(doc, *action->text_field);
-  if (!body) return std::nullopt;
-  Outbound out{counterpart, std::move(*body), std::nullopt, std::nullopt};
+  Outbound out{counterpart, {}, std::nullopt, std::nullopt, std::nullopt};
+  if (text) {
+    auto body = json::string_member(doc, *action->text_field);
+    if (!body) return std::nullopt;
+    out.body = std::move(*body);
+  } else {
+    auto filled = template_of(*action->template_message, doc);
+    if (!filled) return std::nullopt;
+    out.body = template_send::summary(*filled);
+    out.template_message = template_send::to_json(*filled);
+  }
   if (action->interactive_field) {
     const rapidjson::Value* value = json::member(doc, *action->interactive_field);
     const catalog::Field* field = catalog.find_field(*action->interactive_field);
@@ -78,7 +113,7 @@ std::optional<ToolCall> tool_call_of(const catalog::Catalog& catalog, const Verd
   if (action->text_field) {
     auto text = json::string_member(doc, *action->text_field);
     if (!text) return std::nullopt;
-    call.follow_up = Outbound{counterpart, std::move(*text), std::nullopt, std::nullopt};
+    call.follow_up = Outbound{counterpart, std::move(*text), std::nullopt, std::nullopt, std::nullopt};
     if (written && *written != counterpart) call.follow_up->recipient_written = std::move(*written);
   }
   return call;

@@ -1,6 +1,8 @@
 #pragma once
 // What a valid reply sends: for an action of kind reply, the recipient and the message text
-// (its text_field), decoded from the verdict's output; for an mcp action with "use": "act",
+// (its text_field), decoded from the verdict's output; for a template action, the template
+// with its parameters filled from the fields (common/template_send.h) and a one-line summary
+// as the text; for an mcp action with "use": "act",
 // the tool call and the reply that follows it. Shared by the agent loop and the staff
 // commands so both fill the outbox the same way.
 //
@@ -23,12 +25,15 @@ struct Outbound {
   // The choices sent with the text (interactive::to_json), when the action has an
   // interactive_field and the reply set it.
   std::optional<std::string> interactive;
+  // The template sent instead of a text (template_send::to_json), for a template action.
+  std::optional<std::string> template_message;
   // The policy's recipient_field as the reply wrote it, when that differs from `recipient`
   // (kept for the audit trail).
   std::optional<std::string> recipient_written;
 };
 
-// nullopt unless `verdict` is ok, its action is a reply with a text field and, when the
+// nullopt unless `verdict` is ok, its action is a reply with a text field (or a template
+// action with every parameter's field set) and, when the
 // action has a recipient_field, that field names `counterpart` (validator::validate checked
 // it when given `counterpart` as Context::sender; a verdict checked against no sender or
 // another one sends nothing).

@@ -28,6 +28,10 @@ class CatalogReader {
   void read_policy(Action& action, const Value& value, const std::string& at);
   void read_http(Action& action, const Value& value, const std::string& at);
   void read_mcp(Action& action, const Value& value, const std::string& at);
+  void read_template(Action& action, const Value& value, const std::string& at);  // reader_template.cpp
+  void read_template_part(TemplateMessage& out, TemplatePart part, int button, const Value& value,
+                          const std::string& at);
+  void check_template(const Action& action, const std::string& at);
   void read_example(Action& action, const Value& value, const std::string& at);
   void read_field_names(std::vector<std::string>& out, const Value& value, const std::string& at);
   void check_action(const Action& action, const std::string& at);

@@ -14,6 +14,7 @@
 #include "connectors/whatsapp/handshake.h"
 #include "connectors/whatsapp/internal/template_refresh.h"
 #include "connectors/whatsapp/signature.h"
+#include "connectors/whatsapp/template_message.h"
 #include "connectors/whatsapp/webhook.h"
 #include "connectors/whatsapp/window.h"
 #include "store/round.h"
@@ -103,6 +104,8 @@ struct WhatsAppChannel::State : std::enable_shared_from_this<State> {
   SendOutcome outcome_of(net::HttpResult result);
   // The Graph request for a row: a text, or its choices as an interactive message.
   std::expected<net::HttpRequest, std::string> request_for(const store::OutboxItem& item) const;
+  std::expected<net::HttpRequest, std::string> template_request(const store::OutboxItem& item) const;
+  std::optional<std::string> window_refusal(const std::string& recipient) const;
   SendOutcome refused_token(std::string why);
 };
 
@@ -297,21 +300,47 @@ void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::Sen
     deps.post(common::named_step(
         [done = std::move(done), why = std::move(why)]() mutable { done(connectors::Failed{std::move(why)}); }));
   };
-  // Policy, checked before sending: Meta would refuse it (131047) anyway.
-  const store::Time now = store::whole_seconds(deps.now());
-  if (const auto last = store::last_inbound_at(deps.db, std::string(k_channel_name), item.recipient); !last) {
-    spdlog::warn("whatsapp: cannot read when {} last wrote ({}); sending without the window check", item.recipient,
-                 last.error().message);
-  } else if (!may_send_free_form(*last, now, k_window_margin)) {
-    return refuse("outside WhatsApp's 24-hour customer-service window: only a template can reach this customer now");
+  // A template reaches the customer whatever the window: it is checked against the stored
+  // template instead (approved now, and its parameters those the template takes).
+  const bool free_form = item.template_message.empty();
+  if (free_form) {
+    if (auto closed = window_refusal(item.recipient)) return refuse(std::move(*closed));
   }
-  auto request = request_for(item);
-  if (!request) return refuse("cannot build the Graph request: " + request.error());
+  auto request = free_form ? request_for(item) : template_request(item);
+  if (!request) return refuse(free_form ? "cannot build the Graph request: " + request.error() : request.error());
   request->timeout = k_send_timeout;
   deps.transport.send(std::move(*request), common::named_step([self = shared_from_this(),
                                                                done = std::move(done)](net::HttpResult result) mutable {
                         done(self->outcome_of(std::move(result)));
                       }));
+}
+
+// Policy, checked before a free-form send: Meta would refuse it (131047) anyway.
+std::optional<std::string> WhatsAppChannel::State::window_refusal(const std::string& recipient) const {
+  const store::Time now = store::whole_seconds(deps.now());
+  const auto last = store::last_inbound_at(deps.db, std::string(k_channel_name), recipient);
+  if (!last) {
+    spdlog::warn("whatsapp: cannot read when {} last wrote ({}); sending without the window check", recipient,
+                 last.error().message);
+    return std::nullopt;
+  }
+  if (may_send_free_form(*last, now, k_window_margin)) return std::nullopt;
+  return "outside WhatsApp's 24-hour customer-service window: only a template can reach this customer now";
+}
+
+std::expected<net::HttpRequest, std::string> WhatsAppChannel::State::template_request(
+    const store::OutboxItem& item) const {
+  auto send = template_send::parse_stored(item.template_message);
+  if (!send) return std::unexpected(send.error());
+  auto stored = store::find_template(deps.db, send->name, send->language);
+  if (!stored) return std::unexpected("cannot read the template " + send->name + ": " + stored.error().message);
+  if (!*stored)
+    return std::unexpected("the template " + send->name + " (" + send->language +
+                           ") is not among the account's templates");
+  if (auto refused = template_refusal(**stored)) return std::unexpected(std::move(*refused));
+  auto object = template_object(*send, **stored);
+  if (!object) return std::unexpected(object.error());
+  return build_template_message(settings.account, item.recipient, *object, item.idempotency_key);
 }
 
 std::expected<net::HttpRequest, std::string> WhatsAppChannel::State::request_for(const store::OutboxItem& item) const {

@@ -153,6 +153,14 @@ std::expected<net::HttpRequest, std::string> build_interactive_message(const Gra
   });
 }
 
+std::expected<net::HttpRequest, std::string> build_template_message(const GraphAccount& account, std::string_view to,
+                                                                    std::string_view template_object,
+                                                                    std::string_view tracker) {
+  // The object is ours (template_object), not the model's text: no length of Meta's applies to it whole.
+  return message_request(account, to, template_object, template_object.size(), tracker,
+                         [&](JsonOut& out) { out.field("type", "template").raw("template", template_object); });
+}
+
 std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id,
                                                              Typing typing) {
   auto request = base_request(account);

@@ -15,6 +15,9 @@
 //              or "interactive":{"type":"list","body":{"text"},"action":{"button":"<label>",
 //               "sections":[{"title","rows":[{"id","title"[,"description"]}]}]}}
 //              (Meta's "Interactive reply buttons messages" and "Interactive list messages")
+//   template:  {"messaging_product":"whatsapp","recipient_type":"individual","to":"<wa_id>",
+//               "type":"template","template":{"name","language":{"code"},"components":[...]}, ...}
+//              (Meta's "Template messages"; the object comes from template_message.h)
 //   mark read: {"messaging_product":"whatsapp","status":"read","message_id":"<wamid>"
 //               [,"typing_indicator":{"type":"text"}]}   (answered {"success":true}; Meta
 //               dismisses the indicator at our reply or after 25 seconds)
@@ -69,6 +72,13 @@ std::expected<net::HttpRequest, std::string> build_interactive_message(const Gra
                                                                        std::string_view body,
                                                                        const interactive::Choices& choices,
                                                                        std::string_view tracker = {});
+
+// The request that sends a template message: `template_object` is template_message.h's
+// template_object() (compact JSON, copied in as it is). Refuses what build_text_message
+// refuses about the account, the recipient and the tracker.
+std::expected<net::HttpRequest, std::string> build_template_message(const GraphAccount& account, std::string_view to,
+                                                                    std::string_view template_object,
+                                                                    std::string_view tracker = {});
 
 // Whether a read mark also shows the customer that a reply is being written.
 enum class Typing { hidden, shown };

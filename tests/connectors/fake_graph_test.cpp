@@ -14,6 +14,7 @@
 #include "connectors/whatsapp/graph.h"
 #include "tests/fakes/fake_graph.h"
 #include "tests/fakes/graph_interactive.h"
+#include "tests/fakes/graph_template.h"
 #include "tests/test_util.h"
 
 namespace asio = boost::asio;
@@ -147,6 +148,43 @@ TEST_CASE("fake graph: interactive messages are accepted in Meta's shape only") 
     CAPTURE(row.interactive);
     const auto problem = dispatchd::fakes::interactive_problem(head + row.interactive + "}");
     CHECK(problem.value_or("") == row.problem);
+  }
+}
+
+TEST_CASE("fake graph: template messages must fit a template it serves") {
+  const auto templates = dispatchd::fakes::FakeGraphOptions::default_templates();
+  const std::string head =
+      R"({"messaging_product":"whatsapp","recipient_type":"individual","to":"1","type":"template","template":)";
+  struct Row {
+    std::string object;
+    int code;  // 0 when accepted
+  };
+  const Row rows[] = {
+      {R"({"name":"spring_sale","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","text":"20%"}]},{"type":"button","sub_type":"quick_reply","index":"0","parameters":[)"
+       R"({"type":"payload","payload":"OFFERS"}]}]})",
+       0},
+      {R"({"name":"appointment_reminder","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","parameter_name":"customer_name","text":"Ana"},)"
+       R"({"type":"text","parameter_name":"date","text":"12/12"}]}]})",
+       0},
+      {R"({"name":"spring_sale","language":{"code":"en_US"},"components":[]})", 132001},
+      {R"({"name":"spring_sale","language":{"code":"es"},"components":[]})", 132000},
+      {R"({"name":"appointment_reminder","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","text":"Ana"},{"type":"text","text":"12/12"}]}]})",
+       100},
+      {R"({"name":"spring_sale","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","text":""}]}]})",
+       100},
+      {R"({"name":"spring_sale","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","text":"20%"}]},{"type":"button","sub_type":"url","index":0,"parameters":[)"
+       R"({"type":"text","text":"x"}]}]})",
+       100},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.object);
+    const auto problem = dispatchd::fakes::template_problem(head + row.object + "}", templates);
+    CHECK((problem ? problem->code : 0) == row.code);
   }
 }
 

@@ -3,6 +3,7 @@
 #include "tests/fakes/fake_graph.h"
 
 #include "tests/fakes/graph_interactive.h"
+#include "tests/fakes/graph_template.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -52,6 +53,8 @@ constexpr GraphErrorSpec k_errors[] = {
      "Too many messages sent from the sender phone number to the same recipient phone number in a short period of "
      "time."},
     {131026, 400, "OAuthException", "(#131026) Message Undeliverable", "Message failed to send."},
+    {132000, 400, "OAuthException", "(#132000) Number of parameters does not match the expected number of params", ""},
+    {132001, 404, "OAuthException", "(#132001) Template name does not exist in the translation", ""},
     {190, 401, "OAuthException", "Error validating access token: Session has expired.", ""},
     {100, 400, "OAuthException", "(#100) Invalid parameter", ""},
     {2, 503, "OAuthException", "(#2) Service temporarily unavailable", ""},
@@ -299,6 +302,14 @@ struct FakeGraph::Impl {
         return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", why->c_str()));
       return sent(request, record);
     }
+    if (record.type == "template" && !record.to.empty()) {
+      if (const auto why = template_problem(record.body, options.templates)) {
+        const GraphErrorSpec& spec = spec_for(why->code);
+        return reply(request, spec.http_status,
+                     graph_error_body(spec.code, spec.type, spec.message, why->details.c_str()));
+      }
+      return sent(request, record);
+    }
     return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", ""));
   }
 
@@ -440,7 +451,7 @@ std::string to_json_line(const RecordedRequest& request) {
     if (!value->empty()) w.field(name, *value);
   }
   // An interactive message whole, for a test to compare with the documented payload.
-  if (request.type == "interactive") w.field("payload", request.body);
+  if (request.type == "interactive" || request.type == "template") w.field("payload", request.body);
   w.field("answered", request.answered_status);
   if (!request.answered_wamid.empty()) w.field("wamid", request.answered_wamid);
   w.field("received_ns",

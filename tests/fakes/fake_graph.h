@@ -2,9 +2,11 @@
 // A fake WhatsApp Cloud API (Graph) server for tests and the demo. It speaks the wire
 // format of POST /{version}/{phone_number_id}/messages on 127.0.0.1, on its own thread:
 //
-// - answers a text message, and an interactive one (reply buttons or a list) whose shape
-//   is Meta's (graph_interactive.h; 400, code 100 otherwise), with {"messaging_product","contacts":[{"input","wa_id"}],
-//   "messages":[{"id":"wamid.fake…"}]} and a mark-as-read with {"success":true};
+// - answers a text message, an interactive one (reply buttons or a list) whose shape
+//   is Meta's (graph_interactive.h; 400, code 100 otherwise), and a template message that
+//   fits a template it serves (graph_template.h; 132001, 132000 or 100 otherwise), with
+//   {"messaging_product","contacts":[{"input","wa_id"}],"messages":[{"id":"wamid.fake…"}]},
+//   and a mark-as-read with {"success":true};
 // - checks `Authorization: Bearer <access_token>` (401, Graph code 190 otherwise), the
 //   phone number id (400, code 100), the JSON body and messaging_product (400, code 100);
 // - records every request (also refused ones) for the test to inspect;
