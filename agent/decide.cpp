@@ -91,6 +91,7 @@ Step act(const validator::Verdict& verdict, const Progress& progress, const Limi
     case catalog::ActionKind::escalate:
       return Escalate{Reason::model_escalated, ModelEscalated{verdict.action}, verdict.output};
     case catalog::ActionKind::ignore: return Ignore{verdict.action};
+    case catalog::ActionKind::template_message: break;  // not sent by this build yet
   }
   return Fail{"the action " + action->name + " has an unknown kind"};
 }

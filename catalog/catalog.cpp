@@ -77,6 +77,7 @@ const char* to_string(ActionKind kind) {
     case ActionKind::ignore: return "ignore";
     case ActionKind::http: return "http";
     case ActionKind::mcp: return "mcp";
+    case ActionKind::template_message: return "template";
   }
   return "?";
 }

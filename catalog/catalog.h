@@ -55,8 +55,9 @@ struct Field {
   std::string pointer;  // "/name" as a JSON pointer into the reply, escaped
 };
 
-// Who executes a valid action.
-enum class ActionKind { reply, escalate, ignore, http, mcp };
+// Who executes a valid action. template_message ("template"): an approved WhatsApp-style
+// template, the one kind that reaches a counterpart whose reply window is closed.
+enum class ActionKind { reply, escalate, ignore, http, mcp, template_message };
 
 struct Policy {
   // The field whose value must name the conversation's counterpart (the WhatsApp sender's

@@ -293,9 +293,10 @@ void WhatsAppChannel::State::send_reads() {
 }
 
 void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::SendDone done) {
-  const auto refuse = [this, &done](std::string why) {
-    deps.post(common::named_step(
-        [done = std::move(done), why = std::move(why)]() mutable { done(connectors::Failed{std::move(why)}); }));
+  const auto refuse = [this, &done](std::string why, store::SendFailure because = store::SendFailure::refused) {
+    deps.post(common::named_step([done = std::move(done), why = std::move(why), because]() mutable {
+      done(connectors::Failed{std::move(why), because});
+    }));
   };
   // Policy, checked before sending: Meta would refuse it (131047) anyway.
   const store::Time now = store::whole_seconds(deps.now());
@@ -303,7 +304,8 @@ void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::Sen
     spdlog::warn("whatsapp: cannot read when {} last wrote ({}); sending without the window check", item.recipient,
                  last.error().message);
   } else if (!may_send_free_form(*last, now, k_window_margin)) {
-    return refuse("outside WhatsApp's 24-hour customer-service window: only a template can reach this customer now");
+    return refuse("outside WhatsApp's 24-hour customer-service window: only a template can reach this customer now",
+                  store::SendFailure::window_closed);
   }
   auto request = request_for(item);
   if (!request) return refuse("cannot build the Graph request: " + request.error());
@@ -346,7 +348,7 @@ SendOutcome WhatsAppChannel::State::outcome_of(net::HttpResult result) {
                                     std::move(why)};
     case ErrorClass::auth: return refused_token(std::move(why));
     case ErrorClass::unknown: return connectors::Unknown{std::move(why)};
-    case ErrorClass::window_closed:
+    case ErrorClass::window_closed: return connectors::Failed{std::move(why), store::SendFailure::window_closed};
     case ErrorClass::permanent: return connectors::Failed{std::move(why)};
   }
   return connectors::Failed{std::move(why)};
@@ -381,6 +383,15 @@ void WhatsAppChannel::send(const store::OutboxItem& item, connectors::SendDone d
 bool WhatsAppChannel::resolve_unknown(const store::OutboxItem&, connectors::SendDone&) {
   // The Cloud API has no lookup by our key: staff decide (delivery_unknown).
   return false;
+}
+
+std::optional<ReplyWindow> WhatsAppChannel::reply_window(const std::string& counterpart, store::Time now) {
+  auto last = store::last_inbound_at(m_state->deps.db, std::string(k_channel_name), counterpart);
+  if (!last) {
+    spdlog::warn("whatsapp: cannot read when {} last wrote ({})", counterpart, last.error().message);
+    return std::nullopt;
+  }
+  return reply_window_at(*last, now, k_window_margin);
 }
 
 void WhatsAppChannel::working_on(std::string_view provider_message_id, bool answering) {
