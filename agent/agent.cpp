@@ -128,6 +128,7 @@ struct Agent::State : std::enable_shared_from_this<State> {
   std::function<void()> on_written;
   std::function<void(const store::ToolCallRecord&)> on_tool_call;
   std::function<void(const store::Leased&, bool)> on_started;
+  ReplyWindowLookup reply_window;
   mcp::ToolCaller* mcp = nullptr;
   bool written_pending = false;    // on_written waits to run once for the decisions written since
   boost::asio::steady_timer wake;  // waits in real time
@@ -176,6 +177,9 @@ class Run : public std::enable_shared_from_this<Run> {
     if (m_state->on_started) m_state->on_started(m_message, answering);
   }
   std::optional<FailedPair> resumed_pair() const;
+  // The turn's counterpart's reply window, read now (Agent::set_reply_windows).
+  void read_window();
+  validator::Context validation_context() const { return {m_message.sender, m_turn_text, m_window}; }
   void ask();
   // llm.budget, before a model call: true when the budget is closed and the turn was made to
   // wait or escalated instead (or the spend could not be read: the run failed).
@@ -233,7 +237,8 @@ class Run : public std::enable_shared_from_this<Run> {
   std::optional<std::string> m_first_turn;  // read with the history at the first ask
   // What the validator grounds replies on: the message, or the turn's messages.
   std::string m_turn_text;
-  int m_restarts = 0;  // times the run started over for messages that joined its turn
+  std::optional<ReplyWindow> m_window;  // read at the run's start and when it starts over
+  int m_restarts = 0;                   // times the run started over for messages that joined its turn
   // The attempts recorded before the last restart: the re-ask budget starts over with it.
   store::AttemptCounts m_counts_before;
   std::vector<ToolExchange> m_tools;
@@ -267,6 +272,7 @@ void Run::start() {
   }
   if (m_state->settings.runaway && stopped_as_runaway()) return;
   started(true);
+  read_window();
   auto counts = store::count_attempts(db(), m_message.id);
   if (!counts) return fail(counts.error());
   m_counts = *counts;
@@ -288,9 +294,14 @@ std::optional<FailedPair> Run::resumed_pair() const {
   const auto& last = m_counts.last_raw_output;
   if (!last || (m_counts.last_verdict != store::Verdict::invalid && m_counts.last_verdict != store::Verdict::error))
     return std::nullopt;
-  const auto verdict = validator::validate(catalog(), *last, {m_message.sender, m_turn_text});
+  const auto verdict = validator::validate(catalog(), *last, validation_context());
   if (verdict.ok) return std::nullopt;
   return FailedPair{*last, verdict.feedback};
+}
+
+void Run::read_window() {
+  m_window.reset();
+  if (m_state->reply_window) m_window = m_state->reply_window(m_message.channel, m_message.sender, m_state->now());
 }
 
 void Run::carry_out(const Latest& latest) {
@@ -308,7 +319,7 @@ void Run::ask() {
     auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
     if (!history) return fail(history.error());
     m_first_turn =
-        first_turn(*history, {m_message.channel, m_message.sender, m_turn_text, 1 + m_message.joined.size()});
+        first_turn(*history, {m_message.channel, m_message.sender, m_turn_text, 1 + m_message.joined.size(), m_window});
   }
   auto request = build_request(m_setup->system, *m_first_turn, m_tools, m_failed, m_setup->schema);
   m_state->provider.complete(std::move(request), [self = shared_from_this()](llm::CompletionResult result) {
@@ -359,7 +370,7 @@ void Run::wait_for_budget(const BudgetStatus& status) {
 void Run::on_completion(llm::CompletionResult result) {
   if (m_reported) return;  // abandoned while the model answered
   if (result) {
-    Answered answered{result->output, validator::validate(catalog(), result->output, {m_message.sender, m_turn_text})};
+    Answered answered{result->output, validator::validate(catalog(), result->output, validation_context())};
     // A store that refuses for now (busy: another process holds the write lock) hands the
     // message back after a pause; it must not wait out its lease.
     if (auto recorded = record_answer(*result, answered.verdict); !recorded) return fail(recorded.error());
@@ -601,6 +612,7 @@ bool Run::started_over() {
   if (joined->empty()) return false;
   ++m_restarts;
   m_turn_text = turn_text(m_message);
+  read_window();
   m_first_turn.reset();
   m_tools.clear();
   m_failed.reset();
@@ -774,5 +786,7 @@ void Agent::on_started(std::function<void(const store::Leased&, bool)> callback)
 void Agent::on_tool_call(std::function<void(const store::ToolCallRecord&)> callback) {
   m_state->on_tool_call = std::move(callback);
 }
+
+void Agent::set_reply_windows(ReplyWindowLookup lookup) { m_state->reply_window = std::move(lookup); }
 
 }  // namespace dispatchd::agent

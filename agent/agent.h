@@ -10,6 +10,8 @@
 //                              it (agent/runaway.h, Settings::runaway), no model call
 //
 //   reply (auto)            -> outbox (approved), message decided; done when the send is
+//                              (while the counterpart's reply window is closed, a
+//                              free-form reply is a policy error: set_reply_windows)
 //   reply needing approval  -> escalation needs_approval / review_flags with the proposal
 //   or flagged for review
 //   escalate                -> escalation model_escalated, message done
@@ -54,6 +56,7 @@
 #include "agent/decide.h"
 #include "agent/runaway.h"
 #include "catalog/catalog.h"
+#include "common/reply_window.h"
 #include "llm/cost.h"
 #include "llm/provider.h"
 #include "net/http.h"
@@ -142,6 +145,11 @@ struct Decision {
   int attempts = 0;    // attempts recorded for the message so far
 };
 
+// A channel's reply window for a counterpart at `now`: (channel as the store names it,
+// counterpart, now) -> the window, nullopt when the channel has none.
+using ReplyWindowLookup = std::function<std::optional<ReplyWindow>(const std::string& channel,
+                                                                   const std::string& counterpart, store::Time now)>;
+
 class Run;
 
 class Agent {
@@ -183,6 +191,12 @@ class Agent {
   void on_started(std::function<void(const store::Leased&, bool answering)> callback);
   // Called for each tool call as it is recorded (for metrics).
   void on_tool_call(std::function<void(const store::ToolCallRecord&)> callback);
+  // Where the agent learns a counterpart's reply window (common/reply_window.h), read once
+  // per turn before the model is asked: the model's context says whether it is open and
+  // until when, and while it is closed a free-form reply is refused by the policy (re-asked
+  // naming the catalog's template actions). nullopt: the channel has none. Unset: no
+  // channel has one. Runs on the loop; it must not block for long (a store read).
+  void set_reply_windows(ReplyWindowLookup lookup);
 
  private:
   friend class Run;

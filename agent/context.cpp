@@ -8,6 +8,17 @@ std::string turn_text(const store::Leased& lead) {
   return out;
 }
 
+std::string window_line(const ReplyWindow& window) {
+  if (window.open) {
+    std::string line = "The customer's reply window is open";
+    if (window.closes_at) line += " until " + store::format_time(*window.closes_at);
+    return line + ": free-form replies reach them until then.";
+  }
+  std::string line = "The customer's reply window is closed";
+  if (window.closes_at) line += " (it closed at " + store::format_time(*window.closes_at) + ")";
+  return line + ": a free-form reply cannot reach them; only template actions can.";
+}
+
 std::string first_turn(const std::vector<store::HistoryEntry>& history, const Inbound& inbound) {
   std::string out;
   if (!history.empty()) {
@@ -22,6 +33,7 @@ std::string first_turn(const std::vector<store::HistoryEntry>& history, const In
   if (inbound.messages > 1)
     out += "The customer wrote " + std::to_string(inbound.messages) +
            " messages in a row, below oldest first, one per line: answer them together.\n";
+  if (inbound.window) out += window_line(*inbound.window) + "\n";
   out += "New " + inbound.channel + " message from " + inbound.sender + ":\n";
   out += inbound.text;
   out += "\n\nChoose ONE action from the catalog and reply with ONE JSON object.";

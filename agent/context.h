@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/reply_window.h"
 #include "llm/provider.h"
 #include "store/inbox.h"
 
@@ -20,7 +21,14 @@ struct Inbound {
   std::string sender;        // the counterpart: the only allowed recipient
   std::string text;          // the message; a turn's messages, each on its own line (turn_text)
   std::size_t messages = 1;  // how many messages `text` holds
+  // The counterpart's reply window when the channel has one: a line before the message
+  // says whether it is open and until when (window_line).
+  std::optional<ReplyWindow> window = std::nullopt;
 };
+
+// What the model is told about the reply window: open until when (UTC, ISO 8601), or
+// closed, so that only template actions reach the customer.
+std::string window_line(const ReplyWindow& window);
 
 // The text of a turn of several messages (store/turns.h) as the model and the validator see
 // it: each message, oldest first, on a line of its own.

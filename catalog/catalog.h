@@ -58,7 +58,8 @@ struct Field {
 };
 
 // Who executes a valid action. template_message ("template" in the file) sends an approved
-// message template, its parameters filled from the action's fields (TemplateMessage).
+// message template, its parameters filled from the action's fields (TemplateMessage): the one
+// kind that reaches a counterpart whose reply window is closed.
 enum class ActionKind { reply, escalate, ignore, http, mcp, template_message };
 
 struct Policy {

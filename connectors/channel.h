@@ -16,7 +16,9 @@
 //               Sent{provider id}       complete_send  'sent'
 //               RetryAfter{after, why}  retry_send     'approved' again; the channel's
 //                                                      rows wait `after` before the next send
-//               Failed{why}             fail_send      'failed', a send_failed escalation
+//               Failed{why, because}    fail_send      'failed', a send_failed escalation;
+//                                                      window_closed when `because` says
+//                                                      the reply window had closed
 //               Unknown{why}            unknown_send   'unknown', a delivery_unknown
 //                                                      escalation; never sent again
 //             RetryAfter only when the request certainly did not reach the provider or
@@ -70,6 +72,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/reply_window.h"
 #include "net/http.h"
 #include "store/database.h"
 #include "store/error.h"
@@ -90,9 +93,12 @@ struct RetryAfter {
   std::chrono::milliseconds after{0};
   std::string why;
 };
-// Refused for good (a closed window, an invalid recipient): staff take it over.
+// Refused for good (an invalid recipient, a closed reply window): staff take it over.
+// `because` window_closed: only a template reaches the counterpart now (before the call,
+// or the provider said so).
 struct Failed {
   std::string why;
+  store::SendFailure because = store::SendFailure::refused;
 };
 // It may or may not have been delivered: never sent again by itself.
 struct Unknown {
@@ -250,6 +256,14 @@ class Channel {
   // read and typing) does so, best effort: nothing waits for it and nothing is retried.
   // Nothing by default.
   virtual void working_on(std::string_view /*provider_message_id*/, bool /*answering*/) {}
+
+  // Whether a free-form message (a text, not a template) may be sent to `counterpart` at
+  // `now` (common/reply_window.h); nullopt for a channel without such a window (Gmail),
+  // the default. Reads the store on the loop; an error reading it is nullopt (no window
+  // known: the send's own check still applies).
+  virtual std::optional<ReplyWindow> reply_window(const std::string& /*counterpart*/, store::Time /*now*/) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace dispatchd::connectors

@@ -39,7 +39,7 @@ store::Result<void> write_outcome(store::Database& db, std::int64_t id, const co
       Overloaded{
           [&](const connectors::Sent& s) { return store::complete_send(db, id, s.provider_message_id, now); },
           [&](const connectors::RetryAfter& r) { return store::retry_send(db, id, r.why, now); },
-          [&](const connectors::Failed& f) { return without_value(store::fail_send(db, id, f.why, now)); },
+          [&](const connectors::Failed& f) { return without_value(store::fail_send(db, id, f.why, now, f.because)); },
           [&](const connectors::Unknown& u) { return without_value(store::unknown_send(db, id, u.why, now)); },
       },
       outcome);

@@ -15,7 +15,8 @@
 //        Sent        complete_send
 //        RetryAfter  retry_send, and the channel's next send waits `after` (rate limits,
 //                    a refused token: its sends in flight still finish)
-//        Failed      fail_send    (a send_failed escalation)
+//        Failed      fail_send    (a send_failed escalation; window_closed when the
+//                    channel says the reply window had closed)
 //        Unknown     first Channel::resolve_unknown (a channel that can look it up answers
 //                    again, that answer being final), else unknown_send (delivery_unknown)
 //

@@ -615,6 +615,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
       if (channel->name() == m.channel) channel->working_on(latest, answering);
     }
   });
+  p.agent->set_reply_windows(reply_windows(p.channels));
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now, write_outcome, cluster ? p.worker : ""});
   for (const auto& channel : p.channels) p.pump->add(*channel);

@@ -139,4 +139,14 @@ void serve_webhook(connectors::WebhookEndpoint& endpoint, const Request& request
   endpoint.handle({request.method, request.query, request.headers, request.body}, std::move(reply));
 }
 
+agent::ReplyWindowLookup reply_windows(const std::vector<std::unique_ptr<connectors::Channel>>& channels) {
+  return [&channels](const std::string& channel, const std::string& counterpart,
+                     store::Time now) -> std::optional<ReplyWindow> {
+    for (const auto& c : channels) {
+      if (c->name() == channel) return c->reply_window(counterpart, now);
+    }
+    return std::nullopt;
+  };
+}
+
 }  // namespace dispatchd::daemon

@@ -40,6 +40,11 @@ agent::Budget budget_settings(const config::Budget& budget);
 std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
     const config::Config& config, const connectors::ChannelDeps& deps);
 
+// The agent's reply-window lookup over `channels` (Agent::set_reply_windows): the channel
+// of that name says (Channel::reply_window); a channel not among them has none.
+// REQUIRES: `channels` outlives the lookup.
+agent::ReplyWindowLookup reply_windows(const std::vector<std::unique_ptr<connectors::Channel>>& channels);
+
 // Hands a listener request to a channel's webhook endpoint and its answer back.
 void serve_webhook(connectors::WebhookEndpoint& endpoint, const Request& request, Respond respond);
 

@@ -73,30 +73,35 @@ struct ToolRow {
   std::optional<std::string> follow_up;
   std::optional<std::string> recipient;
   std::string action;
+  std::string arguments;
 };
 
 Result<ToolRow> tool_row(Database& db, std::int64_t id) {
-  auto row = Query::prepare(db, "SELECT tool_server, follow_up, recipient, action FROM actions WHERE id = ?");
+  auto row =
+      Query::prepare(db, "SELECT tool_server, follow_up, recipient, action, arguments FROM actions WHERE id = ?");
   if (!row) return std::unexpected(row.error());
   row->bind(1, id);
   auto found = row->step();
   if (!found) return std::unexpected(found.error());
   if (!*found) return std::unexpected(Error::not_found("no action " + std::to_string(id)));
-  return ToolRow{row->optional_text(0), row->optional_text(1), row->optional_text(2), row->text(3)};
+  return ToolRow{row->optional_text(0), row->optional_text(1), row->optional_text(2), row->text(3), row->text(4)};
 }
 
 Result<std::int64_t> end_with_escalation(Database& db, std::int64_t id, ActionStatus to, EscalationReason reason,
                                          const std::string& error, Time now) {
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
-    if (reason == EscalationReason::send_failed) {
+    std::optional<std::string> proposed;
+    if (reason == EscalationReason::send_failed || reason == EscalationReason::window_closed) {
       auto tool = tool_row(db, id);
       if (!tool) return std::unexpected(tool.error());
       if (tool->server) reason = EscalationReason::tool_failed;
+      // What could not be sent, for staff to send another way (a template).
+      if (reason == EscalationReason::window_closed) proposed = tool->arguments;
     }
     auto message_id = move_action(db, id, {ActionStatus::sending, to, error, std::nullopt}, now);
     if (!message_id) return std::unexpected(message_id.error());
     const auto detail = JsonOut().begin_object().field("action", id).field("error", error).end_object().str();
-    auto escalation = open_escalation(db, {*message_id, reason, detail, std::nullopt, std::nullopt}, now);
+    auto escalation = open_escalation(db, {*message_id, reason, detail, std::move(proposed), std::nullopt}, now);
     if (!escalation) return std::unexpected(escalation.error());
     DISPATCHD_TRY(finish_if_decided(db, *message_id, Outcome::escalated, now));
     return *escalation;
@@ -261,8 +266,10 @@ Result<void> retry_send(Database& db, std::int64_t id, const std::string& error,
   });
 }
 
-Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now) {
-  return end_with_escalation(db, id, ActionStatus::failed, EscalationReason::send_failed, error, now);
+Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now, SendFailure failure) {
+  const EscalationReason reason =
+      failure == SendFailure::window_closed ? EscalationReason::window_closed : EscalationReason::send_failed;
+  return end_with_escalation(db, id, ActionStatus::failed, reason, error, now);
 }
 
 Result<std::int64_t> unknown_send(Database& db, std::int64_t id, const std::string& error, Time now) {

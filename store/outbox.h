@@ -122,9 +122,15 @@ Result<void> complete_send(Database& db, std::int64_t id, const std::string& pro
 // sending -> approved: the call certainly did not reach the provider; it will be sent again.
 Result<void> retry_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
-// sending -> failed (the provider refused it for good); opens a send_failed escalation (a
-// tool call: tool_failed) in the same transaction and returns its id.
-Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now);
+// Why a send failed for good: the provider (or the channel before calling it) refused it,
+// or the counterpart's reply window had closed (only a template reaches them now).
+enum class SendFailure { refused, window_closed };
+
+// sending -> failed; opens an escalation in the same transaction and returns its id:
+// send_failed (refused), window_closed (with the action's arguments as the proposed action,
+// the reply staff may send as a template), or tool_failed for a tool call either way.
+Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now,
+                               SendFailure failure = SendFailure::refused);
 
 // sending -> unknown (a timeout or crash after the request left); opens a delivery_unknown
 // escalation in the same transaction and returns its id. Never sent again automatically.

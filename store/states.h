@@ -39,6 +39,7 @@ enum class EscalationReason {
   conversation_limit,  // the conversation is past its reply limits (agent/runaway.h): held
   suspected_loop,      // the counterpart behaves as a bot or echoes our replies: held
   budget_exhausted,    // the model's spend budget is used up
+  window_closed,       // the channel refused a free-form send: the counterpart's reply window had closed
 };
 
 // An escalation's state (v_escalations.status); store/queue.h draws the machine.
@@ -112,7 +113,7 @@ struct SqlNames<ActionStatus> {
 
 template <>
 struct SqlNames<EscalationReason> {
-  static constexpr std::array<std::pair<EscalationReason, std::string_view>, 13> table{{
+  static constexpr std::array<std::pair<EscalationReason, std::string_view>, 14> table{{
       {EscalationReason::contract_failed, "contract_failed"},
       {EscalationReason::model_escalated, "model_escalated"},
       {EscalationReason::needs_approval, "needs_approval"},
@@ -126,6 +127,7 @@ struct SqlNames<EscalationReason> {
       {EscalationReason::conversation_limit, "conversation_limit"},
       {EscalationReason::suspected_loop, "suspected_loop"},
       {EscalationReason::budget_exhausted, "budget_exhausted"},
+      {EscalationReason::window_closed, "window_closed"},
   }};
 };
 

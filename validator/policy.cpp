@@ -4,6 +4,7 @@
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "validator/checks.h"
+#include "validator/window_policy.h"
 
 namespace dispatchd::validator {
 namespace {
@@ -25,6 +26,15 @@ bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
+}
+
+// Whether the reply sends text of our own to the counterpart: a reply, or an mcp act's
+// reply after the tool, when its text field is set.
+bool sends_free_form(const catalog::Action& action, const json::Object& object) {
+  const bool act = action.kind == catalog::ActionKind::mcp && action.mcp && action.mcp->use == catalog::McpUse::act;
+  if ((action.kind != catalog::ActionKind::reply && !act) || !action.text_field) return false;
+  const Value* text = object.find(*action.text_field);
+  return text != nullptr && !text->is_null();
 }
 
 // The text a grounded value must appear as: strings as written, integers in decimal.
@@ -71,6 +81,11 @@ void check_policy(const catalog::Catalog& catalog, const catalog::Action& action
                     text::quote(grounded) + " does not appear in the customer's message; copy \"" + field.name +
                         "\" exactly as it is written there"};
     (field.schema.grounding == catalog::Grounding::review ? review : errors).push_back(std::move(finding));
+  }
+  const auto templates = template_actions(catalog);
+  if (auto closed = window_refusal(context.window, sends_free_form(action, object), action.name, templates,
+                                   catalog.action_pointer())) {
+    errors.push_back(std::move(*closed));
   }
   if (action.policy.requires_approval) {
     review.push_back({catalog.action_pointer(), "requires_approval",

@@ -6,7 +6,8 @@
 //   1. extract   the one JSON object out of fences, prose, BOM and whitespace
 //   2. parse     strict JSON: UTF-8, no duplicate keys, bounded depth and size
 //   3. contract  the catalog: action enum, required/extra fields, types, lengths, ...
-//   4. policy    recipient rule and grounding; requires_approval marks for review
+//   4. policy    recipient rule, grounding and the reply window; requires_approval marks
+//                for review
 // A later stage runs only when the earlier ones passed.
 
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "common/reply_window.h"
 
 namespace dispatchd::validator {
 
@@ -29,6 +31,9 @@ struct Limits {
 struct Context {
   std::optional<std::string> sender;  // the conversation's counterpart
   std::optional<std::string> source;  // the inbound message text, for grounding
+  // The counterpart's reply window, when the channel has one: while it is closed a reply
+  // sending free-form text is refused (window_policy.h). Unset: no such rule.
+  std::optional<ReplyWindow> window = std::nullopt;
 };
 
 // One problem. `path` is a JSON pointer into the reply object ("" for the reply itself).

@@ -296,15 +296,17 @@ void WhatsAppChannel::State::send_reads() {
 }
 
 void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::SendDone done) {
-  const auto refuse = [this, &done](std::string why) {
-    deps.post(common::named_step(
-        [done = std::move(done), why = std::move(why)]() mutable { done(connectors::Failed{std::move(why)}); }));
+  const auto refuse = [this, &done](std::string why, store::SendFailure because = store::SendFailure::refused) {
+    deps.post(common::named_step([done = std::move(done), why = std::move(why), because]() mutable {
+      done(connectors::Failed{std::move(why), because});
+    }));
   };
   // A template reaches the customer whatever the window: it is checked against the stored
   // template instead (approved now, and its parameters those the template takes).
   const bool free_form = item.template_message.empty();
   if (free_form) {
-    if (auto closed = window_refusal(item.recipient)) return refuse(std::move(*closed));
+    if (auto closed = window_refusal(item.recipient))
+      return refuse(std::move(*closed), store::SendFailure::window_closed);
   }
   auto request = free_form ? request_for(item) : template_request(item);
   if (!request) return refuse(free_form ? "cannot build the Graph request: " + request.error() : request.error());
@@ -375,7 +377,7 @@ SendOutcome WhatsAppChannel::State::outcome_of(net::HttpResult result) {
                                     std::move(why)};
     case ErrorClass::auth: return refused_token(std::move(why));
     case ErrorClass::unknown: return connectors::Unknown{std::move(why)};
-    case ErrorClass::window_closed:
+    case ErrorClass::window_closed: return connectors::Failed{std::move(why), store::SendFailure::window_closed};
     case ErrorClass::permanent: return connectors::Failed{std::move(why)};
   }
   return connectors::Failed{std::move(why)};
@@ -410,6 +412,15 @@ void WhatsAppChannel::send(const store::OutboxItem& item, connectors::SendDone d
 bool WhatsAppChannel::resolve_unknown(const store::OutboxItem&, connectors::SendDone&) {
   // The Cloud API has no lookup by our key: staff decide (delivery_unknown).
   return false;
+}
+
+std::optional<ReplyWindow> WhatsAppChannel::reply_window(const std::string& counterpart, store::Time now) {
+  auto last = store::last_inbound_at(m_state->deps.db, std::string(k_channel_name), counterpart);
+  if (!last) {
+    spdlog::warn("whatsapp: cannot read when {} last wrote ({})", counterpart, last.error().message);
+    return std::nullopt;
+  }
+  return reply_window_at(*last, now, k_window_margin);
 }
 
 void WhatsAppChannel::working_on(std::string_view provider_message_id, bool answering) {

@@ -14,7 +14,8 @@
 //         gets a read receipt: at most 8 in flight, never retried, and beyond a backlog
 //         of 10,000 the oldest are dropped.
 //   other 405 (Allow: GET, POST).
-// Send: the 24-hour window first (closed: Failed, no request), then the Graph call with
+// Send: the 24-hour window first (closed: Failed window_closed, no request; reply_window()
+// tells the same ahead, with the same 60 s margin), then the Graph call with
 // the outbox idempotency key as the tracker (biz_opaque_callback_data), 15 s deadline.
 //   Graph's answer (errors.h's classes)       outcome
 //   messages[0].id                            Sent{wamid}
@@ -23,7 +24,8 @@
 //   connection refused / unreachable          RetryAfter{5 s}: it never reached Graph
 //   auth (token refused)                      RetryAfter{60 s}; health() paused for 60 s,
 //                                             so the pump's next send probes the token
-//   window_closed, permanent, bad request     Failed{describe()}
+//   window_closed (131047)                    Failed{describe(), window_closed}
+//   permanent, bad request                    Failed{describe()}
 //   unknown, timeout or reset after sending   Unknown: may have been delivered
 // Templates (with a waba_id and ChannelDeps::after): listed from Graph at start and every
 // template_refresh (internal/template_refresh.h; a failure is logged and tried again, the
@@ -84,6 +86,7 @@ class WhatsAppChannel final : public connectors::Channel, public connectors::Web
   bool resolve_unknown(const store::OutboxItem& item, connectors::SendDone& done) override;
   connectors::Health health() const override;
   void working_on(std::string_view provider_message_id, bool answering) override;
+  std::optional<ReplyWindow> reply_window(const std::string& counterpart, store::Time now) override;
   connectors::WebhookEndpoint* webhook() override { return this; }
   void stop() override;
   void reload() override;

@@ -9,4 +9,11 @@ bool may_send_free_form(std::optional<std::chrono::sys_seconds> last_inbound, st
   return now + safety_margin < window_closes_at(*last_inbound);
 }
 
+ReplyWindow reply_window_at(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now,
+                            std::chrono::seconds safety_margin) {
+  ReplyWindow window{may_send_free_form(last_inbound, now, safety_margin), std::nullopt};
+  if (last_inbound) window.closes_at = window_closes_at(*last_inbound);
+  return window;
+}
+
 }  // namespace dispatchd::whatsapp

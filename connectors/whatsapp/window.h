@@ -9,6 +9,8 @@
 #include <chrono>
 #include <optional>
 
+#include "common/reply_window.h"
+
 namespace dispatchd::whatsapp {
 
 constexpr std::chrono::hours k_service_window{24};
@@ -25,5 +27,10 @@ constexpr std::chrono::sys_seconds window_closes_at(std::chrono::sys_seconds las
 // just received.
 bool may_send_free_form(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now,
                         std::chrono::seconds safety_margin = std::chrono::seconds{0});
+
+// The window as the channel seam states it: open as may_send_free_form says, closing (or
+// closed) at window_closes_at(last_inbound); never written: closed, with no time.
+ReplyWindow reply_window_at(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now,
+                            std::chrono::seconds safety_margin = std::chrono::seconds{0});
 
 }  // namespace dispatchd::whatsapp

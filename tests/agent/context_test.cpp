@@ -50,3 +50,29 @@ TEST_CASE("tools: URL placeholders are filled with percent-encoded values", "[ag
   CHECK(*url == "http://127.0.0.1:8089/status?contact=%2B1%20555&query=ORD-1%26x%3D2");
   CHECK_FALSE(agent::tool_url(*tool, R"({"action":"query_status","recipient":null,"content":"x"})"));
 }
+
+TEST_CASE("context: the reply window, when the channel has one, is a line before the message", "[agent][context]") {
+  const std::chrono::sys_seconds closes{std::chrono::seconds{1796126400}};  // 2026-12-01T12:00:00Z
+  struct Row {
+    ReplyWindow window;
+    const char* line;
+  };
+  const Row rows[] = {
+      {{true, closes},
+       "The customer's reply window is open until 2026-12-01T12:00:00Z: free-form replies reach them "
+       "until then."},
+      {{false, closes},
+       "The customer's reply window is closed (it closed at 2026-12-01T12:00:00Z): a free-form reply "
+       "cannot reach them; only template actions can."},
+      {{false, std::nullopt},
+       "The customer's reply window is closed: a free-form reply cannot reach them; only "
+       "template actions can."},
+  };
+  for (const Row& row : rows) {
+    CHECK(agent::window_line(row.window) == row.line);
+    const std::string first = agent::first_turn({}, {"whatsapp", "15551234567", "hola", 1, row.window});
+    CHECK_THAT(first, Catch::StartsWith(std::string(row.line) + "\nNew whatsapp message from 15551234567:\nhola"));
+  }
+  // No window (Gmail): no line.
+  CHECK_THAT(agent::first_turn({}, {"gmail", "a@b.c", "x"}), Catch::StartsWith("New gmail message"));
+}

@@ -206,7 +206,8 @@ std::string describe(const connectors::SendOutcome& outcome) {
   if (const auto* sent = std::get_if<connectors::Sent>(&outcome)) return "sent " + sent->provider_message_id;
   if (const auto* retry = std::get_if<connectors::RetryAfter>(&outcome))
     return "retry after " + std::to_string(retry->after.count()) + " ms";
-  if (std::holds_alternative<connectors::Failed>(outcome)) return "failed";
+  if (const auto* failed = std::get_if<connectors::Failed>(&outcome))
+    return failed->because == store::SendFailure::window_closed ? "failed: window closed" : "failed";
   return "unknown";
 }
 
@@ -225,7 +226,7 @@ TEST_CASE("whatsapp channel: each answer of the Graph API is its send outcome", 
        "retry after 5000 ms"},
       {"a timeout: it may have left", transport_error(net::TransportErrorKind::timed_out), "unknown"},
       {"a reset connection", transport_error(net::TransportErrorKind::other), "unknown"},
-      {"131047: the window closed", net::HttpResponse{400, {}, graph_error(131047)}, "failed"},
+      {"131047: the window closed", net::HttpResponse{400, {}, graph_error(131047)}, "failed: window closed"},
       {"130429: the throughput limit", net::HttpResponse{400, {}, graph_error(130429)}, "retry after 2000 ms"},
       {"429 with Retry-After", net::HttpResponse{429, {{"Retry-After", "120"}}, ""}, "retry after 120000 ms"},
       {"100: an invalid parameter", net::HttpResponse{400, {}, graph_error(100)}, "failed"},
@@ -276,14 +277,34 @@ TEST_CASE("whatsapp channel: refused before any request: a closed window, a mess
     s.send(recipient, body);
     test::run_until(s.f.io, [&] { return s.outcome.has_value(); });
     REQUIRE(std::holds_alternative<connectors::Failed>(*s.outcome));
-    return std::get<connectors::Failed>(*s.outcome).why;
+    return describe(*s.outcome) + ": " + std::get<connectors::Failed>(*s.outcome).why;
   };
   const auto before = s.f.transport.requests.size();
-  CHECK_THAT(refused("5215599999999", "hola"), Catch::Contains("24-hour customer-service window"));  // never wrote
-  CHECK_THAT(refused("5215510000001", ""), Catch::Contains("cannot build the Graph request: empty message body"));
+  CHECK_THAT(refused("5215599999999", "hola"),
+             Catch::StartsWith("failed: window closed: outside WhatsApp's 24-hour"));  // never wrote
+  CHECK_THAT(refused("5215510000001", ""), Catch::StartsWith("failed: cannot build the Graph request: empty message"));
   s.f.now += std::chrono::hours(24);  // the customer's message is a day old
-  CHECK_THAT(refused("5215510000001", "hola"), Catch::Contains("24-hour customer-service window"));
+  CHECK_THAT(refused("5215510000001", "hola"), Catch::StartsWith("failed: window closed: outside WhatsApp's 24-hour"));
   CHECK(s.f.transport.requests.size() == before);
+}
+
+TEST_CASE("whatsapp channel: the reply window is known before a send, as the send checks it", "[whatsapp]") {
+  Sending s;  // 5215510000001 wrote a moment ago
+  const auto window = [&](const std::string& counterpart) { return s.f.channel.reply_window(counterpart, s.f.now); };
+  const auto open = window("5215510000001");
+  REQUIRE(open);
+  CHECK(open->open);
+  REQUIRE(open->closes_at);
+  const auto closes = *open->closes_at;
+  const auto never = window("5215599999999");
+  REQUIRE(never);
+  CHECK_FALSE(never->open);
+  CHECK_FALSE(never->closes_at);
+  s.f.now += std::chrono::hours(24);
+  const auto closed = window("5215510000001");
+  REQUIRE(closed);
+  CHECK_FALSE(closed->open);
+  CHECK(closed->closes_at == closes);
 }
 
 TEST_CASE("whatsapp channel: it cannot look up an unknown send", "[whatsapp]") {

@@ -140,7 +140,9 @@ TEST_CASE("outbox pump: each send outcome becomes its store transition", "[pump]
   const std::vector<Row> table{
       {"sent", connectors::Sent{"wamid.OUT"}, "sent", ""},
       {"retry after", connectors::RetryAfter{1h, "rate limit"}, "approved", ""},
-      {"failed", connectors::Failed{"window closed"}, "failed", "send_failed"},
+      {"failed", connectors::Failed{"undeliverable"}, "failed", "send_failed"},
+      {"failed: the window closed", connectors::Failed{"(#131047) window closed", store::SendFailure::window_closed},
+       "failed", "window_closed"},
       {"unknown", connectors::Unknown{"timed out"}, "unknown", "delivery_unknown"},
   };
   for (const auto& row : table) {

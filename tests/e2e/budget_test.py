@@ -18,7 +18,6 @@ Usage: budget_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BA
 import datetime
 import json
 import os
-import sqlite3
 import sys
 import time
 
@@ -36,15 +35,6 @@ CALL_USD = 0.55
 
 def stack_with(budget):
     return harness.Stack(BUILD, SOURCE, scenario=SCENARIO, extra_config={"llm": {"prices": PRICES, "budget": budget}})
-
-
-def execute(stack, sql):
-    """Runs a statement that changes rows, on the stack's engine."""
-    if stack.pg:
-        stack.pg._psql(["-c", sql])
-        return
-    with sqlite3.connect(stack.db, timeout=10) as db:
-        db.execute(sql)
 
 
 def ask(stack, n, sender):
@@ -120,7 +110,7 @@ def daily_flow():
 
         # Today's spend becomes yesterday's, as if a day had passed.
         yesterday = (datetime.datetime.now(datetime.timezone.utc).date() - datetime.timedelta(days=1)).isoformat()
-        execute(stack, f"UPDATE spend_days SET day = '{yesterday}'")
+        stack.execute(f"UPDATE spend_days SET day = '{yesterday}'")
         line = daemon.wait_for_line("budget: daily budget open")
         check("next day: one log line says the budget is open again",
               "daily budget open: 0.0000 of 1.0000 USD today" in line, line)

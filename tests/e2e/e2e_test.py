@@ -292,15 +292,15 @@ def reload_flow():
 
 
 def window_closed_flow():
-    # Graph refuses the first send with 131047: a send_failed escalation, nothing resent.
+    # Graph refuses the first send with 131047: a window_closed escalation, nothing resent.
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, graph_script="131047")
     try:
         stack.start_daemon()
         stack.post_webhook(harness.text_webhook("wamid.W1", "5215512340000", "Hola"))
-        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'") == 1,
-                         what="the send_failed escalation")
-        detail = stack.scalar("SELECT detail FROM v_escalations WHERE reason = 'send_failed'")
-        check("131047 -> send_failed escalation naming the code", "131047" in detail, detail)
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_escalations WHERE reason = 'window_closed'") == 1,
+                         what="the window_closed escalation")
+        detail = stack.scalar("SELECT detail FROM v_escalations WHERE reason = 'window_closed'")
+        check("131047 -> window_closed escalation naming the code", "131047" in detail, detail)
         time.sleep(0.5)
         check("131047: sent once, never retried", len(stack.graph_messages(answered=400)) == 1, stack.graph_messages(400))
     finally:

@@ -164,6 +164,18 @@ def check(name, condition, detail=""):
     print(line, flush=True)
 
 
+def model_turns(dump_path):
+    """Every text dispatchd sent the model (fake_model --dump-requests), request by request."""
+    turns = []
+    if not os.path.exists(dump_path):
+        return turns
+    with open(dump_path, encoding="utf-8") as f:
+        for line in f:
+            body = json.loads(json.loads(line)["body"])
+            turns.append("\n".join(m["content"] for m in body.get("messages", []) if isinstance(m.get("content"), str)))
+    return turns
+
+
 def run_flows(flows):
     for flow in flows:
         try:
@@ -376,6 +388,16 @@ class Stack:
             self.env["DISPATCHD_DB_PASSWORD"] = database.password
         self.daemon = None
 
+    def dump_model_requests(self, scenario):
+        """Restarts the fake model (before the daemon starts) on its port with `scenario`,
+        dumping each request it receives; returns the dump's path (read it with model_turns)."""
+        dump = os.path.join(self.dir, "model-requests.jsonl")
+        self.model.stop()
+        self.model = Process([os.path.join(self.build, "tests", "fake_model"), "--port", str(self.model_port),
+                              "--scenario", scenario, "--dump-requests", dump], name="fake_model")
+        self.model.wait_for_line('"listening"')
+        return dump
+
     def start_daemon(self, env_extra=None):
         env = dict(self.env, **(env_extra or {}))
         self.daemon = Process([os.path.join(self.build, "daemon", "dispatchd"), "--config", self.config_path], env=env,
@@ -431,6 +453,14 @@ class Stack:
             return self.pg.query(sql, *args)
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10) as db:
             return db.execute(sql, args).fetchall()
+
+    def execute(self, sql):
+        """Runs a statement that changes rows, on the stack's engine."""
+        if self.pg:
+            self.pg._psql(["-c", sql])
+            return
+        with sqlite3.connect(self.db, timeout=10) as db:
+            db.execute(sql)
 
     def scalar(self, sql, *args):
         return self.query(sql, *args)[0][0]

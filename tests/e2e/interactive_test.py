@@ -42,18 +42,6 @@ def refused_interactive(stack):
     return [e for e in stack.graph_requests() if e.get("type") == "interactive" and e.get("answered") != 200]
 
 
-def model_turns(dump_path):
-    """Every text dispatchd sent the model, request by request."""
-    turns = []
-    if not os.path.exists(dump_path):
-        return turns
-    with open(dump_path, encoding="utf-8") as f:
-        for line in f:
-            body = json.loads(json.loads(line)["body"])
-            turns.append("\n".join(m["content"] for m in body.get("messages", []) if isinstance(m.get("content"), str)))
-    return turns
-
-
 def expect_payload(stack, to, interactive, what):
     stack.wait_until(lambda: interactive_sent(stack, to), what=f"the {what} message to {to}")
     payload, wamid = interactive_sent(stack, to)[0]
@@ -86,13 +74,8 @@ def tap_webhook(wamid, sender, replied_to, button_id, title):
 def main():
     stack = None
     try:
-        dump = None
         stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, catalog="interactive.en.json")
-        dump = os.path.join(stack.dir, "model-requests.jsonl")
-        stack.model.stop()
-        stack.model = harness.Process([os.path.join(BUILD, "tests", "fake_model"), "--port", str(stack.model_port),
-                                       "--scenario", SCENARIO, "--dump-requests", dump], name="fake_model")
-        stack.model.wait_for_line('"listening"')
+        dump = stack.dump_model_requests(SCENARIO)
         stack.start_daemon()
 
         # Buttons.
@@ -132,7 +115,7 @@ def main():
                 "action": {"buttons": [{"type": "reply", "reply": {"id": "a1", "title": "Home"}},
                                        {"type": "reply", "reply": {"id": "a2", "title": "Office"}}]}},
                 f"limits ({sender})")
-            turns = model_turns(dump)
+            turns = harness.model_turns(dump)
             check(f"limits ({sender}): re-asked with the exact error {error}", any(error in t for t in turns),
                   turns[-1:])
             check(f"limits ({sender}): two attempts for that message",
@@ -145,7 +128,7 @@ def main():
         stack.post_webhook(tap_webhook("wamid.IN4", ANA, buttons_wamid, "confirm_order_1042", "Yes, confirm"))
         stack.wait_until(lambda: any(m[0] == ANA and m[1] == "Confirmed: order 1042 ships today."
                                      for m in stack.graph_messages()), what="the answer to the tap")
-        turns = model_turns(dump)
+        turns = harness.model_turns(dump)
         check("tap: the model read the title and the button's id",
               any("Yes, confirm [reply id: confirm_order_1042]" in t for t in turns), turns[-1:])
         check("tap: stored as an interactive message",

@@ -5,7 +5,9 @@
 #include "store/audit.h"
 #include "store/audit_digest.h"
 #include "store/dialect.h"
+#include "store/inbox.h"
 #include "store/migrations.h"
+#include "store/queue.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
 #include "tests/test_util.h"
@@ -215,4 +217,50 @@ TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain 
   CHECK_FALSE(db.exec("UPDATE audit SET actor = 'mallory' WHERE id = 2"));  // still append-only
   REQUIRE(store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":6}"}));
   CHECK(store::verify_audit(db)->events == 7);
+}
+
+TEST_CASE("migrate: 0034 lets escalations be window_closed and keeps every row, index, trigger and the view",
+          "[store]") {
+  test::TempDir dir;
+  auto db = test::open_db(dir).value();
+  const auto migrations = load_run(test::source_path("migrations"));
+  std::vector<store::Migration> before;
+  for (const auto& m : migrations)
+    if (m.version < 34) before.push_back(m);
+  REQUIRE(store::migrate(db, before, k_now));
+  // Rows as the store wrote them before: a message, an escalation holding its conversation.
+  auto message = store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "hi", "{}"}, test::k_t0);
+  REQUIRE(message);
+  auto held = store::open_escalation(
+      db, {message->id, store::EscalationReason::conversation_limit, "{}", std::nullopt, std::nullopt}, test::k_t0);
+  REQUIRE(held);
+  REQUIRE(db.exec("INSERT INTO conversation_holds (conversation_id, escalation_id, reason, since) VALUES ('c', " +
+                  std::to_string(*held) + ", 'conversation_limit', 't')"));
+  CHECK_FALSE(db.exec("INSERT INTO escalations (message_id, reason, created_at) VALUES (" +
+                      std::to_string(message->id) + ", 'window_closed', 't')"));
+
+  auto upgraded = store::migrate(db, migrations, k_now);
+  REQUIRE(upgraded);
+  CHECK(upgraded->applied.front() == "0034_window_closed.sql");
+  CHECK(db.query_int("SELECT count(*) FROM v_escalations WHERE escalation_id = " + std::to_string(*held) +
+                     " AND reason = 'conversation_limit' AND status = 'open'")
+            .value() == 1);
+  auto closed = store::open_escalation(
+      db, {message->id, store::EscalationReason::window_closed, "{}", std::string("{}"), std::nullopt}, test::k_t0);
+  REQUIRE(closed);
+  CHECK(*closed > *held);
+  // The metric triggers count it; the hold's trigger still releases the conversation.
+  CHECK(db.query_int("SELECT n FROM metric_counts WHERE metric = 'escalations' AND label1 = 'window_closed'"
+                     " AND label2 = 'open'")
+            .value() == 1);
+  REQUIRE(db.exec("UPDATE escalations SET status = 'resolved' WHERE id = " + std::to_string(*held)));
+  CHECK(db.query_int("SELECT count(*) FROM conversation_holds").value() == 0);
+  if (!test::on_postgresql()) {
+    CHECK(
+        db.query_int("SELECT count(*) FROM sqlite_master WHERE tbl_name = 'escalations' AND type = 'index'").value() ==
+        3);
+    CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE tbl_name = 'escalations' AND type = 'trigger'")
+              .value() == 3);
+    CHECK(db.query_int("SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
+  }
 }

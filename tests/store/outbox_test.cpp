@@ -89,6 +89,21 @@ TEST_CASE("outbox: a call that never left goes back in line, a refused one escal
   CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
 }
 
+TEST_CASE("outbox: a send refused because the reply window closed escalates window_closed with the reply", "[outbox]") {
+  OutboxFixture f;
+  const auto id = f.add_reply("It ships tomorrow.");
+  REQUIRE(store::begin_send(f.db, k_t0).value());
+  auto escalation =
+      store::fail_send(f.db, id, "(#131047) Re-engagement message", k_t0 + 1s, store::SendFailure::window_closed);
+  REQUIRE(escalation);
+  CHECK(f.count("status = 'failed'") == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'window_closed' AND status = 'open'"
+                       " AND proposed_action = '{\"action\":\"send_message\"}' AND escalation_id = " +
+                       std::to_string(*escalation))
+            .value() == 1);
+  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'").value() == 0);
+}
+
 TEST_CASE("outbox: after a crash mid-send the action is unknown, escalated and never resent", "[outbox]") {
   OutboxFixture f;
   const auto sent = f.add_reply("already delivered");

@@ -7,7 +7,7 @@ import {$, age, append, el, firstLine, holder, reasonLabel} from './dom.js';
 
 export const REASONS = ['contract_failed', 'model_escalated', 'needs_approval', 'review_flags', 'policy_violation',
   'provider_unavailable', 'send_failed', 'delivery_unknown', 'undecodable', 'tool_failed', 'conversation_limit',
-  'suspected_loop', 'budget_exhausted'];
+  'suspected_loop', 'budget_exhausted', 'window_closed'];
 const CHANNELS = {whatsapp: 'WhatsApp', gmail: 'Gmail'};
 // The oldest this many of a status are listed; a long history of resolved ones is the
 // trail's business, not the queue's.
