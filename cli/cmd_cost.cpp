@@ -1,8 +1,10 @@
 // dispatchctl cost: the model tokens billed and what they cost, per provider and model, with
-// the share of the input read from the provider's prompt cache. The totals are the store's
-// usage counters (store/metrics.h), the numbers /metrics exports. Exit 0 printed, 1 cannot
-// read, 2 usage error.
+// the share of the input read from the provider's prompt cache; then what the channels bill
+// for the messages sent, per channel and category (WhatsApp's pricing, store/send_pricing.h).
+// The model totals are the store's usage counters (store/metrics.h), the numbers /metrics
+// exports. Exit 0 printed, 1 cannot read, 2 usage error.
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "cli/target.h"
 #include "common/json_out.h"
 #include "store/metrics.h"
+#include "store/send_pricing.h"
 
 namespace dispatchd::cli {
 namespace {
@@ -32,7 +35,34 @@ std::optional<double> priced_cost(const store::UsageTotals& u) {
   return u.cost_usd;
 }
 
-void print_json(const std::vector<store::UsageTotals>& usage) {
+void sends_json(JsonOut& out, const std::vector<store::SendCostTotals>& sends) {
+  out.begin_array("sends");
+  for (const auto& s : sends) {
+    out.begin_object().field("channel", s.channel).field("category", store::to_sql(s.category));
+    out.field("currency", s.currency).field("sends", s.sends).field("billable", s.billable);
+    out.field("cost", s.cost).field("unpriced", s.unpriced).end_object();
+  }
+  out.end_array();
+}
+
+void sends_text(const std::vector<store::SendCostTotals>& sends) {
+  std::printf("\n%-10s %-28s %9s %9s %12s %-8s %9s\n", "CHANNEL", "CATEGORY", "SENDS", "BILLABLE", "COST", "CURRENCY",
+              "UNPRICED");
+  std::map<std::string, double> totals;  // by currency
+  for (const auto& s : sends) {
+    std::printf("%-10s %-28s %9lld %9lld %12.4f %-8s %9lld\n", s.channel.c_str(),
+                std::string(store::to_sql(s.category)).c_str(), static_cast<long long>(s.sends),
+                static_cast<long long>(s.billable), s.cost, s.currency.empty() ? "-" : s.currency.c_str(),
+                static_cast<long long>(s.unpriced));
+    totals[s.currency] += s.cost;
+  }
+  for (const auto& [currency, total] : totals)
+    std::printf("%-10s %-28s %9s %9s %12.4f %-8s\n", "total", "", "", "", total,
+                currency.empty() ? "-" : currency.c_str());
+  if (sends.empty()) std::printf("(no priced sends)\n");
+}
+
+void print_json(const std::vector<store::UsageTotals>& usage, const std::vector<store::SendCostTotals>& sends) {
   JsonOut out;
   out.begin_object().begin_array("models");
   for (const auto& u : usage) {
@@ -42,10 +72,12 @@ void print_json(const std::vector<store::UsageTotals>& usage) {
     out.field("output_tokens", u.output_tokens).field("reasoning_tokens", u.reasoning_tokens);
     out.field("cost_usd", priced_cost(u)).field("priced", u.priced).field("unpriced", u.unpriced).end_object();
   }
-  std::printf("%s\n", out.end_array().end_object().str().c_str());
+  out.end_array();
+  sends_json(out, sends);
+  std::printf("%s\n", out.end_object().str().c_str());
 }
 
-void print_text(const std::vector<store::UsageTotals>& usage) {
+void print_text(const std::vector<store::UsageTotals>& usage, const std::vector<store::SendCostTotals>& sends) {
   std::printf("%-10s %-28s %9s %12s %12s %7s %12s %12s %12s %12s %9s\n", "PROVIDER", "MODEL", "ATTEMPTS", "INPUT",
               "CACHED", "SHARE", "CACHE_WRITE", "OUTPUT", "REASONING", "COST_USD", "UNPRICED");
   for (const auto& u : usage) {
@@ -60,6 +92,7 @@ void print_text(const std::vector<store::UsageTotals>& usage) {
                 static_cast<long long>(u.unpriced));
   }
   if (usage.empty()) std::printf("(no model attempts)\n");
+  sends_text(sends);
 }
 
 }  // namespace
@@ -77,10 +110,15 @@ int cmd_cost(int argc, char** argv) {
     std::fprintf(stderr, "dispatchctl: cost: cannot read the usage: %s\n", totals.error().message.c_str());
     return k_exit_rejected;
   }
+  auto sends = store::read_send_costs(target->db);
+  if (!sends) {
+    std::fprintf(stderr, "dispatchctl: cost: cannot read the sends' costs: %s\n", sends.error().message.c_str());
+    return k_exit_rejected;
+  }
   if (args->has("json"))
-    print_json(totals->usage);
+    print_json(totals->usage, *sends);
   else
-    print_text(totals->usage);
+    print_text(totals->usage, *sends);
   return k_exit_ok;
 }
 

@@ -16,6 +16,7 @@
 #include "common/utf8.h"
 #include "config/database_password.h"
 #include "store/backend.h"
+#include "store/send_pricing.h"
 #include "store/states.h"
 
 namespace dispatchd::config {
@@ -173,6 +174,67 @@ void read_prices(Reader& r, const Value& v, const std::string& at, std::map<std:
       r.problem(here + "/output", "is required (USD per million output tokens)");
     if (r.problems().size() == before) prices[model] = {*input, *output, cached_input, cache_write};
   }
+}
+
+// No WhatsApp message costs this much: a larger price is a typo (cents for dollars).
+constexpr double k_max_message_price = 100;
+
+// One category -> price object of connectors.whatsapp.prices (its "default" or a market).
+void read_category_prices(Reader& r, const Value& v, const std::string& at,
+                          std::map<store::PricingCategory, double>& out) {
+  if (!v.IsObject()) return r.problem(at, "must be an object: category -> price of one message");
+  for (const auto& member : v.GetObject()) {
+    const std::string name(member.name.GetString(), member.name.GetStringLength());
+    if (name == "$comment") continue;
+    const std::string here = at + "/" + text::pointer_token(name);
+    const auto category = store::from_sql<store::PricingCategory>(name);
+    if (!category) {
+      std::string names;
+      for (const auto& [_, known] : store::SqlNames<store::PricingCategory>::table)
+        names += (names.empty() ? "" : ", ") + std::string(known);
+      r.problem(here, "unknown pricing category; known: " + names);
+      continue;
+    }
+    const Value& price = member.value;
+    if (!price.IsNumber() || !std::isfinite(price.GetDouble()) || price.GetDouble() < 0 ||
+        price.GetDouble() > k_max_message_price) {
+      r.problem(here, "must be a number from 0 to 100 (the price of one message)");
+      continue;
+    }
+    out[*category] = price.GetDouble();
+  }
+}
+
+// connectors.whatsapp.prices: {"currency": "USD", "default": {category: price},
+// "markets": {"<calling code>": {category: price}}}.
+void read_message_prices(Reader& r, const Value& v, const std::string& at, store::PriceTable& prices) {
+  bool has_currency = false;
+  r.object(v, at,
+           {{"currency",
+             [&](const Value& c, const std::string& cat) {
+               has_currency = true;
+               const std::string_view code = c.IsString() ? std::string_view(c.GetString(), c.GetStringLength()) : "";
+               if (code.size() != 3 || !std::ranges::all_of(code, [](char ch) { return ch >= 'A' && ch <= 'Z'; }))
+                 return r.problem(cat, "must be a currency code of three capital letters, e.g. \"USD\"");
+               prices.currency = code;
+             }},
+            r.nested("default",
+                     [&](const Value& d, const std::string& dat) { read_category_prices(r, d, dat, prices.base); }),
+            r.nested("markets", [&](const Value& m, const std::string& mat) {
+              if (!m.IsObject()) return r.problem(mat, "must be an object: country calling code -> prices");
+              for (const auto& market : m.GetObject()) {
+                const std::string code(market.name.GetString(), market.name.GetStringLength());
+                if (code == "$comment") continue;
+                const std::string here = mat + "/" + text::pointer_token(code);
+                if (code.empty() || code.size() > 6 ||
+                    !std::ranges::all_of(code, [](char ch) { return ch >= '0' && ch <= '9'; })) {
+                  r.problem(here, "must be a country calling code: 1 to 6 digits, without \"+\"");
+                  continue;
+                }
+                read_category_prices(r, market.value, here, prices.markets[code]);
+              }
+            })});
+  if (v.IsObject() && !has_currency) r.problem(at + "/currency", "is required with prices (e.g. \"USD\")");
 }
 
 bool is_url(const std::string& url) { return url.starts_with("http://") || url.starts_with("https://"); }
@@ -543,6 +605,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                        r.boolean("typing_indicator", wa.typing_indicator),
                                        r.string("waba_id", wa.waba_id),
                                        r.integer("template_refresh_minutes", wa.template_refresh_minutes, 1, 10'080),
+                                       r.nested("prices",
+                                                [&](const Value& p, const std::string& pat) {
+                                                  read_message_prices(r, p, pat, wa.prices);
+                                                }),
                                        r.nested("message_types", [&](const Value& t, const std::string& tat) {
                                          read_message_types(r, t, tat, wa.message_types);
                                        })});

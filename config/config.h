@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "store/send_pricing.h"
+
 namespace dispatchd::config {
 
 // http.listener_thread: where the HTTP listener runs (daemon/http_front.h). automatic: a
@@ -124,6 +126,9 @@ struct WhatsApp {
   std::string waba_id;                // the business account whose templates are kept; empty: none
   int template_refresh_minutes = 60;  // how often the templates are listed again
   std::map<std::string, TypeHandling> message_types = default_whatsapp_types();  // every type has an entry
+  // connectors.whatsapp.prices: what Meta charges per message category, by default and per
+  // market (the recipient's calling code); empty: billable messages are recorded unpriced.
+  store::PriceTable prices;
 };
 
 struct Gmail {

@@ -93,6 +93,7 @@ std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> bu
     whatsapp::ChannelSettings settings{{wa.graph_base_url, wa.phone_number_id, {}}, {}, {}, config.http.max_body_bytes};
     settings.typing_indicator = wa.typing_indicator;
     settings.waba_id = wa.waba_id;
+    settings.prices = wa.prices;
     settings.template_refresh = std::chrono::minutes(wa.template_refresh_minutes);
     for (auto [name, target] :
          {std::pair{wa.access_token_env, &settings.account.access_token},

@@ -143,7 +143,14 @@ void actions_json(JsonOut& out, const store::Trail& t) {
       out.begin_object().field("audit_id", d.audit_id).field("at", d.at).field("status", d.status);
       out.field("provider_message_id", d.provider_message_id).field("error", d.error).end_object();
     }
-    out.end_array().end_object();
+    out.end_array();
+    if (const auto& p = a.pricing) {
+      out.begin_object("pricing").field("category", store::to_sql(p->category)).field("billable", p->billable);
+      out.field("pricing_model", store::to_sql(p->model));
+      if (p->type) out.field("pricing_type", store::to_sql(*p->type));
+      out.field("cost", p->cost).field("currency", p->currency).end_object();
+    }
+    out.end_object();
   }
   out.end_array();
 }
@@ -232,6 +239,16 @@ std::string usd(double value) {
   return text;
 }
 std::string usd_or_unknown(const std::optional<double>& value) { return value ? usd(*value) : "unknown"; }
+
+// "billed as marketing (PMP, regular): 0.0436 USD", "not billable: service (PMP,
+// free_customer_service)", or "... : no price configured".
+std::string billed_as(const store::SendPricing& p) {
+  std::string how = std::string(store::to_sql(p.model)) + (p.type ? ", " + std::string(store::to_sql(*p.type)) : "");
+  std::string text =
+      (p.billable ? "billed as " : "not billable: ") + std::string(store::to_sql(p.category)) + " (" + how + ")";
+  if (!p.billable) return text;
+  return text + ": " + (p.cost ? usd(*p.cost) + " " + p.currency : "no price configured");
+}
 
 void message_md(std::string& out, const store::Trail& t) {
   const auto& m = t.message;
@@ -381,6 +398,7 @@ void actions_md(std::string& out, const store::Trail& t) {
       line(out, "- delivery " + d.status + " at " + d.at +
                     (d.provider_message_id ? " (" + *d.provider_message_id + ")" : "") +
                     (d.error ? ": " + markdown::table_cell(*d.error) : ""));
+    if (a.pricing) line(out, "- " + billed_as(*a.pricing));
   }
 }
 

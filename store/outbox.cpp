@@ -6,6 +6,7 @@
 #include "store/audit.h"
 #include "store/internal/action_status.h"
 #include "store/internal/locks.h"
+#include "store/internal/send_pricing_rows.h"
 #include "store/internal/sql.h"
 #include "store/internal/turn_rows.h"
 #include "store/queue.h"
@@ -299,6 +300,10 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
     detail.begin_object().field("action", id).field("status", report.status);
     detail.field("provider_message_id", report.provider_message_id);
     if (!report.error.empty()) detail.field("error", report.error);
+    if (report.pricing) {
+      internal::add_pricing_detail(detail, *report.pricing, report.pricing_category_text);
+      DISPATCHD_TRY(internal::record_send_pricing(db, id, message_id, *report.pricing, now));
+    }
     detail.end_object();
     DISPATCHD_TRY(append_audit(db, {format_time(now), "delivery", message_id, "dispatchd", detail.str()}));
     const bool confirmed = report.status == "sent" || report.status == "delivered" || report.status == "read";

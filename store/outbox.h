@@ -32,6 +32,7 @@
 #include "store/database.h"
 #include "store/error.h"
 #include "store/inbox.h"
+#include "store/send_pricing.h"
 
 namespace dispatchd::store {
 
@@ -146,6 +147,10 @@ struct DeliveryReport {
   std::string tracker;  // our idempotency key, when the provider echoes it ("" otherwise)
   std::string status;   // "sent" | "delivered" | "read" | "failed" | another (recorded only)
   std::string error;    // for failed: what the provider said
+  // What the provider bills for the message (store/send_pricing.h), when the report says:
+  // kept in send_pricing for the action (a later report replaces it) and in the audit event.
+  std::optional<SendPricing> pricing;
+  std::string pricing_category_text;  // the category as the provider spelled it, for the audit event
 };
 
 struct DeliveryResult {

@@ -96,6 +96,30 @@ Result<void> read_deliveries(Database& db, std::int64_t id, Trail& out) {
   });
 }
 
+// What the channel billed for each action (send_pricing, migration 0033).
+Result<void> read_send_pricing(Database& db, std::int64_t id, Trail& out) {
+  std::map<std::int64_t, TrailAction*> by_id;
+  for (auto& a : out.actions) by_id[a.row.id] = &a;
+  auto q = prepared(db,
+                    "SELECT action_id, category, billable, pricing_model, pricing_type, origin, cost, currency"
+                    " FROM send_pricing WHERE message_id = ? ORDER BY action_id",
+                    id);
+  if (!q) return std::unexpected(q.error());
+  return each_row(*q, [&](const Query& r) {
+    const auto action = by_id.find(r.integer(0));
+    if (action == by_id.end()) return;
+    SendPricing p;
+    p.category = pricing_value<PricingCategory>(r.text(1));
+    p.billable = r.integer(2) != 0;
+    p.model = pricing_value<PricingModel>(r.text(3));
+    if (const auto type = r.optional_text(4)) p.type = pricing_value<PricingType>(*type);
+    p.origin = r.optional_text(5).value_or("");
+    p.cost = r.optional_real(6);
+    p.currency = r.text(7);
+    action->second->pricing = std::move(p);
+  });
+}
+
 Result<void> read_escalations(Database& db, std::int64_t id, Trail& out) {
   auto q =
       prepared(db,
@@ -137,6 +161,7 @@ Result<Trail> read_trail(Database& db, std::int64_t message_id, std::size_t hist
   DISPATCHD_TRY(read_attempts(db, decision, out));
   DISPATCHD_TRY(load_actions(db, decision, out));
   DISPATCHD_TRY(read_deliveries(db, decision, out));
+  DISPATCHD_TRY(read_send_pricing(db, decision, out));
   DISPATCHD_TRY(read_escalations(db, decision, out));
   for (const auto& e : out.escalations) {
     auto notes = list_notes(db, e.id);

@@ -21,6 +21,7 @@
 #include "store/desk.h"
 #include "store/error.h"
 #include "store/inbox.h"
+#include "store/send_pricing.h"
 #include "store/views.h"
 
 namespace dispatchd::store {
@@ -45,6 +46,7 @@ struct TrailAction {
   std::optional<std::int64_t> escalation_id;  // the escalation it was proposed for or resolved
   std::string created_at;
   std::vector<TrailDelivery> deliveries;  // in order
+  std::optional<SendPricing> pricing;     // what the channel billed for it, when reported (send_pricing.h)
 };
 
 // Whether the audit chain verifies across the message's events: the segment of the chain

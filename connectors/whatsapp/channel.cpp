@@ -13,6 +13,7 @@
 #include "connectors/whatsapp/errors.h"
 #include "connectors/whatsapp/handshake.h"
 #include "connectors/whatsapp/internal/template_refresh.h"
+#include "connectors/whatsapp/pricing.h"
 #include "connectors/whatsapp/signature.h"
 #include "connectors/whatsapp/template_message.h"
 #include "connectors/whatsapp/webhook.h"
@@ -38,8 +39,9 @@ constexpr std::chrono::seconds k_window_margin{60};
 
 WebhookResponse text(int status, std::string body) { return WebhookResponse{status, std::move(body) + "\n", {}}; }
 
-// The webhook's events as the store takes them, moved out of the parse.
-connectors::InboundEvents events_of(Webhook webhook) {
+// The webhook's events as the store takes them, moved out of the parse; statuses priced at
+// `prices`.
+connectors::InboundEvents events_of(Webhook webhook, const store::PriceTable& prices) {
   connectors::InboundEvents events;
   events.messages.reserve(webhook.messages.size());
   for (auto& m : webhook.messages) {
@@ -53,7 +55,10 @@ connectors::InboundEvents events_of(Webhook webhook) {
   for (auto& st : webhook.statuses) {
     std::string error;
     for (const auto& e : st.errors) error += (error.empty() ? "" : "; ") + describe(e);
-    events.reports.push_back({std::move(st.id), std::move(st.tracker), std::move(st.status_text), std::move(error)});
+    auto pricing = send_pricing_of(st, prices);
+    std::string category = st.pricing ? std::move(st.pricing->category) : std::string();
+    events.reports.push_back({std::move(st.id), std::move(st.tracker), std::move(st.status_text), std::move(error),
+                              std::move(pricing), std::move(category)});
   }
   return events;
 }
@@ -135,7 +140,7 @@ void WhatsAppChannel::State::receive(const connectors::WebhookRequest& request, 
   for (const auto& skipped : webhook->skipped)
     spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
   auto ours_only = ours(std::move(webhook->templates));
-  PendingWebhook parsed{events_of(std::move(*webhook)), std::move(reply), std::move(ours_only)};
+  PendingWebhook parsed{events_of(std::move(*webhook), settings.prices), std::move(reply), std::move(ours_only)};
   if (deps.read_ahead && (reading_ahead || gate.wanted(connectors::ReadAheadGate::Clock::now()))) {
     waiting.push_back(std::move(parsed));
     if (!reading_ahead) read_next();

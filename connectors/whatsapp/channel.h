@@ -70,6 +70,8 @@ struct ChannelSettings {
   std::string waba_id;
   // connectors.whatsapp.template_refresh_minutes: how often the templates are listed again.
   std::chrono::milliseconds template_refresh{std::chrono::minutes(60)};
+  // connectors.whatsapp.prices: what a status's pricing object costs (pricing.h).
+  store::PriceTable prices;
   // The loop thread's reads from storage so far (common/thread_reads.h); tests pass their own.
   std::int64_t (*blocks_read)() = common::blocks_read_by_this_thread;
 };

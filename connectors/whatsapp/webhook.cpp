@@ -198,7 +198,26 @@ class Walker {
     event.timestamp = *timestamp;
     event.tracker = string_of(member(object, "biz_opaque_callback_data"));
     detail::read_errors(member(object, "errors"), event.errors);
+    event.pricing = pricing_of(member(object, "pricing"));
+    event.conversation_origin = bounded(member(member(member(object, "conversation"), "origin"), "type"));
     m_out.statuses.push_back(std::move(event));
+  }
+
+  // A short string member's text; "" when absent, not a string or longer than k_max_type.
+  static std::string bounded(const Value* value) {
+    const std::string_view text = string_of(value);
+    return text.size() > k_max_type ? std::string() : std::string(text);
+  }
+
+  static std::optional<StatusPricing> pricing_of(const Value* pricing) {
+    if (pricing == nullptr || !pricing->IsObject()) return std::nullopt;
+    StatusPricing out;
+    out.category = bounded(member(*pricing, "category"));
+    if (out.category.empty()) return std::nullopt;
+    out.billable = json::bool_member(*pricing, "billable").value_or(false);
+    out.pricing_model = bounded(member(*pricing, "pricing_model"));
+    out.type = bounded(member(*pricing, "type"));
+    return out;
   }
 
   Webhook& m_out;

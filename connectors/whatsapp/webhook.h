@@ -84,6 +84,17 @@ struct InboundMessage {
 
 enum class DeliveryStatus { sent, delivered, read, failed, other };
 
+// A status's `pricing` object: how Meta bills the message the status is about. The texts are
+// kept as sent ("" when absent); store/send_pricing.h maps them to its enums, an unknown
+// value to `unknown`.
+//   {"billable": true, "pricing_model": "PMP", "category": "marketing", "type": "regular"}
+struct StatusPricing {
+  bool billable = false;      // absent or not a boolean: false
+  std::string pricing_model;  // "CBP", "PMP", ...
+  std::string category;       // "marketing", "utility", "authentication", "service", ...
+  std::string type;           // "regular", "free_customer_service", "free_entry_point"; often absent
+};
+
 struct StatusEvent {
   std::string id;  // the wamid of OUR message (as returned when it was sent)
   DeliveryStatus status = DeliveryStatus::other;
@@ -92,6 +103,10 @@ struct StatusEvent {
   std::chrono::sys_seconds timestamp{};
   std::string tracker;             // biz_opaque_callback_data: our idempotency key, when we sent one
   std::vector<GraphError> errors;  // for `failed`: classify() them like a send error
+  // The pricing object, when the status has one with a non-empty string "category" (a
+  // malformed one is left out: the status itself is still applied).
+  std::optional<StatusPricing> pricing;
+  std::string conversation_origin;  // conversation.origin.type, when given ("" otherwise)
 };
 
 // Changes for another phone number of the same business account: not ours to answer.

@@ -3,8 +3,9 @@
 // WhatsApp user only within 24 hours of that user's last message; after that only
 // approved templates reach them (Graph refuses with 131047, errors.h: window_closed).
 //
-// Pure: `now` is passed in. Count from the inbound message's own timestamp (when the
-// customer sent it, InboundMessage::timestamp), not from when the webhook arrived.
+// Pure: `now` is passed in. The channel counts from when the customer's latest message was
+// received (store::last_inbound_at: inbox.received_at); the customer's own timestamp is not
+// stored, so a webhook delivered late makes the window look longer and Graph's 131047 decides.
 
 #include <chrono>
 #include <optional>

@@ -32,9 +32,13 @@ struct ArchiveTable {
   const char* key;
   int since = 1;
 };
-inline constexpr ArchiveTable k_archive_tables[] = {
-    {"inbox", "id"},           {"escalations", "message_id"}, {"escalation_notes", "message_id", 26},
-    {"actions", "message_id"}, {"attempts", "message_id"},    {"tool_calls", "message_id", 20}};
+inline constexpr ArchiveTable k_archive_tables[] = {{"inbox", "id"},
+                                                    {"escalations", "message_id"},
+                                                    {"escalation_notes", "message_id", 26},
+                                                    {"actions", "message_id"},
+                                                    {"attempts", "message_id"},
+                                                    {"tool_calls", "message_id", 20},
+                                                    {"send_pricing", "message_id", 33}};
 
 // The tables of k_archive_tables a database at schema `version` has, in that order.
 inline std::vector<ArchiveTable> archive_tables(int version) {

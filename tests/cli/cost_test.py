@@ -92,9 +92,11 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("migrate", "--db", empty)
     check("empty: migrated", r.returncode == 0, r.stderr)
     r = run("--db", empty, "cost", "--json")
-    check("empty: no models", r.returncode == 0 and json.loads(r.stdout) == {"models": []}, r.stdout + r.stderr)
+    check("empty: no models, no sends", r.returncode == 0 and json.loads(r.stdout) == {"models": [], "sends": []},
+          r.stdout + r.stderr)
     r = run("--db", empty, "cost")
-    check("empty: said so", r.returncode == 0 and "(no model attempts)" in r.stdout, r.stdout + r.stderr)
+    check("empty: said so", r.returncode == 0 and "(no model attempts)" in r.stdout and "(no priced sends)" in r.stdout,
+          r.stdout + r.stderr)
     r = run("--db", empty, "cost", "extra")
     check("a positional argument: usage error", r.returncode == 2 and "usage" in r.stderr, r.stderr)
     r = run("--db", os.path.join(tmp, "typo.db"), "cost")

@@ -4,6 +4,7 @@
 #include "catalog/catalog.h"
 #include "connectors/whatsapp/template_message.h"
 #include "connectors/whatsapp/templates.h"
+#include "tests/test_util.h"
 
 using namespace dispatchd;
 using template_send::Part;
@@ -73,6 +74,19 @@ TEST_CASE("template messages: the Graph object for a decided template", "[whatsa
           R"({"type":"button","sub_type":"quick_reply","index":"0","parameters":[{"type":"payload",)"
           R"("payload":"STOP_PROMOS"}]},{"type":"button","sub_type":"copy_code","index":"1","parameters":[)"
           R"({"type":"coupon_code","coupon_code":"SAVE10"}]}]})");
+  }
+  SECTION("a value written to look like more components stays one text parameter") {
+    const std::string smuggled = R"(1"}]},{"type":"header","parameters":[{"type":"image","image":{"link":"x)";
+    const template_send::TemplateSend values{
+        "order_shipped",
+        "en_US",
+        {send.parameters[0], {Part::body, 0, "2", smuggled}, send.parameters[2], send.parameters[3]}};
+    const auto escaped = whatsapp::template_object(values, shipped);
+    REQUIRE(escaped.has_value());
+    const auto doc = dispatchd::test::parse_json(*escaped);
+    const auto& components = doc["components"];
+    REQUIRE(components.Size() == 3);  // header, body, one button: no component more
+    CHECK(std::string(components[1]["parameters"][1]["text"].GetString()) == smuggled);
   }
   SECTION("the request carries it as type template, with the tracker") {
     const whatsapp::GraphAccount account{"https://graph.facebook.com/v21.0", "109876543210001", "token"};

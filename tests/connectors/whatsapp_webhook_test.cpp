@@ -156,6 +156,55 @@ TEST_CASE("webhook: status fixtures give the status of our message") {
   }
 }
 
+TEST_CASE("webhook: a status's pricing object is read as Meta sends it") {
+  const Webhook sent = parse_fixture("status_sent");
+  REQUIRE(sent.statuses.at(0).pricing.has_value());
+  CHECK(sent.statuses[0].pricing->category == "service");
+  CHECK(sent.statuses[0].pricing->pricing_model == "PMP");
+  CHECK(sent.statuses[0].pricing->type == "free_customer_service");
+  CHECK_FALSE(sent.statuses[0].pricing->billable);
+  CHECK(sent.statuses[0].conversation_origin == "service");
+  CHECK_FALSE(parse_fixture("status_read").statuses.at(0).pricing.has_value());
+
+  struct Row {
+    const char* pricing;  // the status's pricing member, JSON
+    bool present;
+    bool billable;
+    const char* model;
+    const char* category;
+    const char* type;
+  };
+  const Row rows[] = {
+      {R"({"billable":true,"pricing_model":"PMP","category":"marketing","type":"regular"})", true, true, "PMP",
+       "marketing", "regular"},
+      {R"({"billable":true,"pricing_model":"CBP","category":"authentication_international"})", true, true, "CBP",
+       "authentication_international", ""},
+      {R"({"billable":"yes","pricing_model":"PMP","category":"utility"})", true, false, "PMP", "utility", ""},
+      {R"({"category":"marketing_lite"})", true, false, "", "marketing_lite", ""},
+      {R"({"billable":true,"pricing_model":"PMP"})", false, false, "", "", ""},
+      {R"({"billable":true,"category":7})", false, false, "", "", ""},
+      {R"("marketing")", false, false, "", "", ""},
+  };
+  for (const Row& row : rows) {
+    INFO(row.pricing);
+    const std::string body =
+        R"({"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{)"
+        R"("metadata":{"phone_number_id":"109876543210001"},"statuses":[{"id":"wamid.P","status":"sent",)"
+        R"("timestamp":"1796040000","recipient_id":"5215512345678","pricing":)" +
+        std::string(row.pricing) + "}]}}]}]}";
+    auto parsed = parse_webhook(body, k_phone);
+    REQUIRE(parsed);
+    REQUIRE(parsed->statuses.size() == 1);
+    const auto& pricing = parsed->statuses[0].pricing;
+    REQUIRE(pricing.has_value() == row.present);
+    if (!pricing) continue;
+    CHECK(pricing->billable == row.billable);
+    CHECK(pricing->pricing_model == row.model);
+    CHECK(pricing->category == row.category);
+    CHECK(pricing->type == row.type);
+  }
+}
+
 TEST_CASE("webhook: a failed status's error classifies like a send error") {
   const Webhook webhook = parse_fixture("status_failed_131047");
   const StatusEvent& s = webhook.statuses.at(0);

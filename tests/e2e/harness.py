@@ -80,8 +80,16 @@ def text_webhook(wamid: str, sender: str, text: str, timestamp: int | None = Non
     return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode()
 
 
-def status_webhook(wamid: str, recipient: str, status: str, error_code: int | None = None) -> bytes:
+def status_webhook(wamid: str, recipient: str, status: str, error_code: int | None = None,
+                   pricing: dict | None = None) -> bytes:
+    """A status webhook for one of our messages. `pricing`: its pricing object in Meta's shape
+    ({"billable", "pricing_model", "category", "type"?}), with the conversation object Meta
+    sends next to it (origin type = the category)."""
     event = {"id": wamid, "status": status, "timestamp": str(int(time.time())), "recipient_id": recipient}
+    if pricing is not None:
+        event["conversation"] = {"id": "c0nv" + hashlib.sha256(wamid.encode()).hexdigest()[:28],
+                                 "origin": {"type": pricing.get("category", "")}}
+        event["pricing"] = pricing
     if error_code is not None:
         event["errors"] = [{"code": error_code, "title": "Re-engagement message",
                             "message": "Re-engagement message", "error_data": {"details": "outside the window"}}]

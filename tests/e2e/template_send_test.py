@@ -5,10 +5,12 @@ scripted by template_scenario.json, and the fake Graph API serving the account's
 and checking each template send against them (tests/fakes/graph_template.h: an unknown
 template is 132001, a wrong parameter count 132000).
 
-- sent: a customer who last wrote 25 hours ago asks where their order is; the model picks
-  the template action, and Graph receives exactly the documented template payload (header,
-  body and URL button parameters filled from the fields), which the 24-hour window does not
-  stop; the outbox row keeps the template and a one-line summary, and is sent;
+- closed window: a customer whose message arrived 25 hours ago and waits for an answer
+  (stored while dispatchd was stopped): the model is told the window is closed; its
+  free-form reply is refused by the policy and re-asked with feedback naming the template
+  action; it picks the template action, and Graph receives exactly the documented template
+  payload (header, body and URL button parameters filled from the fields); the outbox row
+  keeps the template and a one-line summary, and is sent;
 - checked: `dispatchctl catalog lint` with the database, and `dispatchd --check-config`,
   pass while the template is approved; once a webhook pauses it, lint names the problem;
 - paused: the same action for another customer is refused before any call (no template
@@ -66,25 +68,37 @@ def main():
     stack = harness.Stack(BUILD, SOURCE, scenario=SCENARIO, catalog="templates.en.json",
                           fake_args={"fake_graph": ["--waba-id", WABA]},
                           extra_config={"connectors": {"whatsapp": {"waba_id": WABA}}})
+    dump = stack.dump_model_requests(SCENARIO)
     try:
         stack.start_daemon()
         stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM v_templates") == 5, what="the templates listed")
-
-        # Sent, though the customer last wrote 25 hours ago: a template is not held by the window.
-        long_ago = int(time.time()) - 25 * 3600
-        status, _ = stack.post_webhook(harness.text_webhook("wamid.T1", ANA, "Hi, where is my order 566701?",
-                                                            timestamp=long_ago))
-        check("sent: webhook answered 200", status == 200, status)
-        expect_sent(stack, ANA, "sent")
+        stack.daemon.stop()
+        # The customer wrote 25 hours ago, and the message still waits for an answer.
+        arrived = time.time() - 25 * 3600
+        stack.execute("INSERT INTO inbox (channel, provider_message_id, conversation_id, sender, received_at, text,"
+                      f" raw_payload, message_type, arrived_ms) VALUES ('whatsapp', 'wamid.T1', '{ANA}', '{ANA}',"
+                      f" '{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(arrived))}',"
+                      " 'Hi, where is my parcel 566701?', '{}', 'text',"
+                      f" {int(arrived * 1000)})")
+        stack.start_daemon()
+        expect_sent(stack, ANA, "closed")
+        turns = [t for t in harness.model_turns(dump) if ANA in t]
+        check("closed: the model was asked twice", len(turns) == 2, turns)
+        check("closed: the request says the window is closed",
+              "The customer's reply window is closed (it closed at " in turns[0], turns[:1])
+        check("closed: the free-form reply is re-asked naming the template action",
+              len(turns) == 2 and "window_closed" in turns[1] and "order_update" in turns[1], turns[1:])
+        check("closed: the free-form reply never reached Graph",
+              not [e for e in stack.graph_requests() if e.get("to") == ANA and e.get("type") == "text"])
         row = stack.query("SELECT action, body, template_message FROM v_actions WHERE recipient = ?", ANA)[0]
-        check("sent: the row names the action and keeps the template as decided",
+        check("closed: the row names the action and keeps the template as decided",
               row[0] == "order_update" and json.loads(row[2]) == {
                   "name": "order_update", "language": "en_US", "parameters": [
                       {"part": "header", "name": "1", "value": "566701"},
                       {"part": "body", "name": "1", "value": "Ana"},
                       {"part": "body", "name": "2", "value": "566701"},
                       {"part": "button", "button": 0, "name": "1", "value": "566701"}]}, row)
-        check("sent: the body is a summary for people",
+        check("closed: the body is a summary for people",
               row[1] == "template order_update (en_US): header 1 = 566701, 1 = Ana, 2 = 566701, button 0 1 = 566701",
               row[1])
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "store/migrations.h"
+#include "store/send_pricing.h"
 #include "store/states.h"
 #include "tests/test_util.h"
 
@@ -68,6 +69,9 @@ TEST_CASE("states: every enum's SQL text is exactly what the schema's CHECK allo
   CHECK(names<store::EscalationStatus>() == allowed(sql, "escalations", "status"));
   CHECK(names<store::ToolKind>() == allowed(sql, "tool_calls", "kind"));
   CHECK(names<store::ToolOutcome>() == allowed(sql, "tool_calls", "outcome"));
+  CHECK(names<store::PricingCategory>() == allowed(sql, "send_pricing", "category"));
+  CHECK(names<store::PricingModel>() == allowed(sql, "send_pricing", "pricing_model"));
+  CHECK(names<store::PricingType>() == allowed(sql, "send_pricing", "pricing_type"));
   // 'pending' is the view's name for a message not done yet; no code writes it.
   auto outcomes = allowed(sql, "inbox", "outcome");
   CHECK(outcomes.erase("pending") == 1);

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "staff/trail_render.h"
 #include "store/outbox.h"
 #include "tests/store/store_fixture.h"
 #include "tests/support/seed.h"
@@ -117,6 +118,49 @@ TEST_CASE("trail: delivery reports are listed under their action", "[trail]") {
   CHECK(t.chain->to == t.audit.back().id);
   CHECK(t.chain->check.events > static_cast<std::int64_t>(t.audit.size()));
   CHECK_FALSE(t.chain->check.first_broken);
+}
+
+TEST_CASE("trail: what the channel billed is shown under its action", "[trail][pricing]") {
+  Seeded s;
+  CHECK_FALSE(s.trail(1).actions.at(0).pricing.has_value());
+  const store::SendPricing billed{store::PricingCategory::marketing,
+                                  true,
+                                  store::PricingModel::pmp,
+                                  store::PricingType::regular,
+                                  "marketing",
+                                  0.0436,
+                                  "USD"};
+  REQUIRE(store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "delivered", "", billed, "marketing"},
+                                k_t0 + std::chrono::hours(72)));
+  auto t = s.trail(1);
+  REQUIRE(t.actions.at(0).pricing.has_value());
+  CHECK(*t.actions[0].pricing == billed);
+  CHECK(staff::trail_markdown(t).find("- billed as marketing (PMP, regular): 0.0436 USD") != std::string::npos);
+  CHECK(staff::trail_json(t).find(R"("pricing":{"category":"marketing","billable":true,"pricing_model":"PMP",)"
+                                  R"("pricing_type":"regular","cost":0.0436,"currency":"USD"})") != std::string::npos);
+
+  // A later report replaces it; each shape of pricing has its line.
+  store::SendPricing unpriced = billed;
+  unpriced.cost.reset();
+  unpriced.type.reset();
+  const store::SendPricing free{store::PricingCategory::service,
+                                false,
+                                store::PricingModel::pmp,
+                                store::PricingType::free_customer_service,
+                                "",
+                                0.0,
+                                "USD"};
+  const std::pair<store::SendPricing, const char*> rows[] = {
+      {unpriced, "- billed as marketing (PMP): no price configured"},
+      {free, "- not billable: service (PMP, free_customer_service)"},
+  };
+  int hour = 73;
+  for (const auto& [pricing, line] : rows) {
+    INFO(line);
+    REQUIRE(store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "read", "", pricing, ""},
+                                  k_t0 + std::chrono::hours(hour++)));
+    CHECK(staff::trail_markdown(s.trail(1)).find(line) != std::string::npos);
+  }
 }
 
 TEST_CASE("trail: the chain check names a changed or deleted row in the segment", "[trail]") {
