@@ -23,4 +23,17 @@ cmake --build "$build" -j"$(nproc)"
 cd "$build"
 # Most tests wait (on sockets, processes, a model's latency) far more than they compute, so
 # three per core keep the cores busy; the longest start first (COST, tests/CMakeLists.txt).
-ctest --output-on-failure -j"$(($(nproc) * 3))"
+if ctest --output-on-failure -j"$(($(nproc) * 3))"; then exit 0; fi
+# A log shows only its end: repeat each failed test's own output there (the last lines of
+# its section of Testing/Temporary/LastTest.log), then run the failed ones again alone to
+# tell a flaky test from a broken one. The run stays failed either way.
+echo "== the output of each failed test =="
+cut -d: -f2- Testing/Temporary/LastTestsFailed.log | while IFS= read -r name; do
+  echo "---- $name"
+  awk -v name="$name" '
+    /^[0-9]+\/[0-9]+ Testing: / { on = (substr($0, index($0, "Testing: ") + 9) == name) }
+    on' Testing/Temporary/LastTest.log | tail -n 120
+done
+echo "== the failed tests again, one at a time =="
+ctest --rerun-failed --output-on-failure -j1 || true
+exit 1
