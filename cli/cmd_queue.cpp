@@ -10,6 +10,7 @@
 #include "cli/queue_table.h"
 #include "cli/target.h"
 #include "common/utf8.h"
+#include "connectors/window_rules.h"
 #include "staff/decisions.h"
 #include "staff/handover.h"
 #include "staff/json.h"
@@ -22,7 +23,7 @@ namespace {
 
 constexpr const char* k_queue_usage =
     "usage: dispatchctl [--config FILE | --db FILE] queue list [--status S] [--json]\n"
-    "       dispatchctl ... queue show ID [--json]\n"
+    "       dispatchctl ... queue show ID [--catalog FILE] [--json]\n"
     "       dispatchctl ... queue claim ID --as NAME\n"
     "       dispatchctl ... queue approve ID --as NAME [--catalog FILE]\n"
     "       dispatchctl ... queue edit ID --as NAME --action JSON [--catalog FILE] [--json]\n"
@@ -63,14 +64,52 @@ void show_desk(const store::EscalationCase& item) {
   for (const auto& n : item.notes) std::printf("  %s %s: %s\n", n.created_at.c_str(), n.author.c_str(), n.text.c_str());
 }
 
-int show(Target& target, const Args& args, std::int64_t id) {
+// Whether free-form text reaches the customer now, and the template actions otherwise.
+void show_reach(const staff::CaseWindow& reach, bool have_catalog) {
+  if (!reach.window) return;
+  const auto& w = *reach.window;
+  const std::string when = w.closes_at ? store::format_time(*w.closes_at) : "";
+  if (w.open) {
+    std::printf("\nreply window: open until %s\n", when.c_str());
+  } else {
+    std::printf("\nreply window: closed%s: only a template action reaches the customer\n",
+                w.closes_at ? (" since " + when).c_str() : " (the customer never wrote)");
+  }
+  if (!have_catalog) {
+    std::printf("  (the template actions need the catalog: --config or --catalog)\n");
+    return;
+  }
+  if (reach.templates.empty()) std::printf("  the catalog has no template action\n");
+  for (const auto& t : reach.templates) {
+    std::string fills;
+    for (const auto& p : t.parameters) {
+      if (!fills.empty()) fills += ", ";
+      fills += p.field + " -> " + template_send::to_string(p.part) +
+               (p.part == catalog::TemplatePart::button ? " " + std::to_string(p.button) : "") + " {{" + p.name + "}}";
+    }
+    std::printf("  template action %s: %s (%s), %s%s\n", t.action.c_str(), t.name.c_str(), t.language.c_str(),
+                t.status ? std::string(store::to_sql(*t.status)).c_str() : "not listed by the channel",
+                fills.empty() ? "" : ("; " + fills).c_str());
+  }
+}
+
+int show(Target& target, const Args& args, std::int64_t id, store::Time at) {
   auto item = store::show_escalation(target.db, id);
   if (!item) {
     std::fprintf(stderr, "dispatchctl: %s\n", item.error().message.c_str());
     return k_exit_rejected;
   }
+  // The catalog names the template actions; without one (a bare --db) the window alone.
+  const auto catalog = target_catalog(args, target);
+  const auto& message = item->message;
+  auto reach = staff::case_window(target.db, catalog ? &*catalog : nullptr, connectors::window_rule(message.channel),
+                                  message.channel, message.sender, at);
+  if (!reach) {
+    std::fprintf(stderr, "dispatchctl: %s\n", reach.error().message.c_str());
+    return k_exit_rejected;
+  }
   if (args.has("json")) {
-    std::printf("%s\n", staff::case_json(*item).c_str());
+    std::printf("%s\n", staff::case_json(*item, std::nullopt, &*reach).c_str());
     return k_exit_ok;
   }
   const auto& e = item->escalation;
@@ -86,6 +125,7 @@ int show(Target& target, const Args& args, std::int64_t id) {
     std::printf("  #%lld %s %s: %s\n", static_cast<long long>(m.id), m.received_at.c_str(), m.sender.c_str(),
                 m.text.c_str());
   }
+  show_reach(*reach, catalog.has_value());
   std::printf("\nattempts (%zu):\n", item->attempts.size());
   for (const auto& a : item->attempts) {
     std::printf("  #%lld %s/%s %s%s, %lld ms, tokens %lld in / %lld out, finish %s\n",
@@ -181,7 +221,7 @@ int cmd_queue(int argc, char** argv) {
   if (!target) return usage_error(target.error());
   if (verb == "list") return list_queue(*target, *args, now());
   if (verb == "search") return search_queue(*target, *args, now());
-  if (verb == "show") return show(*target, *args, *id);
+  if (verb == "show") return show(*target, *args, *id, now());
   if (verb == "history") return show_history(*target, *args, *id);
 
   const auto who = args->get("as");
@@ -210,19 +250,19 @@ int cmd_queue(int argc, char** argv) {
     if (saved) {
       const auto saved_id = positive_id(*saved);
       if (!saved_id) return usage_error("--saved takes a saved reply's id, not " + *saved);
-      action = staff::reply_saved(target->db, *id, *who, *saved_id, at);
+      action = staff::reply_saved(target->db, *id, *who, *saved_id, at, &connectors::window_rule);
     } else {
-      action = staff::reply(target->db, *id, *who, *text, at);
+      action = staff::reply(target->db, *id, *who, *text, at, &connectors::window_rule);
     }
   } else if (verb == "approve" || verb == "edit") {
     auto catalog = target_catalog(*args, *target);
     if (!catalog) return usage_error(catalog.error());
     if (verb == "approve") {
-      action = staff::approve(target->db, *catalog, *id, *who, at);
+      action = staff::approve(target->db, *catalog, *id, *who, at, &connectors::window_rule);
     } else {
       const auto json = args->get("action");
       if (!json) return usage_error("queue edit needs --action JSON");
-      action = staff::edit(target->db, *catalog, *id, *who, *json, at);
+      action = staff::edit(target->db, *catalog, *id, *who, *json, at, &connectors::window_rule);
     }
   } else {
     return usage_error("unknown queue command " + verb + "\n" + k_queue_usage);

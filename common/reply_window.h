@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string_view>
 
 namespace dispatchd {
 
@@ -16,5 +17,12 @@ struct ReplyWindow {
   // When it closes (open), or closed (not open; nullopt when the counterpart never wrote).
   std::optional<std::chrono::sys_seconds> closes_at;
 };
+
+// A channel's window as a pure rule: the window at `now` for a counterpart whose latest
+// message was received at `last_inbound` (nullopt: never). No state, so readers that hold no
+// channel (the staff API's read thread, dispatchctl) use it on any thread.
+using WindowRule = ReplyWindow (*)(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now);
+// The rule of a channel by name; null for a channel without a window.
+using WindowRuleOf = WindowRule (*)(std::string_view channel);
 
 }  // namespace dispatchd

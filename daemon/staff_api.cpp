@@ -8,6 +8,7 @@
 
 #include "common/json_out.h"
 #include "common/text.h"
+#include "connectors/window_rules.h"
 #include "daemon/budget_report.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
@@ -364,11 +365,16 @@ StaffApi::Routed StaffApi::escalations(const Request& request, const staff::Staf
   if (!id) return refusal(404, "no such escalation");
   if (slash == std::string_view::npos) {
     if (request.method != "GET") return refusal(405, "use GET");
-    return Read([id = *id, clock = staff::DeskClock{now, m_settings.claim_idle}](store::Database& db) {
-      auto item = store::show_escalation(db, id);
-      if (!item) return store_failure(item.error());
-      return json(200, staff::case_json(*item, clock));
-    });
+    return Read(
+        [id = *id, clock = staff::DeskClock{now, m_settings.claim_idle}, catalog = m_catalog()](store::Database& db) {
+          auto item = store::show_escalation(db, id);
+          if (!item) return store_failure(item.error());
+          const auto& message = item->message;
+          auto reach = staff::case_window(db, catalog.get(), connectors::window_rule(message.channel), message.channel,
+                                          message.sender, clock.now);
+          if (!reach) return store_failure(reach.error());
+          return json(200, staff::case_json(*item, clock, &*reach));
+        });
   }
   if (rest.substr(slash + 1) == "history") {
     if (request.method != "GET") return refusal(405, "use GET");
@@ -436,14 +442,15 @@ Response StaffApi::decide(std::int64_t id, const std::string& verb, const std::s
     return ok();
   }
   if (verb == "reply") {
-    action = parsed->saved_reply ? staff::reply_saved(m_db, id, who, *parsed->saved_reply, now)
-                                 : staff::reply(m_db, id, who, parsed->text, now);
+    action = parsed->saved_reply
+                 ? staff::reply_saved(m_db, id, who, *parsed->saved_reply, now, &connectors::window_rule)
+                 : staff::reply(m_db, id, who, parsed->text, now, &connectors::window_rule);
   } else if (verb == "approve" || verb == "edit") {
     const auto catalog = m_catalog();
     if (verb == "approve") {
-      action = staff::approve(m_db, *catalog, id, who, now);
+      action = staff::approve(m_db, *catalog, id, who, now, &connectors::window_rule);
     } else {
-      action = staff::edit(m_db, *catalog, id, who, *parsed->action, now);
+      action = staff::edit(m_db, *catalog, id, who, *parsed->action, now, &connectors::window_rule);
     }
   } else {
     return refusal(404, "unknown decision " + verb);

@@ -4,6 +4,7 @@
 
 #include "common/json_out.h"
 #include "common/utf8.h"
+#include "staff/case_window.h"
 #include "store/queue.h"
 #include "store/views.h"
 #include "validator/outbound.h"
@@ -17,14 +18,25 @@ std::unexpected<Refusal> refuse(std::string message) {
 
 std::unexpected<Refusal> refuse(store::Error error) { return std::unexpected(to_refusal(std::move(error))); }
 
-// Validates `reply` as if the model had written it for the escalated message, and turns it
-// into an outbox row.
+// The customer's reply window now, as the agent would see it: nullopt without one.
+std::expected<std::optional<ReplyWindow>, Refusal> window_now(store::Database& db, WindowRuleOf windows,
+                                                              const store::MessageRow& message, store::Time now) {
+  auto window = reply_window_of(db, windows ? windows(message.channel) : nullptr, message.channel, message.sender, now);
+  if (!window) return refuse(std::move(window.error()));
+  return *window;
+}
+
+// Validates `reply` as if the model had written it for the escalated message now (its
+// window included), and turns it into an outbox row.
 std::expected<store::NewAction, Refusal> checked_action(store::Database& db, const catalog::Catalog& catalog,
-                                                        std::int64_t escalation, const std::string& reply) {
+                                                        std::int64_t escalation, const std::string& reply,
+                                                        WindowRuleOf windows, store::Time now) {
   auto item = store::show_escalation(db, escalation);
   if (!item) return refuse(item.error());
   const auto& message = item->message;
-  validator::Verdict verdict = validator::validate(catalog, reply, {message.sender, message.text});
+  auto window = window_now(db, windows, message, now);
+  if (!window) return std::unexpected(std::move(window.error()));
+  validator::Verdict verdict = validator::validate(catalog, reply, {message.sender, message.text, *window});
   if (!verdict.ok) {
     std::string text = "the action does not meet the catalog's contract:";
     for (const auto& error : verdict.errors) text += "\n  " + error.path + ": " + error.message;
@@ -89,7 +101,8 @@ std::expected<void, Refusal> claim(store::Database& db, std::int64_t escalation,
 }
 
 std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog::Catalog& catalog,
-                                             std::int64_t escalation, const std::string& who, store::Time now) {
+                                             std::int64_t escalation, const std::string& who, store::Time now,
+                                             WindowRuleOf windows) {
   auto item = store::show_escalation(db, escalation);
   if (!item) return refuse(item.error());
   if (!item->escalation.proposed_action) {
@@ -97,7 +110,7 @@ std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog:
         store::Error::refused("escalation " + std::to_string(escalation) + " has no proposed action to approve"));
   }
   // The catalog may have changed since the proposal was made: check it again.
-  auto checked = checked_action(db, catalog, escalation, *item->escalation.proposed_action);
+  auto checked = checked_action(db, catalog, escalation, *item->escalation.proposed_action, windows, now);
   if (!checked) return std::unexpected(std::move(checked.error()));
   // A proposal stored before recipients were made canonical may be addressed as the model
   // wrote it ("+1 555-123-4567"), which the channel cannot match to the customer: the checked
@@ -110,14 +123,15 @@ std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog:
 }
 
 std::expected<std::int64_t, Refusal> edit(store::Database& db, const catalog::Catalog& catalog, std::int64_t escalation,
-                                          const std::string& who, const std::string& action_json, store::Time now) {
-  auto checked = checked_action(db, catalog, escalation, action_json);
+                                          const std::string& who, const std::string& action_json, store::Time now,
+                                          WindowRuleOf windows) {
+  auto checked = checked_action(db, catalog, escalation, action_json, windows, now);
   if (!checked) return std::unexpected(std::move(checked.error()));
   return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), "edited", now));
 }
 
 std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t escalation, const std::string& who,
-                                           const std::string& text, store::Time now) {
+                                           const std::string& text, store::Time now, WindowRuleOf windows) {
   if (!utf8::is_valid(text)) return refuse("the reply is not valid UTF-8");
   const std::size_t length = utf8::code_points(text);
   if (length == 0) return refuse("the reply is empty");
@@ -127,6 +141,13 @@ std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t esc
   }
   auto item = store::show_escalation(db, escalation);
   if (!item) return refuse(item.error());
+  auto window = window_now(db, windows, item->message, now);
+  if (!window) return std::unexpected(std::move(window.error()));
+  if (*window && !(*window)->open) {
+    const auto closed = (*window)->closes_at ? " (it closed at " + store::format_time(*(*window)->closes_at) + ")" : "";
+    return refuse("the customer's reply window is closed" + closed +
+                  ": free-form text cannot reach them now; send a template action instead (edit)");
+  }
   store::NewAction action{.message_id = item->message.id,
                           .action = "staff_reply",
                           .arguments = JsonOut().begin_object().field("text", text).end_object().str(),

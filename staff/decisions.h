@@ -10,6 +10,7 @@
 #include <string>
 
 #include "catalog/catalog.h"
+#include "common/reply_window.h"
 #include "store/database.h"
 #include "store/inbox.h"
 #include "validator/validator.h"
@@ -40,20 +41,27 @@ Refusal to_refusal(store::Error error);
 // Longest staff reply, in Unicode code points (WhatsApp's text limit).
 inline constexpr std::size_t k_max_reply_code_points = 4096;
 
+// Approve, edit and reply take `windows`, the channels' reply-window rules
+// (connectors::window_rule; null: no channel has one). While the customer's window is closed
+// a free-form reply is refused (an approved or edited one by the validator's window_closed
+// policy, a staff reply with a message saying so); a template action still goes.
+
 std::expected<void, Refusal> claim(store::Database& db, std::int64_t escalation, const std::string& who,
                                    store::Time now);
 
 // Sends the escalation's proposal as it is; returns the outbox action id.
 std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog::Catalog& catalog,
-                                             std::int64_t escalation, const std::string& who, store::Time now);
+                                             std::int64_t escalation, const std::string& who, store::Time now,
+                                             WindowRuleOf windows);
 
 // Sends `action_json` (a reply object in the catalog's format) instead of the proposal.
 std::expected<std::int64_t, Refusal> edit(store::Database& db, const catalog::Catalog& catalog, std::int64_t escalation,
-                                          const std::string& who, const std::string& action_json, store::Time now);
+                                          const std::string& who, const std::string& action_json, store::Time now,
+                                          WindowRuleOf windows);
 
 // Sends `text` to the message's sender as a "staff_reply" action.
 std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t escalation, const std::string& who,
-                                           const std::string& text, store::Time now);
+                                           const std::string& text, store::Time now, WindowRuleOf windows);
 
 // Closes the escalation without sending anything; `note` says why.
 std::expected<void, Refusal> dismiss(store::Database& db, std::int64_t escalation, const std::string& who,

@@ -24,6 +24,34 @@ std::optional<std::int64_t> takeover_in_minutes(const store::ClaimState& claim, 
   return std::nullopt;
 }
 
+void reach_json(JsonOut& out, const CaseWindow& reach) {
+  if (reach.window) {
+    out.begin_object("window").field("open", reach.window->open);
+    std::optional<std::string> closes;
+    if (reach.window->closes_at) closes = store::format_time(*reach.window->closes_at);
+    out.field("closes_at", closes).end_object();
+  } else {
+    out.field("window", nullptr);
+  }
+  out.begin_array("templates");
+  for (const auto& t : reach.templates) {
+    std::optional<std::string> status;
+    std::optional<std::string> category;
+    if (t.status) status = std::string(store::to_sql(*t.status));
+    if (t.category) category = std::string(store::to_sql(*t.category));
+    out.begin_object().field("action", t.action).field("template", t.name).field("language", t.language);
+    out.field("status", status).field("category", category).field("approved", t.approved());
+    out.raw("components", t.components).begin_array("parameters");
+    for (const auto& p : t.parameters) {
+      out.begin_object().field("part", std::string_view(template_send::to_string(p.part)));
+      out.field("button", static_cast<std::int64_t>(p.button)).field("name", p.name).field("field", p.field);
+      out.end_object();
+    }
+    out.end_array().end_object();
+  }
+  out.end_array();
+}
+
 }  // namespace
 
 std::string catalog_json(const catalog::Catalog& catalog) {
@@ -89,7 +117,7 @@ std::string escalations_json(const std::vector<store::EscalationRow>& rows, cons
   return out.str();
 }
 
-std::string case_json(const store::EscalationCase& c, const std::optional<DeskClock>& clock) {
+std::string case_json(const store::EscalationCase& c, const std::optional<DeskClock>& clock, const CaseWindow* reach) {
   JsonOut out;
   out.begin_object();
   escalation_json(out, c.escalation);
@@ -129,6 +157,7 @@ std::string case_json(const store::EscalationCase& c, const std::optional<DeskCl
   }
   out.end_array();
   if (clock) out.field("takeover_in_minutes", takeover_in_minutes(c.claim, *clock));
+  if (reach) reach_json(out, *reach);
   out.end_object();
   return out.str();
 }

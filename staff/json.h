@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/catalog.h"
+#include "staff/case_window.h"
 #include "staff/targets.h"
 #include "store/views.h"
 
@@ -32,8 +33,13 @@ struct DeskClock {
 };
 // The case, with its notes and hand-overs; with `clock`, also "takeover_in_minutes": 0 when
 // someone other than the holder may take the claim over now, the whole minutes left
-// otherwise, null when nobody holds it.
-std::string case_json(const store::EscalationCase& c, const std::optional<DeskClock>& clock = std::nullopt);
+// otherwise, null when nobody holds it. With `reach` (staff/case_window.h), also "window":
+// {"open","closes_at"} (closes_at null when the customer never wrote), null for a channel
+// without one; and "templates": each template action with "action", "template", "language",
+// "status" and "category" (null when not stored), "approved", "components" (as stored) and
+// "parameters" ({"part","button","name","field"}).
+std::string case_json(const store::EscalationCase& c, const std::optional<DeskClock>& clock = std::nullopt,
+                      const CaseWindow* reach = nullptr);
 
 // The catalog as the staff page builds its action form from it: actions with the fields
 // they require and allow, fields with their constraints (enum, lengths, pattern, range,

@@ -143,14 +143,14 @@ std::expected<std::vector<FilledReply>, Refusal> filled_replies(store::Database&
 }
 
 std::expected<std::int64_t, Refusal> reply_saved(store::Database& db, std::int64_t escalation, const std::string& who,
-                                                 std::int64_t saved, store::Time now) {
+                                                 std::int64_t saved, store::Time now, WindowRuleOf windows) {
   auto reply_row = store::find_saved_reply(db, saved);
   if (!reply_row) return failed(std::move(reply_row.error()));
   auto fields = case_fields(db, escalation, who);
   if (!fields) return std::unexpected(std::move(fields.error()));
   auto filled = fill(reply_row->text, *fields);
   if (!filled) return std::unexpected(Refusal{RefusalKind::internal, filled.error().message, {}});
-  return reply(db, escalation, who, *filled, now);
+  return reply(db, escalation, who, *filled, now, windows);
 }
 
 }  // namespace dispatchd::staff

@@ -75,8 +75,8 @@ std::expected<std::vector<FilledReply>, Refusal> filled_replies(store::Database&
                                                                 const std::string& who);
 
 // Fills saved reply `saved` for the case and sends it with staff::reply; returns the
-// outbox action id.
+// outbox action id (refused, as it is, while the customer's reply window is closed).
 std::expected<std::int64_t, Refusal> reply_saved(store::Database& db, std::int64_t escalation, const std::string& who,
-                                                 std::int64_t saved, store::Time now);
+                                                 std::int64_t saved, store::Time now, WindowRuleOf windows);
 
 }  // namespace dispatchd::staff

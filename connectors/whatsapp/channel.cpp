@@ -34,8 +34,6 @@ constexpr std::size_t k_max_queued_reads = 10'000;
 constexpr std::chrono::seconds k_auth_probe{60};
 constexpr std::chrono::seconds k_unreachable_retry{5};
 constexpr std::chrono::milliseconds k_send_timeout{15'000};
-// Time the send itself may take, kept from the end of the 24-hour window.
-constexpr std::chrono::seconds k_window_margin{60};
 
 WebhookResponse text(int status, std::string body) { return WebhookResponse{status, std::move(body) + "\n", {}}; }
 
@@ -331,7 +329,7 @@ std::optional<std::string> WhatsAppChannel::State::window_refusal(const std::str
                  last.error().message);
     return std::nullopt;
   }
-  if (may_send_free_form(*last, now, k_window_margin)) return std::nullopt;
+  if (send_window(*last, now).open) return std::nullopt;
   return "outside WhatsApp's 24-hour customer-service window: only a template can reach this customer now";
 }
 
@@ -425,7 +423,7 @@ std::optional<ReplyWindow> WhatsAppChannel::reply_window(const std::string& coun
     spdlog::warn("whatsapp: cannot read when {} last wrote ({})", counterpart, last.error().message);
     return std::nullopt;
   }
-  return reply_window_at(*last, now, k_window_margin);
+  return send_window(*last, now);
 }
 
 void WhatsAppChannel::working_on(std::string_view provider_message_id, bool answering) {

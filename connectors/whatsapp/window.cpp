@@ -16,4 +16,8 @@ ReplyWindow reply_window_at(std::optional<std::chrono::sys_seconds> last_inbound
   return window;
 }
 
+ReplyWindow send_window(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now) {
+  return reply_window_at(last_inbound, now, k_send_margin);
+}
+
 }  // namespace dispatchd::whatsapp

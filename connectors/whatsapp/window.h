@@ -34,4 +34,12 @@ bool may_send_free_form(std::optional<std::chrono::sys_seconds> last_inbound, st
 ReplyWindow reply_window_at(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now,
                             std::chrono::seconds safety_margin = std::chrono::seconds{0});
 
+// Time a send may take, so that a message decided at 23:59:59 is not refused on arrival: a
+// window closing within it counts as closed already.
+constexpr std::chrono::seconds k_send_margin{60};
+
+// The window as a send sees it (reply_window_at with k_send_margin): the channel's rule for
+// the agent, the send's check, the staff desk and dispatchctl (common/reply_window.h).
+ReplyWindow send_window(std::optional<std::chrono::sys_seconds> last_inbound, std::chrono::sys_seconds now);
+
 }  // namespace dispatchd::whatsapp

@@ -103,7 +103,7 @@ TEST_CASE("saved replies: a saved reply is sent filled, as any staff reply, thro
       staff::add_saved_reply(f.db, "thanks", "Thanks {customer}, {staff} here ({escalation}).", "ops", test::k_t0);
   REQUIRE(id);
   SECTION("sent") {
-    const auto action = staff::reply_saved(f.db, f.escalation, "ana", *id, test::k_t0);
+    const auto action = staff::reply_saved(f.db, f.escalation, "ana", *id, test::k_t0, nullptr);
     REQUIRE(action);
     CHECK(f.count("SELECT count(*) FROM v_actions WHERE action = 'staff_reply' AND body = "
                   "'Thanks 15551234567, ana here (" +
@@ -115,13 +115,14 @@ TEST_CASE("saved replies: a saved reply is sent filled, as any staff reply, thro
     const std::string text = std::string(staff::k_max_reply_code_points - 10, 'a') + "{customer}";
     const auto long_id = staff::add_saved_reply(f.db, "long", text, "ops", test::k_t0);
     REQUIRE(long_id);
-    const auto refused = staff::reply_saved(f.db, f.escalation, "ana", *long_id, test::k_t0);
+    const auto refused = staff::reply_saved(f.db, f.escalation, "ana", *long_id, test::k_t0, nullptr);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().kind == staff::RefusalKind::invalid);
     CHECK(f.count("SELECT count(*) FROM v_actions WHERE action = 'staff_reply'") == 0);
     CHECK(f.count("SELECT count(*) FROM v_escalations WHERE status = 'open'") == 1);
   }
   SECTION("no such saved reply") {
-    CHECK(staff::reply_saved(f.db, f.escalation, "ana", 999, test::k_t0).error().kind == staff::RefusalKind::not_found);
+    CHECK(staff::reply_saved(f.db, f.escalation, "ana", 999, test::k_t0, nullptr).error().kind ==
+          staff::RefusalKind::not_found);
   }
 }

@@ -5,11 +5,15 @@
 // to the customer, are listed with a form to add one. The reply card offers the saved
 // replies, filled for this case by the server (GET /api/escalations/{id}/replies): picking
 // one puts its text in the reply box, to edit before sending. Below, the customer's other
-// escalations and messages across conversations (history.js).
+// escalations and messages across conversations (history.js). Where the channel has a reply
+// window, the panel says whether it is open; while it is closed the action form starts on an
+// approved template action, shows the template it sends, and free-form replies are off
+// (reach.js).
 import {api} from './api.js';
 import {$, announce, append, el, holder, reasonLabel, when} from './dom.js';
 import {ActionForm, parseRawOutput} from './form.js';
 import {CustomerHistory} from './history.js';
+import {approvedTemplates, templateNote, windowClosed, windowLine} from './reach.js';
 
 const CLOSED = new Set(['resolved', 'dismissed']);
 const DONE = {approve: 'approved', edit: 'edited and approved', reply: 'answered', dismiss: 'dismissed'};
@@ -234,27 +238,46 @@ export class CaseView {
   renderPanel() {
     const c = this.item;
     this.topError = el('div', {class: 'error', role: 'alert', id: 'decide-error'});
-    this.form = new ActionForm(this.catalog, this.prefill(), c.sender);
+    const closed = windowClosed(c);
+    const approved = approvedTemplates(c);
+    const prefill = {...this.prefill()};
+    const field = this.catalog.action_field;
+    const proposesTemplate = (c.templates ?? []).some((t) => t.action === prefill[field]);
+    // A free-form proposal cannot go while the window is closed: start on a template instead.
+    if (closed && approved.length && !proposesTemplate) prefill[field] = approved[0].action;
+    this.form = new ActionForm(this.catalog, prefill, c.sender);
+    const templateBox = el('div', {class: 'template-note', id: 'template-note', 'aria-live': 'polite'});
+    this.form.onSwitch = (action) => {
+      templateBox.replaceChildren();
+      append(templateBox, templateNote(c, action?.name));
+    };
+    this.form.onSwitch(this.form.action());
+    const canApprove = c.proposed_action && (!closed || proposesTemplate);
     const actionForm = el('form', {class: 'card', id: 'action-form', novalidate: true, onsubmit: (e) => {
       e.preventDefault();
       if (this.form.check()) this.decide('edit', {action: this.form.value()});
     }},
-    el('h3', {}, c.proposed_action ? 'The proposed action' : 'Action'),
-    c.proposed_action ? null : el('p', {class: 'hint'}, 'Nothing was proposed: write the action here.'),
+    el('h3', {}, closed && !proposesTemplate ? 'Send a template' : c.proposed_action ? 'The proposed action' : 'Action'),
+    closed && !proposesTemplate ? el('p', {class: 'hint'}, approved.length ?
+      'The proposal was free-form text, which cannot reach the customer now: the form starts on an approved template.' :
+      'No template action of the catalog is approved now: nothing can reach the customer until they write again.') :
+      c.proposed_action ? null : el('p', {class: 'hint'}, 'Nothing was proposed: write the action here.'),
     this.form.element,
+    templateBox,
     el('div', {class: 'buttons'},
-        c.proposed_action ? el('button', {type: 'button', id: 'approve', onclick: () => this.decide('approve', {})},
+        canApprove ? el('button', {type: 'button', id: 'approve', onclick: () => this.decide('approve', {})},
             'Approve as proposed') : null,
-        el('button', {type: 'submit', id: 'edit-approve'}, c.proposed_action ? 'Edit & approve' : 'Approve this action')));
-    const replyText = el('textarea', {id: 'reply-text', rows: 3, required: true, maxlength: 4096});
+        el('button', {type: 'submit', id: 'edit-approve'}, canApprove ? 'Edit & approve' : 'Approve this action')));
+    const replyText = el('textarea', {id: 'reply-text', rows: 3, required: true, maxlength: 4096, disabled: closed});
     const replyForm = el('form', {class: 'card', onsubmit: (e) => {
       e.preventDefault();
       if (replyText.reportValidity()) this.decide('reply', {text: replyText.value});
     }},
     el('h3', {}, 'Reply in your own words'),
-    this.savedPicker(replyText),
+    closed ? el('p', {class: 'hint', id: 'reply-closed'},
+        'Free-form replies cannot reach the customer while the reply window is closed.') : this.savedPicker(replyText),
     el('label', {for: 'reply-text'}, `Message to ${c.sender ?? 'the customer'}`), replyText,
-    el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'secondary'}, 'Send reply')));
+    el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'secondary', disabled: closed}, 'Send reply')));
     const note = el('input', {id: 'dismiss-note', required: true, maxlength: 500});
     const dismissForm = el('form', {class: 'card', onsubmit: (e) => {
       e.preventDefault();
@@ -263,8 +286,9 @@ export class CaseView {
     el('h3', {}, 'Dismiss'),
     el('label', {for: 'dismiss-note'}, 'Note (why nothing is sent)'), note,
     el('div', {class: 'buttons'}, el('button', {type: 'submit', class: 'danger'}, 'Dismiss')));
-    this.panel.replaceChildren(el('h2', {id: 'decide-title'}, 'Decide'), this.topError, actionForm, replyForm,
-        dismissForm);
+    this.panel.replaceChildren();
+    append(this.panel, [el('h2', {id: 'decide-title'}, 'Decide'), windowLine(c.window), this.topError, actionForm,
+      replyForm, dismissForm]);
   }
 
   // A select of the saved replies (none: nothing shown); a choice fills `textarea`.
@@ -288,7 +312,8 @@ export class CaseView {
     const id = this.item.escalation_id;
     this.form?.clearErrors();
     if (this.topError) this.topError.replaceChildren();
-    const buttons = [...this.section.querySelectorAll('button')];
+    // Those off for a reason of their own (a closed window's reply) stay off after.
+    const buttons = [...this.section.querySelectorAll('button')].filter((b) => !b.disabled);
     for (const b of buttons) b.disabled = true;
     try {
       await api('POST', `/api/escalations/${id}/${verb}`, body);

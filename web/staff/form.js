@@ -76,7 +76,7 @@ export class ActionForm {
   }
 
   // Rebuilds the fields for the selected action, keeping what was typed in fields that
-  // the new action also has.
+  // the new action also has; then onSwitch(action), when set.
   switchAction() {
     for (const [name, control] of this.controls) this.values[name] = this.read(name, control.input);
     const action = this.action();
@@ -95,6 +95,14 @@ export class ActionForm {
       this.controls.set(name, control);
       this.fieldBox.append(control.wrap);
     });
+    this.onSwitch?.(action);
+  }
+
+  // Selects action `name` (when the catalog has it), as picking it from the select does.
+  choose(name) {
+    if (!(this.catalog.actions ?? []).some((a) => a.name === name)) return;
+    this.actionSelect.value = name;
+    this.switchAction();
   }
 
   buildField(spec, id, required, isText) {
