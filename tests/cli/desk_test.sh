@@ -12,6 +12,9 @@ cat >"$tmp/dispatchd.json" <<JSON
   "staff": {"claim_idle_minutes": 45} }
 JSON
 cfg=$tmp/dispatchd.json
+# The seeded customers wrote days ago; here they have written again (their WhatsApp reply
+# windows open), as replies need (staff_test.sh checks the closed window).
+q "UPDATE inbox SET received_at = '$(date -u +%Y-%m-%dT%H:%M:%SZ)'" >/dev/null
 verified() { expect "audit verify after $1" 0 'audit: ok' -- "$ctl" --db "$db" audit verify </dev/null; }
 "$ctl" --db "$db" staff add ana >/dev/null && "$ctl" --db "$db" staff add luis >/dev/null && pass || fail "staff add"
 

@@ -39,6 +39,14 @@ python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); assert c["proposed_
 expect "show unknown" 1 'no escalation 99' -- "$ctl" --db "$db" queue show 99 </dev/null
 expect "show bad id" 2 'ID must be a positive whole number' -- "$ctl" --db "$db" queue show abc </dev/null
 
+# The seeded customers wrote days ago: their WhatsApp reply windows are closed, so free-form
+# text is refused and show says so. Then they write again (their messages received now).
+expect "show: the window is closed" 0 'reply window: closed since 2026-' -- "$ctl" --config "$cfg" queue show 4 </dev/null
+expect "reply refused while the window is closed" 1 'reply window is closed \(it closed at 2026-' -- \
+  "$ctl" --db "$db" queue reply 4 --as ana --text hi </dev/null
+q "UPDATE inbox SET received_at = '$(date -u +%Y-%m-%dT%H:%M:%SZ)'" >/dev/null
+expect "show: the window is open" 0 'reply window: open until ' -- "$ctl" --config "$cfg" queue show 4 </dev/null
+
 # Claims and the state machine.
 expect "claim needs --as" 2 'needs --as NAME' -- "$ctl" --db "$db" queue claim 5 </dev/null
 expect "claim" 0 'claimed by ana' -- "$ctl" --db "$db" queue claim 5 --as ana </dev/null
