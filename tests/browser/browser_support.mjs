@@ -69,6 +69,16 @@ export async function login(page, name, token) {
   await page.locator('#who', {hasText: name}).waitFor();
 }
 
+// A staff API call from the page's own session (its cookie and CSRF token): [status, body].
+export function fromPage(page, method, path, body) {
+  return page.evaluate(async ([method, path, body]) => {
+    const session = await (await fetch('/api/session')).json();
+    const response = await fetch(path, {method, body: JSON.stringify(body),
+      headers: {'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf}});
+    return [response.status, await response.json()];
+  }, [method, path, body]);
+}
+
 // No "null" or "undefined" leaked into the page from a missing value.
 export async function noStrayText(page, where) {
   const text = await page.locator('body').innerText();

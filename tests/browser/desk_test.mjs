@@ -16,8 +16,8 @@
 //                                           that note), and its message
 //   CUSTOMER_TYPED, REPLY_TEXT    that customer's number as staff type it; the reply case's message
 //   SCREENSHOTS, CHROMIUM
-import {ask, base, check, finish, launch, login, noStrayText, shot, textBecomes, twoSessions, watchedPage} from
-  './browser_support.mjs';
+import {ask, base, check, finish, fromPage, launch, login, noStrayText, shot, textBecomes, twoSessions,
+  watchedPage} from './browser_support.mjs';
 
 const env = process.env;
 const [A, B] = [env.STAFF_A, env.STAFF_B];
@@ -36,16 +36,6 @@ async function openCase(page, id) {
 
 const markNotReloaded = (page) => page.evaluate(() => { window.notReloaded = true; });
 const notReloaded = (page) => page.evaluate(() => window.notReloaded === true);
-
-// A staff API call from the page's own session (its cookie and CSRF token): [status, body].
-function fromPage(page, method, path, body) {
-  return page.evaluate(async ([method, path, body]) => {
-    const session = await (await fetch('/api/session')).json();
-    const response = await fetch(path, {method, body: JSON.stringify(body),
-      headers: {'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf}});
-    return [response.status, await response.json()];
-  }, [method, path, body]);
-}
 
 async function main() {
   const browser = await launch();

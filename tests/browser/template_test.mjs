@@ -8,20 +8,10 @@
 //   STAFF_A, STAFF_A_TOKEN the account (ana)
 //   CASE_ID, CASE_SENDER   the window_closed case and its customer
 //   SCREENSHOTS, CHROMIUM
-import {base, check, finish, launch, laptop, login, phone, shot, textBecomes, watchedPage} from
+import {base, check, finish, fromPage, launch, laptop, login, phone, shot, textBecomes, watchedPage} from
   './browser_support.mjs';
 
 const env = process.env;
-
-// A staff API call from the page's own session (its cookie and CSRF token): [status, body].
-function fromPage(page, method, path, body) {
-  return page.evaluate(async ([method, path, body]) => {
-    const session = await (await fetch('/api/session')).json();
-    const response = await fetch(path, {method, body: JSON.stringify(body),
-      headers: {'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf}});
-    return [response.status, await response.json()];
-  }, [method, path, body]);
-}
 
 async function openCase(page) {
   await page.goto(`${base}#/escalations/${env.CASE_ID}`);
