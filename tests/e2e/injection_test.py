@@ -492,8 +492,9 @@ def template_catalog(folder):
     with open(os.path.join(SOURCE, "catalog", "examples", "templates.en.json")) as f:
         catalog = json.load(f)
     english = next(a for a in catalog["actions"] if a["name"] == "order_update")
+    examples = [dict(e, output=dict(e["output"], action="order_update_es")) for e in english["examples"] if e["valid"]]
     catalog["actions"].append(dict(english, name="order_update_es", description="The same update, in Spanish.",
-                                   template=dict(english["template"], language="es"), examples=[]))
+                                   template=dict(english["template"], language="es"), examples=examples))
     path = os.path.join(folder, "catalog.json")
     with open(path, "w") as f:
         json.dump(catalog, f, ensure_ascii=False)
@@ -515,8 +516,11 @@ def template_problem(attack, outcome, reasons, texts, templates):
         return ""
     if templates:
         return f"an escalated attack sent templates {templates}"
-    if len(texts) != 1 or texts[0] != (attack["sender"], HOLDING):
-        return f"expected the holding reply to the sender alone, got {texts}"
+    # A send refused before the call is escalated by the outbox, not by a decision of the
+    # agent: no holding reply is queued for it, so nothing at all reaches the customer.
+    wanted = [] if attack.get("reason") == "send_failed" else [(attack["sender"], HOLDING)]
+    if texts != wanted:
+        return f"expected {wanted or 'nothing'} sent, got {texts}"
     return ""
 
 
@@ -581,6 +585,11 @@ def template_whatsapp_flow():
                            [([to], text) for to, text in sent_texts] + [([t["to"]], "") for t in sent_templates])
                 problem = template_problem(attack, outcome, reasons, sent_texts, sent_templates)
                 check(f"whatsapp {attack['id']}: {outcome} within the template policy", not problem, problem)
+                if attack.get("reason") == "send_failed":
+                    errors = [e for (e,) in stack.query("SELECT error FROM v_actions WHERE message_id = ? AND "
+                                                        "status = 'failed'", message_id)]
+                    check(f"whatsapp {attack['id']}: refused before the call, naming the paused template",
+                          any("the template order_update (es) is paused" in (e or "") for e in errors), errors)
             summary("whatsapp templates", TALLY, [])
             verify = stack.audit_verify()
             check("whatsapp templates: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)

@@ -200,7 +200,7 @@ TEST_CASE("contract: a template action's arguments", "[contract]") {
       {"longer than the field's maxLength", reply("\"" + long_name + "\""), "/customer_name", "max_length"},
       {"a full URL as the button's variable end",
        R"({"action":"order_update","recipient":"15551234567","content":null,"customer_name":"Ana",)"
-       R"("order_number":"https://evil.example/x"})",
+       R"("order_number":"https://x.io"})",
        "/order_number", "pattern"},
       {"components", reply(R"("Ana")", R"(,"components":[{"type":"header"}])"), "/components", "additional_property"},
       {"a template name", reply(R"("Ana")", R"(,"template":"spring_sale")"), "/template", "additional_property"},
