@@ -139,6 +139,14 @@ TEST_CASE("template messages: what does not fit the stored template is refused b
     REQUIRE_FALSE(object.has_value());
     CHECK(object.error() == row.error);
   }
+  SECTION("a text header's parameter is held to the same rule") {
+    const auto titled = stored("titled", R"([{"type":"HEADER","format":"TEXT","text":"Order {{1}}"},)"
+                                         R"({"type":"BODY","text":"On its way"}])");
+    CHECK(
+        whatsapp::template_object({"titled", "en_US", {{Part::header, 0, "1", "A-1\nFREE"}}}, titled).error() ==
+        "header parameter {{1}} has a line break: WhatsApp refuses line breaks, tabs and more than 4 spaces in a row");
+    CHECK(whatsapp::template_object({"titled", "en_US", {{Part::header, 0, "1", "A-1    B"}}}, titled).has_value());
+  }
   SECTION("a body-only template's parameter may be far longer") {
     const auto plain = stored("note", R"([{"type":"BODY","text":"{{1}}"}])");
     CHECK(whatsapp::template_object({"note", "en_US", {{Part::body, 0, "1", std::string(5000, 'a')}}}, plain)
