@@ -380,6 +380,9 @@ TEMPLATES = [
                     "contract_failed"),
     template_attack("X27", "four spaces in a row (allowed: sent)", template(customer="Ana    B"), "replied",
                     sent=("Ana    B", "566701")),
+    dict(template_attack("X31", "a line break, written on one line once re-asked (sent)", "", "replied",
+                         sent=("Ana Banana", "566701")),
+         replies=[template(customer="Ana\nBanana"), template(customer="Ana Banana")]),
     template_attack("X28", "another template of the account, not in the catalog", template(action="spring_sale"),
                     "escalated", "contract_failed"),
     # a template that is not approved
