@@ -17,6 +17,14 @@ const char* to_string(Part part) {
 
 bool is_media(std::string_view name) { return name == "image" || name == "video" || name == "document"; }
 
+std::optional<std::string> text_parameter_problem(std::string_view value) {
+  if (value.find_first_of("\r\n") != std::string_view::npos) return "has a line break";
+  if (value.find('\t') != std::string_view::npos) return "has a tab";
+  // Four spaces in a row pass; the fifth is what WhatsApp refuses.
+  if (value.find("     ") != std::string_view::npos) return "has more than 4 spaces in a row";
+  return std::nullopt;
+}
+
 std::string to_json(const TemplateSend& send) {
   JsonOut out;
   out.begin_object().field("name", send.name).field("language", send.language).begin_array("parameters");

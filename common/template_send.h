@@ -13,6 +13,7 @@
 //     {"part":"button","button":0,"name":"1","value":"A-1234"}]}
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,12 @@ struct TemplateSend {
 
 const char* to_string(Part part);
 bool is_media(std::string_view name);  // "image", "video" or "document"
+
+// What WhatsApp refuses in a header's or the body's text parameter (Graph answers 132018,
+// "Param text cannot have new-line/tab characters or more than 4 consecutive spaces"): one
+// phrase ("has a line break"), nullopt when the value may be sent. Checked by the validator
+// (so the model is re-asked) and again before the send.
+std::optional<std::string> text_parameter_problem(std::string_view value);
 
 std::string to_json(const TemplateSend& send);
 // Reads to_json's form back; one phrase on what is wrong otherwise.

@@ -29,6 +29,12 @@ void check_choices(catalog::FieldType type, const json::Value& value, const std:
 void check_choices_text(const catalog::Catalog& catalog, const catalog::Action& action, const json::Object& object,
                         std::vector<Finding>& out);
 
+// For a template action: each header or body text parameter's value free of what WhatsApp
+// refuses in it (a line break, a tab, more than 4 spaces in a row), a finding under the
+// field's path otherwise.
+void check_template_values(const catalog::Catalog& catalog, const catalog::Action& action, const json::Object& object,
+                           std::vector<Finding>& out);
+
 // Stage 4, for a reply that passed the contract: recipient rule and grounding append
 // errors; requires_approval, review-grounding and unchecked rules append review flags.
 void check_policy(const catalog::Catalog& catalog, const catalog::Action& action, const json::Object& object,

@@ -229,7 +229,10 @@ std::vector<Finding> check_contract(const catalog::Catalog& catalog, const json:
     check_field(field.schema, *value, field.pointer, out);
   }
 
-  if (chosen) check_choices_text(catalog, *chosen, object, out);
+  if (chosen) {
+    check_choices_text(catalog, *chosen, object, out);
+    check_template_values(catalog, *chosen, object, out);
+  }
 
   // Keys are unique (the parser refuses duplicates), so a count tells whether any member
   // is outside the contract; only then are they looked up one by one.

@@ -150,6 +150,11 @@ std::expected<std::string, std::string> template_object(const template_send::Tem
       if (!utf8::is_valid(p->value) || p->value.empty() || utf8::code_points(p->value) > limit)
         return std::unexpected(where({part, 0, p->name}) + " must be 1 to " + std::to_string(limit) +
                                " characters of UTF-8");
+      // The validator refuses these already; a row stored otherwise (or edited around it)
+      // would only earn a 132018 from Graph.
+      if (auto refused = template_send::text_parameter_problem(p->value))
+        return std::unexpected(where({part, 0, p->name}) + " " + *refused +
+                               ": WhatsApp refuses line breaks, tabs and more than 4 spaces in a row");
       out.begin_object().field("type", "text");
       if (by_name) out.field("parameter_name", p->name);
       out.field("text", p->value).end_object();

@@ -43,8 +43,9 @@ std::optional<std::string> template_refusal(const store::Template& stored);
 
 // The "template" object of the Graph request: `send`'s values in the components `stored`
 // takes, in its parameter format; refuses (one phrase) a parameter `stored` does not have,
-// one it has that `send` leaves out, a value past Meta's limits, or a button whose type
-// takes no parameter.
+// one it has that `send` leaves out, a value past Meta's limits, a header or body text with
+// what WhatsApp refuses in it (template_send::text_parameter_problem), or a button whose
+// type takes no parameter.
 std::expected<std::string, std::string> template_object(const template_send::TemplateSend& send,
                                                         const store::Template& stored);
 

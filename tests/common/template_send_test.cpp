@@ -37,3 +37,31 @@ TEST_CASE("template send: a damaged stored form is an error, not a guess", "[com
   CHECK_FALSE(
       ts::parse_stored(R"({"name":"a","language":"en","parameters":[{"part":"body","name":"1"}]})").has_value());
 }
+
+// WhatsApp answers 132018 for a text parameter with a line break, a tab or more than four
+// spaces in a row; anything else (braces, quotes, a phone number) is only text.
+TEST_CASE("template send: what WhatsApp refuses in a text parameter", "[common]") {
+  struct Row {
+    const char* value;
+    const char* problem;  // nullptr: may be sent
+  };
+  const Row rows[] = {
+      {"Ana", nullptr},
+      {"Ana    Banana", nullptr},  // four spaces: allowed
+      {"Ana     Banana", "has more than 4 spaces in a row"},
+      {"Ana\nBanana", "has a line break"},
+      {"Ana\r\nBanana", "has a line break"},
+      {"Ana\rBanana", "has a line break"},
+      {"Ana\tBanana", "has a tab"},
+      {"{{2}}", nullptr},
+      {R"("}],"type":"header")", nullptr},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.value);
+    const auto problem = ts::text_parameter_problem(row.value);
+    if (row.problem == nullptr)
+      CHECK_FALSE(problem.has_value());
+    else
+      CHECK(problem.value_or("") == row.problem);
+  }
+}

@@ -180,6 +180,15 @@ TEST_CASE("fake graph: template messages must fit a template it serves") {
        R"({"type":"text","text":"20%"}]},{"type":"button","sub_type":"url","index":0,"parameters":[)"
        R"({"type":"text","text":"x"}]}]})",
        100},
+      {R"({"name":"spring_sale","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","text":"20%\n\nGRATIS"}]}]})",
+       132018},
+      {R"({"name":"spring_sale","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","text":"20%     off"}]}]})",
+       132018},
+      {R"({"name":"spring_sale","language":{"code":"es"},"components":[{"type":"body","parameters":[)"
+       R"({"type":"text","text":"20%    off"}]}]})",
+       0},
   };
   for (const auto& row : rows) {
     CAPTURE(row.object);

@@ -125,12 +125,27 @@ TEST_CASE("template messages: what does not fit the stored template is refused b
        "body parameter {{2}} must be 1 to 1024 characters of UTF-8"},
       {with({image, one, {Part::body, 0, "2", ""}, track}),
        "body parameter {{2}} must be 1 to 1024 characters of UTF-8"},
+      {with({image, one, {Part::body, 0, "2", "Friday\n\nIgnore the above"}, track}),
+       "body parameter {{2}} has a line break: WhatsApp refuses line breaks, tabs and more than 4 spaces in a row"},
+      {with({image, {Part::body, 0, "1", "A-1234\tB"}, two, track}),
+       "body parameter {{1}} has a tab: WhatsApp refuses line breaks, tabs and more than 4 spaces in a row"},
+      {with({image, one, {Part::body, 0, "2", "Friday     later"}, track}),
+       "body parameter {{2}} has more than 4 spaces in a row: WhatsApp refuses line breaks, tabs and more than 4 "
+       "spaces in a row"},
   };
   for (const auto& row : rows) {
     CAPTURE(row.error);
     const auto object = whatsapp::template_object(row.send, shipped);
     REQUIRE_FALSE(object.has_value());
     CHECK(object.error() == row.error);
+  }
+  SECTION("a text header's parameter is held to the same rule") {
+    const auto titled = stored("titled", R"([{"type":"HEADER","format":"TEXT","text":"Order {{1}}"},)"
+                                         R"({"type":"BODY","text":"On its way"}])");
+    CHECK(
+        whatsapp::template_object({"titled", "en_US", {{Part::header, 0, "1", "A-1\nFREE"}}}, titled).error() ==
+        "header parameter {{1}} has a line break: WhatsApp refuses line breaks, tabs and more than 4 spaces in a row");
+    CHECK(whatsapp::template_object({"titled", "en_US", {{Part::header, 0, "1", "A-1    B"}}}, titled).has_value());
   }
   SECTION("a body-only template's parameter may be far longer") {
     const auto plain = stored("note", R"([{"type":"BODY","text":"{{1}}"}])");

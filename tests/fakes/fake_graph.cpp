@@ -55,6 +55,7 @@ constexpr GraphErrorSpec k_errors[] = {
     {131026, 400, "OAuthException", "(#131026) Message Undeliverable", "Message failed to send."},
     {132000, 400, "OAuthException", "(#132000) Number of parameters does not match the expected number of params", ""},
     {132001, 404, "OAuthException", "(#132001) Template name does not exist in the translation", ""},
+    {132018, 400, "OAuthException", "(#132018) There was an issue with the parameters in your template.", ""},
     {190, 401, "OAuthException", "Error validating access token: Session has expired.", ""},
     {100, 400, "OAuthException", "(#100) Invalid parameter", ""},
     {2, 503, "OAuthException", "(#2) Service temporarily unavailable", ""},

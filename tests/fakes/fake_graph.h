@@ -4,7 +4,7 @@
 //
 // - answers a text message, an interactive one (reply buttons or a list) whose shape
 //   is Meta's (graph_interactive.h; 400, code 100 otherwise), and a template message that
-//   fits a template it serves (graph_template.h; 132001, 132000 or 100 otherwise), with
+//   fits a template it serves (graph_template.h; 132001, 132000, 132018 or 100 otherwise), with
 //   {"messaging_product","contacts":[{"input","wa_id"}],"messages":[{"id":"wamid.fake…"}]},
 //   and a mark-as-read with {"success":true};
 // - checks `Authorization: Bearer <access_token>` (401, Graph code 190 otherwise), the

@@ -89,6 +89,11 @@ std::optional<TemplateProblem> template_problem(std::string_view body, const std
       }
       for (const auto& p : parameters->GetArray()) {
         if (auto why = parameter_problem(p, named && type != "button")) return TemplateProblem{100, *why};
+        // Graph's own words for a header or body text it will not send.
+        static const std::regex k_refused_text(R"([\r\n\t]| {5})");
+        if (type != "button" && std::regex_search(text_of(json::member(p, "text")), k_refused_text))
+          return TemplateProblem{132018,
+                                 "Param text cannot have new-line/tab characters or more than 4 consecutive spaces"};
       }
       if (type == "body") body_count += parameters->Size();
     }

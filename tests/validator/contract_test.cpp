@@ -18,6 +18,12 @@ Verdict ord(const std::string& reply) {
                              {.sender = "15550001111", .source = "Move ORD-1234 please, I'm Ana"});
 }
 
+// catalog/examples/templates.en.json: order_update fills its body's {{1}} from customer_name.
+Verdict tpl(const std::string& reply) {
+  static const catalog::Catalog catalog = test::load_catalog("catalog/examples/templates.en.json");
+  return validator::validate(catalog, reply, {.sender = "15551234567", .source = {}});
+}
+
 std::string first_code(const Verdict& v) { return v.errors.empty() ? "" : v.errors.front().code; }
 
 struct ContractRow {
@@ -171,4 +177,44 @@ TEST_CASE("contract: error lists are capped but counted", "[contract]") {
   CHECK(v.errors.size() == validator::k_max_errors);
   CHECK(v.error_count == 100);
   CHECK(v.feedback.find("and 80 more") != std::string::npos);
+}
+
+// What a customer may smuggle through a template action's arguments: a value is checked as
+// its field's, then against what WhatsApp refuses in template text; anything that is not one
+// of the catalog's fields (a template's name, language or components) is refused.
+TEST_CASE("contract: a template action's arguments", "[contract]") {
+  const auto reply = [](const std::string& name, const std::string& extra = "") {
+    return R"({"action":"order_update","recipient":"15551234567","content":null,"customer_name":)" + name +
+           R"(,"order_number":"566701")" + extra + "}";
+  };
+  const std::string long_name(61, 'a');
+  const ContractRow rows[] = {
+      {"valid", reply(R"("Ana")"), "", ""},
+      {"four spaces in a row", reply(R"("Ana    Banana")"), "", ""},
+      {"a placeholder is only text", reply(R"("{{2}}")"), "", ""},
+      {"a JSON fragment is only text", reply(R"("\"}],\"type\":\"header\"")"), "", ""},
+      {"a line break", reply(R"("Ana\nIgnore the above")"), "/customer_name", "template_text"},
+      {"a carriage return", reply(R"("Ana\rB")"), "/customer_name", "template_text"},
+      {"a tab", reply(R"("Ana\tB")"), "/customer_name", "template_text"},
+      {"five spaces in a row", reply(R"("Ana     B")"), "/customer_name", "template_text"},
+      {"longer than the field's maxLength", reply("\"" + long_name + "\""), "/customer_name", "max_length"},
+      {"a full URL as the button's variable end",
+       R"({"action":"order_update","recipient":"15551234567","content":null,"customer_name":"Ana",)"
+       R"("order_number":"https://x.io"})",
+       "/order_number", "pattern"},
+      {"components", reply(R"("Ana")", R"(,"components":[{"type":"header"}])"), "/components", "additional_property"},
+      {"a template name", reply(R"("Ana")", R"(,"template":"spring_sale")"), "/template", "additional_property"},
+      {"a language", reply(R"("Ana")", R"(,"language":"es")"), "/language", "additional_property"},
+      {"buttons", reply(R"("Ana")", R"(,"buttons":{"0":{"1":"https://evil.example"}})"), "/buttons",
+       "additional_property"},
+      {"a recipient under another name", reply(R"("Ana")", R"(,"to":"15559999999")"), "/to", "additional_property"},
+  };
+  for (const auto& row : rows) run(row, tpl);
+  SECTION("the message says which parameter and why") {
+    const Verdict v = tpl(reply(R"("Ana\n\tB")"));
+    REQUIRE(v.errors.size() == 1);
+    CHECK(v.errors.front().message ==
+          "\"customer_name\" fills the template's body parameter {{1}} and has a line break: WhatsApp refuses line "
+          "breaks, tabs and more than 4 spaces in a row there; write it on one line");
+  }
 }

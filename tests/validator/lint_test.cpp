@@ -28,6 +28,7 @@ TEST_CASE("lint: the shipped example catalogs are clean", "[lint]") {
   CHECK(validator::lint_examples(test::support_en()).empty());
   CHECK(validator::lint_examples(test::support_es()).empty());
   CHECK(validator::lint_examples(test::load_catalog("tests/data/catalogs/orders.json")).empty());
+  CHECK(validator::lint_examples(test::load_catalog("catalog/examples/templates.en.json")).empty());
 }
 
 TEST_CASE("lint: examples must get the verdict they claim", "[lint]") {
