@@ -32,6 +32,8 @@ using Reason = store::EscalationReason;
 
 // The longest pause after lost decisions (Settings::store_pause is the first).
 constexpr std::chrono::milliseconds k_max_store_pause{30'000};
+// Postponed messages remembered for Agent::provider_recovered: a backlog's worth.
+constexpr std::size_t k_max_provider_waits = 100'000;
 
 std::string errors_json(const std::vector<validator::Finding>& errors) {
   JsonOut out;
@@ -132,6 +134,9 @@ struct Agent::State : std::enable_shared_from_this<State> {
   mcp::ToolCaller* mcp = nullptr;
   bool written_pending = false;    // on_written waits to run once for the decisions written since
   boost::asio::steady_timer wake;  // waits in real time
+  // Messages postponed because the provider did not answer, until it answers again
+  // (Agent::provider_recovered); at most k_max_provider_waits, the rest wait out their pause.
+  std::vector<std::int64_t> provider_waits;
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
         Settings settings_, std::function<store::Instant()> now_,
@@ -542,6 +547,7 @@ void Run::perform(IgnoreType step) {
 void Run::perform(Postpone step) {
   auto postponed = held([&] { return store::postpone(db(), m_message.id, step.until); });
   if (!postponed) return fail(postponed.error());
+  if (m_state->provider_waits.size() < k_max_provider_waits) m_state->provider_waits.push_back(m_message.id);
   m_state->wake_after(step.wait);
   done(Outcome::postponed, std::string(llm::to_string(step.error_class)) + ": " + step.error);
 }
@@ -766,6 +772,14 @@ Agent::Agent(boost::asio::io_context& io, store::Database& db, llm::Provider& pr
 Agent::~Agent() {
   m_state->stopping = true;
   m_state->wake.cancel();
+}
+
+store::Result<std::int64_t> Agent::provider_recovered() {
+  auto& s = *m_state;
+  if (s.provider_waits.empty()) return 0;
+  auto released = store::release_postponed(s.db, std::exchange(s.provider_waits, {}));
+  if (released) s.poke();
+  return released;
 }
 
 void Agent::set_setup(std::shared_ptr<const Setup> setup) { m_state->setup = std::move(setup); }

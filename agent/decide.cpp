@@ -153,7 +153,8 @@ std::optional<store::Verdict> attempt_verdict(llm::ErrorClass error_class) {
     case llm::ErrorClass::transport:
     case llm::ErrorClass::rate_limited:
     case llm::ErrorClass::server:
-    case llm::ErrorClass::client: break;
+    case llm::ErrorClass::client:
+    case llm::ErrorClass::circuit_open: break;
   }
   return std::nullopt;
 }

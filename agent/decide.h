@@ -29,7 +29,7 @@
 //               no_text                              why it was not used
 //               bad_response                         like invalid, without a pair
 //               transport, rate_limited, server,     Postpone (provider_wait, or a longer
-//               client                               Retry-After); at or past provider_deadline
+//               client, circuit_open                 Retry-After); at or past provider_deadline
 //                                                    after arrival: Escalate provider_unavailable
 //
 // The budget: 1 + max_retries failed attempts (invalid or error verdicts), counted over

@@ -445,6 +445,9 @@ void check(Config& c, Reader& r) {
   if (!is_url(c.llm.base_url)) r.problem("/llm/base_url", "must be an http:// or https:// URL");
   if (c.llm.model.empty()) r.problem("/llm/model", "is required");
   if (c.llm.api_key_env.empty()) r.problem("/llm/api_key_env", "is required (the name of the key's variable)");
+  if (c.llm.breaker.probe_max_ms < c.llm.breaker.probe_min_ms)
+    r.problem("/llm/breaker/probe_max_ms",
+              "must be at least probe_min_ms (" + std::to_string(c.llm.breaker.probe_min_ms) + ")");
   if (c.llm.prompt_cache_key && c.llm.provider != "openai")
     r.problem("/llm/prompt_cache_key", "is for provider openai (gemini and anthropic have no such field)");
   if (!c.llm.prices.empty() && !c.llm.model.empty() && !c.llm.prices.contains(c.llm.model))
@@ -569,8 +572,13 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.boolean("prompt_cache_key", llm.prompt_cache_key),
                             r.nested("prices", [&](const Value& p,
                                                    const std::string& pat) { read_prices(r, p, pat, llm.prices); }),
-                            r.nested("budget", [&](const Value& b, const std::string& bat) {
-                              read_budget(r, b, bat, llm.budget);
+                            r.nested("budget", [&](const Value& b,
+                                                   const std::string& bat) { read_budget(r, b, bat, llm.budget); }),
+                            r.nested("breaker", [&](const Value& b, const std::string& bat) {
+                              r.object(b, bat,
+                                       {r.integer("failures", llm.breaker.failures, 1, 1000),
+                                        r.integer("probe_min_ms", llm.breaker.probe_min_ms, 100, 600'000),
+                                        r.integer("probe_max_ms", llm.breaker.probe_max_ms, 100, 600'000)});
                             })});
                 }),
        r.nested("agent",

@@ -66,6 +66,13 @@ struct Budget {
   bool any() const { return daily_usd || conversation_daily_usd; }
 };
 
+// The model provider's circuit breaker (llm/breaker.h).
+struct Breaker {
+  int failures = 5;         // transport failures, 429s and 5xx in a row that open it
+  int probe_min_ms = 1000;  // the first probe after it opened
+  int probe_max_ms = 5000;  // the longest pause between probes (>= probe_min_ms)
+};
+
 struct Llm {
   std::string provider;  // "openai" | "gemini" | "anthropic"
   std::string base_url;
@@ -86,6 +93,7 @@ struct Llm {
   // Empty: no attempt has a known cost.
   std::map<std::string, ModelPrice> prices;
   Budget budget;  // requires a price for llm.model
+  Breaker breaker;
 };
 
 // What dispatchd does with an inbound message of one type (connectors.<channel>.message_types).

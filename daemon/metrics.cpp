@@ -223,6 +223,30 @@ void render_budget(Writer& w, const ProcessGauges::Budget& b) {
   w.sample("dispatchd_budget_daily_closed", {}, b.closed ? 1 : 0);
 }
 
+// The model provider's circuit breaker (llm/breaker_provider.h), since start.
+void render_breaker(Writer& w, const ProcessGauges::Breaker& b) {
+  const std::vector<std::pair<std::string, std::string>> provider{{"provider", b.provider}};
+  w.family("dispatchd_llm_breaker_open", "gauge",
+           "1 while the provider's circuit breaker is open (no calls but one probe at a time), else 0.");
+  w.sample("dispatchd_llm_breaker_open", provider, b.stats.state == llm::BreakerState::open ? 1 : 0);
+  w.family("dispatchd_llm_breaker_opened_total", "counter", "Times the provider's breaker opened since start.");
+  w.sample("dispatchd_llm_breaker_opened_total", provider, b.stats.opened);
+  w.family("dispatchd_llm_breaker_probes_total", "counter",
+           "Probes sent while the breaker was open since start, by result (ok: it closed; failed).");
+  w.sample("dispatchd_llm_breaker_probes_total", {{"provider", b.provider}, {"result", "ok"}},
+           b.stats.probes - b.stats.failed_probes);
+  w.sample("dispatchd_llm_breaker_probes_total", {{"provider", b.provider}, {"result", "failed"}},
+           b.stats.failed_probes);
+  w.family("dispatchd_llm_breaker_open_seconds_total", "counter",
+           "Seconds the provider's breaker has been open since start, the current opening included.");
+  w.sample("dispatchd_llm_breaker_open_seconds_total", provider, as_seconds(b.stats.open_time.count(), 3));
+  w.family("dispatchd_llm_breaker_waiting", "gauge", "Model calls waiting for the breaker to close now.");
+  w.sample("dispatchd_llm_breaker_waiting", provider, static_cast<std::int64_t>(b.stats.waiting));
+  w.family("dispatchd_llm_breaker_held_out_total", "counter",
+           "Calls that waited for the breaker as long as they may and were not sent (their messages postponed).");
+  w.sample("dispatchd_llm_breaker_held_out_total", provider, b.stats.held_out);
+}
+
 // Billed tokens by kind and the cost of the priced attempts, by provider and model
 // (store::UsageTotals): counters, since attempts are never deleted.
 void render_usage(Writer& w, const std::vector<store::UsageTotals>& usage) {
@@ -348,6 +372,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
   render_tools(w, gauges.tools);
   if (gauges.budget) render_budget(w, *gauges.budget);
+  if (gauges.breaker) render_breaker(w, *gauges.breaker);
   if (gauges.loop_handlers) render_loop_handlers(w, *gauges.loop_handlers);
   render_channels(w, gauges.channels, now);
   return w.take();

@@ -14,6 +14,7 @@
 #include "common/handler_timing.h"
 #include "common/histogram.h"
 #include "connectors/channel.h"
+#include "llm/breaker_provider.h"
 #include "store/inbox.h"
 #include "store/metrics.h"
 #include "store/round.h"
@@ -97,6 +98,12 @@ struct ProcessGauges {
     bool closed = false;  // spent, or its spend unknown (agent/budget.h): model calls are stopped
   };
   std::optional<Budget> budget;  // when a daily budget is set
+  // The model provider's circuit breaker (llm/breaker_provider.h).
+  struct Breaker {
+    std::string provider;  // llm.provider
+    llm::BreakerStats stats;
+  };
+  std::optional<Breaker> breaker;
 };
 
 std::string render_metrics(const store::MetricsSnapshot& snapshot, const ProcessGauges& gauges, store::Time now);

@@ -115,8 +115,9 @@ struct Service::Parts {
   net::ThreadedTransport transport;  // curl on its own thread; callbacks back on `io`
   llm::Limiter limiter;
   std::unique_ptr<llm::Provider> provider;
-  std::unique_ptr<mcp::Fleet> mcp;  // after `transport`, before `agent`: mcp.servers, when any
-  ToolGauges tool_calls;            // catalog tool calls since start (the servers and pins are read live)
+  llm::BreakerProvider* breaker = nullptr;  // inside `provider`
+  std::unique_ptr<mcp::Fleet> mcp;          // after `transport`, before `agent`: mcp.servers, when any
+  ToolGauges tool_calls;                    // catalog tool calls since start (the servers and pins are read live)
   std::unique_ptr<agent::Agent> agent;
   std::shared_ptr<const agent::Setup> setup;
   std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
@@ -161,6 +162,7 @@ struct Service::Parts {
   Response answer(const Request& request);
   connectors::WebhookEndpoint* webhook(std::string_view path) const;
   std::optional<Response> paused_channel() const;
+  void on_breaker(llm::BreakerChange change, const llm::BreakerStats& stats);
   std::vector<ChannelGauges> channel_gauges() const;
   void on_tick();
   void poll_events();
@@ -346,6 +348,29 @@ connectors::WebhookEndpoint* Service::Parts::webhook(std::string_view path) cons
   return nullptr;
 }
 
+// The provider's breaker opened or closed: a log line, and on closing the messages the
+// outage postponed are taken again at once.
+void Service::Parts::on_breaker(llm::BreakerChange change, const llm::BreakerStats& stats) {
+  const auto& name = config.llm.provider;
+  if (change == llm::BreakerChange::opened) {
+    spdlog::warn(
+        "llm: {} is failing ({} failures in a row): its breaker is open; one probe every {} to {} ms until "
+        "it answers, messages wait",
+        name, config.llm.breaker.failures, config.llm.breaker.probe_min_ms, config.llm.breaker.probe_max_ms);
+    return;
+  }
+  if (change != llm::BreakerChange::closed) return;
+  spdlog::info("llm: {} answers again after {} ms: its breaker is closed ({} probe(s))", name, stats.open_time.count(),
+               stats.probes);
+  if (!agent) return;
+  auto released = agent->provider_recovered();
+  if (!released) {
+    spdlog::warn("llm: the messages postponed for {} wait out their pause: {}", name, released.error().message);
+  } else if (*released > 0) {
+    spdlog::info("llm: {} postponed message(s) taken again now", *released);
+  }
+}
+
 // 503 naming the first channel whose sending is paused, for /readyz.
 std::optional<Response> Service::Parts::paused_channel() const {
   for (const auto& channel : channels) {
@@ -410,7 +435,17 @@ Response Service::Parts::answer(const Request& r) {
     std::string budget_note;
     if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily && !(*daily)->open())
       budget_note = "; " + agent::describe(budget, **daily);
-    return Response{200, "ready" + disabled + budget_note + "\n"};
+    // An open breaker is named, but the instance stays ready: webhooks are still stored and
+    // answered, and the messages wait for the provider.
+    std::string breaker_note;
+    if (breaker) {
+      const auto stats = breaker->stats();
+      if (stats.state == llm::BreakerState::open)
+        breaker_note = "; llm " + config.llm.provider + " failing: breaker open for " +
+                       std::to_string(stats.open_time.count() / 1000) + " s, " + std::to_string(stats.waiting) +
+                       " call(s) waiting";
+    }
+    return Response{200, "ready" + disabled + budget_note + breaker_note + "\n"};
   }
   if (r.path == "/metrics") {
     auto snapshot = store::read_metrics(store.db);
@@ -432,6 +467,10 @@ Response Service::Parts::answer(const Request& r) {
     }
     if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily)
       gauges.budget = {*budget.daily_usd, (*daily)->day, !(*daily)->open()};
+    if (breaker) {
+      const auto stats = breaker->stats();
+      gauges.breaker = ProcessGauges::Breaker{config.llm.provider, stats};
+    }
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
@@ -560,9 +599,14 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   for (const auto& why : p.round->setting_failures())
     spdlog::warn("store: a group-commit setting failed, running without it: {}", why);
   p.setup = *setup;
-  auto provider = build_provider(p.config.llm, p.transport, io, p.limiter);
+  // A call waits for the breaker as long as a message would wait for the provider before it
+  // is taken again; the breaker's closing takes the postponed ones again at once.
+  auto provider =
+      build_provider(p.config.llm, p.transport, io, p.limiter, agent::Limits{}.provider_wait,
+                     [&p](llm::BreakerChange change, const llm::BreakerStats& stats) { p.on_breaker(change, stats); });
   if (!provider) return std::unexpected(provider.error());
-  p.provider = std::move(*provider);
+  p.provider = std::move(provider->provider);
+  p.breaker = provider->breaker;
   if (auto started = start_mcp(p); !started) return std::unexpected(started.error());
   p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport, agent_settings(p.config, p.worker),
                                            wall_now_ms);

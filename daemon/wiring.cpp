@@ -21,10 +21,9 @@ agent::TypeAction type_action(config::TypeAction action) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const config::Llm& llm,
-                                                                          net::Transport& transport,
-                                                                          boost::asio::io_context& io,
-                                                                          llm::Limiter& limiter) {
+std::expected<BuiltProvider, std::string> build_provider(
+    const config::Llm& llm, net::Transport& transport, boost::asio::io_context& io, llm::Limiter& limiter,
+    std::chrono::milliseconds hold, std::function<void(llm::BreakerChange, const llm::BreakerStats&)> on_change) {
   const auto kind = llm::parse_provider_kind(llm.provider);
   if (!kind) return std::unexpected("llm.provider: unknown provider " + llm.provider);
   auto key = config::read_secret(llm.api_key_env);
@@ -41,8 +40,15 @@ std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const 
   llm::RetryPolicy policy;
   // The retries of one call stay well inside the time a message may wait for a provider.
   policy.deadline = std::chrono::milliseconds(llm.timeout_ms) * 4;
-  return std::make_unique<llm::RetryingProvider>(
-      std::make_unique<llm::LimitedProvider>(llm::make_provider(std::move(provider), transport), limiter), policy, io);
+  const llm::BreakerSettings breaker{.failure_threshold = llm.breaker.failures,
+                                     .probe_min = std::chrono::milliseconds(llm.breaker.probe_min_ms),
+                                     .probe_max = std::chrono::milliseconds(llm.breaker.probe_max_ms)};
+  auto guarded = std::make_unique<llm::BreakerProvider>(llm::make_provider(std::move(provider), transport), breaker,
+                                                        hold, io, llm::BreakerDeps{.on_change = std::move(on_change)});
+  BuiltProvider built{nullptr, guarded.get()};
+  built.provider = std::make_unique<llm::RetryingProvider>(
+      std::make_unique<llm::LimitedProvider>(std::move(guarded), limiter), policy, io);
+  return built;
 }
 
 agent::Budget budget_settings(const config::Budget& b) {

@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "connectors/channel.h"
 #include "daemon/http_server.h"
+#include "llm/breaker_provider.h"
 #include "llm/limiter.h"
 #include "llm/provider.h"
 #include "net/http.h"
@@ -23,13 +24,18 @@ class io_context;
 
 namespace dispatchd::daemon {
 
-// RetryingProvider(LimitedProvider(provider)): a call waiting out a backoff holds no slot
-// of `limiter`. The API key comes from the variable named by llm.api_key_env (or the
-// credential of that name); its value is never logged.
-std::expected<std::unique_ptr<llm::Provider>, std::string> build_provider(const config::Llm& llm,
-                                                                          net::Transport& transport,
-                                                                          boost::asio::io_context& io,
-                                                                          llm::Limiter& limiter);
+// RetryingProvider(LimitedProvider(BreakerProvider(provider))): a call waiting out a backoff
+// holds no slot of `limiter`; a call waiting for the breaker to close holds one, so at most
+// llm.max_concurrency wait, each at most `hold` (llm/breaker_provider.h). `on_change` hears the
+// breaker open and close. The API key comes from the variable named by llm.api_key_env (or
+// the credential of that name); its value is never logged.
+struct BuiltProvider {
+  std::unique_ptr<llm::Provider> provider;
+  llm::BreakerProvider* breaker = nullptr;  // inside `provider`, for its stats
+};
+std::expected<BuiltProvider, std::string> build_provider(
+    const config::Llm& llm, net::Transport& transport, boost::asio::io_context& io, llm::Limiter& limiter,
+    std::chrono::milliseconds hold, std::function<void(llm::BreakerChange, const llm::BreakerStats&)> on_change);
 
 agent::Settings agent_settings(const config::Config& config, const std::string& worker);
 // llm.budget as the agent checks it (agent/budget.h); the daemon reports the same.

@@ -26,6 +26,7 @@ std::string_view to_string(ErrorClass error_class) {
     case ErrorClass::blocked: return "blocked";
     case ErrorClass::refused: return "refused";
     case ErrorClass::no_text: return "no_text";
+    case ErrorClass::circuit_open: return "circuit_open";
     case ErrorClass::client: break;
   }
   return "client";

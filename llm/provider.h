@@ -99,6 +99,9 @@ enum class ErrorClass {
             // (and kin) or promptFeedback.blockReason, OpenAI/Azure finish_reason content_filter
   refused,  // the model declined: OpenAI message.refusal, Anthropic stop_reason refusal
   no_text,  // nothing else to validate: only tool calls, an empty turn, Gemini OTHER and kin
+  // Not sent: the provider's breaker is open (llm/breaker.h) and the call waited for it to
+  // close as long as it may (not retried here; the message waits like after a transport failure).
+  circuit_open,
 };
 
 std::string_view to_string(ErrorClass error_class);

@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <charconv>
 #include <mutex>
 #include <random>
 
 #include "common/backoff.h"
+#include "llm/internal/timer_wait.h"
 
 namespace dispatchd::llm {
 namespace {
@@ -38,12 +38,7 @@ RetryDeps with_defaults(RetryDeps deps, boost::asio::io_context& io) {
   }
   if (!deps.now) deps.now = [] { return std::chrono::steady_clock::now(); };
   if (!deps.wait) {
-    deps.wait = [&io](milliseconds delay, std::move_only_function<void()> then) {
-      auto timer = std::make_shared<boost::asio::steady_timer>(io, delay);
-      timer->async_wait([timer, then = std::move(then)](const boost::system::error_code& ec) mutable {
-        if (!ec) then();
-      });
-    };
+    deps.wait = internal::timer_wait(io);
   }
   return deps;
 }

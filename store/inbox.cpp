@@ -8,6 +8,7 @@
 #include "store/internal/sql.h"
 #include "store/internal/turn_rows.h"
 #include "store/raw_payload.h"
+#include "store/transaction.h"
 
 namespace dispatchd::store {
 std::string format_time(Time t) {
@@ -160,6 +161,20 @@ Result<void> postpone(Database& db, std::int64_t id, Time until) {
   if (changed->empty())
     return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
   return {};
+}
+
+Result<std::int64_t> release_postponed(Database& db, const std::vector<std::int64_t>& ids) {
+  static const auto k_release = internal::turn_change("UPDATE inbox SET lease_expires_at = received_at WHERE ",
+                                                      " AND state = 'processing' AND lease_owner IS NULL");
+  return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
+    std::int64_t released = 0;
+    for (const auto id : ids) {
+      auto changed = internal::change_turn(db, k_release, id, [](Query&) {});
+      if (!changed) return std::unexpected(changed.error());
+      if (!changed->empty()) ++released;
+    }
+    return released;
+  });
 }
 
 Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit) {

@@ -99,6 +99,11 @@ Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& wo
 // it out again (a provider outage: the message waits, nothing is dropped).
 Result<void> postpone(Database& db, std::int64_t id, Time until);
 
+// Ends the postponement of each of `ids` that is still postponed (in processing with no
+// holder): take_next hands them out at once (the provider answers again). Returns how many
+// were waiting; the others were taken or decided meanwhile.
+Result<std::int64_t> release_postponed(Database& db, const std::vector<std::int64_t>& ids);
+
 struct HistoryEntry {
   std::string at;
   bool from_us = false;  // a reply we sent; else a message from the counterpart

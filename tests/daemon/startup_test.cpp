@@ -112,16 +112,16 @@ TEST_CASE("wiring: the provider's key comes from its variable, never from the fi
   fakes::FakeTransport transport(io);
   llm::Limiter limiter(io, 2);
   ::unsetenv("DISPATCHD_TEST_KEY");
-  auto missing = daemon::build_provider(config.llm, transport, io, limiter);
+  auto missing = daemon::build_provider(config.llm, transport, io, limiter, std::chrono::seconds(30), {});
   REQUIRE_FALSE(missing);
   CHECK_THAT(missing.error(), Catch::Contains("DISPATCHD_TEST_KEY is not set"));
   ::setenv("DISPATCHD_TEST_KEY", "sk-from-env", 1);
-  auto provider = daemon::build_provider(config.llm, transport, io, limiter);
+  auto provider = daemon::build_provider(config.llm, transport, io, limiter, std::chrono::seconds(30), {});
   ::unsetenv("DISPATCHD_TEST_KEY");
   REQUIRE(provider);
   transport.push_response(401, R"({"error":{"message":"bad key"}})");  // a client error: not retried
-  (*provider)->complete({"", {{llm::Role::user, "hi"}}, llm::output_schema(test::support_en())},
-                        [](llm::CompletionResult) {});
+  provider->provider->complete({"", {{llm::Role::user, "hi"}}, llm::output_schema(test::support_en())},
+                               [](llm::CompletionResult) {});
   io.run();
   REQUIRE(transport.requests().size() == 1);
   CHECK(transport.requests()[0].url == "http://127.0.0.1:9/v1/chat/completions");
@@ -140,12 +140,12 @@ TEST_CASE("wiring: llm.prompt_cache_key reaches the provider's requests", "[daem
   fakes::FakeTransport transport(io);
   llm::Limiter limiter(io, 2);
   ::setenv("DISPATCHD_TEST_KEY", "sk-from-env", 1);
-  auto provider = daemon::build_provider(config.llm, transport, io, limiter);
+  auto provider = daemon::build_provider(config.llm, transport, io, limiter, std::chrono::seconds(30), {});
   ::unsetenv("DISPATCHD_TEST_KEY");
   REQUIRE(provider);
   transport.push_response(401, R"({"error":{"message":"bad key"}})");
-  (*provider)->complete({"", {{llm::Role::user, "hi"}}, llm::output_schema(test::support_en())},
-                        [](llm::CompletionResult) {});
+  provider->provider->complete({"", {{llm::Role::user, "hi"}}, llm::output_schema(test::support_en())},
+                               [](llm::CompletionResult) {});
   io.run();
   REQUIRE_FALSE(transport.requests().empty());
   CHECK_THAT(transport.requests()[0].body, Catch::Contains(R"("prompt_cache_key":"dispatchd-)"));

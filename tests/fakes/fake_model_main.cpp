@@ -30,6 +30,10 @@
 // so a test can see a recorded cost end to end. --latency-spread-ms spreads each answer's
 // wait uniformly over latency +- S (at least 0; a fixed seed, so runs repeat): a real model's
 // answers do not come back in the order and the bunches the requests went out in.
+// --outage FILE: while FILE exists, every model request is answered with the outage it
+// describes, "STATUS [RETRY_AFTER_S]" (e.g. "503 2"; empty: 503), with the dialect's error
+// body, each printed as a line {"event":"outage","status":N}: a provider down for as long as
+// the test keeps the file (tests/e2e/breaker_test.py).
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <unistd.h>
@@ -191,6 +195,7 @@ int main(int argc, char** argv) {
   bool record = true;
   std::ofstream dump;
   std::string timeline_path;
+  std::string outage_path;
   Timeline timeline;
   Scenario scenario;
   FakeReply usage;  // only its token counts are used
@@ -208,6 +213,8 @@ int main(int argc, char** argv) {
              std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &usage.input_tokens, &usage.cached_input_tokens,
                          &usage.cache_write_tokens, &usage.output_tokens, &usage.reasoning_tokens) == 5)
       continue;
+    else if (arg == "--outage" && i + 1 < argc)
+      outage_path = argv[++i];
     else if (arg == "--no-record")
       record = false;
     else if (arg == "--dump-requests" && i + 1 < argc) {
@@ -225,7 +232,8 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: fake_model [--port N] [--scenario FILE] [--latency-ms N] [--latency-spread-ms S] [--no-record] "
-          "[--dump-requests FILE] [--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING]\n");
+          "[--dump-requests FILE] [--timeline FILE] [--usage INPUT,CACHED,CACHE_WRITE,OUTPUT,REASONING] "
+          "[--outage FILE]\n");
       return 2;
     }
   }
@@ -249,6 +257,22 @@ int main(int argc, char** argv) {
     int attempt = 0;
     read_turns(request.dialect, body, first_user, last_tool, attempt);
     const std::string sender = sender_of(first_user);
+    if (!outage_path.empty()) {
+      if (std::ifstream outage(outage_path); outage) {
+        std::string line;
+        std::getline(outage, line);
+        int status = 503;
+        int retry_after_s = -1;
+        // Either may be missing: sscanf leaves what it does not read as it was.
+        if (std::sscanf(line.c_str(), "%d %d", &status, &retry_after_s) < 1) status = 503;
+        if (status < 400 || status > 599) status = 503;
+        std::printf("{\"event\":\"outage\",\"status\":%d}\n", status);
+        std::fflush(stdout);
+        FakeReply reply = FakeReply::error(status);
+        if (retry_after_s >= 0) reply.with_header("Retry-After", std::to_string(retry_after_s));
+        return reply;
+      }
+    }
     const auto stamped = [&](FakeReply reply) {
       if (timeline_path.empty()) return reply;
       const std::string key = sender.empty() ? "-" : sender;
