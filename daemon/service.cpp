@@ -26,6 +26,7 @@
 #include "daemon/notifier.h"
 #include "daemon/notify.h"
 #include "daemon/outbox_pump.h"
+#include "daemon/provider_report.h"
 #include "daemon/read_ahead.h"
 #include "daemon/read_thread.h"
 #include "daemon/staff_api.h"
@@ -163,6 +164,9 @@ struct Service::Parts {
   connectors::WebhookEndpoint* webhook(std::string_view path) const;
   std::optional<Response> paused_channel() const;
   void on_breaker(llm::BreakerChange change, const llm::BreakerStats& stats);
+  std::optional<llm::BreakerStats> breaker_stats() const {
+    return breaker ? std::optional(breaker->stats()) : std::nullopt;
+  }
   std::vector<ChannelGauges> channel_gauges() const;
   void on_tick();
   void poll_events();
@@ -438,13 +442,7 @@ Response Service::Parts::answer(const Request& r) {
     // An open breaker is named, but the instance stays ready: webhooks are still stored and
     // answered, and the messages wait for the provider.
     std::string breaker_note;
-    if (breaker) {
-      const auto stats = breaker->stats();
-      if (stats.state == llm::BreakerState::open)
-        breaker_note = "; llm " + config.llm.provider + " failing: breaker open for " +
-                       std::to_string(stats.open_time.count() / 1000) + " s, " + std::to_string(stats.waiting) +
-                       " call(s) waiting";
-    }
+    if (auto note = provider_note(config.llm.provider, breaker_stats())) breaker_note = "; " + *note;
     return Response{200, "ready" + disabled + budget_note + breaker_note + "\n"};
   }
   if (r.path == "/metrics") {
@@ -673,6 +671,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                                             NotifierSettings{*p.config.notify_url, p.config.staff_public_url,
                                                              std::chrono::milliseconds(p.config.notify_timeout_ms)});
   StaffApiSettings staff = staff_settings(p.config);
+  staff.provider = p.config.llm.provider;
+  staff.breaker = [&p] { return p.breaker_stats(); };
   if (!p.config.staff_token_env.empty()) {
     auto token = config::read_secret(p.config.staff_token_env);
     if (!token) return std::unexpected("staff.token_env: " + token.error());

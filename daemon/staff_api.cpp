@@ -10,6 +10,7 @@
 #include "common/text.h"
 #include "connectors/window_rules.h"
 #include "daemon/budget_report.h"
+#include "daemon/provider_report.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
 #include "staff/saved_replies.h"
@@ -182,6 +183,11 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
     auto daily = daily_budget(m_db, m_settings.budget, now);
     if (!daily) return refusal(500, "cannot read today's spend: " + daily.error().message);
     return json(200, budget_json(m_settings.budget, *daily));
+  }
+  if (request.path == "/api/provider") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    return json(200, provider_json(m_settings.provider,
+                                   m_settings.breaker ? m_settings.breaker() : std::optional<llm::BreakerStats>{}));
   }
   if (request.path.starts_with("/api/messages/")) return trail(request);
   if (request.path == "/api/search") {

@@ -35,6 +35,7 @@
 //   GET  /api/messages/{message_id}/trail            one message's trail (staff/trail_render.h JSON)
 //   GET  /api/catalog                                the catalog, for the page's action form
 //   GET  /api/budget                                 the daily spend budget today (daemon/budget_report.h)
+//   GET  /api/provider                               whether the model provider answers (its breaker)
 //   GET  /api/events                                 Server-Sent Events (escalation_events.h)
 //   GET  /staff/...                                  the page's files (web/assets.h)
 // Bodies are parsed strictly (common/strict_json.h); anything but one such object is 400.
@@ -54,6 +55,7 @@
 #include "daemon/http_server.h"
 #include "daemon/read_thread.h"
 #include "daemon/staff_bodies.h"
+#include "llm/breaker_provider.h"
 #include "staff/accounts.h"
 #include "staff/handover.h"
 #include "staff/targets.h"
@@ -70,6 +72,10 @@ struct StaffApiSettings {
   agent::Budget budget;                                           // llm.budget: GET /api/budget reports the daily one
   std::chrono::minutes claim_idle = staff::k_default_claim_idle;  // staff.claim_idle_minutes
   staff::ResponseTargets targets;                                 // staff.response_target_minutes
+  // The model provider (llm.provider) and its breaker's stats now, for GET /api/provider;
+  // unset: the provider is reported as answering.
+  std::string provider;
+  std::function<std::optional<llm::BreakerStats>()> breaker;
 };
 
 class StaffApi {

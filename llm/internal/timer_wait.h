@@ -1,4 +1,7 @@
 #pragma once
+#ifndef DISPATCHD_INTERNAL_LLM
+#error "llm/internal/ is private to llm/: include the module's public headers instead"
+#endif
 // The real `wait` of RetryDeps and BreakerDeps: `then` runs on `io` once `delay` has passed,
 // on an Asio steady_timer of its own (no thread sleeps). REQUIRES: `io` outlives the waits.
 

@@ -4,7 +4,8 @@ with its defaults (llm.breaker: 5 failures, probes every 1 to 5 s) and llm.max_c
 the fake Graph API, and the fake model answering 503 with Retry-After: 2 while its outage
 file exists (fake_model --outage).
 
-- the breaker opens: /metrics says so, /readyz stays 200 and names it, the log says it once;
+- the breaker opens: /metrics says so, /readyz stays 200 and names it, the log says it once,
+  and the staff API's GET /api/provider (the page's header) says the provider is failing;
 - SIGKILL in the outage, started again: nothing is lost;
 - while it is open, 50 more customers write (5 a second): the fake model hears no more than
   the probes, one per 2 s at most (the Retry-After), however long the backlog;
@@ -14,6 +15,7 @@ file exists (fake_model --outage).
 
 Usage: breaker_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BACKEND=postgresql)
 """
+import json
 import os
 import re
 import signal
@@ -73,6 +75,11 @@ def breaker_flow():
         check("/readyz stays 200 and names the open breaker",
               status == 200 and "llm openai failing: breaker open" in body, (status, body))
         stack.daemon.wait_for_line("its breaker is open")
+        token = stack.add_staff("ana")
+        status, body = stack.get("/api/provider", headers={"Authorization": f"Bearer {token}"})
+        provider = json.loads(body) if status == 200 else {}
+        check("the staff API says the provider is failing, for the page's header",
+              provider.get("state") == "failing" and "is failing" in (provider.get("text") or ""), (status, body))
 
         # SIGKILL in the outage; started again, the new process finds the outage on its own.
         stack.daemon.stop(signal.SIGKILL)
@@ -117,6 +124,9 @@ def breaker_flow():
         stack.daemon.wait_for_line("answers again after")
         released = stack.daemon.wait_for_line("postponed message(s) taken again now")
         check("the messages the outage postponed were taken again at once", bool(released), released)
+        status, body = stack.get("/api/provider", headers={"Authorization": f"Bearer {token}"})
+        check("the staff API says it answers again", status == 200 and json.loads(body)["state"] == "answering" and
+              json.loads(body)["text"] is None, (status, body))
         status, body = stack.get("/readyz")
         check("/readyz says ready without a note", status == 200 and body == "ready\n", (status, body))
         check("the audit chain verifies", stack.audit_verify().returncode == 0)

@@ -9,7 +9,21 @@ import {Queue} from './queue.js';
 import {Search} from './search.js';
 import {TrailView} from './trail.js';
 
-const app = {me: null, queue: null, search: null, caseView: null, trailView: null, live: null, reload: null};
+const app = {me: null, queue: null, search: null, caseView: null, trailView: null, live: null, reload: null,
+  provider: null};
+
+// Whether the model provider answers (GET /api/provider): a line in the header while it is
+// failing (its breaker open: messages wait), read again every 10 s while signed in.
+async function showProvider() {
+  try {
+    const provider = await api('GET', '/api/provider');
+    const line = $('provider');
+    line.hidden = provider.state !== 'failing';
+    line.textContent = provider.text ?? '';
+  } catch (error) {
+    reportError(error);
+  }
+}
 
 function reportError(error) {
   if (error.status === 401) return;
@@ -60,11 +74,15 @@ function signedIn(session) {
   }
   app.queue.me = app.search.me = app.caseView.me = app.me;
   app.live.start();
+  clearInterval(app.provider);
+  showProvider();
+  app.provider = setInterval(showProvider, 10000);
   route();
 }
 
 function showLogin(message = '') {
   app.live.stop();
+  clearInterval(app.provider);
   setCsrf('');
   $('session').hidden = true;
   $('queue').hidden = true;
