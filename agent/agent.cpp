@@ -248,6 +248,8 @@ class Run : public std::enable_shared_from_this<Run> {
   store::AttemptCounts m_counts_before;
   std::vector<ToolExchange> m_tools;
   std::optional<FailedPair> m_failed;
+  // Who gave the latest answer: a re-ask asks it again (CompletionRequest::prefer).
+  std::optional<llm::ProviderModel> m_answered_by;
   bool m_lease_lost = false;
   bool m_reported = false;  // see report_finished
 };
@@ -327,6 +329,7 @@ void Run::ask() {
         first_turn(*history, {m_message.channel, m_message.sender, m_turn_text, 1 + m_message.joined.size(), m_window});
   }
   auto request = build_request(m_setup->system, *m_first_turn, m_tools, m_failed, m_setup->schema);
+  if (m_failed) request.prefer = m_answered_by;
   m_state->provider.complete(std::move(request), [self = shared_from_this()](llm::CompletionResult result) {
     self->on_completion(std::move(result));
   });
@@ -374,6 +377,8 @@ void Run::wait_for_budget(const BudgetStatus& status) {
 // Every attempt is recorded before the next step: a restart resumes the budget.
 void Run::on_completion(llm::CompletionResult result) {
   if (m_reported) return;  // abandoned while the model answered
+  const auto& info = result ? result->info : result.error().info;
+  if (!info.provider.empty()) m_answered_by = llm::ProviderModel{info.provider, info.model};
   if (result) {
     Answered answered{result->output, validator::validate(catalog(), result->output, validation_context())};
     // A store that refuses for now (busy: another process holds the write lock) hands the

@@ -269,6 +269,26 @@ bool is_server_name(std::string_view name) {
   });
 }
 
+// llm.fallbacks: [{provider, base_url, model, api_key_env, timeout_ms?, max_concurrency?}, ...].
+void read_fallbacks(Reader& r, const Value& v, const std::string& at, std::vector<Fallback>& fallbacks) {
+  if (!v.IsArray())
+    return r.problem(at, R"(must be an array of {"provider", "base_url", "model", "api_key_env"})");
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    const std::string here = at + "/" + std::to_string(i);
+    Fallback f;
+    r.object(v[i], here,
+             {r.string("provider", f.provider), r.string("base_url", f.base_url), r.string("model", f.model),
+              r.string("api_key_env", f.api_key_env), r.integer("timeout_ms", f.timeout_ms, 100, 600000),
+              r.integer("max_concurrency", f.max_concurrency, 1, 4096)});
+    if (f.provider != "openai" && f.provider != "gemini" && f.provider != "anthropic")
+      r.problem(here + "/provider", "must be \"openai\", \"gemini\" or \"anthropic\"");
+    if (!is_url(f.base_url)) r.problem(here + "/base_url", "must be an http:// or https:// URL");
+    if (f.model.empty()) r.problem(here + "/model", "is required");
+    if (f.api_key_env.empty()) r.problem(here + "/api_key_env", "is required (the name of the key's variable)");
+    fallbacks.push_back(std::move(f));
+  }
+}
+
 // mcp.servers: name -> {command, env, env_from, cwd | url, token_env; the limits}.
 void read_mcp_servers(Reader& r, const Value& v, const std::string& at, std::map<std::string, McpServer>& servers) {
   if (!v.IsObject()) return r.problem(at, "must be an object: server name -> {\"command\": [...]} or {\"url\": ...}");
@@ -574,6 +594,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                                    const std::string& pat) { read_prices(r, p, pat, llm.prices); }),
                             r.nested("budget", [&](const Value& b,
                                                    const std::string& bat) { read_budget(r, b, bat, llm.budget); }),
+                            r.nested("fallbacks",
+                                     [&](const Value& f, const std::string& fat) {
+                                       read_fallbacks(r, f, fat, llm.fallbacks);
+                                     }),
                             r.nested("breaker", [&](const Value& b, const std::string& bat) {
                               r.object(b, bat,
                                        {r.integer("failures", llm.breaker.failures, 1, 1000),

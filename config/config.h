@@ -73,6 +73,16 @@ struct Breaker {
   int probe_max_ms = 5000;  // the longest pause between probes (>= probe_min_ms)
 };
 
+// A further provider (llm.fallbacks), asked while the ones before it fail (llm/router.h).
+struct Fallback {
+  std::string provider;  // "openai" | "gemini" | "anthropic"
+  std::string base_url;
+  std::string model;
+  std::string api_key_env;
+  int timeout_ms = 0;       // 0: llm.timeout_ms
+  int max_concurrency = 0;  // 0: llm.max_concurrency
+};
+
 struct Llm {
   std::string provider;  // "openai" | "gemini" | "anthropic"
   std::string base_url;
@@ -94,6 +104,7 @@ struct Llm {
   std::map<std::string, ModelPrice> prices;
   Budget budget;  // requires a price for llm.model
   Breaker breaker;
+  std::vector<Fallback> fallbacks;  // in order, after the primary
 };
 
 // What dispatchd does with an inbound message of one type (connectors.<channel>.message_types).

@@ -223,28 +223,39 @@ void render_budget(Writer& w, const ProcessGauges::Budget& b) {
   w.sample("dispatchd_budget_daily_closed", {}, b.closed ? 1 : 0);
 }
 
-// The model provider's circuit breaker (llm/breaker_provider.h), since start.
-void render_breaker(Writer& w, const ProcessGauges::Breaker& b) {
-  const std::vector<std::pair<std::string, std::string>> provider{{"provider", b.provider}};
+// The model providers' circuit breakers (llm/breaker_provider.h), since start: one series per
+// provider and model, the primary's and each fallback's.
+void render_breakers(Writer& w, const std::vector<ProcessGauges::Breaker>& breakers) {
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+  const auto labels = [](const ProcessGauges::Breaker& b) {
+    return Labels{{"provider", b.provider.provider}, {"model", b.provider.model}};
+  };
   w.family("dispatchd_llm_breaker_open", "gauge",
            "1 while the provider's circuit breaker is open (no calls but one probe at a time), else 0.");
-  w.sample("dispatchd_llm_breaker_open", provider, b.stats.state == llm::BreakerState::open ? 1 : 0);
+  for (const auto& b : breakers)
+    w.sample("dispatchd_llm_breaker_open", labels(b), b.stats.state == llm::BreakerState::open ? 1 : 0);
   w.family("dispatchd_llm_breaker_opened_total", "counter", "Times the provider's breaker opened since start.");
-  w.sample("dispatchd_llm_breaker_opened_total", provider, b.stats.opened);
+  for (const auto& b : breakers) w.sample("dispatchd_llm_breaker_opened_total", labels(b), b.stats.opened);
   w.family("dispatchd_llm_breaker_probes_total", "counter",
            "Probes sent while the breaker was open since start, by result (ok: it closed; failed).");
-  w.sample("dispatchd_llm_breaker_probes_total", {{"provider", b.provider}, {"result", "ok"}},
-           b.stats.probes - b.stats.failed_probes);
-  w.sample("dispatchd_llm_breaker_probes_total", {{"provider", b.provider}, {"result", "failed"}},
-           b.stats.failed_probes);
+  for (const auto& b : breakers) {
+    auto ok = labels(b);
+    ok.push_back({"result", "ok"});
+    w.sample("dispatchd_llm_breaker_probes_total", ok, b.stats.probes - b.stats.failed_probes);
+    auto failed = labels(b);
+    failed.push_back({"result", "failed"});
+    w.sample("dispatchd_llm_breaker_probes_total", failed, b.stats.failed_probes);
+  }
   w.family("dispatchd_llm_breaker_open_seconds_total", "counter",
            "Seconds the provider's breaker has been open since start, the current opening included.");
-  w.sample("dispatchd_llm_breaker_open_seconds_total", provider, as_seconds(b.stats.open_time.count(), 3));
+  for (const auto& b : breakers)
+    w.sample("dispatchd_llm_breaker_open_seconds_total", labels(b), as_seconds(b.stats.open_time.count(), 3));
   w.family("dispatchd_llm_breaker_waiting", "gauge", "Model calls waiting for the breaker to close now.");
-  w.sample("dispatchd_llm_breaker_waiting", provider, static_cast<std::int64_t>(b.stats.waiting));
+  for (const auto& b : breakers)
+    w.sample("dispatchd_llm_breaker_waiting", labels(b), static_cast<std::int64_t>(b.stats.waiting));
   w.family("dispatchd_llm_breaker_held_out_total", "counter",
            "Calls that waited for the breaker as long as they may and were not sent (their messages postponed).");
-  w.sample("dispatchd_llm_breaker_held_out_total", provider, b.stats.held_out);
+  for (const auto& b : breakers) w.sample("dispatchd_llm_breaker_held_out_total", labels(b), b.stats.held_out);
 }
 
 // Billed tokens by kind and the cost of the priced attempts, by provider and model
@@ -372,7 +383,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
   render_tools(w, gauges.tools);
   if (gauges.budget) render_budget(w, *gauges.budget);
-  if (gauges.breaker) render_breaker(w, *gauges.breaker);
+  if (!gauges.breakers.empty()) render_breakers(w, gauges.breakers);
   if (gauges.loop_handlers) render_loop_handlers(w, *gauges.loop_handlers);
   render_channels(w, gauges.channels, now);
   return w.take();

@@ -98,12 +98,12 @@ struct ProcessGauges {
     bool closed = false;  // spent, or its spend unknown (agent/budget.h): model calls are stopped
   };
   std::optional<Budget> budget;  // when a daily budget is set
-  // The model provider's circuit breaker (llm/breaker_provider.h).
+  // The model providers' circuit breakers (llm/breaker_provider.h), the primary first.
   struct Breaker {
-    std::string provider;  // llm.provider
+    llm::ProviderModel provider;
     llm::BreakerStats stats;
   };
-  std::optional<Breaker> breaker;
+  std::vector<Breaker> breakers;
 };
 
 std::string render_metrics(const store::MetricsSnapshot& snapshot, const ProcessGauges& gauges, store::Time now);

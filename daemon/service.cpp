@@ -115,8 +115,9 @@ struct Service::Parts {
   StoreReady store;
   net::ThreadedTransport transport;  // curl on its own thread; callbacks back on `io`
   llm::Limiter limiter;
+  std::vector<std::unique_ptr<llm::Limiter>> fallback_limiters;  // declared first: they outlive `provider`
   std::unique_ptr<llm::Provider> provider;
-  llm::BreakerProvider* breaker = nullptr;  // inside `provider`
+  llm::RouterProvider* router = nullptr;  // inside `provider`
   std::unique_ptr<mcp::Fleet> mcp;          // after `transport`, before `agent`: mcp.servers, when any
   ToolGauges tool_calls;                    // catalog tool calls since start (the servers and pins are read live)
   std::unique_ptr<agent::Agent> agent;
@@ -163,10 +164,8 @@ struct Service::Parts {
   Response answer(const Request& request);
   connectors::WebhookEndpoint* webhook(std::string_view path) const;
   std::optional<Response> paused_channel() const;
-  void on_breaker(llm::BreakerChange change, const llm::BreakerStats& stats);
-  std::optional<llm::BreakerStats> breaker_stats() const {
-    return breaker ? std::optional(breaker->stats()) : std::nullopt;
-  }
+  void on_breaker(const llm::ProviderModel& who, llm::BreakerChange change, const llm::BreakerStats& stats);
+  ProviderStates provider_states() const { return router ? router->stats() : ProviderStates{}; }
   std::vector<ChannelGauges> channel_gauges() const;
   void on_tick();
   void poll_events();
@@ -354,8 +353,9 @@ connectors::WebhookEndpoint* Service::Parts::webhook(std::string_view path) cons
 
 // The provider's breaker opened or closed: a log line, and on closing the messages the
 // outage postponed are taken again at once.
-void Service::Parts::on_breaker(llm::BreakerChange change, const llm::BreakerStats& stats) {
-  const auto& name = config.llm.provider;
+void Service::Parts::on_breaker(const llm::ProviderModel& who, llm::BreakerChange change,
+                                const llm::BreakerStats& stats) {
+  const auto name = who.provider + "/" + who.model;
   if (change == llm::BreakerChange::opened) {
     spdlog::warn(
         "llm: {} is failing ({} failures in a row): its breaker is open; one probe every {} to {} ms until "
@@ -442,7 +442,7 @@ Response Service::Parts::answer(const Request& r) {
     // An open breaker is named, but the instance stays ready: webhooks are still stored and
     // answered, and the messages wait for the provider.
     std::string breaker_note;
-    if (auto note = provider_note(config.llm.provider, breaker_stats())) breaker_note = "; " + *note;
+    if (auto note = provider_note(provider_states())) breaker_note = "; " + *note;
     return Response{200, "ready" + disabled + budget_note + breaker_note + "\n"};
   }
   if (r.path == "/metrics") {
@@ -465,10 +465,7 @@ Response Service::Parts::answer(const Request& r) {
     }
     if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily)
       gauges.budget = {*budget.daily_usd, (*daily)->day, !(*daily)->open()};
-    if (breaker) {
-      const auto stats = breaker->stats();
-      gauges.breaker = ProcessGauges::Breaker{config.llm.provider, stats};
-    }
+    for (auto& [who, stats] : provider_states()) gauges.breakers.push_back({who, stats});
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
@@ -601,10 +598,13 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   // is taken again; the breaker's closing takes the postponed ones again at once.
   auto provider =
       build_provider(p.config.llm, p.transport, io, p.limiter, agent::Limits{}.provider_wait,
-                     [&p](llm::BreakerChange change, const llm::BreakerStats& stats) { p.on_breaker(change, stats); });
+                     [&p](const llm::ProviderModel& who, llm::BreakerChange change, const llm::BreakerStats& stats) {
+                       p.on_breaker(who, change, stats);
+                     });
   if (!provider) return std::unexpected(provider.error());
   p.provider = std::move(provider->provider);
-  p.breaker = provider->breaker;
+  p.router = provider->router;
+  p.fallback_limiters = std::move(provider->limiters);
   if (auto started = start_mcp(p); !started) return std::unexpected(started.error());
   p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport, agent_settings(p.config, p.worker),
                                            wall_now_ms);
@@ -671,8 +671,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                                             NotifierSettings{*p.config.notify_url, p.config.staff_public_url,
                                                              std::chrono::milliseconds(p.config.notify_timeout_ms)});
   StaffApiSettings staff = staff_settings(p.config);
-  staff.provider = p.config.llm.provider;
-  staff.breaker = [&p] { return p.breaker_stats(); };
+  staff.providers = [&p] { return p.provider_states(); };
   if (!p.config.staff_token_env.empty()) {
     auto token = config::read_secret(p.config.staff_token_env);
     if (!token) return std::unexpected("staff.token_env: " + token.error());

@@ -186,8 +186,7 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
   }
   if (request.path == "/api/provider") {
     if (request.method != "GET") return refusal(405, "use GET");
-    return json(200, provider_json(m_settings.provider,
-                                   m_settings.breaker ? m_settings.breaker() : std::optional<llm::BreakerStats>{}));
+    return json(200, provider_json(m_settings.providers ? m_settings.providers() : ProviderStates{}));
   }
   if (request.path.starts_with("/api/messages/")) return trail(request);
   if (request.path == "/api/search") {

@@ -55,7 +55,7 @@
 #include "daemon/http_server.h"
 #include "daemon/read_thread.h"
 #include "daemon/staff_bodies.h"
-#include "llm/breaker_provider.h"
+#include "daemon/provider_report.h"
 #include "staff/accounts.h"
 #include "staff/handover.h"
 #include "staff/targets.h"
@@ -72,10 +72,9 @@ struct StaffApiSettings {
   agent::Budget budget;                                           // llm.budget: GET /api/budget reports the daily one
   std::chrono::minutes claim_idle = staff::k_default_claim_idle;  // staff.claim_idle_minutes
   staff::ResponseTargets targets;                                 // staff.response_target_minutes
-  // The model provider (llm.provider) and its breaker's stats now, for GET /api/provider;
-  // unset: the provider is reported as answering.
-  std::string provider;
-  std::function<std::optional<llm::BreakerStats>()> breaker;
+  // The model providers and their breakers' stats now, the primary first, for
+  // GET /api/provider; unset: reported as answering.
+  std::function<ProviderStates()> providers;
 };
 
 class StaffApi {

@@ -36,6 +36,8 @@ std::vector<std::string> check_environment(const config::Config& c) {
     problems.push_back("migrations: " + migrations.error().message);
   }
   std::vector<std::pair<std::string, std::string>> secrets = {{"llm.api_key_env", c.llm.api_key_env}};
+  for (std::size_t i = 0; i < c.llm.fallbacks.size(); ++i)
+    secrets.emplace_back("llm.fallbacks/" + std::to_string(i) + "/api_key_env", c.llm.fallbacks[i].api_key_env);
   if (c.whatsapp.enabled) {
     secrets.insert(secrets.end(), {{"connectors.whatsapp.access_token_env", c.whatsapp.access_token_env},
                                    {"connectors.whatsapp.app_secret_env", c.whatsapp.app_secret_env},

@@ -21,33 +21,75 @@ agent::TypeAction type_action(config::TypeAction action) {
 
 }  // namespace
 
-std::expected<BuiltProvider, std::string> build_provider(
-    const config::Llm& llm, net::Transport& transport, boost::asio::io_context& io, llm::Limiter& limiter,
-    std::chrono::milliseconds hold, std::function<void(llm::BreakerChange, const llm::BreakerStats&)> on_change) {
-  const auto kind = llm::parse_provider_kind(llm.provider);
-  if (!kind) return std::unexpected("llm.provider: unknown provider " + llm.provider);
-  auto key = config::read_secret(llm.api_key_env);
-  if (!key) return std::unexpected("llm.api_key_env: " + key.error());
+namespace {
+
+// One provider's route: LimitedProvider(BreakerProvider(its HTTP provider)).
+struct RouteSpec {
+  std::string key;  // the configuration key, for errors: "llm" or "llm.fallbacks/0"
+  std::string provider, base_url, model, api_key_env;
+  int timeout_ms = 0;
+};
+
+std::expected<llm::Route, std::string> build_route(const RouteSpec& spec, const config::Llm& llm,
+                                                   net::Transport& transport, boost::asio::io_context& io,
+                                                   llm::Limiter& limiter, std::chrono::milliseconds hold,
+                                                   BreakerListener on_change) {
+  const auto kind = llm::parse_provider_kind(spec.provider);
+  if (!kind) return std::unexpected(spec.key + ".provider: unknown provider " + spec.provider);
+  auto key = config::read_secret(spec.api_key_env);
+  if (!key) return std::unexpected(spec.key + ".api_key_env: " + key.error());
   llm::ProviderConfig provider;
   provider.kind = *kind;
-  provider.base_url = llm.base_url;
-  provider.model = llm.model;
+  provider.base_url = spec.base_url;
+  provider.model = spec.model;
   provider.api_key = std::move(*key);
-  provider.timeout = std::chrono::milliseconds(llm.timeout_ms);
+  provider.timeout = std::chrono::milliseconds(spec.timeout_ms);
   provider.connect_timeout = std::chrono::milliseconds(llm.connect_timeout_ms);
   provider.max_output_tokens = llm.max_output_tokens;
-  provider.prompt_cache_key = llm.prompt_cache_key;
-  llm::RetryPolicy policy;
-  // The retries of one call stay well inside the time a message may wait for a provider.
-  policy.deadline = std::chrono::milliseconds(llm.timeout_ms) * 4;
+  // The prompt cache key is OpenAI's: a fallback of another dialect has no such field.
+  provider.prompt_cache_key = llm.prompt_cache_key && *kind == llm::ProviderKind::openai;
   const llm::BreakerSettings breaker{.failure_threshold = llm.breaker.failures,
                                      .probe_min = std::chrono::milliseconds(llm.breaker.probe_min_ms),
                                      .probe_max = std::chrono::milliseconds(llm.breaker.probe_max_ms)};
-  auto guarded = std::make_unique<llm::BreakerProvider>(llm::make_provider(std::move(provider), transport), breaker,
-                                                        hold, io, llm::BreakerDeps{.on_change = std::move(on_change)});
-  BuiltProvider built{nullptr, guarded.get()};
-  built.provider = std::make_unique<llm::RetryingProvider>(
-      std::make_unique<llm::LimitedProvider>(std::move(guarded), limiter), policy, io);
+  llm::ProviderModel answers{std::string(llm::to_string(*kind)), spec.model};
+  auto guarded = std::make_unique<llm::BreakerProvider>(
+      llm::make_provider(std::move(provider), transport), breaker, hold, io,
+      llm::BreakerDeps{.on_change = [on_change = std::move(on_change), answers](llm::BreakerChange change,
+                                                                                const llm::BreakerStats& stats) {
+        if (on_change) on_change(answers, change, stats);
+      }});
+  const llm::BreakerProvider* watched = guarded.get();
+  return llm::Route{std::make_unique<llm::LimitedProvider>(std::move(guarded), limiter), watched, std::move(answers)};
+}
+
+}  // namespace
+
+std::expected<BuiltProvider, std::string> build_provider(const config::Llm& llm, net::Transport& transport,
+                                                         boost::asio::io_context& io, llm::Limiter& limiter,
+                                                         std::chrono::milliseconds hold, BreakerListener on_change) {
+  BuiltProvider built;
+  std::vector<llm::Route> routes;
+  auto primary = build_route({"llm", llm.provider, llm.base_url, llm.model, llm.api_key_env, llm.timeout_ms}, llm,
+                             transport, io, limiter, hold, on_change);
+  if (!primary) return std::unexpected(primary.error());
+  routes.push_back(std::move(*primary));
+  for (std::size_t i = 0; i < llm.fallbacks.size(); ++i) {
+    const auto& f = llm.fallbacks[i];
+    // Each fallback has its own concurrency: its slots are not the primary's.
+    built.limiters.push_back(std::make_unique<llm::Limiter>(
+        io, static_cast<std::size_t>(f.max_concurrency > 0 ? f.max_concurrency : llm.max_concurrency)));
+    auto route = build_route({"llm.fallbacks/" + std::to_string(i), f.provider, f.base_url, f.model, f.api_key_env,
+                              f.timeout_ms > 0 ? f.timeout_ms : llm.timeout_ms},
+                             llm, transport, io, *built.limiters.back(), hold, on_change);
+    if (!route) return std::unexpected(route.error());
+    routes.push_back(std::move(*route));
+  }
+  llm::RetryPolicy policy;
+  // The retries of one call stay well inside the time a message may wait for a provider.
+  policy.deadline = std::chrono::milliseconds(llm.timeout_ms) * 4;
+  auto router = std::make_unique<llm::RouterProvider>(std::move(routes));
+  built.router = router.get();
+  built.provider = std::make_unique<llm::RetryingProvider>(std::move(router), policy, io);
   return built;
 }
 

@@ -14,6 +14,7 @@
 #include "connectors/channel.h"
 #include "daemon/http_server.h"
 #include "llm/breaker_provider.h"
+#include "llm/router.h"
 #include "llm/limiter.h"
 #include "llm/provider.h"
 #include "net/http.h"
@@ -24,18 +25,25 @@ class io_context;
 
 namespace dispatchd::daemon {
 
-// RetryingProvider(LimitedProvider(BreakerProvider(provider))): a call waiting out a backoff
-// holds no slot of `limiter`; a call waiting for the breaker to close holds one, so at most
-// llm.max_concurrency wait, each at most `hold` (llm/breaker_provider.h). `on_change` hears the
-// breaker open and close. The API key comes from the variable named by llm.api_key_env (or
-// the credential of that name); its value is never logged.
+// The model providers, primary first, then llm.fallbacks, each
+// LimitedProvider(BreakerProvider(provider)), behind a router and the retries:
+// RetryingProvider(RouterProvider(routes)) (llm/router.h). A call waiting out a backoff holds
+// no slot; a call waiting for a breaker to close holds one of its route's, so at most that
+// route's max_concurrency wait, each at most `hold` (llm/breaker_provider.h). The primary uses
+// `limiter`; each fallback a limiter of its own (its max_concurrency, else llm's). `on_change`
+// hears a breaker open and close, with the provider and model it guards. The API keys come
+// from the variables named by the api_key_env keys (or the credentials of those names); their
+// values are never logged.
+using BreakerListener =
+    std::function<void(const llm::ProviderModel&, llm::BreakerChange, const llm::BreakerStats&)>;
 struct BuiltProvider {
+  std::vector<std::unique_ptr<llm::Limiter>> limiters;  // the fallbacks': declared first, so they outlive `provider`
   std::unique_ptr<llm::Provider> provider;
-  llm::BreakerProvider* breaker = nullptr;  // inside `provider`, for its stats
+  llm::RouterProvider* router = nullptr;  // inside `provider`, for its stats
 };
-std::expected<BuiltProvider, std::string> build_provider(
-    const config::Llm& llm, net::Transport& transport, boost::asio::io_context& io, llm::Limiter& limiter,
-    std::chrono::milliseconds hold, std::function<void(llm::BreakerChange, const llm::BreakerStats&)> on_change);
+std::expected<BuiltProvider, std::string> build_provider(const config::Llm& llm, net::Transport& transport,
+                                                         boost::asio::io_context& io, llm::Limiter& limiter,
+                                                         std::chrono::milliseconds hold, BreakerListener on_change);
 
 agent::Settings agent_settings(const config::Config& config, const std::string& worker);
 // llm.budget as the agent checks it (agent/budget.h); the daemon reports the same.

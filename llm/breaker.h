@@ -61,6 +61,8 @@ class Breaker {
   Time next_probe() const { return m_next_probe; }
   // Whether the probe is out, unanswered.
   bool probing() const { return m_probing; }
+  // Whether admit(now) would let a probe go: open, no probe out, its time come.
+  bool probe_due(Time now) const { return m_state == BreakerState::open && !m_probing && now >= m_next_probe; }
   // Failed probes since it opened.
   int failed_probes() const { return m_failed_probes; }
 

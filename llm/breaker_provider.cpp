@@ -153,4 +153,9 @@ const std::string& BreakerProvider::name() const { return m_shared->inner->name(
 const std::string& BreakerProvider::model() const { return m_shared->inner->model(); }
 BreakerStats BreakerProvider::stats() const { return m_shared->stats(); }
 
+bool BreakerProvider::admits() const {
+  const auto& b = m_shared->breaker;
+  return b.state() == BreakerState::closed || b.probe_due(m_shared->deps.now());
+}
+
 }  // namespace dispatchd::llm

@@ -61,6 +61,9 @@ class BreakerProvider final : public Provider {
   const std::string& model() const override;
 
   BreakerStats stats() const;
+  // Whether a call given now would go: the breaker is closed, or it is open and a probe is due
+  // (a router sends it one, so that a provider it routes around is still probed).
+  bool admits() const;
 
   struct Shared;
 

@@ -42,10 +42,20 @@ struct Turn {
   std::string text;
 };
 
+// Which provider and model answered (CallInfo's), e.g. to ask the same one again.
+struct ProviderModel {
+  std::string provider;
+  std::string model;
+  bool operator==(const ProviderModel&) const = default;
+};
+
 struct CompletionRequest {
   std::string system;                          // system prompt + catalog prompt; may be empty
   std::vector<Turn> turns;                     // starts with a user turn; user and assistant alternate
   std::shared_ptr<const OutputSchema> schema;  // REQUIRES: non-null
+  // A re-ask: the provider and model whose answer the turns quote. A router (llm/router.h)
+  // asks that one again while it answers; a single provider ignores it.
+  std::optional<ProviderModel> prefer = std::nullopt;
 };
 
 // The tokens a call was billed for, each in exactly one field whatever the provider, so that

@@ -73,7 +73,7 @@ def breaker_flow():
         stack.wait_until(lambda: metric(stack, "dispatchd_llm_breaker_open") == 1, what="the breaker open")
         status, body = stack.get("/readyz")
         check("/readyz stays 200 and names the open breaker",
-              status == 200 and "llm openai failing: breaker open" in body, (status, body))
+              status == 200 and "llm openai/fake-model failing: breaker open" in body, (status, body))
         stack.daemon.wait_for_line("its breaker is open")
         token = stack.add_staff("ana")
         status, body = stack.get("/api/provider", headers={"Authorization": f"Bearer {token}"})
@@ -118,7 +118,7 @@ def breaker_flow():
         check("nothing escalated", stack.scalar("SELECT count(*) FROM v_escalations") == 0)
         check("the breaker is closed again", metric(stack, "dispatchd_llm_breaker_open") == 0)
         status, body = stack.get("/metrics")
-        failed = re.search(r'^dispatchd_llm_breaker_probes_total\{provider="openai",result="failed"\} (\d+)$',
+        failed = re.search(r'^dispatchd_llm_breaker_probes_total\{provider="openai",model="fake-model",result="failed"\} (\d+)$',
                            body, re.M)
         check("probes failed while it was open", failed is not None and int(failed.group(1)) >= 1, failed)
         stack.daemon.wait_for_line("answers again after")

@@ -18,7 +18,7 @@ async function showProvider() {
   try {
     const provider = await api('GET', '/api/provider');
     const line = $('provider');
-    line.hidden = provider.state !== 'failing';
+    line.hidden = provider.state === 'answering';
     line.textContent = provider.text ?? '';
   } catch (error) {
     reportError(error);
