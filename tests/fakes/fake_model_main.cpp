@@ -30,10 +30,12 @@
 // so a test can see a recorded cost end to end. --latency-spread-ms spreads each answer's
 // wait uniformly over latency +- S (at least 0; a fixed seed, so runs repeat): a real model's
 // answers do not come back in the order and the bunches the requests went out in.
-// --outage FILE: while FILE exists, every model request is answered with the outage it
-// describes, "STATUS [RETRY_AFTER_S]" (e.g. "503 2"; empty: 503), with the dialect's error
-// body, each printed as a line {"event":"outage","status":N}: a provider down for as long as
-// the test keeps the file (tests/e2e/breaker_test.py).
+// --outage FILE: while FILE exists, every model request meets the outage it describes:
+// "STATUS [RETRY_AFTER_S]" (e.g. "503 2"; empty: 503) answers that status with the dialect's
+// error body; "reset" resets the connection; "timeout MS" answers only after MS (past the
+// client's timeout). Each is printed as a line {"event":"outage","status":N} (0 for a reset
+// or a timeout): a provider down for as long as the test keeps the file
+// (tests/e2e/breaker_test.py, bench/outage_bench.py).
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include <unistd.h>
@@ -261,6 +263,17 @@ int main(int argc, char** argv) {
       if (std::ifstream outage(outage_path); outage) {
         std::string line;
         std::getline(outage, line);
+        if (line.starts_with("reset") || line.starts_with("timeout")) {
+          std::printf("{\"event\":\"outage\",\"status\":0}\n");
+          std::fflush(stdout);
+          FakeReply reply = FakeReply::error(503);
+          if (line.starts_with("reset")) {
+            reply.drop = true;
+          } else {
+            reply.delay = std::chrono::milliseconds(std::max(0, std::atoi(line.c_str() + 7)));
+          }
+          return reply;
+        }
         int status = 503;
         int retry_after_s = -1;
         // Either may be missing: sscanf leaves what it does not read as it was.

@@ -248,6 +248,7 @@ class Session : public std::enable_shared_from_this<Session> {
     m_response.body() = reply_body(record.dialect, reply, record, serial);
     m_response.prepare_payload();
     m_before_write = reply.before_write;
+    m_drop = reply.drop;
     std::optional<std::chrono::milliseconds> held;
     if (m_dialect != Dialect::unknown)
       held = m_state.hold([weak = weak_from_this()] {
@@ -261,6 +262,13 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void write() {
+    if (m_drop) {
+      // An abortive close: the client reads a reset, as from a provider whose proxy drops it.
+      beast::error_code ignored;
+      m_stream.socket().set_option(asio::socket_base::linger(true, 0), ignored);
+      m_stream.socket().close(ignored);
+      return;
+    }
     m_state.answered(m_dialect);  // before the write: the client cannot have it earlier
     if (m_before_write) std::exchange(m_before_write, nullptr)();
     m_stream.expires_after(k_io_deadline);
@@ -277,6 +285,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::tcp_stream m_stream;
   asio::steady_timer m_timer;
+  bool m_drop = false;
   State& m_state;
   beast::flat_buffer m_buffer;
   std::optional<http::request_parser<http::string_body>> m_parser;

@@ -39,6 +39,7 @@ struct FakeReply {
   std::vector<std::pair<std::string, std::string>> headers;  // extra ones, e.g. Retry-After
   std::optional<std::string> raw_body;                       // sent verbatim instead of a generated body
   std::chrono::milliseconds delay{0};                        // waited (without blocking the server) before answering
+  bool drop = false;  // after the delay, the connection is reset (RST) instead of answered: a provider's outage
   // Called on the server thread just before the answer is written, after the delay (the
   // benchmark's timeline stamps it there). Held requests call it too.
   std::function<void()> before_write;
