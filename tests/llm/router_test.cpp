@@ -78,6 +78,18 @@ struct Routes {
     }
     router = std::make_unique<llm::RouterProvider>(std::move(routes));
   }
+  // A held call's callback keeps its breaker's state alive (the state owns the provider):
+  // every one is answered before the end, as a real provider answers or fails each.
+  ~Routes() {
+    for (auto* scripted : {primary, fallback}) {
+      while (!scripted->held.empty()) {
+        auto done = std::move(scripted->held.front());
+        scripted->held.pop_front();
+        done(llm::Completion{});
+      }
+    }
+  }
+
   void call(std::optional<llm::ProviderModel> prefer = std::nullopt) {
     router->complete({.system = "", .turns = {}, .schema = nullptr, .prefer = std::move(prefer)},
                      [](llm::CompletionResult) {});
