@@ -10,8 +10,9 @@ file exists (fake_model --outage).
 - while it is open, 50 more customers write (5 a second): the fake model hears no more than
   the probes, one per 2 s at most (the Retry-After), however long the backlog;
 - calls that waited 30 s end circuit_open and their messages are postponed;
-- the outage ends: the first answer reaches Graph within 5 s of it (the next probe), and every
-  message is answered once within 15 s, not after its 30 s postponement; nothing escalates.
+- the outage ends: the first answer reaches Graph with the next probe (at most 5 s; the check
+  allows 10 on a loaded machine), and every message is answered once within 20 s, not after its
+  30 s postponement; nothing escalates.
 
 Usage: breaker_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BACKEND=postgresql)
 """
@@ -110,9 +111,12 @@ def breaker_flow():
             if len(got) == len(senders):
                 last = time.time() - ended
             time.sleep(0.1)
-        check("the first answer after the outage within 5 s", first is not None and first <= 5.5, first)
-        check("every message answered within 15 s of the recovery, not after its 30 s wait",
-              last is not None and last <= 15, (last, len(answered(stack, senders)), len(senders)))
+        # The next probe is at most 5 s away (llm.breaker.probe_max_ms); the bounds leave room for
+        # a loaded machine and still tell a release from the 30 s postponement running out.
+        check("the first answer after the outage within the next probe (5 s, 10 with room)",
+              first is not None and first <= 10, first)
+        check("every message answered within 20 s of the recovery, not after its 30 s wait",
+              last is not None and last <= 20, (last, len(answered(stack, senders)), len(senders)))
         sent = [m[0] for m in stack.graph_messages()]
         check("each customer answered once", sorted(sent) == sorted(senders), (len(sent), len(senders)))
         check("nothing escalated", stack.scalar("SELECT count(*) FROM v_escalations") == 0)

@@ -74,6 +74,13 @@ struct Fixture {
             .on_change = [this](llm::BreakerChange c, const llm::BreakerStats&) { changes.push_back(c); }});
   }
 
+  // A call held by the scripted provider keeps the breaker's state alive (its callback holds
+  // it, and the state owns the provider): every one is answered before the end, as a real
+  // provider answers or fails each.
+  ~Fixture() {
+    while (!inner->held.empty()) inner->answer(ok());
+  }
+
   void call(const std::string& name) {
     provider->complete({.system = name, .turns = {}, .schema = nullptr},
                        [this, name](llm::CompletionResult r) { results.insert_or_assign(name, std::move(r)); });
