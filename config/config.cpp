@@ -271,8 +271,7 @@ bool is_server_name(std::string_view name) {
 
 // llm.fallbacks: [{provider, base_url, model, api_key_env, timeout_ms?, max_concurrency?}, ...].
 void read_fallbacks(Reader& r, const Value& v, const std::string& at, std::vector<Fallback>& fallbacks) {
-  if (!v.IsArray())
-    return r.problem(at, R"(must be an array of {"provider", "base_url", "model", "api_key_env"})");
+  if (!v.IsArray()) return r.problem(at, R"(must be an array of {"provider", "base_url", "model", "api_key_env"})");
   for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
     const std::string here = at + "/" + std::to_string(i);
     Fallback f;
@@ -578,32 +577,31 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                 }),
        r.nested("llm",
                 [&](const Value& v, const std::string& at) {
-                  r.object(v, at,
-                           {r.string("provider", llm.provider), r.string("base_url", llm.base_url),
-                            r.string("model", llm.model), r.string("api_key_env", llm.api_key_env),
-                            r.integer("timeout_ms", llm.timeout_ms, 100, 600000),
-                            r.integer("connect_timeout_ms", llm.connect_timeout_ms, 100, 60000),
-                            r.integer("max_retries", llm.max_retries, 0, 5),
-                            r.integer("max_concurrency", llm.max_concurrency, 1, 4096),
-                            r.integer("max_tool_steps", llm.max_tool_steps, 0, 16),
-                            r.integer("history_messages", llm.history_messages, 0, 100),
-                            r.integer("provider_deadline_s", llm.provider_deadline_s, 1, 7 * 24 * 3600),
-                            r.integer("max_output_tokens", llm.max_output_tokens, 16, 65536),
-                            r.boolean("prompt_cache_key", llm.prompt_cache_key),
-                            r.nested("prices", [&](const Value& p,
-                                                   const std::string& pat) { read_prices(r, p, pat, llm.prices); }),
-                            r.nested("budget", [&](const Value& b,
-                                                   const std::string& bat) { read_budget(r, b, bat, llm.budget); }),
-                            r.nested("fallbacks",
-                                     [&](const Value& f, const std::string& fat) {
-                                       read_fallbacks(r, f, fat, llm.fallbacks);
-                                     }),
-                            r.nested("breaker", [&](const Value& b, const std::string& bat) {
-                              r.object(b, bat,
-                                       {r.integer("failures", llm.breaker.failures, 1, 1000),
-                                        r.integer("probe_min_ms", llm.breaker.probe_min_ms, 100, 600'000),
-                                        r.integer("probe_max_ms", llm.breaker.probe_max_ms, 100, 600'000)});
-                            })});
+                  r.object(
+                      v, at,
+                      {r.string("provider", llm.provider), r.string("base_url", llm.base_url),
+                       r.string("model", llm.model), r.string("api_key_env", llm.api_key_env),
+                       r.integer("timeout_ms", llm.timeout_ms, 100, 600000),
+                       r.integer("connect_timeout_ms", llm.connect_timeout_ms, 100, 60000),
+                       r.integer("max_retries", llm.max_retries, 0, 5),
+                       r.integer("max_concurrency", llm.max_concurrency, 1, 4096),
+                       r.integer("max_tool_steps", llm.max_tool_steps, 0, 16),
+                       r.integer("history_messages", llm.history_messages, 0, 100),
+                       r.integer("provider_deadline_s", llm.provider_deadline_s, 1, 7 * 24 * 3600),
+                       r.integer("max_output_tokens", llm.max_output_tokens, 16, 65536),
+                       r.boolean("prompt_cache_key", llm.prompt_cache_key),
+                       r.nested("prices",
+                                [&](const Value& p, const std::string& pat) { read_prices(r, p, pat, llm.prices); }),
+                       r.nested("budget",
+                                [&](const Value& b, const std::string& bat) { read_budget(r, b, bat, llm.budget); }),
+                       r.nested("fallbacks", [&](const Value& f,
+                                                 const std::string& fat) { read_fallbacks(r, f, fat, llm.fallbacks); }),
+                       r.nested("breaker", [&](const Value& b, const std::string& bat) {
+                         r.object(b, bat,
+                                  {r.integer("failures", llm.breaker.failures, 1, 1000),
+                                   r.integer("probe_min_ms", llm.breaker.probe_min_ms, 100, 600'000),
+                                   r.integer("probe_max_ms", llm.breaker.probe_max_ms, 100, 600'000)});
+                       })});
                 }),
        r.nested("agent",
                 [&](const Value& v, const std::string& at) {

@@ -40,7 +40,8 @@ std::string provider_json(const ProviderStates& states) {
   std::optional<std::string> text;
   if (primary_fails) {
     const auto& [primary, stats] = states.front();
-    text = "The model provider " + named(primary) + " is failing (for " + std::to_string(open_seconds(stats)) + " s): " +
+    text = "The model provider " + named(primary) + " is failing (for " + std::to_string(open_seconds(stats)) +
+           " s): " +
            (answering ? named(*answering) + " answers meanwhile." : "messages wait and are answered when it is back.");
   }
   JsonOut out;

@@ -118,8 +118,8 @@ struct Service::Parts {
   std::vector<std::unique_ptr<llm::Limiter>> fallback_limiters;  // declared first: they outlive `provider`
   std::unique_ptr<llm::Provider> provider;
   llm::RouterProvider* router = nullptr;  // inside `provider`
-  std::unique_ptr<mcp::Fleet> mcp;          // after `transport`, before `agent`: mcp.servers, when any
-  ToolGauges tool_calls;                    // catalog tool calls since start (the servers and pins are read live)
+  std::unique_ptr<mcp::Fleet> mcp;        // after `transport`, before `agent`: mcp.servers, when any
+  ToolGauges tool_calls;                  // catalog tool calls since start (the servers and pins are read live)
   std::unique_ptr<agent::Agent> agent;
   std::shared_ptr<const agent::Setup> setup;
   std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
@@ -596,11 +596,9 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.setup = *setup;
   // A call waits for the breaker as long as a message would wait for the provider before it
   // is taken again; the breaker's closing takes the postponed ones again at once.
-  auto provider =
-      build_provider(p.config.llm, p.transport, io, p.limiter, agent::Limits{}.provider_wait,
-                     [&p](const llm::ProviderModel& who, llm::BreakerChange change, const llm::BreakerStats& stats) {
-                       p.on_breaker(who, change, stats);
-                     });
+  auto provider = build_provider(p.config.llm, p.transport, io, p.limiter, agent::Limits{}.provider_wait,
+                                 [&p](const llm::ProviderModel& who, llm::BreakerChange change,
+                                      const llm::BreakerStats& stats) { p.on_breaker(who, change, stats); });
   if (!provider) return std::unexpected(provider.error());
   p.provider = std::move(provider->provider);
   p.router = provider->router;

@@ -14,9 +14,9 @@
 #include "connectors/channel.h"
 #include "daemon/http_server.h"
 #include "llm/breaker_provider.h"
-#include "llm/router.h"
 #include "llm/limiter.h"
 #include "llm/provider.h"
+#include "llm/router.h"
 #include "net/http.h"
 
 namespace boost::asio {
@@ -34,8 +34,7 @@ namespace dispatchd::daemon {
 // hears a breaker open and close, with the provider and model it guards. The API keys come
 // from the variables named by the api_key_env keys (or the credentials of those names); their
 // values are never logged.
-using BreakerListener =
-    std::function<void(const llm::ProviderModel&, llm::BreakerChange, const llm::BreakerStats&)>;
+using BreakerListener = std::function<void(const llm::ProviderModel&, llm::BreakerChange, const llm::BreakerStats&)>;
 struct BuiltProvider {
   std::vector<std::unique_ptr<llm::Limiter>> limiters;  // the fallbacks': declared first, so they outlive `provider`
   std::unique_ptr<llm::Provider> provider;

@@ -7,8 +7,8 @@ answering 503 while its outage file exists (fake_model --outage).
 - the primary fails: its breaker opens, and the customers who write meanwhile are answered by
   the fallback, each attempt recording the fallback's provider and model; the primary hears
   only its probes;
-- the primary answers again: its probe closes its breaker, and the next messages are the
-  primary's again;
+- the primary answers again: the first call once its probe is due goes to it (the traffic
+  probes it), its success closes the breaker, and the next messages are the primary's again;
 - the cost report names both models.
 
 Usage: fallback_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BACKEND=postgresql)
@@ -85,9 +85,16 @@ def fallback_flow():
         check("/readyz names the failing primary", status == 200 and "llm openai/fake-model failing" in body,
               (status, body))
 
+        # Routed around, the primary is probed by the traffic itself: the first call once its probe
+        # is due goes to it. Customers keep writing, one a second, until it is back.
         os.remove(outage)
-        stack.wait_until(lambda: metric(stack, "dispatchd_llm_breaker_open", "fake-model") == 0, timeout=30,
-                         what="the primary's breaker closed")
+        deadline, n = time.time() + 30, 0
+        while metric(stack, "dispatchd_llm_breaker_open", "fake-model") != 0 and time.time() < deadline:
+            stack.post_webhook(harness.text_webhook(f"wamid.FBR{n}", f"52155600003{n:02d}", "Hola"))
+            n += 1
+            time.sleep(1)
+        check("the primary's breaker closed once a probe went to it",
+              metric(stack, "dispatchd_llm_breaker_open", "fake-model") == 0, n)
         stack.post_webhook(harness.text_webhook("wamid.FBB", "5215560000200", "Hola"))
         stack.wait_until(lambda: answered(stack, "5215560000200"), what="the answer after the recovery")
         check("the primary answers again once back", models_of(stack, "wamid.FBB") == ["fake-model"],

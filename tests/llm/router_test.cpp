@@ -65,14 +65,17 @@ struct Routes {
 
   Routes() {
     std::vector<llm::Route> routes;
-    for (auto [name, model, out] : {std::tuple{"openai", "gpt", &primary}, std::tuple{"anthropic", "claude", &fallback}}) {
+    for (auto [name, model, out] :
+         {std::tuple{"openai", "gpt", &primary}, std::tuple{"anthropic", "claude", &fallback}}) {
       auto scripted = std::make_unique<Scripted>(name, model);
       *out = scripted.get();
       auto guarded = std::make_unique<llm::BreakerProvider>(
           std::move(scripted), llm::BreakerSettings{.failure_threshold = 1, .probe_min = 10s, .probe_max = 10s}, 30s,
           io,
-          llm::BreakerDeps{
-              .random = [] { return 0.0; }, .now = [this] { return clock; }, .wait = [](auto, auto) {}, .on_change = {}});
+          llm::BreakerDeps{.random = [] { return 0.0; },
+                           .now = [this] { return clock; },
+                           .wait = [](auto, auto) {},
+                           .on_change = {}});
       const auto* watched = guarded.get();
       routes.push_back({std::move(guarded), watched, {name, model}});
     }
