@@ -468,3 +468,38 @@ TEST_CASE("config: llm.prompt_cache_key is off by default and for provider opena
   REQUIRE_FALSE(not_bool);
   CHECK(any_contains(not_bool.error(), "/llm/prompt_cache_key: must be true or false"));
 }
+
+TEST_CASE("config: llm.breaker's defaults, and what it refuses", "[config]") {
+  const auto with = [](const std::string& breaker) {
+    return config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+      "model": "m", "api_key_env": "K", "breaker": )" +
+                             breaker + "}}",
+                         "d.json");
+  };
+  auto defaults = config::parse(k_minimal, "d.json");
+  REQUIRE(defaults);
+  CHECK(defaults->llm.breaker.failures == 5);
+  CHECK(defaults->llm.breaker.probe_min_ms == 1000);
+  CHECK(defaults->llm.breaker.probe_max_ms == 5000);
+  auto set = with(R"({"failures": 3, "probe_min_ms": 500, "probe_max_ms": 2000})");
+  REQUIRE(set);
+  CHECK(set->llm.breaker.failures == 3);
+  CHECK(set->llm.breaker.probe_max_ms == 2000);
+  struct Row {
+    const char* breaker;
+    const char* error;
+  };
+  const Row rows[] = {
+      {R"({"failures": 0})", "/llm/breaker/failures: must be an integer from 1 to 1000"},
+      {R"({"probe_min_ms": 50})", "/llm/breaker/probe_min_ms: must be an integer from 100 to 600000"},
+      {R"({"probe_min_ms": 3000, "probe_max_ms": 2000})", "/llm/breaker/probe_max_ms: must be at least probe_min_ms"},
+      {R"({"probes": 2})", "/llm/breaker/probes: unknown key"},
+      {R"("fast")", "/llm/breaker: must be an object"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.breaker);
+    auto refused = with(row.breaker);
+    REQUIRE_FALSE(refused);
+    CHECK(any_contains(refused.error(), row.error));
+  }
+}
