@@ -97,7 +97,8 @@ def one_run(count, concurrency, phase_s, fallback):
             raise RuntimeError(f"only {answered(stack)} of {count} messages answered 600 s after the recovery")
         return {"concurrency": concurrency, "fallback": fallback, "count": count, "stored_per_second":
                 stored.get("requests_per_second"), "phases": phases, "answered_during_outage": during,
-                "first_answer_s": round(first, 2), "last_answer_s": round(last, 2),
+                # None when nothing was left to answer at the recovery (the fallback answered all)
+                "first_answer_s": None if first is None else round(first, 2), "last_answer_s": round(last, 2),
                 "rss_max_mib": round(rss[0], 1)}
     finally:
         done.set()

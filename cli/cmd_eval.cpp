@@ -60,7 +60,8 @@ int cmd_eval(int argc, char** argv) {
   if (args->positional.size() != 1)
     return usage_error(
         "usage: dispatchctl eval SET.jsonl --config FILE [--catalog NEW] [--system-prompt NEW]\n"
-        "         [--llm-model NAME] [--concurrency N] [--min-accuracy X] [--report OUT.md] [--json]");
+        "         [--llm-model NAME] [--llm-fallback N] [--concurrency N] [--min-accuracy X] [--report OUT.md]\n"
+        "         [--json]");
   if (!args->has("config")) return usage_error("eval needs --config FILE (the provider to ask)");
   if (args->has("db")) return usage_error("eval runs in a scratch database of its own: give --config, not --db");
   const auto gate = min_accuracy(*args);

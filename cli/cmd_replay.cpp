@@ -19,8 +19,8 @@ namespace {
 
 constexpr const char* k_replay_usage =
     "usage: dispatchctl replay --config FILE | --db FILE (--offline | --online) [--catalog NEW]\n"
-    "         [--system-prompt NEW] [--llm-model NAME] [--concurrency N] [--since YYYY-MM-DD] [--limit N]\n"
-    "         [--sample N [--seed S]] --report OUT.md [--json]";
+    "         [--system-prompt NEW] [--llm-model NAME] [--llm-fallback N] [--concurrency N] [--since YYYY-MM-DD]\n"
+    "         [--limit N] [--sample N [--seed S]] --report OUT.md [--json]";
 
 constexpr int k_exit_failure = 1;
 
@@ -79,8 +79,10 @@ std::expected<replay::Selection, std::string> selection_of(const Args& args) {
 std::string check_mode(const Args& args) {
   if (!args.positional.empty()) return k_replay_usage;
   if (args.has("offline") == args.has("online")) return "replay takes --offline or --online (one of them)";
-  if (!args.has("online") && (args.has("system-prompt") || args.has("llm-model") || args.has("concurrency")))
-    return "--system-prompt, --llm-model and --concurrency change what the model is asked: they need --online";
+  if (!args.has("online") &&
+      (args.has("system-prompt") || args.has("llm-model") || args.has("llm-fallback") || args.has("concurrency")))
+    return "--system-prompt, --llm-model, --llm-fallback and --concurrency change what the model is asked: they need "
+           "--online";
   if (!args.has("report")) return "replay needs --report OUT.md";
   if (args.has("online") && !args.has("config"))
     return "replay --online needs --config FILE (the provider to ask and the database to copy)";

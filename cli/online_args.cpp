@@ -27,7 +27,7 @@ void on_interrupt(int) {
 }  // namespace
 
 std::vector<OptionSpec> model_option_specs() {
-  return {{"system-prompt", true}, {"llm-model", true}, {"concurrency", true}};
+  return {{"system-prompt", true}, {"llm-model", true}, {"llm-fallback", true}, {"concurrency", true}};
 }
 
 std::expected<replay::ModelOptions, std::string> model_options_of(const Args& args, const config::Config& config,
@@ -40,6 +40,13 @@ std::expected<replay::ModelOptions, std::string> model_options_of(const Args& ar
     auto text = read_file(*path, k_max_prompt, error);
     if (!text) return std::unexpected("--system-prompt: " + error);
     overrides.system_prompt = std::move(*text);
+  }
+  if (const auto text = args.get("llm-fallback")) {
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+    if (ec != std::errc() || end != text->data() + text->size() || n == 0)
+      return std::unexpected("--llm-fallback takes a number: 1 for llm.fallbacks' first entry");
+    overrides.fallback = n;
   }
   if (const auto text = args.get("concurrency")) {
     std::size_t n = 0;

@@ -90,24 +90,51 @@ struct Tally {
 
 std::expected<ModelOptions, std::string> model_options(const config::Config& config, catalog::Catalog catalog,
                                                        const Overrides& overrides) {
-  const auto kind = llm::parse_provider_kind(config.llm.provider);
-  if (!kind) return std::unexpected("llm.provider: unknown provider " + config.llm.provider);
-  auto key = config::read_secret(config.llm.api_key_env);
-  if (!key) return std::unexpected("llm.api_key_env: " + key.error());
+  // One provider, never a router: a replay or eval run is pinned to the provider it names.
+  struct Pinned {
+    std::string key, provider, base_url, model, api_key_env;
+    int timeout_ms, max_concurrency;
+  };
+  Pinned pin{"llm",
+             config.llm.provider,
+             config.llm.base_url,
+             config.llm.model,
+             config.llm.api_key_env,
+             config.llm.timeout_ms,
+             config.llm.max_concurrency};
+  if (overrides.fallback) {
+    const auto n = *overrides.fallback;
+    if (n == 0 || n > config.llm.fallbacks.size())
+      return std::unexpected("--llm-fallback " + std::to_string(n) + ": llm.fallbacks has " +
+                             std::to_string(config.llm.fallbacks.size()) + " entries");
+    const auto& f = config.llm.fallbacks[n - 1];
+    pin = {"llm.fallbacks/" + std::to_string(n - 1),
+           f.provider,
+           f.base_url,
+           f.model,
+           f.api_key_env,
+           f.timeout_ms > 0 ? f.timeout_ms : config.llm.timeout_ms,
+           f.max_concurrency > 0 ? f.max_concurrency : config.llm.max_concurrency};
+  }
+  const auto kind = llm::parse_provider_kind(pin.provider);
+  if (!kind) return std::unexpected(pin.key + ".provider: unknown provider " + pin.provider);
+  auto key = config::read_secret(pin.api_key_env);
+  if (!key) return std::unexpected(pin.key + ".api_key_env: " + key.error());
   ModelOptions options;
   options.provider = {.kind = *kind,
-                      .base_url = config.llm.base_url,
-                      .model = overrides.model.value_or(config.llm.model),
+                      .base_url = pin.base_url,
+                      .model = overrides.model.value_or(pin.model),
                       .api_key = std::move(*key),
-                      .timeout = std::chrono::milliseconds(config.llm.timeout_ms),
+                      .timeout = std::chrono::milliseconds(pin.timeout_ms),
                       .connect_timeout = std::chrono::milliseconds(config.llm.connect_timeout_ms),
                       .max_output_tokens = config.llm.max_output_tokens,
-                      .prompt_cache_key = config.llm.prompt_cache_key};
+                      // OpenAI's field: another dialect has none (as the daemon's routes).
+                      .prompt_cache_key = config.llm.prompt_cache_key && *kind == llm::ProviderKind::openai};
   auto& s = options.settings;
   s.max_retries = config.llm.max_retries;
   s.max_tool_steps = config.llm.max_tool_steps;
   s.history_messages = static_cast<std::size_t>(config.llm.history_messages);
-  s.max_in_flight = overrides.concurrency.value_or(static_cast<std::size_t>(config.llm.max_concurrency));
+  s.max_in_flight = overrides.concurrency.value_or(static_cast<std::size_t>(pin.max_concurrency));
   s.provider_deadline = std::chrono::seconds(0);  // see the header: escalate at once
   s.worker = "dispatchctl-replay";
   // The agent prices each attempt as it records it (agent/agent.h), in the scratch copy too.

@@ -45,6 +45,9 @@ struct Overrides {
   std::optional<std::string> model;          // --llm-model
   std::optional<std::string> system_prompt;  // --system-prompt: the text (read by the caller)
   std::optional<std::size_t> concurrency;    // --concurrency, else llm.max_concurrency
+  // --llm-fallback N: ask llm.fallbacks[N - 1] instead of the primary (its dialect, base URL,
+  // key, model, timeout and concurrency); --llm-model and --concurrency still override.
+  std::optional<std::size_t> fallback;
 };
 
 // The provider from llm.* (the key read from llm.api_key_env or its credential), the agent's

@@ -109,6 +109,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ("online needs a configuration", ["--online"], "--online needs --config"),
         ("system prompt offline", ["--offline", "--system-prompt", "p.txt"], "they need --online"),
         ("model offline", ["--offline", "--llm-model", "m2"], "they need --online"),
+        ("fallback offline", ["--offline", "--llm-fallback", "1"], "they need --online"),
         ("concurrency offline", ["--offline", "--concurrency", "2"], "they need --online"),
         ("bad day", ["--offline", "--since", "2026-02-30"], "YYYY-MM-DD"),
         ("bad limit", ["--offline", "--limit", "0"], "positive number"),

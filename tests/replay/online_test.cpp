@@ -215,6 +215,88 @@ TEST_CASE("online replay's provider sends prompt_cache_key as the configuration 
   }
 }
 
+TEST_CASE("online replay pinned to a fallback asks that provider only, as configured", "[replay][online]") {
+  Recorded r;
+  ::setenv("DISPATCHD_REPLAY_TEST_KEY", "sk-test", 1);
+  ::setenv("DISPATCHD_REPLAY_FALLBACK_KEY", "sk-fallback", 1);
+  config::Config config;
+  config.llm.provider = "openai";
+  config.llm.base_url = r.h.fake.base_url(fakes::Dialect::openai);
+  config.llm.model = "config-model";
+  config.llm.api_key_env = "DISPATCHD_REPLAY_TEST_KEY";
+  config.llm.timeout_ms = 20000;
+  config.llm.max_concurrency = 8;
+  config.llm.prompt_cache_key = true;
+  config.llm.fallbacks.push_back({.provider = "anthropic",
+                                  .base_url = r.h.fake.base_url(fakes::Dialect::anthropic),
+                                  .model = "fallback-model",
+                                  .api_key_env = "DISPATCHD_REPLAY_FALLBACK_KEY",
+                                  .timeout_ms = 7000,
+                                  .max_concurrency = 3});
+
+  SECTION("the options are the fallback's") {
+    replay::Overrides pinned;
+    pinned.fallback = 1;
+    const auto options = replay::model_options(config, test::support_en(), pinned);
+    REQUIRE(options);
+    CHECK(options->provider.kind == llm::ProviderKind::anthropic);
+    CHECK(options->provider.base_url == config.llm.fallbacks[0].base_url);
+    CHECK(options->provider.model == "fallback-model");
+    CHECK(options->provider.api_key == "sk-fallback");
+    CHECK(options->provider.timeout == std::chrono::milliseconds(7000));
+    CHECK_FALSE(options->provider.prompt_cache_key);  // OpenAI's field only
+    CHECK(options->settings.max_in_flight == 3);
+    pinned.model = "other-model";  // --llm-model still wins
+    pinned.concurrency = 5;
+    const auto overridden = replay::model_options(config, test::support_en(), pinned);
+    REQUIRE(overridden);
+    CHECK(overridden->provider.model == "other-model");
+    CHECK(overridden->settings.max_in_flight == 5);
+    const auto primary = replay::model_options(config, test::support_en(), {});
+    REQUIRE(primary);
+    CHECK(primary->provider.kind == llm::ProviderKind::openai);
+    CHECK(primary->provider.model == "config-model");
+    CHECK(primary->settings.max_in_flight == 8);
+  }
+
+  SECTION("an entry that is not there is refused by number") {
+    for (const std::size_t n : {0, 2}) {
+      replay::Overrides pinned;
+      pinned.fallback = n;
+      const auto options = replay::model_options(config, test::support_en(), pinned);
+      REQUIRE_FALSE(options);
+      CHECK_THAT(options.error(), Catch::Contains("--llm-fallback " + std::to_string(n)) &&
+                                      Catch::Contains("llm.fallbacks has 1 entries"));
+    }
+  }
+
+  SECTION("every call goes to the fallback, and the attempts name it") {
+    const auto before = r.h.fake.request_count();
+    replay::Overrides pinned;
+    pinned.fallback = 1;
+    auto options = replay::model_options(config, test::support_en(), pinned);
+    REQUIRE(options);
+    bool resumed = true;
+    auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
+    REQUIRE(scratch);
+    REQUIRE(replay::run_pending(*scratch, std::move(*options)));
+    const auto requests = r.h.fake.requests();
+    REQUIRE(requests.size() - before == 4);
+    for (std::size_t i = before; i < requests.size(); ++i) {
+      CHECK(requests[i].dialect == fakes::Dialect::anthropic);
+      CHECK(requests[i].header("x-api-key") == "sk-fallback");
+      CHECK(requests[i].body.find("\"fallback-model\"") != std::string::npos);
+    }
+    const auto replayed = scratch->query_int("SELECT count(*) FROM attempts");
+    const auto by_fallback =
+        scratch->query_int("SELECT count(*) FROM attempts WHERE provider = 'anthropic' AND model = 'fallback-model'");
+    REQUIRE(replayed);
+    REQUIRE(by_fallback);
+    CHECK(*replayed == 4);
+    CHECK(*by_fallback == 4);
+  }
+}
+
 TEST_CASE("a scratch path that holds something else is refused", "[replay][online]") {
   Recorded r;
   bool resumed = false;
