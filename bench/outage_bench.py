@@ -12,7 +12,7 @@ For each llm.max_concurrency given, it reports:
   - from the recovery: the seconds to the first answered message and to the last;
   - dispatchd's largest RSS during the run;
   - with --fallback, a second model fake as llm.fallbacks: the messages answered during the
-    outage, by the fallback.
+    outage, by the fallback, and how long after the first webhook the last of them was.
 
 Usage: outage_bench.py BUILD_DIR SOURCE_DIR [--count N] [--concurrency C[,C...]] [--phase-s S]
        [--fallback] [--json FILE]
@@ -72,13 +72,19 @@ def one_run(count, concurrency, phase_s, fallback):
         threading.Thread(target=sample, daemon=True).start()
         with open(outage, "w") as f:
             f.write(PHASES[0][1] + "\n")
+        load_start = time.time()
         stored = load(BUILD, "webhook", stack.url("/webhooks/whatsapp"), count, 64)
-        phases = []
+        # The requests while the webhooks came in: the failures that open the breaker.
+        while_storing = outage_events(stack.model)
+        phases, all_answered = [], None
         for name, content in PHASES:
             with open(outage, "w") as f:
                 f.write(content + "\n")
             before, start = outage_events(stack.model), time.time()
-            time.sleep(phase_s)
+            while time.time() < start + phase_s:
+                time.sleep(0.5)
+                if all_answered is None and answered(stack) >= count:
+                    all_answered = time.time() - load_start
             requests = outage_events(stack.model) - before
             phases.append({"phase": name, "requests": requests, "per_second": round(requests / (time.time() - start), 2)})
         during = answered(stack)
@@ -96,7 +102,10 @@ def one_run(count, concurrency, phase_s, fallback):
         if last is None:
             raise RuntimeError(f"only {answered(stack)} of {count} messages answered 600 s after the recovery")
         return {"concurrency": concurrency, "fallback": fallback, "count": count, "stored_per_second":
-                stored.get("requests_per_second"), "phases": phases, "answered_during_outage": during,
+                stored.get("per_second"), "webhook_statuses": stored.get("statuses"), "requests_while_storing": while_storing, "phases": phases,
+                "answered_during_outage": during,
+                # from the first webhook to the last message answered, when the fallback answered them all
+                "all_answered_during_outage_s": None if all_answered is None else round(all_answered, 1),
                 # None when nothing was left to answer at the recovery (the fallback answered all)
                 "first_answer_s": None if first is None else round(first, 2), "last_answer_s": round(last, 2),
                 "rss_max_mib": round(rss[0], 1)}

@@ -256,6 +256,9 @@ void render_breakers(Writer& w, const std::vector<ProcessGauges::Breaker>& break
   w.family("dispatchd_llm_breaker_held_out_total", "counter",
            "Calls that waited for the breaker as long as they may and were not sent (their messages postponed).");
   for (const auto& b : breakers) w.sample("dispatchd_llm_breaker_held_out_total", labels(b), b.stats.held_out);
+  w.family("dispatchd_llm_breaker_handed_back_total", "counter",
+           "Calls that reached the open breaker while a fallback admitted them, and went to the fallback.");
+  for (const auto& b : breakers) w.sample("dispatchd_llm_breaker_handed_back_total", labels(b), b.stats.handed_back);
 }
 
 // Billed tokens by kind and the cost of the priced attempts, by provider and model

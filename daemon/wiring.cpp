@@ -58,7 +58,7 @@ std::expected<llm::Route, std::string> build_route(const RouteSpec& spec, const 
                                                                                 const llm::BreakerStats& stats) {
         if (on_change) on_change(answers, change, stats);
       }});
-  const llm::BreakerProvider* watched = guarded.get();
+  llm::BreakerProvider* watched = guarded.get();
   return llm::Route{std::make_unique<llm::LimitedProvider>(std::move(guarded), limiter), watched, std::move(answers)};
 }
 

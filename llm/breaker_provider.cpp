@@ -124,12 +124,16 @@ struct BreakerProvider::Shared : std::enable_shared_from_this<Shared> {
     auto done = std::move(it->done);
     waiting.erase(it);
     ++counts.held_out;
+    done(std::unexpected(not_sent()));
+  }
+
+  ProviderError not_sent() const {
     ProviderError error;
     error.error_class = ErrorClass::circuit_open;
     error.message = inner->name() + " is failing (its breaker is open): the call was not sent";
     error.info.provider = inner->name();
     error.info.model = inner->model();
-    done(std::unexpected(std::move(error)));
+    return error;
   }
 };
 
@@ -145,7 +149,12 @@ void BreakerProvider::complete(CompletionRequest request, CompletionCallback don
   switch (s.breaker.admit(s.deps.now())) {
     case Admission::send: return s.send(std::move(request), std::move(done), false);
     case Admission::probe: return s.send(std::move(request), std::move(done), true);
-    case Admission::hold: return s.hold(std::move(request), std::move(done));
+    case Admission::hold:
+      if (m_elsewhere && m_elsewhere()) {
+        ++s.counts.handed_back;
+        return done(std::unexpected(s.not_sent()));
+      }
+      return s.hold(std::move(request), std::move(done));
   }
 }
 

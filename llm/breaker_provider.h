@@ -34,6 +34,7 @@ struct BreakerStats {
   std::int64_t probes = 0;                 // probes sent
   std::int64_t failed_probes = 0;          // of them failed
   std::int64_t held_out = 0;               // calls that waited hold_limit and ended circuit_open
+  std::int64_t handed_back = 0;            // calls ended circuit_open at once: elsewhere() admitted them
   std::size_t waiting = 0;                 // calls waiting now
   std::chrono::milliseconds open_time{0};  // time spent open, the current opening included
 };
@@ -64,11 +65,15 @@ class BreakerProvider final : public Provider {
   // Whether a call given now would go: the breaker is closed, or it is open and a probe is due
   // (a router sends it one, so that a provider it routes around is still probed).
   bool admits() const;
+  // While `elsewhere` returns true, a call the open breaker would hold ends at once with
+  // circuit_open instead, for the caller to send to another provider (llm/router.h).
+  void set_elsewhere(std::function<bool()> elsewhere) { m_elsewhere = std::move(elsewhere); }
 
   struct Shared;
 
  private:
   std::shared_ptr<Shared> m_shared;
+  std::function<bool()> m_elsewhere;
 };
 
 }  // namespace dispatchd::llm

@@ -9,6 +9,9 @@ answering 503 while its outage file exists (fake_model --outage).
   only its probes;
 - the primary answers again: the first call once its probe is due goes to it (the traffic
   probes it), its success closes the breaker, and the next messages are the primary's again;
+- a re-ask stays on its provider: the fallback (8 s slow) answers a message with garbage while
+  the primary fails; by the time the garbage comes back the primary answers again, and the
+  re-ask still goes to the fallback, whose output its feedback quotes;
 - the cost report names both models.
 
 Usage: fallback_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BACKEND=postgresql)
@@ -17,6 +20,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -45,10 +49,18 @@ def model_requests(process):
     return sum('"event":"outage"' in line for line in list(process.lines))
 
 
+REPLY = json.dumps({"accion": "enviar_mensaje", "destinatario": "{sender}", "contenido": "Gracias por escribirnos.",
+                    "prioridad": "media"}, ensure_ascii=False)
+
+
 def fallback_flow():
     fallback_port = harness.free_port()
-    fallback = harness.Process([os.path.join(BUILD, "tests", "fake_model"), "--port", str(fallback_port)],
-                               name="fake_model_fallback")
+    scenario = os.path.join(tempfile.mkdtemp(prefix="dispatchd-fallback-"), "fallback.json")
+    with open(scenario, "w") as f:
+        json.dump({"default": [REPLY], "rules": [{"when": "REASK", "replies": ["no es JSON", REPLY]}]}, f)
+    # Slow, so that the primary is back before the garbage is: the re-ask then has a choice.
+    fallback = harness.Process([os.path.join(BUILD, "tests", "fake_model"), "--port", str(fallback_port),
+                                "--scenario", scenario, "--latency-ms", "8000"], name="fake_model_fallback")
     fallback.wait_for_line('"listening"')
     stack = harness.Stack(BUILD, SOURCE, extra_config={"llm": {"fallbacks": [
         {"provider": "openai", "base_url": f"http://127.0.0.1:{fallback_port}/v1", "model": "fallback-model",
@@ -85,6 +97,12 @@ def fallback_flow():
         check("/readyz names the failing primary", status == 200 and "llm openai/fake-model failing" in body,
               (status, body))
 
+        # The fallback answers this one with garbage, 8 s from now.
+        stack.post_webhook(harness.text_webhook("wamid.FBQ", "5215560000300", "REASK por favor"))
+        # Its call is out: to the fallback, or first as the primary's probe, failed, and then retried
+        # to the fallback (a failed probe puts the next one 2 s or more away).
+        time.sleep(3)
+
         # Routed around, the primary is probed by the traffic itself: the first call once its probe
         # is due goes to it. Customers keep writing, one a second, until it is back.
         os.remove(outage)
@@ -101,6 +119,9 @@ def fallback_flow():
               models_of(stack, "wamid.FBB"))
         for n in range(1, 4):
             stack.wait_until(lambda: answered(stack, f"52155600000{n:02d}"), what=f"wamid.FB{n} answered")
+        stack.wait_until(lambda: answered(stack, "5215560000300"), what="wamid.FBQ answered")
+        check("a re-ask stays on the provider whose garbage it quotes, though the primary is back",
+              models_of(stack, "wamid.FBQ") == ["fallback-model", "fallback-model"], models_of(stack, "wamid.FBQ"))
         cost = stack.dispatchctl("cost", "--json")
         check("the cost report names both models", cost.returncode == 0 and "fallback-model" in cost.stdout and
               "fake-model" in cost.stdout, cost.stdout + cost.stderr)
