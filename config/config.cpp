@@ -11,11 +11,11 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/database_kind.h"
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
 #include "config/database_password.h"
-#include "store/backend.h"
 #include "store/send_pricing.h"
 #include "store/states.h"
 
@@ -436,7 +436,7 @@ void check(Config& c, Reader& r) {
     r.problem("/agent/burst_max_ms", "must be at least agent.burst_quiet_ms (" +
                                          std::to_string(c.agent.burst_quiet_ms) + ") when bursts are on");
   if (c.database.empty()) r.problem("/database", "must not be empty");
-  const bool postgresql = store::backend_of(c.database) == store::Backend::postgresql;
+  const bool postgresql = database_kind(c.database) == DatabaseKind::postgresql;
   // The message never repeats the URI: it holds the secret.
   if (postgresql && uri_has_password(c.database))
     r.problem("/database",
@@ -702,7 +702,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   check(c, r);
   if (!r.problems().empty()) return std::unexpected(std::move(r.problems()));
   const std::string base = fs::path(path).parent_path().string();
-  if (store::backend_of(c.database) == store::Backend::sqlite) c.database = resolve(base, c.database);
+  if (database_kind(c.database) == DatabaseKind::sqlite) c.database = resolve(base, c.database);
   c.catalog = resolve(base, c.catalog);
   if (c.system_prompt_file) c.system_prompt_file = resolve(base, *c.system_prompt_file);
   c.migrations_dir = c.migrations_dir.empty() ? default_migrations_dir() : resolve(base, c.migrations_dir);

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "store/backend.h"
+#include "common/database_kind.h"
 
 namespace dispatchd::config {
 namespace {
@@ -50,7 +50,7 @@ PasswordSources system_sources() {
 std::expected<DatabasePassword, PasswordError> resolve_database_password(const std::string& database,
                                                                          const std::string& password_env,
                                                                          const PasswordSources& sources) {
-  if (store::backend_of(database) != store::Backend::postgresql) return DatabasePassword{};
+  if (database_kind(database) != DatabaseKind::postgresql) return DatabasePassword{};
   if (sources.credentials_dir) {
     auto credential = read_credential(*sources.credentials_dir);
     if (!credential) return std::unexpected(std::move(credential.error()));

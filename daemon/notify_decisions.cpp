@@ -5,7 +5,7 @@
 #include "common/backoff.h"
 #include "common/json_out.h"
 #include "common/utf8.h"
-#include "connectors/whatsapp/errors.h"
+#include "net/retry_after.h"
 
 namespace dispatchd::daemon {
 namespace {
@@ -44,9 +44,8 @@ DeliveryVerdict classify_delivery(const net::HttpResult& result) {
   std::string why = "HTTP " + std::to_string(status);
   if (status >= 200 && status < 300) return {Delivery::delivered, std::nullopt, std::move(why)};
   if (status == 408 || status == 429 || status >= 500) {
-    std::optional<seconds> retry_after;
-    if (const auto header = result->headers.get("Retry-After")) retry_after = whatsapp::parse_retry_after(*header);
-    return {Delivery::retry, retry_after, std::move(why)};
+    return {Delivery::retry, net::retry_after_seconds(result->headers, std::chrono::system_clock::now()),
+            std::move(why)};
   }
   return {Delivery::permanent, std::nullopt, std::move(why)};
 }

@@ -9,6 +9,7 @@
 #include "llm/internal/dialect.h"
 #include "llm/providers.h"
 #include "llm/retry.h"
+#include "net/retry_after.h"
 
 namespace dispatchd::llm {
 namespace {
@@ -74,7 +75,7 @@ CompletionResult classify(const Settings& s, net::HttpResult result, CallInfo in
   } else if (result->status < 200 || result->status > 299) {
     error.error_class = status_class(result->status);
     error.http_status = result->status;
-    error.retry_after = parse_retry_after(result->headers);
+    error.retry_after = net::retry_after_of(result->headers, std::chrono::system_clock::now());
     error.message = "HTTP " + std::to_string(result->status) + ": " + error_detail(result->body);
   } else if (result->body.size() > s.config.max_response_bytes) {
     error.error_class = ErrorClass::bad_response;

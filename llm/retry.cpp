@@ -18,15 +18,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::optional<std::int64_t> whole_number(std::string_view text) {
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
-}
-
 RetryDeps with_defaults(RetryDeps deps, boost::asio::io_context& io) {
   if (!deps.random) {
     auto engine = std::make_shared<std::mt19937_64>(std::random_device{}());
@@ -51,16 +42,6 @@ milliseconds backoff_delay(const RetryPolicy& policy, int failures, double rando
   // The first attempt's failure waits under base_delay too (failures < 1 counts as 1).
   const milliseconds ceiling = exponential_backoff({policy.base_delay, policy.max_delay}, std::max(failures, 1));
   return milliseconds(static_cast<std::int64_t>(std::clamp(random01, 0.0, 1.0) * static_cast<double>(ceiling.count())));
-}
-
-std::optional<milliseconds> parse_retry_after(const net::Headers& headers) {
-  if (auto ms = headers.get("retry-after-ms")) {
-    if (auto value = whole_number(ms->substr(0, ms->find('.')))) return milliseconds(*value);
-  }
-  if (auto seconds = headers.get("retry-after")) {
-    if (auto value = whole_number(*seconds); value && *value <= 86'400) return std::chrono::seconds(*value);
-  }
-  return std::nullopt;
 }
 
 struct RetryingProvider::Shared {

@@ -37,10 +37,6 @@ struct RetryPolicy {
 std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int failures, double random01,
                                         std::optional<std::chrono::milliseconds> retry_after);
 
-// The server's requested delay: `retry-after-ms` (OpenAI's, milliseconds) when present, else
-// `Retry-After` as delay-seconds. An HTTP-date or garbage gives nullopt (plain backoff).
-std::optional<std::chrono::milliseconds> parse_retry_after(const net::Headers& headers);
-
 // Seams for tests; empty members get the real ones.
 struct RetryDeps {
   std::function<double()> random;                              // uniform in [0, 1); default: a seeded mt19937_64

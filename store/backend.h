@@ -1,10 +1,11 @@
 #pragma once
 // The two engines the store runs on. SQLite is the embedded default (a file path);
 // PostgreSQL serves several dispatchd instances (docs/architecture.md).
-// The `database` setting names the engine by its form: a postgresql:// (or postgres://)
-// URI is PostgreSQL, anything else a SQLite file path.
+// The `database` setting names the engine by its form (common/database_kind.h).
 
 #include <string_view>
+
+#include "common/database_kind.h"
 
 namespace dispatchd::store {
 
@@ -15,8 +16,7 @@ constexpr std::string_view to_string(Backend backend) {
 }
 
 constexpr Backend backend_of(std::string_view target) {
-  return target.starts_with("postgresql://") || target.starts_with("postgres://") ? Backend::postgresql
-                                                                                  : Backend::sqlite;
+  return database_kind(target) == DatabaseKind::postgresql ? Backend::postgresql : Backend::sqlite;
 }
 
 }  // namespace dispatchd::store

@@ -7,7 +7,7 @@
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "connectors/gmail/base64url.h"
-#include "connectors/whatsapp/errors.h"
+#include "net/retry_after.h"
 
 namespace dispatchd::gmail {
 namespace {
@@ -93,7 +93,7 @@ ApiError status_error(const net::HttpResponse& response) {
     out.message = response.body.empty() ? "no response body" : "response body " + text::quote(response.body, 60);
   }
   out.kind = status_kind(response.status, out.reason);
-  if (const auto header = response.headers.get("Retry-After")) out.retry_after = whatsapp::parse_retry_after(*header);
+  out.retry_after = net::retry_after_seconds(response.headers, std::chrono::system_clock::now());
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "connectors/whatsapp/template_message.h"
 #include "connectors/whatsapp/webhook.h"
 #include "connectors/whatsapp/window.h"
+#include "net/retry_after.h"
 #include "store/round.h"
 #include "store/templates.h"
 
@@ -365,8 +366,8 @@ SendOutcome WhatsAppChannel::State::outcome_of(net::HttpResult result) {
     return connectors::Unknown{"no answer from graph (" + std::string(net::to_string(e.kind)) +
                                "): it may have been delivered"};
   }
-  const auto retry_after = result->headers.get("Retry-After").value_or("");
-  auto sent = read_send_response(result->status, result->body, retry_after);
+  auto sent = read_send_response(result->status, result->body,
+                                 net::retry_after_seconds(result->headers, std::chrono::system_clock::now()));
   if (sent) {
     consecutive_retries = 0;
     paused_until.reset();

@@ -78,14 +78,4 @@ seconds retry_delay(const GraphError& error, int failures, std::optional<seconds
   return std::max({backoff, code_pace(error), server});
 }
 
-std::optional<seconds> parse_retry_after(std::string_view value) {
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  if (value.empty() || value.size() > 9) return std::nullopt;
-  long long n = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (ec != std::errc{} || end != value.data() + value.size() || n < 0) return std::nullopt;
-  return seconds{n};
-}
-
 }  // namespace dispatchd::whatsapp

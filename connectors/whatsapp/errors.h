@@ -60,8 +60,4 @@ std::string describe(const GraphError& error);
 std::chrono::seconds retry_delay(const GraphError& error, int failures,
                                  std::optional<std::chrono::seconds> retry_after = std::nullopt);
 
-// A Retry-After header value in delta-seconds ("120"); nullopt for anything else (the
-// HTTP-date form is not used by Graph and is ignored rather than guessed).
-std::optional<std::chrono::seconds> parse_retry_after(std::string_view header_value);
-
 }  // namespace dispatchd::whatsapp

@@ -66,9 +66,9 @@ std::optional<json::Parsed> parse_response(std::string_view body) {
   return std::move(*parsed);
 }
 
-SendFailure failure(int status, std::string_view body, std::string_view retry_after_header) {
+SendFailure failure(int status, std::string_view body, std::optional<std::chrono::seconds> retry_after) {
   SendFailure out;
-  out.retry_after = parse_retry_after(retry_after_header);
+  out.retry_after = retry_after;
   const auto parsed = parse_response(body);
   const rapidjson::Value* error = parsed ? json::object_member(parsed->document, "error") : nullptr;
   if (error != nullptr) {
@@ -174,8 +174,8 @@ std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount&
 }
 
 std::expected<Sent, SendFailure> read_send_response(int status, std::string_view body,
-                                                    std::string_view retry_after_header) {
-  if (!success(status)) return std::unexpected(failure(status, body, retry_after_header));
+                                                    std::optional<std::chrono::seconds> retry_after) {
+  if (!success(status)) return std::unexpected(failure(status, body, retry_after));
   if (const auto parsed = parse_response(body)) {
     const rapidjson::Value* messages = json::array_member(parsed->document, "messages");
     if (messages != nullptr && !messages->Empty()) {
@@ -193,8 +193,8 @@ std::expected<Sent, SendFailure> read_send_response(int status, std::string_view
 }
 
 std::expected<void, SendFailure> read_mark_read_response(int status, std::string_view body,
-                                                         std::string_view retry_after_header) {
-  if (!success(status)) return std::unexpected(failure(status, body, retry_after_header));
+                                                         std::optional<std::chrono::seconds> retry_after) {
+  if (!success(status)) return std::unexpected(failure(status, body, retry_after));
   return {};
 }
 

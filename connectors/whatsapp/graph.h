@@ -100,14 +100,14 @@ struct SendFailure {
 };
 
 // Reads the answer to build_text_message's request: `status` and `body` of the response
-// and its Retry-After header value ("" when absent). 2xx with messages[0].id is Sent;
+// and the delay its Retry-After asks for (net::retry_after_seconds), if any. 2xx with messages[0].id is Sent;
 // 2xx without it is an `unknown` failure (it may have been sent); otherwise the Graph
 // error object when the body holds one (else only the status) goes through classify().
 std::expected<Sent, SendFailure> read_send_response(int status, std::string_view body,
-                                                    std::string_view retry_after_header = {});
+                                                    std::optional<std::chrono::seconds> retry_after = std::nullopt);
 
 // Reads the answer to build_mark_read's request: any 2xx succeeds.
-std::expected<void, SendFailure> read_mark_read_response(int status, std::string_view body,
-                                                         std::string_view retry_after_header = {});
+std::expected<void, SendFailure> read_mark_read_response(
+    int status, std::string_view body, std::optional<std::chrono::seconds> retry_after = std::nullopt);
 
 }  // namespace dispatchd::whatsapp

@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 
 #include "connectors/whatsapp/graph.h"
+#include "net/retry_after.h"
 #include "tests/fakes/fake_graph.h"
 #include "tests/fakes/graph_interactive.h"
 #include "tests/fakes/graph_template.h"
@@ -64,7 +65,9 @@ std::expected<Sent, SendFailure> send_text(const FakeGraph& fake, const std::str
   const auto request = build_text_message(account_for(fake, std::move(token)), "5215512345678", text, "dispatchd-7-1");
   REQUIRE(request.has_value());
   const Answer answer = send(fake.port(), *request);
-  return read_send_response(answer.status, answer.body, answer.retry_after);
+  return read_send_response(
+      answer.status, answer.body,
+      net::retry_after_seconds({{"Retry-After", answer.retry_after}}, std::chrono::system_clock::now()));
 }
 
 }  // namespace

@@ -278,9 +278,9 @@ TEST_CASE("gmail api: Retry-After, garbage 2xx, describe and retryable", "[gmail
     CHECK(error.retry_after == 37s);
     CHECK(describe(error) == "gmail api rate_limited (http 429, rateLimitExceeded): \"slow down\"");
   }
-  SECTION("an HTTP-date Retry-After is not guessed") {
-    CHECK_FALSE(
-        error_of(api_response(503, "", {{"Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"}})).retry_after.has_value());
+  SECTION("an HTTP-date Retry-After is read as a date (net/retry_after.h): one already past waits nothing") {
+    CHECK(error_of(api_response(503, "", {{"Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"}})).retry_after == 0s);
+    CHECK_FALSE(error_of(api_response(503, "", {{"Retry-After", "soon"}})).retry_after.has_value());
   }
   SECTION("a 2xx that is not the expected JSON is uncertain for every JSON reader") {
     for (const char* body : {"<html>ok</html>", "", R"({"id":)", R"({"threadId":"t1"})", "[]"}) {

@@ -37,23 +37,6 @@ TEST_CASE("backoff_delay: full jitter under an exponential ceiling, or the Retry
   }
 }
 
-TEST_CASE("parse_retry_after: delay-seconds and retry-after-ms, never dates or garbage") {
-  struct Row {
-    net::Headers headers;
-    std::optional<milliseconds> expected;
-  };
-  const Row rows[] = {
-      {{{"Retry-After", "2"}}, 2000ms},
-      {{{"retry-after", " 0 "}}, 0ms},
-      {{{"Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"}}, std::nullopt},
-      {{{"Retry-After", "-1"}}, std::nullopt},
-      {{{"Retry-After", "1.5"}}, std::nullopt},
-      {{{"retry-after-ms", "1500.7"}, {"Retry-After", "2"}}, 1500ms},
-      {{{"X-Other", "1"}}, std::nullopt},
-  };
-  for (const Row& row : rows) CHECK(llm::parse_retry_after(row.headers) == row.expected);
-}
-
 TEST_CASE("429 with Retry-After then success is one logical call with two HTTP requests") {
   const auto kind = GENERATE(ProviderKind::openai, ProviderKind::gemini, ProviderKind::anthropic);
   CAPTURE(llm::to_string(kind));
