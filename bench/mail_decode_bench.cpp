@@ -1,4 +1,4 @@
-// mail_decode_bench: single-threaded throughput of dispatchd::gmail::decode.
+// mail_decode_bench: single-threaded throughput of dispatchd::email::decode.
 //
 // Reads every *.eml file of a folder (default: the test corpus, tests/data/mail) into
 // memory once, then decodes the whole set REPEAT times per run, RUNS runs. Prints, per run,
@@ -23,11 +23,11 @@
 #include <string_view>
 #include <vector>
 
-#include "connectors/gmail/email.h"
+#include "connectors/email/email.h"
 
 namespace {
 
-namespace gmail = dispatchd::gmail;
+namespace email = dispatchd::email;
 
 struct Corpus {
   std::vector<std::string> messages;  // sorted by file name, so both sides see the same order
@@ -65,13 +65,13 @@ Tally decode_all(const Corpus& corpus, std::size_t repeat) {
   Tally t;
   for (std::size_t r = 0; r < repeat; ++r) {
     for (const auto& raw : corpus.messages) {
-      const auto email = gmail::decode(raw);
-      if (!email) {
+      const auto decoded = email::decode(raw);
+      if (!decoded) {
         ++t.errors;
         continue;
       }
-      t.text_bytes += email->text.size();
-      t.defects += email->defects.size();
+      t.text_bytes += decoded->text.size();
+      t.defects += decoded->defects.size();
     }
   }
   return t;
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   }
   const std::size_t n = corpus.messages.size() * repeat;
   const double mb = static_cast<double>(corpus.bytes) * static_cast<double>(repeat) / 1e6;
-  std::printf("impl:     C++ dispatchd::gmail::decode (GMime, libxml2 for HTML-only; single thread)\n");
+  std::printf("impl:     C++ dispatchd::email::decode (GMime, libxml2 for HTML-only; single thread)\n");
   std::printf("corpus:   %zu .eml files, %zu bytes, from %s; %zu x per run = %zu messages, %.2f MB\n",
               corpus.messages.size(), corpus.bytes, dir.c_str(), repeat, n, mb);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mail decode benchmark: dispatchd::gmail::decode (C++) vs Python's email package
+# Mail decode benchmark: dispatchd::email::decode (C++) vs Python's email package
 # (policy=default, get_body, get_content) on the same .eml files of tests/data/mail, the
 # whole set decoded REPEAT times per run. Runs alternate (C++ run 1, Python run 1, C++ run 2,
 # ...) so drift in the machine's load hits both sides alike. Runs from any directory.

@@ -1,11 +1,12 @@
 // dispatchctl inspect email FILE [--gmail-json]: the decoded message as the agent sees it, for
-// people debugging a mail (connectors/gmail/email.h).
+// people debugging a mail (connectors/email/email.h).
 #include <cstdio>
 #include <string>
 
 #include "cli/args.h"
 #include "cli/io.h"
-#include "connectors/gmail/email.h"
+#include "connectors/email/email.h"
+#include "connectors/gmail/raw_message.h"
 
 namespace dispatchd::cli {
 namespace {
@@ -43,9 +44,9 @@ int cmd_inspect(int argc, char** argv) {
     if (!raw) return fail(raw.error());
     *input = std::move(raw->bytes);
   }
-  const auto email = gmail::decode(*input);
-  if (!email) return fail(std::string(gmail::to_string(email.error().kind)) + ": " + email.error().message);
-  std::printf("%s\n", gmail::to_json(*email).c_str());
+  const auto email = email::decode(*input);
+  if (!email) return fail(std::string(email::to_string(email.error().kind)) + ": " + email.error().message);
+  std::printf("%s\n", email::to_json(*email).c_str());
   return k_exit_ok;
 }
 

@@ -10,12 +10,14 @@
 #include "common/backoff.h"
 #include "common/handler_timing.h"
 #include "common/interactive.h"
+#include "connectors/email/email.h"
+#include "connectors/email/inbound.h"
+#include "connectors/email/internal/text.h"
+#include "connectors/email/reply.h"
 #include "connectors/gmail/api.h"
 #include "connectors/gmail/client.h"
 #include "connectors/gmail/decisions.h"
-#include "connectors/gmail/email.h"
-#include "connectors/gmail/internal/text.h"
-#include "connectors/gmail/reply.h"
+#include "connectors/gmail/raw_message.h"
 #include "store/cursor.h"
 #include "store/instances.h"
 #include "store/transaction.h"
@@ -96,7 +98,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
          [then = std::move(then), shared_failed](State& self, net::HttpResult result) mutable {
            auto profile = read_profile(result);
            if (!profile) return (*shared_failed)("reading the profile: " + describe(profile.error()));
-           self.address = detail::lower_ascii(profile->email_address);
+           self.address = email::detail::lower_ascii(profile->email_address);
            then(self);
          },
          [shared_failed](const OAuthError& e) { (*shared_failed)("the access token: " + e.message); });
@@ -279,19 +281,11 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     m.provider_message_id = raw.id;
     m.conversation_id = raw.thread_id;
     const std::string own[] = {address};
-    auto email = decode(raw.bytes, own);
-    if (email && !(email->text.empty() && email->attachments.empty() && !email->defects.empty())) {
-      m.sender = counterpart(*email);
-      m.text = model_text(*email);
-      m.type = inbox_type(email->flags);
-    } else {
-      m.sender = email ? counterpart(*email) : "";
-      m.type = "undecodable";
-      std::string why = email ? "no readable text" : email.error().message;
-      if (email && !email->defects.empty()) why += " (" + email->defects.front() + ")";
-      m.text = "(an email that could not be decoded: " + why + "; its raw bytes are stored)";
-      ++counters.undecodable;
-    }
+    auto read = email::read_inbound(raw.bytes, own);
+    m.sender = std::move(read.sender);
+    m.text = std::move(read.text);
+    m.type = std::move(read.type);
+    if (read.undecodable) ++counters.undecodable;
     m.raw_payload = std::move(raw.bytes);
     return m;
   }
@@ -378,7 +372,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
         return post(std::move(*done), connectors::RetryAfter{5s, "reading the original: " + original.error().message});
       return post(std::move(*done), connectors::Failed{"reading the original: " + original.error().message});
     }
-    ReplySpec spec;
+    email::ReplySpec spec;
     spec.from_address = address;
     spec.to_address = item.recipient;
     spec.body = item.body;
@@ -389,14 +383,14 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
       if (!choices) return post(std::move(*done), connectors::Failed{"the reply's choices: " + choices.error()});
       spec.body = interactive::as_text(item.body, *choices);
     }
-    spec.message_id = message_id_for(item.idempotency_key, domain_of(address));
+    spec.message_id = email::message_id_for(item.idempotency_key, domain_of(address));
     spec.date = std::chrono::floor<std::chrono::seconds>(deps.now());
-    if (auto email = decode(original->raw_payload); email) {
-      spec.original_subject = email->subject;
-      spec.original_message_id = email->message_id;
-      spec.original_references = email->references;
+    if (auto original_mail = email::decode(original->raw_payload); original_mail) {
+      spec.original_subject = original_mail->subject;
+      spec.original_message_id = original_mail->message_id;
+      spec.original_references = original_mail->references;
     }
-    auto raw = build_reply(spec);
+    auto raw = email::build_reply(spec);
     if (!raw) return post(std::move(*done), connectors::Failed{"the reply cannot be built: " + raw.error().message});
     call([base = settings.api_base_url, raw = std::move(*raw), thread = original->conversation_id](
              std::string_view token) { return send_request(base, token, raw, thread); },
@@ -463,7 +457,7 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
   }
 
   void search(const std::string& key, std::shared_ptr<connectors::SendDone> done, int search_number) {
-    const std::string message_id = message_id_for(key, domain_of(address));
+    const std::string message_id = email::message_id_for(key, domain_of(address));
     call([base = settings.api_base_url, message_id](
              std::string_view token) { return list_request(base, token, query_message_id(message_id), "", "", 1); },
          [key, done, search_number, message_id](State& self, net::HttpResult result) {

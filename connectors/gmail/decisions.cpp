@@ -15,32 +15,7 @@ constexpr Backoff k_send_backoff{5s, 5min};
 constexpr auto k_paused_retry = 60s;
 constexpr auto k_rate_limit_default = 30s;
 
-std::string size_text(std::size_t bytes) {
-  if (bytes >= 1u << 20) return std::to_string(bytes >> 20) + " MB";
-  if (bytes >= 1u << 10) return std::to_string(bytes >> 10) + " KB";
-  return std::to_string(bytes) + " bytes";
-}
-
 }  // namespace
-
-std::string inbox_type(const Flags& flags) {
-  if (flags.own) return "own";
-  if (flags.bounce) return "bounce";
-  if (flags.auto_reply) return "auto_reply";
-  if (flags.list) return "list";
-  if (flags.no_reply) return "no_reply";
-  return "email";
-}
-
-std::string model_text(const Email& email) {
-  std::string text = "Subject: " + email.subject + "\n";
-  if (!email.attachments.empty()) {
-    text += "Attachments (not shown):";
-    for (const auto& a : email.attachments) text += " " + a.name + " (" + a.type + ", " + size_text(a.size) + ");";
-    text += "\n";
-  }
-  return text + "\n" + email.text;
-}
 
 connectors::SendOutcome send_outcome(const ApiError& error, int failures_in_a_row) {
   const std::string why = "users.messages.send: " + describe(error);

@@ -2,11 +2,6 @@
 // The Gmail channel's decisions, as pure functions (table-tested in
 // tests/connectors/gmail_decisions_test.cpp; channel.h carries them out):
 //
-//   inbox_type     the inbox type of a decoded message: why loop prevention would ignore
-//                  it, the strongest reason first (own, bounce, auto_reply, list, no_reply),
-//                  else "email"; the agent's type rules (connectors.gmail.message_types)
-//                  decide what each type gets
-//   model_text     what the model reads of it: subject, attachments by name, the body
 //   send_outcome   what an answer of users.messages.send becomes for the outbox pump
 //   token_outcome  what a send that could not get an access token becomes
 //   poll_delay     how long a failed poll waits before the next
@@ -17,15 +12,9 @@
 
 #include "connectors/channel.h"
 #include "connectors/gmail/api.h"
-#include "connectors/gmail/email.h"
 #include "connectors/gmail/oauth.h"
 
 namespace dispatchd::gmail {
-
-std::string inbox_type(const Flags& flags);
-
-// "Subject: <subject>\n[Attachments (not shown): name (type, size); ...\n]\n<text>"
-std::string model_text(const Email& email);
 
 // `failures_in_a_row`: sends of the channel that did not reach Google, this one included
 // (the backoff of an unreachable API).

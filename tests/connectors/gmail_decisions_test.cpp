@@ -94,35 +94,3 @@ TEST_CASE("gmail decisions: how long a failed poll waits", "[gmail]") {
     CHECK(gmail::poll_delay(row.error, row.failures, row.interval) == row.delay);
   }
 }
-
-TEST_CASE("gmail decisions: the inbox type, the strongest reason first", "[gmail]") {
-  struct Row {
-    gmail::Flags flags;
-    const char* type;
-  };
-  const std::vector<Row> table{
-      {{}, "email"},
-      {{.auto_reply = true}, "auto_reply"},
-      {{.list = true}, "list"},
-      {{.bounce = true}, "bounce"},
-      {{.own = true}, "own"},
-      {{.no_reply = true}, "no_reply"},
-      {{.auto_reply = true, .list = true}, "auto_reply"},  // a list's vacation notice
-      {{.auto_reply = true, .bounce = true}, "bounce"},
-      {{.list = true, .own = true}, "own"},  // our own mail through a list
-      {{.list = true, .no_reply = true}, "list"},
-  };
-  for (const auto& row : table) CHECK(gmail::inbox_type(row.flags) == row.type);
-}
-
-TEST_CASE("gmail decisions: the model reads the subject, attachments by name, the body", "[gmail]") {
-  gmail::Email email;
-  email.subject = "Envío a Monterrey";
-  email.text = "¿Tienen envío?";
-  CHECK(gmail::model_text(email) == "Subject: Envío a Monterrey\n\n¿Tienen envío?");
-  email.attachments = {
-      {"factura.pdf", "application/pdf", 120'000}, {"foto.jpg", "image/jpeg", 3u << 20}, {"", "text/x-vcard", 12}};
-  CHECK(gmail::model_text(email) ==
-        "Subject: Envío a Monterrey\nAttachments (not shown): factura.pdf (application/pdf, 117 KB); foto.jpg "
-        "(image/jpeg, 3 MB);  (text/x-vcard, 12 bytes);\n\n¿Tienen envío?");
-}

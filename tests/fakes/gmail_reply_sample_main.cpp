@@ -1,4 +1,4 @@
-// gmail_reply_sample: prints one reply built by dispatchd::gmail::build_reply (CRLF line
+// gmail_reply_sample: prints one reply built by dispatchd::email::build_reply (CRLF line
 // endings, nothing else on stdout), so that tests/connectors/gmail_reply_parse_test.py can
 // check it with a standard parser (Python's email package). The spec is fixed and uses
 // non-ASCII in the subject, the names and the body. Exit 0, or 1 when the build is refused.
@@ -6,10 +6,10 @@
 #include <chrono>
 #include <iostream>
 
-#include "connectors/gmail/reply.h"
+#include "connectors/email/reply.h"
 
 int main() {
-  using namespace dispatchd::gmail;
+  using namespace dispatchd::email;
   ReplySpec spec;
   spec.from_address = "support@example.com";
   spec.from_name = "Soporte Ñandú";

@@ -3,7 +3,7 @@
 #  1. an internal header (<module>/internal/) included from outside its module does not
 #     build: each one refuses to compile without its module's private definition;
 #  2. no public header outside common/ includes RapidJSON or SQLite, or names a sqlite3 type;
-#  3. no header at all includes GMime, GLib or libxml2: they stay in connectors/gmail/*.cpp.
+#  3. no header at all includes GMime, GLib or libxml2: they stay in connectors/email/*.cpp.
 # Usage: headers_test.sh CXX SOURCE_DIR
 set -euo pipefail
 cxx=$1

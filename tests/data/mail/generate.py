@@ -5,7 +5,7 @@ Run from anywhere: python3 tests/data/mail/generate.py. The files are checked in
 is how they were made, so that a change to one message is a change to one entry here. The
 non-UTF-8 messages hold the real bytes of their charset (str.encode), and the expected text is
 the UTF-8 that was encoded. The 10 MB attachment, the deep nesting and the many parts are made
-at run time by tests/connectors/gmail_decode_test.cpp, not here.
+at run time by tests/connectors/email_decode_test.cpp, not here.
 
 Expected keys (all optional except as noted): subject, from, reply_to, to, cc, date,
 message_id, in_reply_to, references, text (exact) or text_contains / text_not_contains

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dispatchd::gmail {
+namespace dispatchd::email {
 
 // The reply's subject. Whitespace runs (and control characters) become one space, the ends
 // are trimmed, invalid UTF-8 becomes U+FFFD and the result keeps at most
@@ -73,4 +73,4 @@ inline constexpr std::size_t k_max_reply_body_bytes = 1024 * 1024;
 inline constexpr std::size_t k_max_references = 20;
 std::expected<std::string, ReplyError> build_reply(const ReplySpec& spec);
 
-}  // namespace dispatchd::gmail
+}  // namespace dispatchd::email

@@ -1,9 +1,9 @@
 #pragma once
 // One inbound email, decoded: what the agent and the store keep of an RFC 5322 message.
 //
-// decode() reads untrusted bytes (a Gmail `raw` field, base64url-decoded) with GMime: nested
-// multiparts, base64 and quoted-printable, any charset iconv knows, RFC 2047 encoded words
-// (malformed ones too) and RFC 2231 parameters. HTML-only mail is reduced to readable text
+// decode() reads untrusted bytes (an RFC 5322 message as a mail channel fetched it) with
+// GMime: nested multiparts, base64 and quoted-printable, any charset iconv knows, RFC 2047
+// encoded words (malformed ones too) and RFC 2231 parameters. HTML-only mail is reduced to readable text
 // with libxml2's HTML parser. Neither library's types appear here.
 //
 // Error contract, for the connector:
@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dispatchd::gmail {
+namespace dispatchd::email {
 
 struct Address {
   std::string name;     // display name, decoded; "" when none
@@ -95,23 +95,10 @@ std::string counterpart(const Email& email);
 // Whether loop prevention ignores it by default: own || auto_reply || list || bounce || no_reply.
 bool is_automatic(const Flags& flags);
 
-// A messages.get?format=raw response: {"id","threadId","labelIds":[...],"historyId","internalDate",
-// "sizeEstimate","raw"}. `internalDate` is a decimal string of milliseconds (Gmail's form) or a
-// number. An error (one line) when the text is not such an object or `raw` is missing or not
-// base64url. REQUIRES nothing of `json`: it is read strictly, at most 64 MiB, depth 8.
-struct RawMessage {
-  std::string id, thread_id;
-  std::vector<std::string> label_ids;
-  std::string history_id;
-  std::int64_t internal_date_ms = 0;
-  std::string bytes;  // raw, base64url-decoded
-};
-std::expected<RawMessage, std::string> parse_raw_response(std::string_view json);
-
 // One compact JSON object, as `dispatchctl inspect email` prints it: from, reply_to
 // ({name,address} or null), to, cc, subject, date ("2026-11-30T12:00:00Z" or null),
 // message_id, in_reply_to, references, text, attachments ([{name,type,size}]),
 // flags ({auto_reply,list,bounce,own,no_reply}), defects. `full_text` is not in it.
 std::string to_json(const Email& email);
 
-}  // namespace dispatchd::gmail
+}  // namespace dispatchd::email

@@ -1,4 +1,4 @@
-#include "connectors/gmail/reply.h"
+#include "connectors/email/reply.h"
 
 #include <gmime/gmime.h>
 
@@ -10,9 +10,9 @@
 #include <optional>
 
 #include "common/utf8.h"
-#include "connectors/gmail/internal/gmime.h"
+#include "connectors/email/internal/gmime.h"
 
-namespace dispatchd::gmail {
+namespace dispatchd::email {
 namespace {
 
 constexpr std::string_view k_replacement = "\xEF\xBF\xBD";  // U+FFFD
@@ -247,4 +247,4 @@ std::expected<std::string, ReplyError> build_reply(const ReplySpec& spec) {
   }
 }
 
-}  // namespace dispatchd::gmail
+}  // namespace dispatchd::email

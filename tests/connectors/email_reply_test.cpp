@@ -1,4 +1,4 @@
-#include "connectors/gmail/reply.h"
+#include "connectors/email/reply.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -9,11 +9,11 @@
 
 #include "connectors/gmail/base64url.h"
 
-using dispatchd::gmail::build_reply;
-using dispatchd::gmail::message_id_for;
-using dispatchd::gmail::reply_subject;
-using dispatchd::gmail::ReplyErrorKind;
-using dispatchd::gmail::ReplySpec;
+using dispatchd::email::build_reply;
+using dispatchd::email::message_id_for;
+using dispatchd::email::reply_subject;
+using dispatchd::email::ReplyErrorKind;
+using dispatchd::email::ReplySpec;
 
 namespace {
 
@@ -115,7 +115,7 @@ TEST_CASE("gmail reply_subject: Re: once, whitespace normalized", "[gmail]") {
     CHECK(reply_subject(original) == expected);
   }
   const std::string long_subject(1000, 'x');
-  CHECK(reply_subject(long_subject) == "Re: " + std::string(dispatchd::gmail::k_max_subject_points, 'x'));
+  CHECK(reply_subject(long_subject) == "Re: " + std::string(dispatchd::email::k_max_subject_points, 'x'));
 }
 
 TEST_CASE("gmail message_id_for: stable, injective, a valid dot-atom", "[gmail]") {
@@ -209,7 +209,7 @@ TEST_CASE("gmail build_reply: refuses what it cannot send", "[gmail]") {
       {[](ReplySpec& s) { s.body = ""; }, ReplyErrorKind::empty_body},
       {[](ReplySpec& s) { s.body = " \r\n\t"; }, ReplyErrorKind::empty_body},
       {[](ReplySpec& s) { s.body = "Hola \xC3"; }, ReplyErrorKind::body_not_utf8},
-      {[](ReplySpec& s) { s.body = std::string(dispatchd::gmail::k_max_reply_body_bytes + 1, 'a'); },
+      {[](ReplySpec& s) { s.body = std::string(dispatchd::email::k_max_reply_body_bytes + 1, 'a'); },
        ReplyErrorKind::body_too_large},
       {[](ReplySpec& s) { s.message_id = "no-at-sign"; }, ReplyErrorKind::bad_message_id},
   };

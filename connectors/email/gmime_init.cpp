@@ -2,13 +2,13 @@
 
 #include <mutex>
 
-#include "connectors/gmail/internal/gmime.h"
+#include "connectors/email/internal/gmime.h"
 
-namespace dispatchd::gmail::detail {
+namespace dispatchd::email::detail {
 
 void ensure_gmime() {
   static std::once_flag once;
   std::call_once(once, [] { g_mime_init(); });
 }
 
-}  // namespace dispatchd::gmail::detail
+}  // namespace dispatchd::email::detail

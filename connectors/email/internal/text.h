@@ -1,15 +1,15 @@
 #pragma once
 #ifndef DISPATCHD_INTERNAL_CONNECTORS
-#error "connectors/gmail/internal/ is private to connectors/: include the module's public headers instead"
+#error "connectors/email/internal/ is private to connectors/: include the module's public headers instead"
 #endif
-// Turning a decoded body into the text the model sees (internal to the Gmail connector):
+// Turning a decoded body into the text the model sees (internal to the mail library):
 // HTML reduced to text, quoted history trimmed, bytes made valid UTF-8.
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace dispatchd::gmail::detail {
+namespace dispatchd::email::detail {
 
 struct BodyText {
   std::string full;     // the whole body as text
@@ -46,4 +46,4 @@ std::string lower_ascii(std::string_view s);
 // collapsed to one, and no blank lines at either end.
 std::string tidy_lines(std::string_view text);
 
-}  // namespace dispatchd::gmail::detail
+}  // namespace dispatchd::email::detail

@@ -9,12 +9,12 @@
 #include <utility>
 
 #include "common/utf8.h"
-#include "connectors/gmail/email.h"
-#include "connectors/gmail/internal/charset.h"
-#include "connectors/gmail/internal/gmime.h"
-#include "connectors/gmail/internal/text.h"
+#include "connectors/email/email.h"
+#include "connectors/email/internal/charset.h"
+#include "connectors/email/internal/gmime.h"
+#include "connectors/email/internal/text.h"
 
-namespace dispatchd::gmail {
+namespace dispatchd::email {
 namespace {
 
 constexpr std::size_t k_max_defects = 32;
@@ -464,4 +464,4 @@ std::expected<Email, DecodeError> decode(std::string_view raw, std::span<const s
   }
 }
 
-}  // namespace dispatchd::gmail
+}  // namespace dispatchd::email

@@ -1,12 +1,12 @@
 #pragma once
 #ifndef DISPATCHD_INTERNAL_CONNECTORS
-#error "connectors/gmail/internal/ is private to connectors/: include the module's public headers instead"
+#error "connectors/email/internal/ is private to connectors/: include the module's public headers instead"
 #endif
 // GMime's one-time set-up, shared by the decoder and the reply builder: g_mime_init() is
 // not thread-safe and must run once per process, before any other GMime call.
 
-namespace dispatchd::gmail::detail {
+namespace dispatchd::email::detail {
 
 void ensure_gmime();
 
-}  // namespace dispatchd::gmail::detail
+}  // namespace dispatchd::email::detail

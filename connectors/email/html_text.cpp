@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "common/utf8.h"
-#include "connectors/gmail/internal/text.h"
+#include "connectors/email/internal/text.h"
 
-namespace dispatchd::gmail::detail {
+namespace dispatchd::email::detail {
 namespace {
 
 struct DocFree {
@@ -231,4 +231,4 @@ std::string tidy_lines(std::string_view text) {
   return out;
 }
 
-}  // namespace dispatchd::gmail::detail
+}  // namespace dispatchd::email::detail

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "common/utf8.h"
-#include "connectors/gmail/internal/charset.h"
-#include "connectors/gmail/internal/text.h"
+#include "connectors/email/internal/charset.h"
+#include "connectors/email/internal/text.h"
 
-namespace dispatchd::gmail::detail {
+namespace dispatchd::email::detail {
 namespace {
 
 struct Unref {
@@ -136,4 +136,4 @@ std::optional<std::string> repadded_encoded_words(std::string_view raw) {
   return out;
 }
 
-}  // namespace dispatchd::gmail::detail
+}  // namespace dispatchd::email::detail

@@ -11,19 +11,20 @@
 
 #include "common/json_access.h"
 #include "common/utf8.h"
+#include "connectors/email/email.h"
 #include "connectors/gmail/base64url.h"
-#include "connectors/gmail/email.h"
+#include "connectors/gmail/raw_message.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using namespace dispatchd;
-using gmail::DecodeErrorKind;
+using email::DecodeErrorKind;
 
 namespace {
 
 const std::vector<std::string> k_none;
 
-bool undecodable(const std::expected<gmail::Email, gmail::DecodeError>& result) {
+bool undecodable(const std::expected<email::Email, email::DecodeError>& result) {
   return !result || (result->text.empty() && !result->defects.empty());
 }
 
@@ -40,7 +41,7 @@ bool contains_all(std::string_view text, const rapidjson::Value& needles, std::v
 }
 
 // Every way `result` differs from `expected` (an object from NAME.expected.json).
-std::vector<std::string> compare(const std::expected<gmail::Email, gmail::DecodeError>& result,
+std::vector<std::string> compare(const std::expected<email::Email, email::DecodeError>& result,
                                  const rapidjson::Value& expected) {
   std::vector<std::string> problems;
   if (const auto flag = json::bool_member(expected, "undecodable"); flag && *flag != undecodable(result))
@@ -48,8 +49,8 @@ std::vector<std::string> compare(const std::expected<gmail::Email, gmail::Decode
   if (const auto error = json::string_member(expected, "error")) {
     if (result)
       problems.push_back("expected error " + *error);
-    else if (*error != gmail::to_string(result.error().kind))
-      problems.push_back("error " + std::string(gmail::to_string(result.error().kind)) + ", expected " + *error);
+    else if (*error != email::to_string(result.error().kind))
+      problems.push_back("error " + std::string(email::to_string(result.error().kind)) + ", expected " + *error);
     return problems;
   }
   if (!result) {
@@ -57,8 +58,8 @@ std::vector<std::string> compare(const std::expected<gmail::Email, gmail::Decode
       problems.push_back("decode failed: " + result.error().message);
     return problems;
   }
-  const gmail::Email& email = *result;
-  const rapidjson::Document actual = test::parse_json(gmail::to_json(email));
+  const email::Email& email = *result;
+  const rapidjson::Document actual = test::parse_json(email::to_json(email));
   for (const auto& member : expected.GetObject()) {
     const std::string key = member.name.GetString();
     const rapidjson::Value& want = member.value;
@@ -79,8 +80,8 @@ std::vector<std::string> compare(const std::expected<gmail::Email, gmail::Decode
     } else if (key == "defects_nonempty") {
       if (want.GetBool() == email.defects.empty()) problems.push_back("defects: " + json::to_string(actual["defects"]));
     } else if (key == "counterpart") {
-      if (gmail::counterpart(email) != json::string_of(want))
-        problems.push_back("counterpart " + gmail::counterpart(email));
+      if (email::counterpart(email) != json::string_of(want))
+        problems.push_back("counterpart " + email::counterpart(email));
     } else if (key == "own" || key == "undecodable") {
       continue;
     } else if (!actual.HasMember(member.name)) {
@@ -92,14 +93,14 @@ std::vector<std::string> compare(const std::expected<gmail::Email, gmail::Decode
   return problems;
 }
 
-std::expected<gmail::Email, gmail::DecodeError> decode_file(const fs::path& path, const std::vector<std::string>& own) {
+std::expected<email::Email, email::DecodeError> decode_file(const fs::path& path, const std::vector<std::string>& own) {
   const std::string bytes = test::read_file(path.string());
   if (path.string().ends_with(".gmail.json")) {
     auto raw = gmail::parse_raw_response(bytes);
-    if (!raw) return std::unexpected(gmail::DecodeError{DecodeErrorKind::not_a_message, raw.error()});
-    return gmail::decode(raw->bytes, own);
+    if (!raw) return std::unexpected(email::DecodeError{DecodeErrorKind::not_a_message, raw.error()});
+    return email::decode(raw->bytes, own);
   }
-  return gmail::decode(bytes, own);
+  return email::decode(bytes, own);
 }
 
 std::string stem_of(const fs::path& path) {
@@ -175,14 +176,14 @@ TEST_CASE("mutated corpus messages decode or fail cleanly, with valid UTF-8 text
         case 1: raw.erase(at, random() % 64); break;
         default: raw.resize(at); break;
       }
-      const auto result = gmail::decode(raw, k_none, {.max_text_bytes = 512});
+      const auto result = email::decode(raw, k_none, {.max_text_bytes = 512});
       if (!result) continue;
       ++decoded;
       INFO(entry.path().filename().string() << " round " << round);
       CHECK(utf8::is_valid(result->text));
       CHECK(utf8::is_valid(result->subject));
       CHECK(result->text.size() <= 512);
-      CHECK(utf8::is_valid(gmail::to_json(*result)));
+      CHECK(utf8::is_valid(email::to_json(*result)));
     }
   }
   CHECK(decoded > 500);
@@ -201,7 +202,7 @@ TEST_CASE("a 10 MB attachment is sized, not read into the text, and decodes quic
       "Content-Transfer-Encoding: base64\r\n\r\n";
   for (std::size_t i = 0; i < encoded.size(); i += 76) raw += encoded.substr(i, 76) + "\r\n";
   raw += "--b--\r\n";
-  const auto [result, elapsed] = timed([&] { return gmail::decode(raw); });
+  const auto [result, elapsed] = timed([&] { return email::decode(raw); });
   REQUIRE(result);
   CHECK(result->text == "See the attachment.");
   REQUIRE(result->attachments.size() == 1);
@@ -212,26 +213,26 @@ TEST_CASE("a 10 MB attachment is sized, not read into the text, and decodes quic
 
 TEST_CASE("nesting and part counts are bounded", "[gmail][decode][limits]") {
   SECTION("200 levels of multipart: parts below max_depth are not walked, with a defect") {
-    const auto [result, elapsed] = timed([] { return gmail::decode(deep_nesting(200)); });
+    const auto [result, elapsed] = timed([] { return email::decode(deep_nesting(200)); });
     REQUIRE(result);
     CHECK(result->text.empty());
     CHECK_FALSE(result->defects.empty());
     CHECK(elapsed < std::chrono::seconds(5));
   }
   SECTION("within max_depth the bottom text is read") {
-    const auto result = gmail::decode(deep_nesting(10));
+    const auto result = email::decode(deep_nesting(10));
     REQUIRE(result);
     CHECK(result->text == "Bottom.");
     CHECK(result->defects.empty());
   }
   SECTION("a lower max_depth stops sooner") {
-    const auto result = gmail::decode(deep_nesting(10), k_none, {.max_depth = 4});
+    const auto result = email::decode(deep_nesting(10), k_none, {.max_depth = 4});
     REQUIRE(result);
     CHECK(result->text.empty());
     CHECK(std::find(result->defects.begin(), result->defects.end(), "nesting deeper than 4") != result->defects.end());
   }
   SECTION("20000 parts: the first max_parts are walked") {
-    const auto [result, elapsed] = timed([] { return gmail::decode(many_parts(20000)); });
+    const auto [result, elapsed] = timed([] { return email::decode(many_parts(20000)); });
     REQUIRE(result);
     CHECK(result->text == "The body.");
     CHECK(result->attachments.size() == 254);  // 256 parts: the multipart, the body, 254 attachments
@@ -241,13 +242,13 @@ TEST_CASE("nesting and part counts are bounded", "[gmail][decode][limits]") {
 }
 
 TEST_CASE("hostile shapes finish quickly and say what they lost", "[gmail][decode][limits]") {
-  const auto has = [](const gmail::Email& email, std::string_view phrase) {
+  const auto has = [](const email::Email& email, std::string_view phrase) {
     return std::find(email.defects.begin(), email.defects.end(), phrase) != email.defects.end();
   };
   SECTION("100000 message/rfc822 inside each other: GMime's nesting guard") {
     std::string raw = "From: a@example.com\r\nSubject: deep\r\n";
     for (int i = 0; i < 100000; ++i) raw += "Content-Type: message/rfc822\r\n\r\nSubject: x\r\n";
-    const auto [result, elapsed] = timed([&] { return gmail::decode(raw); });
+    const auto [result, elapsed] = timed([&] { return email::decode(raw); });
     REQUIRE(result);
     CHECK(has(*result, "nesting overflow"));
     CHECK(elapsed < std::chrono::seconds(5));
@@ -255,7 +256,7 @@ TEST_CASE("hostile shapes finish quickly and say what they lost", "[gmail][decod
   SECTION("two million delimiter lines: cut before GMime builds them") {
     std::string raw = "From: a@example.com\r\nContent-Type: multipart/mixed; boundary=\"\"\r\n\r\n";
     for (int i = 0; i < 2000000; ++i) raw += "--\r\n";
-    const auto [result, elapsed] = timed([&] { return gmail::decode(raw); });
+    const auto [result, elapsed] = timed([&] { return email::decode(raw); });
     REQUIRE(result);
     CHECK(has(*result, "more than 256 parts"));
     CHECK(elapsed < std::chrono::seconds(5));
@@ -265,7 +266,7 @@ TEST_CASE("hostile shapes finish quickly and say what they lost", "[gmail][decod
     for (int i = 0; i < 100000; ++i) raw += "<div><b>";
     raw += "Bottom.";
     for (int i = 0; i < 100000; ++i) raw += "</b></div>";
-    const auto [result, elapsed] = timed([&] { return gmail::decode(raw); });
+    const auto [result, elapsed] = timed([&] { return email::decode(raw); });
     REQUIRE(result);
     CHECK(elapsed < std::chrono::seconds(5));
     if (result->text.empty())
@@ -277,7 +278,7 @@ TEST_CASE("hostile shapes finish quickly and say what they lost", "[gmail][decod
 
 TEST_CASE("size limits: the raw message and the text", "[gmail][decode][limits]") {
   SECTION("larger than max_bytes is too_large") {
-    const auto result = gmail::decode(std::string(2000, 'a'), k_none, {.max_bytes = 1000});
+    const auto result = email::decode(std::string(2000, 'a'), k_none, {.max_bytes = 1000});
     REQUIRE_FALSE(result);
     CHECK(result.error().kind == DecodeErrorKind::too_large);
   }
@@ -285,7 +286,7 @@ TEST_CASE("size limits: the raw message and the text", "[gmail][decode][limits]"
     std::string body;
     for (int i = 0; i < 3000; ++i) body += "é€";  // 5 bytes per pair
     const std::string raw = "From: a@example.com\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + body + "\r\n";
-    const auto result = gmail::decode(raw, k_none, {.max_text_bytes = 1001});
+    const auto result = email::decode(raw, k_none, {.max_text_bytes = 1001});
     REQUIRE(result);
     CHECK(result->text.size() <= 1001);
     CHECK(result->text.size() >= 998);
@@ -302,7 +303,7 @@ TEST_CASE("decode runs on several threads at once", "[gmail][decode]") {
   for (auto& text : texts)
     threads.emplace_back([&raw, &text] {
       for (int i = 0; i < 50; ++i) {
-        auto result = gmail::decode(raw);
+        auto result = email::decode(raw);
         text = result ? result->text : "error";
       }
     });
@@ -311,28 +312,28 @@ TEST_CASE("decode runs on several threads at once", "[gmail][decode]") {
 }
 
 TEST_CASE("counterpart and is_automatic", "[gmail]") {
-  gmail::Email email;
-  CHECK(gmail::counterpart(email).empty());
-  email.from = gmail::Address{"Ana", "Ana@Example.COM"};
-  CHECK(gmail::counterpart(email) == "ana@example.com");
-  email.reply_to = gmail::Address{"", "Help@Example.com"};
-  CHECK(gmail::counterpart(email) == "help@example.com");
+  email::Email email;
+  CHECK(email::counterpart(email).empty());
+  email.from = email::Address{"Ana", "Ana@Example.COM"};
+  CHECK(email::counterpart(email) == "ana@example.com");
+  email.reply_to = email::Address{"", "Help@Example.com"};
+  CHECK(email::counterpart(email) == "help@example.com");
 
-  CHECK_FALSE(gmail::is_automatic({}));
-  CHECK(gmail::is_automatic({.auto_reply = true}));
-  CHECK(gmail::is_automatic({.list = true}));
-  CHECK(gmail::is_automatic({.bounce = true}));
-  CHECK(gmail::is_automatic({.own = true}));
-  CHECK(gmail::is_automatic({.no_reply = true}));
+  CHECK_FALSE(email::is_automatic({}));
+  CHECK(email::is_automatic({.auto_reply = true}));
+  CHECK(email::is_automatic({.list = true}));
+  CHECK(email::is_automatic({.bounce = true}));
+  CHECK(email::is_automatic({.own = true}));
+  CHECK(email::is_automatic({.no_reply = true}));
 }
 
 TEST_CASE("to_json writes every key, null for what is absent", "[gmail]") {
-  gmail::Email email;
+  email::Email email;
   email.subject = "Hi \"you\"";
   email.date = std::chrono::sys_seconds(std::chrono::seconds(1796040000));  // 2026-11-30T12:00:00Z
   email.attachments.push_back({"a.pdf", "application/pdf", 42});
   email.flags.list = true;
-  const auto doc = test::parse_json(gmail::to_json(email));
+  const auto doc = test::parse_json(email::to_json(email));
   CHECK(doc["from"].IsNull());
   CHECK(doc["reply_to"].IsNull());
   CHECK(doc["to"].IsArray());

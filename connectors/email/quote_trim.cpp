@@ -3,9 +3,9 @@
 #include <cctype>
 #include <vector>
 
-#include "connectors/gmail/internal/text.h"
+#include "connectors/email/internal/text.h"
 
-namespace dispatchd::gmail::detail {
+namespace dispatchd::email::detail {
 namespace {
 
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
@@ -138,4 +138,4 @@ std::string trim_quoted(std::string_view text) {
   return out.empty() ? std::string(text) : out;
 }
 
-}  // namespace dispatchd::gmail::detail
+}  // namespace dispatchd::email::detail

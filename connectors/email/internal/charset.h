@@ -1,8 +1,8 @@
 #pragma once
 #ifndef DISPATCHD_INTERNAL_CONNECTORS
-#error "connectors/gmail/internal/ is private to connectors/: include the module's public headers instead"
+#error "connectors/email/internal/ is private to connectors/: include the module's public headers instead"
 #endif
-// Charsets for the Gmail decoder (internal): body text to UTF-8 with GMime's iconv filter, and
+// Charsets for the mail decoder (internal): body text to UTF-8 with GMime's iconv filter, and
 // a repair GMime does not make to encoded words. REQUIRES: GMime initialized (decode() does it).
 
 #include <optional>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dispatchd::gmail::detail {
+namespace dispatchd::email::detail {
 
 // `bytes` of a text part declared in `declared` (nullptr or "" when undeclared) as valid UTF-8.
 // Labels whose real-world use is a superset are read as that superset (GB2312 as GB18030,
@@ -24,4 +24,4 @@ std::string text_to_utf8(std::string_view bytes, const char* declared, std::vect
 // and folding removed, or nullopt when no word lacked it.
 std::optional<std::string> repadded_encoded_words(std::string_view raw);
 
-}  // namespace dispatchd::gmail::detail
+}  // namespace dispatchd::email::detail

@@ -1,0 +1,51 @@
+#include "connectors/email/inbound.h"
+
+namespace dispatchd::email {
+namespace {
+
+std::string size_text(std::size_t bytes) {
+  if (bytes >= 1u << 20) return std::to_string(bytes >> 20) + " MB";
+  if (bytes >= 1u << 10) return std::to_string(bytes >> 10) + " KB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+std::string inbox_type(const Flags& flags) {
+  if (flags.own) return "own";
+  if (flags.bounce) return "bounce";
+  if (flags.auto_reply) return "auto_reply";
+  if (flags.list) return "list";
+  if (flags.no_reply) return "no_reply";
+  return "email";
+}
+
+std::string model_text(const Email& email) {
+  std::string text = "Subject: " + email.subject + "\n";
+  if (!email.attachments.empty()) {
+    text += "Attachments (not shown):";
+    for (const auto& a : email.attachments) text += " " + a.name + " (" + a.type + ", " + size_text(a.size) + ");";
+    text += "\n";
+  }
+  return text + "\n" + email.text;
+}
+
+Inbound read_inbound(std::string_view raw, std::span<const std::string> own_addresses) {
+  Inbound out;
+  auto email = decode(raw, own_addresses);
+  if (email && !(email->text.empty() && email->attachments.empty() && !email->defects.empty())) {
+    out.sender = counterpart(*email);
+    out.text = model_text(*email);
+    out.type = inbox_type(email->flags);
+    return out;
+  }
+  out.sender = email ? counterpart(*email) : "";
+  out.type = "undecodable";
+  out.undecodable = true;
+  std::string why = email ? "no readable text" : email.error().message;
+  if (email && !email->defects.empty()) why += " (" + email->defects.front() + ")";
+  out.text = "(an email that could not be decoded: " + why + "; its raw bytes are stored)";
+  return out;
+}
+
+}  // namespace dispatchd::email
