@@ -41,8 +41,8 @@ TEST_CASE("notify decisions: what each answer means", "[notify_decisions]") {
       {answer(299), Delivery::delivered, std::nullopt},
       {answer(408), Delivery::retry, std::nullopt},
       {answer(429, {{"Retry-After", "30"}}), Delivery::retry, 30s},
-      {answer(429, {{"retry-after", "Wed, 21 Oct 2026 07:28:00 GMT"}}), Delivery::retry,
-       std::nullopt},  // dates ignored
+      {answer(429, {{"retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"}}), Delivery::retry, 0s},  // a date past: no wait
+      {answer(429, {{"retry-after", "soon"}}), Delivery::retry, std::nullopt},
       {answer(500), Delivery::retry, std::nullopt},
       {answer(503, {{"Retry-After", "120"}}), Delivery::retry, 120s},
       {answer(599), Delivery::retry, std::nullopt},
