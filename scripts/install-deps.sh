@@ -16,6 +16,7 @@ packages=(
   haproxy                            # the test of several instances behind a load balancer
   systemd                            # systemd-analyze: the unit's security score test
   chromium                           # the staff page's browser test (headless)
+  dovecot-imapd dovecot-lmtpd postfix  # the mail channel's tests start a throwaway pair
 )
 
 missing=()
@@ -34,4 +35,25 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
+# Postfix asks what kind of mail system this is: "No configuration" writes no main.cf.
+echo "postfix postfix/main_mailer_type select No configuration" | $sudo debconf-set-selections
+# The mail packages would start system-wide Dovecot (ports 143, 993) and Postfix (25): the
+# tests start their own pair (tests/mail/servers.sh), so none may run. A policy-rc.d that
+# denies every start (exit 101) holds for this install only, unless the machine has one of
+# its own (containers often do), which is left as it is; after the install the services
+# are disabled for the next boot too (systemctl works offline).
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  policy=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  trap '$sudo rm -f "$policy"' EXIT
+fi
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Only the services this run installed: a mail server the machine already had stays.
+services=()
+[[ " ${missing[*]} " == *" postfix "* ]] && services+=(postfix)
+[[ " ${missing[*]} " == *" dovecot-imapd "* ]] && services+=(dovecot)
+if [ ${#services[@]} -gt 0 ] && command -v systemctl >/dev/null; then
+  $sudo systemctl disable --now "${services[@]}" >/dev/null 2>&1 || true
+fi
