@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/clock.h"
 #include "cli/target.h"
+#include "connectors/registry.h"
 #include "store/erase.h"
 
 namespace dispatchd::cli {
@@ -78,7 +79,11 @@ int cmd_erase(int argc, char** argv) {
   if (args->has("scrub-only"))
     return scrub_outcome(store::scrub_free_space(target->db, vacuum), vacuum, target->db.backend());
 
-  auto erased = store::erase_counterpart(target->db, {*counterpart, *who, vacuum}, now());
+  store::EraseRequest request{*counterpart, *who, vacuum, {}};
+  for (const auto* kind : connectors::kinds()) {
+    if (kind->provider_ids_name_counterpart) request.digest_provider_ids_of.emplace_back(kind->name);
+  }
+  auto erased = store::erase_counterpart(target->db, request, now());
   if (!erased) {
     const auto kind = erased.error().kind;
     if (kind == store::ErrorKind::refused || kind == store::ErrorKind::not_found) {

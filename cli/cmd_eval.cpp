@@ -10,6 +10,7 @@
 #include "cli/io.h"
 #include "cli/online_args.h"
 #include "cli/target.h"
+#include "connectors/registry.h"
 #include "replay/eval.h"
 
 namespace dispatchd::cli {
@@ -70,7 +71,9 @@ int cmd_eval(int argc, char** argv) {
   std::string error;
   const auto text = read_file(set_path, k_max_set_bytes, error);
   if (!text) return usage_error("eval: " + error);
-  const auto cases = replay::parse_set(*text);
+  std::vector<std::string_view> channels;
+  for (const auto* kind : connectors::kinds()) channels.push_back(kind->name);
+  const auto cases = replay::parse_set(*text, channels);
   if (!cases) {
     const auto& e = cases.error();
     return usage_error("eval: " + set_path + (e.line ? ":" + std::to_string(e.line) : "") + ": " + e.message);

@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/target.h"
+#include "connectors/registry.h"
 #include "staff/trail_render.h"
 #include "store/trail.h"
 
@@ -36,7 +37,7 @@ int no_message(const std::string& what) {
 
 // The message `--provider-id` names: exit code when there is none or more than one.
 std::expected<std::int64_t, int> by_provider_id(store::Database& db, const std::string& provider_id) {
-  auto ids = store::messages_with_provider_id(db, provider_id);
+  auto ids = store::messages_with_provider_id(db, provider_id, connectors::kind_names());
   if (!ids) return std::unexpected(usage_error(ids.error().message));
   if (ids->empty()) return std::unexpected(no_message("with provider id " + provider_id));
   if (ids->size() > 1) {

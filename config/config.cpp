@@ -11,12 +11,15 @@
 #include <sstream>
 #include <string_view>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include "common/database_kind.h"
+#include "common/settings_reader.h"
 #include "common/strict_json.h"
 #include "common/text.h"
 #include "common/utf8.h"
 #include "config/database_password.h"
-#include "store/send_pricing.h"
 #include "store/states.h"
 
 namespace dispatchd::config {
@@ -24,119 +27,28 @@ namespace {
 
 namespace fs = std::filesystem;
 using Value = rapidjson::Value;
+using Reader = json::SettingsReader;
+using Key = Reader::Key;
 
 constexpr std::size_t k_max_file_bytes = 1024 * 1024;
 
-// One key of an object: its name and what reads its value at a JSON pointer.
-struct Key {
-  const char* name;
-  std::function<void(const Value&, const std::string&)> read;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string file) : m_file(std::move(file)) {}
-
-  void problem(const std::string& at, const std::string& message) {
-    m_problems.push_back(m_file + ": " + at + ": " + message);
-  }
-  std::vector<std::string>& problems() { return m_problems; }
-
-  // Reads the members of an object; unknown keys are problems.
-  void object(const Value& value, const std::string& at, std::initializer_list<Key> keys) {
-    if (!value.IsObject()) return problem(at.empty() ? "/" : at, "must be an object");
-    for (const auto& member : value.GetObject()) {
-      const std::string name(member.name.GetString(), member.name.GetStringLength());
-      if (name == "$comment") continue;
-      const Key* key = nullptr;
-      for (const auto& k : keys) {
-        if (name == k.name) key = &k;
-      }
-      if (!key) {
-        std::string known;
-        for (const auto& k : keys) known += std::string(known.empty() ? "" : ", ") + k.name;
-        problem(at + "/" + name, "unknown key (known here: " + known + ")");
-        continue;
-      }
-      key->read(member.value, at + "/" + name);
+// connectors: channel name -> its section, kept as written for the channel to read
+// (connectors/registry.h): config/ knows no channel.
+void read_connectors(Reader& r, const Value& v, const std::string& at, std::map<std::string, ChannelSection>& out) {
+  if (!v.IsObject()) return r.problem(at, "must be an object: channel name -> its settings");
+  for (const auto& member : v.GetObject()) {
+    const std::string name(member.name.GetString(), member.name.GetStringLength());
+    if (name == "$comment") continue;
+    const std::string here = at + "/" + text::pointer_token(name);
+    if (!member.value.IsObject()) {
+      r.problem(here, "must be an object");
+      continue;
     }
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    member.value.Accept(writer);
+    out[name] = ChannelSection{std::string(buffer.GetString(), buffer.GetSize()), here};
   }
-
-  Key string(const char* name, std::string& target) {
-    return {name, [this, &target](const Value& v, const std::string& at) {
-              if (!v.IsString()) return problem(at, "must be a string");
-              target.assign(v.GetString(), v.GetStringLength());
-            }};
-  }
-  Key optional_string(const char* name, std::optional<std::string>& target) {
-    return {name, [this, &target](const Value& v, const std::string& at) {
-              if (v.IsNull()) return target.reset();
-              if (!v.IsString()) return problem(at, "must be a string or null");
-              target.emplace(v.GetString(), v.GetStringLength());
-            }};
-  }
-  Key boolean(const char* name, bool& target) {
-    return {name, [this, &target](const Value& v, const std::string& at) {
-              if (!v.IsBool()) return problem(at, "must be true or false");
-              target = v.GetBool();
-            }};
-  }
-  template <typename Int>
-  Key integer(const char* name, Int& target, long long min, long long max) {
-    return {name, [this, &target, min, max](const Value& v, const std::string& at) {
-              if (!v.IsInt64() || v.GetInt64() < min || v.GetInt64() > max) {
-                return problem(at, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
-              }
-              target = static_cast<Int>(v.GetInt64());
-            }};
-  }
-  // A price in USD per million tokens: a finite number from 0 to k_max_rate.
-  Key rate(const char* name, std::optional<double>& target);
-  // An amount in USD: a finite number from 0 to k_max_usd.
-  Key usd(const char* name, std::optional<double>& target);
-  // One of `names`, each the name of the enum value at its index.
-  template <typename Enum, std::size_t N>
-  Key one_of(const char* name, Enum& target, const std::array<const char*, N>& names) {
-    return {name, [this, &target, names](const Value& v, const std::string& at) {
-              for (std::size_t i = 0; i < N; ++i) {
-                if (v.IsString() && v.GetString() == std::string_view(names[i])) {
-                  target = static_cast<Enum>(i);
-                  return;
-                }
-              }
-              std::string known;
-              for (const char* n : names) known += std::string(known.empty() ? "\"" : " or \"") + n + "\"";
-              problem(at, "must be " + known);
-            }};
-  }
-  Key nested(const char* name, std::function<void(const Value&, const std::string&)> read) { return {name, read}; }
-
- private:
-  std::string m_file;
-  std::vector<std::string> m_problems;
-};
-
-// No model costs more than this per million tokens: a larger rate is a typo (a price per
-// token or per thousand written in the wrong place), not a price.
-constexpr double k_max_rate = 100000;
-
-Key Reader::rate(const char* name, std::optional<double>& target) {
-  return {name, [this, &target](const Value& v, const std::string& at) {
-            if (!v.IsNumber() || !std::isfinite(v.GetDouble()) || v.GetDouble() < 0 || v.GetDouble() > k_max_rate)
-              return problem(at, "must be a number from 0 to 100000 (USD per million tokens)");
-            target = v.GetDouble();
-          }};
-}
-
-// No daily budget is this large: a larger amount is a typo (cents for dollars), not a budget.
-constexpr double k_max_usd = 1'000'000;
-
-Key Reader::usd(const char* name, std::optional<double>& target) {
-  return {name, [this, &target](const Value& v, const std::string& at) {
-            if (!v.IsNumber() || !std::isfinite(v.GetDouble()) || v.GetDouble() < 0 || v.GetDouble() > k_max_usd)
-              return problem(at, "must be a number from 0 to 1000000 (USD)");
-            target = v.GetDouble();
-          }};
 }
 
 // llm.budget: {"daily_usd", "conversation_daily_usd", "when_spent", "unknown_cost"}; the
@@ -176,72 +88,9 @@ void read_prices(Reader& r, const Value& v, const std::string& at, std::map<std:
   }
 }
 
-// No WhatsApp message costs this much: a larger price is a typo (cents for dollars).
-constexpr double k_max_message_price = 100;
-
-// One category -> price object of connectors.whatsapp.prices (its "default" or a market).
-void read_category_prices(Reader& r, const Value& v, const std::string& at,
-                          std::map<store::PricingCategory, double>& out) {
-  if (!v.IsObject()) return r.problem(at, "must be an object: category -> price of one message");
-  for (const auto& member : v.GetObject()) {
-    const std::string name(member.name.GetString(), member.name.GetStringLength());
-    if (name == "$comment") continue;
-    const std::string here = at + "/" + text::pointer_token(name);
-    const auto category = store::from_sql<store::PricingCategory>(name);
-    if (!category) {
-      std::string names;
-      for (const auto& [_, known] : store::SqlNames<store::PricingCategory>::table)
-        names += (names.empty() ? "" : ", ") + std::string(known);
-      r.problem(here, "unknown pricing category; known: " + names);
-      continue;
-    }
-    const Value& price = member.value;
-    if (!price.IsNumber() || !std::isfinite(price.GetDouble()) || price.GetDouble() < 0 ||
-        price.GetDouble() > k_max_message_price) {
-      r.problem(here, "must be a number from 0 to 100 (the price of one message)");
-      continue;
-    }
-    out[*category] = price.GetDouble();
-  }
-}
-
-// connectors.whatsapp.prices: {"currency": "USD", "default": {category: price},
-// "markets": {"<calling code>": {category: price}}}.
-void read_message_prices(Reader& r, const Value& v, const std::string& at, store::PriceTable& prices) {
-  bool has_currency = false;
-  r.object(v, at,
-           {{"currency",
-             [&](const Value& c, const std::string& cat) {
-               has_currency = true;
-               const std::string_view code = c.IsString() ? std::string_view(c.GetString(), c.GetStringLength()) : "";
-               if (code.size() != 3 || !std::ranges::all_of(code, [](char ch) { return ch >= 'A' && ch <= 'Z'; }))
-                 return r.problem(cat, "must be a currency code of three capital letters, e.g. \"USD\"");
-               prices.currency = code;
-             }},
-            r.nested("default",
-                     [&](const Value& d, const std::string& dat) { read_category_prices(r, d, dat, prices.base); }),
-            r.nested("markets", [&](const Value& m, const std::string& mat) {
-              if (!m.IsObject()) return r.problem(mat, "must be an object: country calling code -> prices");
-              for (const auto& market : m.GetObject()) {
-                const std::string code(market.name.GetString(), market.name.GetStringLength());
-                if (code == "$comment") continue;
-                const std::string here = mat + "/" + text::pointer_token(code);
-                if (code.empty() || code.size() > 6 ||
-                    !std::ranges::all_of(code, [](char ch) { return ch >= '0' && ch <= '9'; })) {
-                  r.problem(here, "must be a country calling code: 1 to 6 digits, without \"+\"");
-                  continue;
-                }
-                read_category_prices(r, market.value, here, prices.markets[code]);
-              }
-            })});
-  if (v.IsObject() && !has_currency) r.problem(at + "/currency", "is required with prices (e.g. \"USD\")");
-}
-
-bool is_url(const std::string& url) { return url.starts_with("http://") || url.starts_with("https://"); }
-
 // An http(s) URL with a host, and nothing a request line or a log line would mangle.
 bool is_full_url(const std::string& url) {
-  if (!is_url(url)) return false;
+  if (!Reader::is_url(url)) return false;
   const std::string_view rest = std::string_view(url).substr(url.find("://") + 3);
   if (rest.empty() || rest.front() == '/' || rest.front() == ':') return false;
   return std::ranges::none_of(url, [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; });
@@ -281,7 +130,7 @@ void read_fallbacks(Reader& r, const Value& v, const std::string& at, std::vecto
               r.integer("max_concurrency", f.max_concurrency, 1, 4096)});
     if (f.provider != "openai" && f.provider != "gemini" && f.provider != "anthropic")
       r.problem(here + "/provider", "must be \"openai\", \"gemini\" or \"anthropic\"");
-    if (!is_url(f.base_url)) r.problem(here + "/base_url", "must be an http:// or https:// URL");
+    if (!Reader::is_url(f.base_url)) r.problem(here + "/base_url", "must be an http:// or https:// URL");
     if (f.model.empty()) r.problem(here + "/model", "is required");
     if (f.api_key_env.empty()) r.problem(here + "/api_key_env", "is required (the name of the key's variable)");
     fallbacks.push_back(std::move(f));
@@ -341,45 +190,6 @@ void read_mcp_servers(Reader& r, const Value& v, const std::string& at, std::map
   }
 }
 
-constexpr std::size_t k_max_reply_points = 4096;  // WhatsApp's limit for a text body
-
-// One value of connectors.whatsapp.message_types: "model", "escalate", "ignore" or
-// {"reply": "text"}; nullopt after reporting what is wrong.
-std::optional<TypeHandling> read_handling(Reader& r, const Value& v, const std::string& at) {
-  static const std::string k_expected = R"(must be "model", "escalate", "ignore" or {"reply": "the text to send"})";
-  if (v.IsString()) {
-    const std::string_view name(v.GetString(), v.GetStringLength());
-    if (name == "model") return TypeHandling{TypeAction::model, ""};
-    if (name == "escalate") return TypeHandling{TypeAction::escalate, ""};
-    if (name == "ignore") return TypeHandling{TypeAction::ignore, ""};
-    r.problem(at, name == "reply" ? std::string(R"("reply" needs its text: {"reply": "the text to send"})")
-                                  : k_expected + ", not " + text::quote(name));
-    return std::nullopt;
-  }
-  if (!v.IsObject()) {
-    r.problem(at, k_expected);
-    return std::nullopt;
-  }
-  std::optional<std::string> reply;
-  const std::size_t before = r.problems().size();
-  r.object(v, at, {r.optional_string("reply", reply)});
-  if (r.problems().size() != before) return std::nullopt;
-  if (!reply) {
-    r.problem(at, R"(needs "reply": the text to send)");
-  } else if (!utf8::is_valid(*reply)) {
-    r.problem(at + "/reply", "must be valid UTF-8");
-  } else if (reply->find_first_not_of(" \t\r\n") == std::string::npos) {
-    r.problem(at + "/reply", "must not be blank");
-  } else if (utf8::code_points(*reply) > k_max_reply_points) {
-    r.problem(at + "/reply", "must be at most 4096 characters (WhatsApp's limit for a text)");
-  } else {
-    return TypeHandling{TypeAction::reply, std::move(*reply)};
-  }
-  return std::nullopt;
-}
-
-// connectors.whatsapp.message_types: the types given replace their defaults; a type this
-// version does not list is a problem (a typo never silently keeps a default).
 // staff.response_target_minutes: {"default": minutes, "<reason>": minutes, ...}.
 void read_response_targets(Reader& r, const Value& v, const std::string& at, Staff& staff) {
   if (!v.IsObject()) return r.problem(at, "must be an object: escalation reason (or \"default\") -> minutes");
@@ -401,27 +211,6 @@ void read_response_targets(Reader& r, const Value& v, const std::string& at, Sta
       staff.response_target_default_minutes = minutes;
     else
       staff.response_target_minutes[name] = minutes;
-  }
-}
-
-void read_message_types(Reader& r, const Value& v, const std::string& at, std::map<std::string, TypeHandling>& types) {
-  if (!v.IsObject()) return r.problem(at, "must be an object: message type -> handling");
-  for (const auto& member : v.GetObject()) {
-    const std::string type(member.name.GetString(), member.name.GetStringLength());
-    if (type == "$comment") continue;
-    const std::string here = at + "/" + text::pointer_token(type);
-    const auto known = types.find(type);
-    if (known == types.end()) {
-      std::string names, near;
-      for (const auto& [name, _] : types) {
-        names += (names.empty() ? "" : ", ") + name;
-        if (near.empty() && text::edit_distance(type, name, 2) <= 2) near = name;
-      }
-      r.problem(here, "unknown message type" + (near.empty() ? "" : " (did you mean \"" + near + "\"?)") +
-                          "; known: " + names);
-      continue;
-    }
-    if (auto handling = read_handling(r, member.value, here)) known->second = std::move(*handling);
   }
 }
 
@@ -461,7 +250,7 @@ void check(Config& c, Reader& r) {
   if (c.llm.provider != "openai" && c.llm.provider != "gemini" && c.llm.provider != "anthropic") {
     r.problem("/llm/provider", "must be \"openai\", \"gemini\" or \"anthropic\"");
   }
-  if (!is_url(c.llm.base_url)) r.problem("/llm/base_url", "must be an http:// or https:// URL");
+  if (!Reader::is_url(c.llm.base_url)) r.problem("/llm/base_url", "must be an http:// or https:// URL");
   if (c.llm.model.empty()) r.problem("/llm/model", "is required");
   if (c.llm.api_key_env.empty()) r.problem("/llm/api_key_env", "is required (the name of the key's variable)");
   if (c.llm.breaker.probe_max_ms < c.llm.breaker.probe_min_ms)
@@ -475,30 +264,6 @@ void check(Config& c, Reader& r) {
   if (c.llm.budget.any() && !c.llm.model.empty() && !c.llm.prices.contains(c.llm.model))
     r.problem("/llm/budget", "needs a price for llm.model " + text::quote(c.llm.model) +
                                  " in llm.prices (a budget counts the attempts' costs)");
-  if (c.whatsapp.enabled) {
-    if (!is_url(c.whatsapp.graph_base_url)) r.problem("/connectors/whatsapp/graph_base_url", "must be an http(s) URL");
-    const std::pair<const char*, const std::string*> required[] = {{"phone_number_id", &c.whatsapp.phone_number_id},
-                                                                   {"access_token_env", &c.whatsapp.access_token_env},
-                                                                   {"app_secret_env", &c.whatsapp.app_secret_env},
-                                                                   {"verify_token_env", &c.whatsapp.verify_token_env}};
-    for (const auto& [name, value] : required) {
-      if (value->empty())
-        r.problem(std::string("/connectors/whatsapp/") + name, "is required when whatsapp is enabled");
-    }
-    if (!std::ranges::all_of(c.whatsapp.waba_id, [](char ch) { return ch >= '0' && ch <= '9'; }) ||
-        c.whatsapp.waba_id.size() > 32)
-      r.problem("/connectors/whatsapp/waba_id", "must be the business account's id: digits");
-  }
-  if (c.gmail.enabled) {
-    if (!is_url(c.gmail.api_base_url)) r.problem("/connectors/gmail/api_base_url", "must be an http(s) URL");
-    if (!is_url(c.gmail.token_url)) r.problem("/connectors/gmail/token_url", "must be an http(s) URL");
-    const std::pair<const char*, const std::string*> required[] = {{"client_id_env", &c.gmail.client_id_env},
-                                                                   {"client_secret_env", &c.gmail.client_secret_env},
-                                                                   {"refresh_token_env", &c.gmail.refresh_token_env}};
-    for (const auto& [name, value] : required) {
-      if (value->empty()) r.problem(std::string("/connectors/gmail/") + name, "is required when gmail is enabled");
-    }
-  }
   if (c.holding_reply && c.holding_reply->empty()) r.problem("/escalation/holding_reply", "must not be empty");
   if (c.notify_url && !is_full_url(*c.notify_url))
     r.problem("/escalation/notify_url", "must be an http:// or https:// URL with a host, without spaces");
@@ -507,34 +272,6 @@ void check(Config& c, Reader& r) {
 }
 
 }  // namespace
-
-const std::map<std::string, TypeHandling>& default_whatsapp_types() {
-  // The names of whatsapp::MessageKind (connectors/whatsapp/webhook.h); a daemon test keeps
-  // the two lists equal.
-  static const std::map<std::string, TypeHandling> types = [] {
-    std::map<std::string, TypeHandling> out;
-    for (const char* type : {"text", "interactive", "button", "location"}) out[type] = {TypeAction::model, ""};
-    for (const char* type : {"image", "video", "audio", "document", "contacts", "order", "unsupported", "unknown"})
-      out[type] = {TypeAction::escalate, ""};
-    for (const char* type : {"sticker", "reaction", "system"}) out[type] = {TypeAction::ignore, ""};
-    return out;
-  }();
-  return types;
-}
-
-const std::map<std::string, TypeHandling>& default_gmail_types() {
-  // The types the Gmail channel gives (connectors/gmail/channel.h): mail for a person goes
-  // to the model; what loop prevention recognises is recorded and ignored; what cannot be
-  // decoded is escalated with its raw bytes stored.
-  static const std::map<std::string, TypeHandling> types = [] {
-    std::map<std::string, TypeHandling> out;
-    out["email"] = {TypeAction::model, ""};
-    for (const char* type : {"own", "auto_reply", "list", "bounce", "no_reply"}) out[type] = {TypeAction::ignore, ""};
-    out["undecodable"] = {TypeAction::escalate, ""};
-    return out;
-  }();
-  return types;
-}
 
 std::string default_migrations_dir() {
   if (fs::is_directory(DISPATCHD_INSTALLED_MIGRATIONS)) return DISPATCHD_INSTALLED_MIGRATIONS;
@@ -556,9 +293,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   Config c;
   c.path = path;
   auto& llm = c.llm;
-  auto& wa = c.whatsapp;
   std::string listener_thread = "auto";  // http.listener_thread, read into c.http below
-  auto& gm = c.gmail;
   r.object(
       doc, "",
       {r.string("database", c.database), r.string("database_password_env", c.database_password_env),
@@ -619,45 +354,7 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                                         r.integer("bot_cadence_ms", a.bot_cadence_ms, 100, 60'000)});
                             })});
                 }),
-       r.nested("connectors",
-                [&](const Value& v, const std::string& at) {
-                  r.object(
-                      v, at,
-                      {r.nested("whatsapp",
-                                [&](const Value& w, const std::string& wat) {
-                                  r.object(
-                                      w, wat,
-                                      {r.boolean("enabled", wa.enabled), r.string("graph_base_url", wa.graph_base_url),
-                                       r.string("phone_number_id", wa.phone_number_id),
-                                       r.string("access_token_env", wa.access_token_env),
-                                       r.string("app_secret_env", wa.app_secret_env),
-                                       r.string("verify_token_env", wa.verify_token_env),
-                                       r.boolean("typing_indicator", wa.typing_indicator),
-                                       r.string("waba_id", wa.waba_id),
-                                       r.integer("template_refresh_minutes", wa.template_refresh_minutes, 1, 10'080),
-                                       r.nested("prices",
-                                                [&](const Value& p, const std::string& pat) {
-                                                  read_message_prices(r, p, pat, wa.prices);
-                                                }),
-                                       r.nested("message_types", [&](const Value& t, const std::string& tat) {
-                                         read_message_types(r, t, tat, wa.message_types);
-                                       })});
-                                }),
-                       r.nested("gmail", [&](const Value& g, const std::string& gat) {
-                         r.object(g, gat,
-                                  {r.boolean("enabled", gm.enabled), r.string("api_base_url", gm.api_base_url),
-                                   r.string("token_url", gm.token_url), r.string("client_id_env", gm.client_id_env),
-                                   r.string("client_secret_env", gm.client_secret_env),
-                                   r.string("refresh_token_env", gm.refresh_token_env),
-                                   r.integer("poll_interval_s", gm.poll_interval_s, 1, 86400),
-                                   r.string("label", gm.label), r.integer("backfill_days", gm.backfill_days, 0, 3650),
-                                   r.string("handled_label", gm.handled_label),
-                                   r.integer("unknown_recheck_s", gm.unknown_recheck_s, 1, 3600),
-                                   r.nested("message_types", [&](const Value& t, const std::string& tat) {
-                                     read_message_types(r, t, tat, gm.message_types);
-                                   })});
-                       })});
-                }),
+       r.nested("connectors", [&](const Value& v, const std::string& at) { read_connectors(r, v, at, c.connectors); }),
        r.nested("retention",
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at, {r.integer("days", c.retention_days, 1, 36500)});

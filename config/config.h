@@ -15,8 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "store/send_pricing.h"
-
 namespace dispatchd::config {
 
 // http.listener_thread: where the HTTP listener runs (daemon/http_front.h). automatic: a
@@ -107,62 +105,12 @@ struct Llm {
   std::vector<Fallback> fallbacks;  // in order, after the primary
 };
 
-// What dispatchd does with an inbound message of one type (connectors.<channel>.message_types).
-// Every message is recorded in the inbox whatever its handling.
-enum class TypeAction {
-  model,     // described to the model, which chooses a catalog action
-  escalate,  // an `undecodable` escalation naming the type; no model call
-  reply,     // `reply_text` to the sender through the outbox (the channel's rules apply); no model call
-  ignore,    // finished with outcome `ignored`; nothing sent, no model call
-};
-
-struct TypeHandling {
-  TypeAction action = TypeAction::model;
-  std::string reply_text;  // TypeAction::reply: the fixed text, written by staff
-
-  bool operator==(const TypeHandling&) const = default;
-};
-
-// The WhatsApp message types the key accepts ("text", "image", ..., "unsupported", and
-// "unknown": any type this version does not know), each with its default handling: the
-// customer's own words (text, interactive and button replies, locations) go to the model;
-// media, contacts, orders and unsupported or unknown types, which the model cannot see,
-// escalate; stickers, reactions and system notices are ignored.
-const std::map<std::string, TypeHandling>& default_whatsapp_types();
-
-// connectors.gmail.message_types defaults: "email" to the model; "own", "auto_reply",
-// "list", "bounce", "no_reply" (loop prevention) ignored; "undecodable" escalated.
-const std::map<std::string, TypeHandling>& default_gmail_types();
-
-struct WhatsApp {
-  bool enabled = false;
-  std::string graph_base_url = "https://graph.facebook.com/v21.0";
-  std::string phone_number_id;
-  std::string access_token_env;
-  std::string app_secret_env;
-  std::string verify_token_env;
-  bool typing_indicator = true;       // read marks wait for the agent and show typing (connectors/whatsapp/channel.h)
-  std::string waba_id;                // the business account whose templates are kept; empty: none
-  int template_refresh_minutes = 60;  // how often the templates are listed again
-  std::map<std::string, TypeHandling> message_types = default_whatsapp_types();  // every type has an entry
-  // connectors.whatsapp.prices: what Meta charges per message category, by default and per
-  // market (the recipient's calling code); empty: billable messages are recorded unpriced.
-  store::PriceTable prices;
-};
-
-struct Gmail {
-  bool enabled = false;
-  std::string api_base_url = "https://gmail.googleapis.com";
-  std::string token_url = "https://oauth2.googleapis.com/token";
-  std::string client_id_env;
-  std::string client_secret_env;
-  std::string refresh_token_env;
-  int poll_interval_s = 60;
-  std::string label = "INBOX";
-  int backfill_days = 0;
-  std::string handled_label;
-  int unknown_recheck_s = 60;  // between the two searches for a send whose outcome is unknown
-  std::map<std::string, TypeHandling> message_types = default_gmail_types();  // every type has an entry
+// connectors.<name>: one channel's section, kept as written (comments dropped) for the
+// channel to read (connectors/registry.h: its keys, ranges and secrets are the channel's;
+// config/ knows no channel).
+struct ChannelSection {
+  std::string json;  // the section's object
+  std::string at;    // its JSON pointer in the file ("/connectors/<name>"), for problems
 };
 
 // Staff sessions on the page (docs/staff.md).
@@ -236,9 +184,8 @@ struct Config {
   Http http;
   Llm llm;
   Agent agent;
-  WhatsApp whatsapp;
-  Gmail gmail;
-  std::optional<std::string> holding_reply;  // escalation.holding_reply
+  std::map<std::string, ChannelSection> connectors;  // channel name -> section
+  std::optional<std::string> holding_reply;          // escalation.holding_reply
   // retention.days: `dispatchctl archive` without --before moves finished messages older than
   // this many days (the nightly dispatchd-archive.timer). 0 (absent): no retention period.
   int retention_days = 0;

@@ -15,6 +15,7 @@
 #include "common/handler_timing.h"
 #include "config/config.h"
 #include "config/database_password.h"
+#include "connectors/registry.h"
 #include "daemon/mcp_servers.h"
 #include "daemon/service.h"
 #include "daemon/startup.h"
@@ -31,14 +32,15 @@ constexpr const char* k_usage =
 
 constexpr std::chrono::seconds k_drain{10};
 
-int check_config(const dispatchd::config::Config& config) {
+int check_config(const dispatchd::config::Config& config,
+                 const std::vector<dispatchd::connectors::Configured>& channels) {
   auto problems = dispatchd::daemon::check_environment(config);
   // The MCP servers are started and their tools pinned only when all else is well: a
   // catalog that does not load has no actions to pin.
   if (problems.empty()) {
     if (auto catalog = dispatchd::catalog::Catalog::load_file(config.catalog)) {
       problems = dispatchd::daemon::check_mcp(config, *catalog);
-      auto templates = dispatchd::daemon::check_templates(config, *catalog);
+      auto templates = dispatchd::daemon::check_channel_catalog(config, channels, *catalog);
       problems.insert(problems.end(), templates.problems.begin(), templates.problems.end());
       for (const auto& note : templates.notes) std::printf("%s\n", note.c_str());
     }
@@ -95,7 +97,14 @@ int main(int argc, char** argv) {
     for (const auto& problem : config.error()) std::fprintf(stderr, "%s\n", problem.c_str());
     return 1;
   }
-  if (check_only) return check_config(*config);
+  // The channels read their own sections (connectors/registry.h): their problems are the
+  // file's, reported the same way.
+  auto channels = dispatchd::connectors::configure(*config);
+  if (!channels) {
+    for (const auto& problem : channels.error()) std::fprintf(stderr, "%s\n", problem.c_str());
+    return 1;
+  }
+  if (check_only) return check_config(*config, *channels);
 
   setup_logging();
   // Open files: systemd starts a service at a soft limit of 1,024; a large

@@ -184,11 +184,8 @@ void render_channels(Writer& w, const std::vector<ChannelGauges>& channels, stor
       w.sample("dispatchd_webhooks_total", {{"channel", c.name}, {"result", result}}, count);
   }
   w.family("dispatchd_redeliveries_total", "counter", "Inbound messages delivered again since start, stored once.");
-  std::int64_t dropped = 0;
   for (const auto& c : channels) {
-    if (!c.webhooks) continue;
-    w.sample("dispatchd_redeliveries_total", {{"channel", c.name}}, c.webhooks->duplicates);
-    dropped += c.webhooks->read_receipts_dropped;
+    if (c.webhooks) w.sample("dispatchd_redeliveries_total", {{"channel", c.name}}, c.webhooks->duplicates);
   }
   w.family("dispatchd_webhook_rounds_read_ahead_total", "counter",
            "Rounds of webhooks whose pages were read ahead off the loop before they were stored, since start.");
@@ -196,8 +193,10 @@ void render_channels(Writer& w, const std::vector<ChannelGauges>& channels, stor
     if (c.webhooks)
       w.sample("dispatchd_webhook_rounds_read_ahead_total", {{"channel", c.name}}, c.webhooks->rounds_read_ahead);
   w.family("dispatchd_read_receipts_dropped_total", "counter",
-           "WhatsApp read receipts dropped since start (a backlog of more than 10,000).");
-  w.sample("dispatchd_read_receipts_dropped_total", {}, dropped);
+           "Read receipts dropped since start (a backlog of more than 10,000), by channel.");
+  for (const auto& c : channels)
+    if (c.webhooks)
+      w.sample("dispatchd_read_receipts_dropped_total", {{"channel", c.name}}, c.webhooks->read_receipts_dropped);
 }
 
 // A cost in USD as Prometheus reads a float, whatever the locale: nine decimals, finer

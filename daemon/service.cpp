@@ -17,7 +17,7 @@
 #include "common/handler_timing.h"
 #include "common/json_out.h"
 #include "config/secrets.h"
-#include "connectors/whatsapp/channel.h"
+#include "connectors/registry.h"
 #include "daemon/budget_report.h"
 #include "daemon/escalation_events.h"
 #include "daemon/http_front.h"
@@ -104,6 +104,8 @@ std::expected<std::shared_ptr<const agent::Setup>, std::string> load_setup(const
 
 struct Service::Parts {
   config::Config config;
+  std::vector<connectors::Configured> configured;             // every channel kind's section (connectors/registry.h)
+  std::vector<std::string> lookup;                            // the channels whose unknown sends are looked up
   agent::Budget budget = budget_settings(config.llm.budget);  // llm.budget, as the agent checks it
   BudgetLog budget_log;                                       // one line per change of the daily budget
   // staff.response_target_minutes, as the staff API reads them.
@@ -237,8 +239,6 @@ void Service::Parts::keep_alive() {
     spdlog::default_logger()->flush();
     std::_Exit(1);
   }
-  std::vector<std::string> lookup;
-  if (config.gmail.enabled) lookup.emplace_back("gmail");
   if (auto taken = store::take_over_dead(store.db, worker, now, dead_after, lookup); !taken) {
     spdlog::warn("cluster: cannot take over dead instances: {}", taken.error().message);
   } else if (!taken->instances.empty()) {
@@ -477,7 +477,10 @@ Response Service::Parts::answer(const Request& r) {
     }
     return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
   }
-  if (r.path == whatsapp::k_webhook_path) return Response{404, "whatsapp is not enabled\n"};
+  for (const connectors::Kind* kind : connectors::kinds()) {
+    if (!kind->webhook_path.empty() && r.path == kind->webhook_path)
+      return Response{404, std::string(kind->name) + " is not enabled\n"};
+  }
   return Response{404, "not found\n"};
 }
 
@@ -574,9 +577,12 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
     if (problems.size() > 1) text += " (and " + std::to_string(problems.size() - 1) + " more; see --check-config)";
     return std::unexpected(text);
   }
+  auto configured = connectors::configure(config);
+  if (!configured) return std::unexpected(configured.error().front());
+  const auto lookup = lookup_channels(*configured);
   auto setup = load_setup(config);
   if (!setup) return std::unexpected(setup.error());
-  auto ready = prepare_store(config, worker_of(config), wall_now());
+  auto ready = prepare_store(config, worker_of(config), wall_now(), lookup);
   if (!ready) return std::unexpected(ready.error());
   for (const auto& name : ready->applied) spdlog::info("applied migration {}", name);
   for (const auto id : ready->unknown_sends) {
@@ -584,6 +590,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   }
   auto parts = std::make_unique<Parts>(std::move(config), io, std::move(*ready));
   auto& p = *parts;
+  p.configured = std::move(*configured);
+  p.lookup = lookup;
   p.loop_times = loop_times;
   // Group commit (store/round.h): one durable transaction per round of the event loop;
   // acknowledged webhooks, `sending` marks and staff decisions act after it.
@@ -604,8 +612,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.router = provider->router;
   p.fallback_limiters = std::move(provider->limiters);
   if (auto started = start_mcp(p); !started) return std::unexpected(started.error());
-  p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport, agent_settings(p.config, p.worker),
-                                           wall_now_ms);
+  p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport,
+                                           agent_settings(p.config, p.configured, p.worker), wall_now_ms);
   p.agent->set_setup(p.setup);
   p.agent->set_mcp(p.mcp.get());
   p.agent->on_tool_call([&p](const store::ToolCallRecord& call) { p.count_tool_call(call); });
@@ -644,8 +652,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
     read_ahead = read_ahead_on(*p.read_ahead, io, static_cast<std::size_t>(p.config.llm.history_messages));
   }
   auto channels = build_channels(
-      p.config, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
-                 p.transport, wall_now_ms, [&p] { p.agent->poke(); }, after, std::move(read_ahead)});
+      p.configured, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
+                     p.transport, wall_now_ms, [&p] { p.agent->poke(); }, after, std::move(read_ahead)});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
   // The turn's latest message: a provider that marks it read marks the earlier ones too.
@@ -670,6 +678,8 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
                                                              std::chrono::milliseconds(p.config.notify_timeout_ms)});
   StaffApiSettings staff = staff_settings(p.config);
   staff.providers = [&p] { return p.provider_states(); };
+  for (const auto& [kind, section] : p.configured)
+    staff.channels.push_back({std::string(kind->name), std::string(kind->label), section->enabled()});
   if (!p.config.staff_token_env.empty()) {
     auto token = config::read_secret(p.config.staff_token_env);
     if (!token) return std::unexpected("staff.token_env: " + token.error());

@@ -8,6 +8,7 @@
 
 #include "common/json_out.h"
 #include "common/text.h"
+#include "connectors/registry.h"
 #include "connectors/window_rules.h"
 #include "daemon/budget_report.h"
 #include "daemon/provider_report.h"
@@ -184,6 +185,14 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
     if (!daily) return refusal(500, "cannot read today's spend: " + daily.error().message);
     return json(200, budget_json(m_settings.budget, *daily));
   }
+  if (request.path == "/api/channels") {
+    if (request.method != "GET") return refusal(405, "use GET");
+    JsonOut out;
+    out.begin_array();
+    for (const auto& c : m_settings.channels)
+      out.begin_object().field("name", c.name).field("label", c.label).field("enabled", c.enabled).end_object();
+    return json(200, out.end_array().str());
+  }
   if (request.path == "/api/provider") {
     if (request.method != "GET") return refusal(405, "use GET");
     return json(200, provider_json(m_settings.providers ? m_settings.providers() : ProviderStates{}));
@@ -338,7 +347,7 @@ StaffApi::Routed StaffApi::escalations(const Request& request, const staff::Staf
       if (!filter.reason) return refusal(400, "unknown reason " + text::quote(*reason));
     }
     if (const auto channel = query_value(request.query, "channel"); channel && !channel->empty()) {
-      if (*channel != "whatsapp" && *channel != "gmail") return refusal(400, "channel is whatsapp or gmail");
+      if (!connectors::find_kind(*channel)) return refusal(400, "unknown channel " + text::quote(*channel));
       filter.channel = *channel;
     }
     std::int64_t limit = k_page_default;

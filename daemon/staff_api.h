@@ -75,6 +75,13 @@ struct StaffApiSettings {
   // The model providers and their breakers' stats now, the primary first, for
   // GET /api/provider; unset: reported as answering.
   std::function<ProviderStates()> providers;
+  // Every channel kind (connectors/registry.h) and whether this configuration enables it,
+  // for GET /api/channels: the page's channel names and filter.
+  struct Channel {
+    std::string name, label;
+    bool enabled = false;
+  };
+  std::vector<Channel> channels;
 };
 
 class StaffApi {

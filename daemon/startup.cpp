@@ -1,8 +1,5 @@
 #include "daemon/startup.h"
 
-#include "connectors/whatsapp/template_message.h"
-#include "store/templates.h"
-
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -38,15 +35,13 @@ std::vector<std::string> check_environment(const config::Config& c) {
   std::vector<std::pair<std::string, std::string>> secrets = {{"llm.api_key_env", c.llm.api_key_env}};
   for (std::size_t i = 0; i < c.llm.fallbacks.size(); ++i)
     secrets.emplace_back("llm.fallbacks/" + std::to_string(i) + "/api_key_env", c.llm.fallbacks[i].api_key_env);
-  if (c.whatsapp.enabled) {
-    secrets.insert(secrets.end(), {{"connectors.whatsapp.access_token_env", c.whatsapp.access_token_env},
-                                   {"connectors.whatsapp.app_secret_env", c.whatsapp.app_secret_env},
-                                   {"connectors.whatsapp.verify_token_env", c.whatsapp.verify_token_env}});
-  }
-  if (c.gmail.enabled) {
-    secrets.insert(secrets.end(), {{"connectors.gmail.client_id_env", c.gmail.client_id_env},
-                                   {"connectors.gmail.client_secret_env", c.gmail.client_secret_env},
-                                   {"connectors.gmail.refresh_token_env", c.gmail.refresh_token_env}});
+  if (auto channels = connectors::configure(c); !channels) {
+    problems.insert(problems.end(), channels.error().begin(), channels.error().end());
+  } else {
+    for (const auto& [kind, section] : *channels) {
+      if (!section->enabled()) continue;
+      for (auto& [key, name] : section->secrets()) secrets.emplace_back(std::move(key), std::move(name));
+    }
   }
   if (!c.staff_token_env.empty()) secrets.emplace_back("staff.token_env", c.staff_token_env);
   if (auto password = config::database_password(c); !password)
@@ -70,23 +65,15 @@ std::expected<store::Database, std::string> open_configured(const config::Config
 
 }  // namespace
 
-TemplateCheck check_templates(const config::Config& config, const catalog::Catalog& catalog) {
-  TemplateCheck out;
-  if (std::ranges::none_of(catalog.actions(), [](const auto& a) { return a.template_message.has_value(); })) return out;
-  if (config.whatsapp.waba_id.empty()) {
-    out.problems.push_back(
-        "the catalog has template actions, but connectors.whatsapp.waba_id is not set: "
-        "no templates are listed to send them with");
-    return out;
-  }
-  auto db = open_configured(config, store::Database::Mode::existing);
-  auto stored = db ? store::list_templates(*db) : std::unexpected(store::Error::internal(db.error()));
-  if (!stored) {
-    out.notes.push_back("template actions not checked: the database cannot be read (" + stored.error().message + ")");
-  } else if (stored->empty()) {
-    out.notes.push_back("template actions not checked: no templates are listed yet (dispatchd lists them at start)");
-  } else {
-    out.problems = whatsapp::check_template_actions(catalog, *stored);
+connectors::CatalogCheck check_channel_catalog(const config::Config& config,
+                                               const std::vector<connectors::Configured>& channels,
+                                               const catalog::Catalog& catalog) {
+  connectors::CatalogCheck out;
+  const connectors::OpenDatabase open = [&config] { return open_configured(config, store::Database::Mode::existing); };
+  for (const auto& [kind, section] : channels) {
+    auto check = section->check_catalog(catalog, open);
+    out.problems.insert(out.problems.end(), check.problems.begin(), check.problems.end());
+    out.notes.insert(out.notes.end(), check.notes.begin(), check.notes.end());
   }
   return out;
 }
@@ -98,7 +85,7 @@ std::expected<store::Database, std::string> open_read_connection(const config::C
 }
 
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
-                                                     store::Time now) {
+                                                     store::Time now, const std::vector<std::string>& lookup) {
   auto migrations = store::load_migrations(config.migrations_dir, store::backend_of(config.database));
   if (!migrations) return std::unexpected(migrations.error().message);
   auto db = open_configured(config, store::Database::Mode::create);
@@ -119,10 +106,8 @@ std::expected<StoreReady, std::string> prepare_store(const config::Config& confi
     }
     ready.schema_version = latest;
   }
-  // Gmail looks its interrupted sends up by our Message-ID (the outbox pump asks it at
-  // start); WhatsApp cannot, so its interrupted sends are delivery_unknown at once.
-  std::vector<std::string> lookup;
-  if (config.gmail.enabled) lookup.emplace_back("gmail");
+  // A channel that can look its interrupted sends up (Gmail, by our Message-ID) is asked at
+  // start by the outbox pump; the others' interrupted sends are delivery_unknown at once.
   if (ready.db.backend() == store::Backend::postgresql) {
     // Several instances may share the database: only this instance's own sends and leases
     // are its previous run's (store/instances.h); the others' are in flight.

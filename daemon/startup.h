@@ -9,25 +9,24 @@
 
 #include "catalog/catalog.h"
 #include "config/config.h"
+#include "connectors/registry.h"
 #include "store/database.h"
 #include "store/inbox.h"
 
 namespace dispatchd::daemon {
 
-// Everything `dispatchd --check-config` reports beyond the file itself: the catalog loads
-// and lints, the system prompt file is readable, the migrations folder loads, every
-// secret the enabled parts need is set, and a PostgreSQL database's password resolves
-// (config/database_password.h). Empty when all is well.
+// Everything `dispatchd --check-config` reports beyond the file itself: the channels'
+// sections read (connectors::configure), the catalog loads and lints, the system prompt
+// file is readable, the migrations folder loads, every secret the enabled parts need is set, and a PostgreSQL
+// database's password resolves (config/database_password.h). Empty when all is well.
 std::vector<std::string> check_environment(const config::Config& config);
 
-// The catalog's template actions against the templates the database keeps (whatsapp::
-// check_template_actions), for --check-config: problems, and `notes` when nothing can be
-// checked yet (no database, or no templates listed so far: the daemon lists them at start).
-struct TemplateCheck {
-  std::vector<std::string> problems;
-  std::vector<std::string> notes;
-};
-TemplateCheck check_templates(const config::Config& config, const catalog::Catalog& catalog);
+// What each channel says of the catalog (connectors::Section::check_catalog: WhatsApp's
+// template actions against the templates the database keeps), for --check-config:
+// problems, and `notes` on what cannot be checked yet.
+connectors::CatalogCheck check_channel_catalog(const config::Config& config,
+                                               const std::vector<connectors::Configured>& channels,
+                                               const catalog::Catalog& catalog);
 
 struct StoreReady {
   store::Database db;
@@ -40,8 +39,9 @@ struct StoreReady {
 // `config.migrate_on_start`, else refuses a database that is behind the binary; turns
 // actions left in 'sending' into 'unknown' (with their escalations), and hands back at
 // once the messages the previous run of `worker` left in processing.
+// `lookup`: the channels whose interrupted sends are looked up instead (lookup_channels).
 std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
-                                                     store::Time now);
+                                                     store::Time now, const std::vector<std::string>& lookup);
 
 // Another connection to the database prepare_store opened (never creating it), for the
 // reads the daemon runs off its loop (daemon/read_thread.h).

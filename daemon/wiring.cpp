@@ -1,20 +1,18 @@
 #include "daemon/wiring.h"
 
 #include "config/secrets.h"
-#include "connectors/gmail/channel.h"
-#include "connectors/whatsapp/channel.h"
 #include "llm/providers.h"
 #include "llm/retry.h"
 
 namespace dispatchd::daemon {
 namespace {
 
-agent::TypeAction type_action(config::TypeAction action) {
+agent::TypeAction type_action(common::TypeAction action) {
   switch (action) {
-    case config::TypeAction::model: return agent::TypeAction::model;
-    case config::TypeAction::escalate: return agent::TypeAction::escalate;
-    case config::TypeAction::reply: return agent::TypeAction::reply;
-    case config::TypeAction::ignore: return agent::TypeAction::ignore;
+    case common::TypeAction::model: return agent::TypeAction::model;
+    case common::TypeAction::escalate: return agent::TypeAction::escalate;
+    case common::TypeAction::reply: return agent::TypeAction::reply;
+    case common::TypeAction::ignore: return agent::TypeAction::ignore;
   }
   return agent::TypeAction::model;
 }
@@ -101,7 +99,8 @@ agent::Budget budget_settings(const config::Budget& b) {
   return out;
 }
 
-agent::Settings agent_settings(const config::Config& config, const std::string& worker) {
+agent::Settings agent_settings(const config::Config& config, const std::vector<connectors::Configured>& channels,
+                               const std::string& worker) {
   agent::Settings settings;
   settings.max_retries = config.llm.max_retries;
   settings.max_tool_steps = config.llm.max_tool_steps;
@@ -123,62 +122,32 @@ agent::Settings agent_settings(const config::Config& config, const std::string& 
   for (const auto& [model, price] : config.llm.prices)
     settings.prices[model] = {price.input, price.output, price.cached_input, price.cache_write};
   settings.budget = budget_settings(config.llm.budget);
-  auto& whatsapp = settings.type_rules["whatsapp"];
-  for (const auto& [type, handling] : config.whatsapp.message_types) {
-    whatsapp[type] = {type_action(handling.action), handling.reply_text};
-  }
-  auto& gmail = settings.type_rules["gmail"];
-  for (const auto& [type, handling] : config.gmail.message_types) {
-    gmail[type] = {type_action(handling.action), handling.reply_text};
+  for (const auto& [kind, section] : channels) {
+    auto& rules = settings.type_rules[std::string(kind->name)];
+    for (const auto& [type, handling] : section->message_types())
+      rules[type] = {type_action(handling.action), handling.reply_text};
   }
   return settings;
 }
 
 std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
-    const config::Config& config, const connectors::ChannelDeps& deps) {
+    const std::vector<connectors::Configured>& configured, const connectors::ChannelDeps& deps) {
   std::vector<std::unique_ptr<connectors::Channel>> channels;
-  if (const auto& wa = config.whatsapp; wa.enabled) {
-    whatsapp::ChannelSettings settings{{wa.graph_base_url, wa.phone_number_id, {}}, {}, {}, config.http.max_body_bytes};
-    settings.typing_indicator = wa.typing_indicator;
-    settings.waba_id = wa.waba_id;
-    settings.prices = wa.prices;
-    settings.template_refresh = std::chrono::minutes(wa.template_refresh_minutes);
-    for (auto [name, target] :
-         {std::pair{wa.access_token_env, &settings.account.access_token},
-          std::pair{wa.app_secret_env, &settings.app_secret}, std::pair{wa.verify_token_env, &settings.verify_token}}) {
-      auto value = config::read_secret(name);
-      if (!value) return std::unexpected("connectors.whatsapp: " + value.error());
-      *target = std::move(*value);
-    }
-    channels.push_back(std::make_unique<whatsapp::WhatsAppChannel>(deps, std::move(settings)));
-  }
-  if (const auto& gm = config.gmail; gm.enabled) {
-    // Read at start and again on reload (a rotated refresh token in a credential file).
-    auto credentials = [gm]() -> std::expected<gmail::OAuthCredentials, std::string> {
-      gmail::OAuthCredentials c{gm.token_url, {}, {}, {}};
-      for (auto [name, target] :
-           {std::pair{gm.client_id_env, &c.client_id}, std::pair{gm.client_secret_env, &c.client_secret},
-            std::pair{gm.refresh_token_env, &c.refresh_token}}) {
-        auto value = config::read_secret(name);
-        if (!value) return std::unexpected("connectors.gmail: " + value.error());
-        *target = std::move(*value);
-      }
-      return c;
-    };
-    auto first = credentials();
-    if (!first) return std::unexpected(first.error());
-    gmail::ChannelSettings settings;
-    settings.api_base_url = gm.api_base_url;
-    settings.credentials = std::move(*first);
-    settings.poll_interval = std::chrono::seconds(gm.poll_interval_s);
-    settings.label = gm.label;
-    settings.backfill_days = gm.backfill_days;
-    settings.handled_label = gm.handled_label;
-    settings.unknown_recheck = std::chrono::seconds(gm.unknown_recheck_s);
-    settings.reread_credentials = credentials;
-    channels.push_back(std::make_unique<gmail::GmailChannel>(deps, std::move(settings)));
+  for (const auto& [kind, section] : configured) {
+    if (!section->enabled()) continue;
+    auto channel = section->make(deps);
+    if (!channel) return std::unexpected(channel.error());
+    channels.push_back(std::move(*channel));
   }
   return channels;
+}
+
+std::vector<std::string> lookup_channels(const std::vector<connectors::Configured>& channels) {
+  std::vector<std::string> names;
+  for (const auto& [kind, section] : channels) {
+    if (section->enabled() && kind->resolves_unknown) names.emplace_back(kind->name);
+  }
+  return names;
 }
 
 void serve_webhook(connectors::WebhookEndpoint& endpoint, const Request& request, Respond respond) {

@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 #include "config/config.h"
 #include "connectors/channel.h"
+#include "connectors/registry.h"
 #include "daemon/http_server.h"
 #include "llm/breaker_provider.h"
 #include "llm/limiter.h"
@@ -44,14 +45,21 @@ std::expected<BuiltProvider, std::string> build_provider(const config::Llm& llm,
                                                          boost::asio::io_context& io, llm::Limiter& limiter,
                                                          std::chrono::milliseconds hold, BreakerListener on_change);
 
-agent::Settings agent_settings(const config::Config& config, const std::string& worker);
+// `channels`' message types are the agent's type rules (every kind's, enabled or not: a
+// replayed or re-taken message of a channel switched off is still decided by its rules).
+agent::Settings agent_settings(const config::Config& config, const std::vector<connectors::Configured>& channels,
+                               const std::string& worker);
 // llm.budget as the agent checks it (agent/budget.h); the daemon reports the same.
 agent::Budget budget_settings(const config::Budget& budget);
 
-// The enabled channels (connectors.whatsapp, connectors.gmail), their secrets read
-// from the variables the configuration names (or the credentials of those names).
+// The enabled channels of `channels` (connectors/registry.h), their secrets read from the
+// variables the configuration names (or the credentials of those names).
 std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
-    const config::Config& config, const connectors::ChannelDeps& deps);
+    const std::vector<connectors::Configured>& channels, const connectors::ChannelDeps& deps);
+
+// The channels whose interrupted sends are looked up rather than escalated
+// (connectors::Kind::resolves_unknown): the enabled ones that can.
+std::vector<std::string> lookup_channels(const std::vector<connectors::Configured>& channels);
 
 // The agent's reply-window lookup over `channels` (Agent::set_reply_windows): the channel
 // of that name says (Channel::reply_window); a channel not among them has none.

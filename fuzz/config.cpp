@@ -1,13 +1,14 @@
 // Fuzz target: the configuration reader (config::parse, what config::load runs on the
-// file's text; comments allowed). Invariants: every refusal names at least one problem,
-// and an accepted configuration keeps the documented bounds it checks (a port, a listen
-// address split into host and port, an entry for every message type).
+// file's text; comments allowed), then the channels' sections (connectors::configure). Invariants: every refusal names
+// at least one problem, and an accepted configuration keeps the documented bounds it checks (a port, a listen address
+// split into host and port, an entry for every message type).
 
 #include <algorithm>
 #include <string>
 #include <string_view>
 
 #include "config/config.h"
+#include "connectors/registry.h"
 #include "fuzz/fuzz.h"
 
 namespace {
@@ -33,9 +34,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }),
                 k_target, "an accepted listen address that is not HOST:PORT");
   fuzz::require(parsed->http.max_body_bytes > 0, k_target, "a zero body limit accepted");
-  for (const auto& [type, handling] : config::default_whatsapp_types())
-    fuzz::require(parsed->whatsapp.message_types.contains(type), k_target, "a WhatsApp type without its handling");
-  for (const auto& [type, handling] : config::default_gmail_types())
-    fuzz::require(parsed->gmail.message_types.contains(type), k_target, "a Gmail type without its handling");
+  // The channels read their own sections (connectors/registry.h): the same input, read on.
+  const auto channels = connectors::configure(*parsed);
+  if (!channels) {
+    fuzz::require(!channels.error().empty(), k_target, "a channel's refusal without a problem");
+    return 0;
+  }
+  fuzz::require(channels->size() == connectors::kinds().size(), k_target, "a channel kind without its section");
+  for (const auto& [kind, section] : *channels)
+    fuzz::require(!section->message_types().empty(), k_target, "a channel without its message types");
   return 0;
 }

@@ -44,7 +44,8 @@ std::expected<std::vector<store::CaseTurn>, std::string> history_of(const rapidj
   return out;
 }
 
-std::expected<LabelledCase, std::string> case_of(const rapidjson::Value& line, int number) {
+std::expected<LabelledCase, std::string> case_of(const rapidjson::Value& line, int number,
+                                                 std::span<const std::string_view> channels) {
   if (!line.IsObject()) return std::unexpected("a case is one JSON object");
   for (const auto& m : line.GetObject()) {
     const std::string_view key(m.name.GetString(), m.name.GetStringLength());
@@ -58,8 +59,11 @@ std::expected<LabelledCase, std::string> case_of(const rapidjson::Value& line, i
     return std::unexpected("\"id\" must be a string of at most 200 bytes");
   c.id = id ? std::string(json::string_of(*id)) : "line " + std::to_string(number);
   const auto channel = json::string_member(line, "channel");
-  if (!channel || (*channel != "whatsapp" && *channel != "gmail"))
-    return std::unexpected("\"channel\" must be \"whatsapp\" or \"gmail\"");
+  if (!channel || std::ranges::find(channels, *channel) == channels.end()) {
+    std::string names;
+    for (const auto name : channels) names += std::string(names.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+    return std::unexpected("\"channel\" must be one of " + names);
+  }
   c.channel = *channel;
   const auto sender = json::string_member(line, "sender");
   const auto text = json::string_member(line, "text");
@@ -133,7 +137,8 @@ std::string percent(double share) {
 
 }  // namespace
 
-std::expected<std::vector<LabelledCase>, SetError> parse_set(std::string_view text) {
+std::expected<std::vector<LabelledCase>, SetError> parse_set(std::string_view text,
+                                                             std::span<const std::string_view> channels) {
   if (text.size() > k_max_set) return std::unexpected(SetError{0, "the set is larger than 4 MiB"});
   std::vector<LabelledCase> out;
   int number = 0;
@@ -148,7 +153,7 @@ std::expected<std::vector<LabelledCase>, SetError> parse_set(std::string_view te
     if (out.size() == k_max_cases) return std::unexpected(SetError{number, "more than 1000 cases"});
     auto parsed = json::parse_strict(line, {.max_depth = k_max_depth});
     if (!parsed) return std::unexpected(SetError{number, "not JSON: " + parsed.error().message});
-    auto c = case_of(parsed->document, number);
+    auto c = case_of(parsed->document, number, channels);
     if (!c) return std::unexpected(SetError{number, c.error()});
     out.push_back(std::move(*c));
   }

@@ -4,7 +4,7 @@
 //
 // The set (JSON Lines, UTF-8): one JSON object per line; empty lines are skipped.
 //   {"id": "es-01",                       optional, a name for the report (<= 200 bytes)
-//    "channel": "whatsapp" | "gmail",
+//    "channel": "whatsapp",                a channel's name, one of those the caller gives
 //    "sender": "34600111222",              the counterpart (the only allowed recipient)
 //    "text": "...",                        the inbound message (<= 16 KiB)
 //    "history": [{"from": "customer" | "agent", "text": "..."}, ...],  optional, oldest
@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <expected>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,7 +57,9 @@ struct SetError {
   std::string message;
 };
 
-std::expected<std::vector<LabelledCase>, SetError> parse_set(std::string_view text);
+// `channels`: the names a case's "channel" may take (connectors/registry.h's kinds).
+std::expected<std::vector<LabelledCase>, SetError> parse_set(std::string_view text,
+                                                             std::span<const std::string_view> channels);
 
 struct CaseResult {
   LabelledCase label;

@@ -119,6 +119,17 @@ std::string contains(Backend backend, std::string_view haystack, std::string_vie
   return cat({"instr(", haystack, ", ", needle, ") > 0"});
 }
 
+std::string text_list(const std::vector<std::string>& texts) {
+  if (texts.empty()) return "(NULL)";
+  std::string out = "(";
+  for (const auto& text : texts) {
+    out += out.size() == 1 ? "'" : ", '";
+    for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+    out += "'";
+  }
+  return out + ")";
+}
+
 std::string table_exists(Backend backend, std::string_view table) {
   // to_regclass follows the search_path, as the store's unqualified table names do.
   if (backend == Backend::postgresql)

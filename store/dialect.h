@@ -27,6 +27,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "store/backend.h"
 #include "store/error.h"
@@ -57,6 +58,9 @@ std::string json_integers(Backend backend, std::string_view parameter, std::stri
 std::string json_integer_array(Backend backend, std::string_view column, std::string_view order_by);
 // True when the text `needle` (an expression, e.g. "?2") occurs in `haystack`.
 std::string contains(Backend backend, std::string_view haystack, std::string_view needle);
+// `texts` as a parenthesised list of string literals, for after IN: "('a', 'b')"; "(NULL)",
+// which matches nothing, for none. The same on both engines.
+std::string text_list(const std::vector<std::string>& texts);
 // A query giving 1 when the table `table` (a plain identifier) exists, else 0.
 std::string table_exists(Backend backend, std::string_view table);
 // A query giving 1 when `table` has the column `column`, else 0.

@@ -27,7 +27,8 @@ struct Scope {
   std::string messages;
   std::string counterpart;
   std::string digest;
-  std::string salt;  // this erasure's, never stored
+  std::string salt;             // this erasure's, never stored
+  std::string digest_channels;  // EraseRequest::digest_provider_ids_of as a SQL list: "('a', 'b')"
 };
 
 std::string in_messages(const Scope& s) {
@@ -109,14 +110,13 @@ Result<void> digest_provider_ids(Database& db, const std::string& select, const 
 Result<void> erase_provider_ids(Database& db, const Scope& s) {
   const std::string in = in_messages(s);
   DISPATCHD_TRY(digest_provider_ids(db,
-                                    "SELECT id, provider_message_id FROM inbox WHERE id " + in +
-                                        " AND channel = 'whatsapp' AND provider_message_id NOT LIKE 'erased:%'",
+                                    "SELECT id, provider_message_id FROM inbox WHERE id " + in + " AND channel IN " +
+                                        s.digest_channels + " AND provider_message_id NOT LIKE 'erased:%'",
                                     "UPDATE inbox SET provider_message_id = ?1 WHERE id = ?2", s));
   return digest_provider_ids(db,
                              "SELECT a.id, a.provider_message_id FROM actions a JOIN inbox m ON m.id = a.message_id"
                              " WHERE (a.message_id " +
-                                 in +
-                                 " OR a.recipient = ?2) AND m.channel = 'whatsapp'"
+                                 in + " OR a.recipient = ?2) AND m.channel IN " + s.digest_channels +
                                  " AND a.provider_message_id IS NOT NULL AND a.provider_message_id NOT LIKE 'erased:%'",
                              "UPDATE actions SET provider_message_id = ?1 WHERE id = ?2", s);
 }
@@ -223,6 +223,7 @@ Result<EraseResult> erase_in_transaction(Database& db, const EraseRequest& reque
   Scope s;
   s.backend = db.backend();
   s.counterpart = normalize_counterpart(request.counterpart);
+  s.digest_channels = sql::text_list(request.digest_provider_ids_of);
   auto salt = new_audit_salt();
   if (!salt) return std::unexpected(salt.error());
   s.salt = *salt;

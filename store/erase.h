@@ -7,12 +7,13 @@
 // action addressed to them:
 //   inbox         text, raw_payload -> "[erased]"; sender, and conversation_id where it is
 //                 the counterpart (WhatsApp) -> the counterpart's digest, the same for every
-//                 row, so their messages still group; a WhatsApp provider_message_id (a
-//                 wamid encodes the number) -> "erased:" + its own salted digest (unique)
+//                 row, so their messages still group; a provider_message_id of a channel in
+//                 digest_provider_ids_of (WhatsApp: a wamid encodes the number) -> "erased:" +
+//                 its own salted digest (unique)
 //   attempts      raw_output -> "[erased]" (NULL stays NULL); errors -> []
 //   spend_conversation_days  conversation_id where it is the counterpart -> the digest
 //   actions       arguments -> {"erased":true}; body, error -> "[erased]"; recipient -> the
-//                 digest (or "[erased]" for any other recipient); WhatsApp provider ids as above
+//                 digest (or "[erased]" for any other recipient); provider ids as above
 //   escalations   detail, proposed_action -> {"erased":true}; resolution (staff's note) -> "[erased]"
 //   audit         each event of their messages, or whose detail names the counterpart, loses
 //                 its salt and its detail becomes {"erased":true} (store/audit_digest.h: the
@@ -39,6 +40,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "store/database.h"
 #include "store/error.h"
@@ -50,6 +52,10 @@ struct EraseRequest {
   std::string counterpart;  // wa_id or email address
   std::string actor;        // who asked (the audit event's actor)
   bool vacuum = true;
+  // The channels whose provider message ids carry the counterpart's address (WhatsApp's
+  // wamid encodes the number; connectors::Kind::provider_ids_name_counterpart): theirs
+  // become digests; other channels' ids stay.
+  std::vector<std::string> digest_provider_ids_of;
 };
 
 struct EraseResult {

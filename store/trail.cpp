@@ -196,11 +196,11 @@ Result<Trail> load_trail(Database& db, std::int64_t message_id, std::size_t hist
   return trail;
 }
 
-Result<std::vector<std::int64_t>> messages_with_provider_id(Database& db, const std::string& provider_id) {
+Result<std::vector<std::int64_t>> messages_with_provider_id(Database& db, const std::string& provider_id,
+                                                            const std::vector<std::string>& channels) {
   // Each channel named, so that the unique (channel, provider_message_id) index answers it.
-  auto query = Query::prepare(db,
-                              "SELECT message_id FROM v_messages WHERE channel IN ('whatsapp', 'gmail')"
-                              " AND provider_message_id = ? ORDER BY message_id");
+  auto query = Query::prepare(db, "SELECT message_id FROM v_messages WHERE channel IN " + sql::text_list(channels) +
+                                      " AND provider_message_id = ? ORDER BY message_id");
   if (!query) return std::unexpected(query.error());
   query->bind(1, provider_id);
   std::vector<std::int64_t> ids;

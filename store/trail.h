@@ -80,8 +80,9 @@ struct Trail {
 // entries (the agent's llm.history_messages). not_found when there is no such message.
 Result<Trail> load_trail(Database& db, std::int64_t message_id, std::size_t history_limit);
 
-// The messages whose channel id (v_messages.provider_message_id) is `provider_id`: at most
-// one per channel, in message id order.
-Result<std::vector<std::int64_t>> messages_with_provider_id(Database& db, const std::string& provider_id);
+// The messages of `channels` whose channel id (v_messages.provider_message_id) is
+// `provider_id`: at most one per channel, in message id order.
+Result<std::vector<std::int64_t>> messages_with_provider_id(Database& db, const std::string& provider_id,
+                                                            const std::vector<std::string>& channels);
 
 }  // namespace dispatchd::store

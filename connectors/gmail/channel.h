@@ -51,6 +51,8 @@
 
 namespace dispatchd::gmail {
 
+inline constexpr std::string_view k_channel_name = "gmail";
+
 struct ChannelSettings {
   std::string api_base_url;  // "https://gmail.googleapis.com"; /gmail/v1/users/me/... is appended
   OAuthCredentials credentials;
@@ -72,7 +74,7 @@ class GmailChannel final : public connectors::Channel {
   GmailChannel(const GmailChannel&) = delete;
   GmailChannel& operator=(const GmailChannel&) = delete;
 
-  std::string_view name() const override { return "gmail"; }
+  std::string_view name() const override { return k_channel_name; }
   void send(const store::OutboxItem& item, connectors::SendDone done) override;
   bool resolve_unknown(const store::OutboxItem& item, connectors::SendDone& done) override;
   connectors::Health health() const override;

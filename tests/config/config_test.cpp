@@ -32,19 +32,11 @@ TEST_CASE("config: the shipped example loads", "[config]") {
   if (!c) FAIL(c.error().front());
   CHECK(c->llm.provider == "openai");
   CHECK(c->llm.max_retries == 2);
-  CHECK(c->llm.prompt_cache_key);  // the example is api.openai.com's
-  CHECK(c->whatsapp.enabled);
+  CHECK(c->llm.prompt_cache_key);             // the example is api.openai.com's
+  CHECK(c->connectors.contains("whatsapp"));  // read by the channel (tests/connectors/registry_test.cpp)
   CHECK(c->http.host == "127.0.0.1");
   CHECK(c->http.port == 8080);
   CHECK(c->holding_reply.has_value());
-  CHECK(c->whatsapp.message_types.at("location").action == config::TypeAction::reply);
-  CHECK(c->whatsapp.message_types.at("sticker").action == config::TypeAction::ignore);  // a default
-  // Gmail's loop prevention: ignored by default, each type configurable.
-  CHECK(c->gmail.message_types.at("email").action == config::TypeAction::model);
-  for (const char* type : {"own", "auto_reply", "list", "bounce", "no_reply"})
-    CHECK(c->gmail.message_types.at(type).action == config::TypeAction::ignore);
-  CHECK(c->gmail.message_types.at("undecodable").action == config::TypeAction::escalate);
-  CHECK(c->gmail.unknown_recheck_s == 60);
 }
 
 TEST_CASE("config: defaults, and relative paths resolve against the file's folder", "[config]") {
@@ -55,7 +47,7 @@ TEST_CASE("config: defaults, and relative paths resolve against the file's folde
   CHECK(c->migrate_on_start);
   CHECK(c->llm.max_retries == 2);
   CHECK(c->llm.timeout_ms == 30000);
-  CHECK_FALSE(c->whatsapp.enabled);
+  CHECK(c->connectors.empty());
   CHECK_FALSE(c->migrations_dir.empty());
 }
 
@@ -64,7 +56,7 @@ TEST_CASE("config: every problem is reported with its pointer", "[config]") {
     "catalgo": "x.json",
     "http": {"listen": "8080"},
     "llm": {"provider": "openia", "base_url": "api.openai.com", "model": "", "api_key_env": "K", "max_retries": 9},
-    "connectors": {"whatsapp": {"enabled": true}}
+    "connectors": {"whatsapp": {"enabled": true}, "sms": 3}
   })";
   auto c = config::parse(text, "d.json");
   REQUIRE_FALSE(c);
@@ -77,7 +69,7 @@ TEST_CASE("config: every problem is reported with its pointer", "[config]") {
   CHECK(any_contains(p, "/llm/base_url: must be an http:// or https:// URL"));
   CHECK(any_contains(p, "/llm/model: is required"));
   CHECK(any_contains(p, "/llm/max_retries: must be an integer from 0 to 5"));
-  CHECK(any_contains(p, "/connectors/whatsapp/app_secret_env: is required when whatsapp is enabled"));
+  CHECK(any_contains(p, "/connectors/sms: must be an object"));  // a channel's own keys are its own (registry_test)
 }
 
 TEST_CASE("config: http.listen's port is the whole rest after the last colon", "[config]") {
@@ -138,98 +130,15 @@ TEST_CASE("secrets: from the environment, else from $CREDENTIALS_DIRECTORY, neve
   CHECK_THAT(missing.error(), Catch::Contains("DISPATCHD_TEST_SECRET is not set"));
 }
 
-namespace {
-
-// k_minimal with connectors.whatsapp.message_types set to `types` (JSON text).
-std::expected<config::Config, std::vector<std::string>> with_message_types(const std::string& types) {
+TEST_CASE("config: a channel's section is kept as written for the channel to read", "[config]") {
   std::string text = k_minimal;
-  text.insert(text.rfind('}'), R"(, "connectors": {"whatsapp": {"message_types": )" + types + "}}");
-  return config::parse(text, "d.json");
-}
-
-}  // namespace
-
-TEST_CASE("config: message types default to the model for words, escalation for media, ignore for reactions",
-          "[config]") {
-  auto c = config::parse(k_minimal, "d.json");
-  REQUIRE(c);
-  using config::TypeAction;
-  const auto& types = c->whatsapp.message_types;
-  const std::pair<const char*, TypeAction> expected[] = {
-      {"text", TypeAction::model},     {"interactive", TypeAction::model},    {"button", TypeAction::model},
-      {"location", TypeAction::model}, {"image", TypeAction::escalate},       {"video", TypeAction::escalate},
-      {"audio", TypeAction::escalate}, {"document", TypeAction::escalate},    {"contacts", TypeAction::escalate},
-      {"order", TypeAction::escalate}, {"unsupported", TypeAction::escalate}, {"unknown", TypeAction::escalate},
-      {"sticker", TypeAction::ignore}, {"reaction", TypeAction::ignore},      {"system", TypeAction::ignore}};
-  CHECK(types.size() == std::size(expected));
-  for (const auto& [type, action] : expected) {
-    CAPTURE(type);
-    REQUIRE(types.contains(type));
-    CHECK(types.at(type).action == action);
-  }
-}
-
-TEST_CASE("config: message types given replace their defaults, the others stay", "[config]") {
-  auto c = with_message_types(R"({
-    "$comment": "per type",
-    "image": "model", "sticker": "escalate", "text": "model", "unknown": "ignore",
-    "location": {"reply": "Gracias, recibimos tu ubicación."}})");
+  text.insert(text.rfind('}'),
+              R"(, "connectors": {"$comment": "x", "whatsapp": {"enabled": true, /* c */ "a": [1, 2]}})");
+  auto c = config::parse(text, "d.json");
   if (!c) FAIL(c.error().front());
-  using config::TypeAction;
-  const auto& types = c->whatsapp.message_types;
-  CHECK(types.at("image").action == TypeAction::model);
-  CHECK(types.at("sticker").action == TypeAction::escalate);
-  CHECK(types.at("unknown").action == TypeAction::ignore);
-  CHECK(types.at("location") == config::TypeHandling{TypeAction::reply, "Gracias, recibimos tu ubicación."});
-  CHECK(types.at("reaction").action == TypeAction::ignore);  // untouched default
-  CHECK(types.at("video").action == TypeAction::escalate);
-}
-
-TEST_CASE("config: every bad message type value is reported with its pointer", "[config]") {
-  auto c = with_message_types(R"({
-    "imgae": "escalate",
-    "sticker": "drop",
-    "audio": "reply",
-    "video": 3,
-    "document": {},
-    "location": {"reply": "   "},
-    "contacts": {"reply": "ok", "text": "x"},
-    "button": {"reply": 7}})");
-  REQUIRE_FALSE(c);
-  const auto& p = c.error();
-  CAPTURE(p);
-  const std::string at = "d.json: /connectors/whatsapp/message_types/";
-  CHECK(any_contains(p, at + "imgae: unknown message type (did you mean \"image\"?); known: audio, button,"));
-  CHECK(any_contains(
-      p, at + R"(sticker: must be "model", "escalate", "ignore" or {"reply": "the text to send"}, not "drop")"));
-  CHECK(any_contains(p, at + R"(audio: "reply" needs its text)"));
-  CHECK(any_contains(p, at + R"(video: must be "model", "escalate", "ignore" or {"reply")"));
-  CHECK(any_contains(p, at + R"(document: needs "reply": the text to send)"));
-  CHECK(any_contains(p, at + "location/reply: must not be blank"));
-  CHECK(any_contains(p, at + "contacts/text: unknown key (known here: reply)"));
-  CHECK(any_contains(p, at + "button/reply: must be a string or null"));
-  CHECK(p.size() == 8);
-
-  auto not_object = with_message_types(R"("escalate")");
-  REQUIRE_FALSE(not_object);
-  CHECK(any_contains(not_object.error(), "/connectors/whatsapp/message_types: must be an object"));
-}
-
-TEST_CASE("config: a fixed reply is valid UTF-8 of at most 4096 characters", "[config]") {
-  const auto reply = [](const std::string& text) {
-    return with_message_types(R"({"order": {"reply": ")" + text + "\"}}");
-  };
-  auto bad = reply("caf\xC3");
-  REQUIRE_FALSE(bad);
-  CHECK(any_contains(bad.error(), "/message_types/order/reply: must be valid UTF-8"));
-  std::string longest;
-  for (int i = 0; i < 4096; ++i) longest += "ñ";
-  auto ok = reply(longest);
-  if (!ok) FAIL(ok.error().front());
-  CHECK(ok->whatsapp.message_types.at("order").reply_text == longest);
-  auto too_long = reply(longest + "a");
-  REQUIRE_FALSE(too_long);
-  CHECK(any_contains(too_long.error(), "/message_types/order/reply: must be at most 4096 characters"));
+  REQUIRE(c->connectors.size() == 1);
+  CHECK(c->connectors.at("whatsapp").json == R"({"enabled":true,"a":[1,2]})");
+  CHECK(c->connectors.at("whatsapp").at == "/connectors/whatsapp");
 }
 
 TEST_CASE("config: staff sessions and the claim idle limit have defaults and bounds", "[config]") {

@@ -163,7 +163,7 @@ TEST_CASE("metrics: the WhatsApp channel's counters, only when it is enabled", "
   CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"malformed\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_webhooks_total{channel=\"whatsapp\",result=\"not_stored\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_redeliveries_total{channel=\"whatsapp\"} 1\n"));
-  CHECK_THAT(text, Catch::Contains("dispatchd_read_receipts_dropped_total 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_read_receipts_dropped_total{channel=\"whatsapp\"} 3\n"));
   CHECK_THAT(text, Catch::Contains("dispatchd_webhook_rounds_read_ahead_total{channel=\"whatsapp\"} 7\n"));
 }
 

@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "connectors/whatsapp/section.h"
 #include "connectors/whatsapp/webhook.h"
 #include "daemon/startup.h"
 #include "daemon/wiring.h"
@@ -38,12 +39,12 @@ TEST_CASE("start-up: migrations are applied at start, once", "[daemon]") {
   test::TempDir dir;
   const auto config = config_in(dir);
   {
-    auto ready = daemon::prepare_store(config, "w", k_t0);
+    auto ready = daemon::prepare_store(config, "w", k_t0, {});
     REQUIRE(ready);
     CHECK_FALSE(ready->applied.empty());
     CHECK(ready->schema_version == store::schema_version(ready->db).value());
   }
-  auto again = daemon::prepare_store(config, "w", k_t0 + 1s);
+  auto again = daemon::prepare_store(config, "w", k_t0 + 1s, {});
   REQUIRE(again);
   CHECK(again->applied.empty());
 }
@@ -52,7 +53,7 @@ TEST_CASE("start-up: with apply_on_start off, a database behind the binary is re
   test::TempDir dir;
   auto config = config_in(dir);
   config.migrate_on_start = false;
-  auto ready = daemon::prepare_store(config, "w", k_t0);
+  auto ready = daemon::prepare_store(config, "w", k_t0, {});
   REQUIRE_FALSE(ready);
   CHECK_THAT(ready.error(), Catch::Contains("run dispatchctl migrate"));
 }
@@ -62,7 +63,7 @@ TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back a
   const auto config = config_in(dir);
   std::int64_t action = 0;
   {
-    auto ready = daemon::prepare_store(config, "host-1", k_t0);
+    auto ready = daemon::prepare_store(config, "host-1", k_t0, {});
     REQUIRE(ready);
     auto& db = ready->db;
     auto message = store::insert_inbound(db, {"whatsapp", "wamid.1", "c1", "15551234567", "hola", "{}"}, k_t0);
@@ -80,7 +81,7 @@ TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back a
     REQUIRE(store::begin_send(db, k_t0, "", "host-1").value());    // claimed by this instance
     REQUIRE(store::take_next(db, "host-1", k_t0, 3600s).value());  // leased for an hour, then "killed"
   }
-  auto ready = daemon::prepare_store(config, "host-1", k_t0 + 10s);
+  auto ready = daemon::prepare_store(config, "host-1", k_t0 + 10s, {});
   REQUIRE(ready);
   CHECK(ready->unknown_sends == std::vector<std::int64_t>{action});
   CHECK(ready->db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'").value() == 1);
@@ -127,7 +128,9 @@ TEST_CASE("wiring: the provider's key comes from its variable, never from the fi
   CHECK(transport.requests()[0].url == "http://127.0.0.1:9/v1/chat/completions");
   CHECK(transport.requests()[0].headers.get("Authorization") == "Bearer sk-from-env");
   CHECK(transport.requests()[0].body.find("prompt_cache_key") == std::string::npos);  // llm.prompt_cache_key's default
-  const auto settings = daemon::agent_settings(config, "w");
+  const auto channels = connectors::configure(config);
+  REQUIRE(channels);
+  const auto settings = daemon::agent_settings(config, *channels, "w");
   CHECK(settings.max_retries == 2);
   CHECK(settings.lease >= std::chrono::seconds(900));
 }
@@ -155,15 +158,18 @@ TEST_CASE("wiring: connectors.whatsapp.message_types become the agent's rules fo
           "[daemon]") {
   test::TempDir dir;
   auto config = config_in(dir);
-  config.whatsapp.message_types["location"] = {config::TypeAction::reply, "Recibido."};
-  const auto settings = daemon::agent_settings(config, "w");
+  config.connectors["whatsapp"] = {R"({"message_types": {"location": {"reply": "Recibido."}}})",
+                                   "/connectors/whatsapp"};
+  const auto channels = connectors::configure(config);
+  REQUIRE(channels);
+  const auto settings = daemon::agent_settings(config, *channels, "w");
   const auto& rules = settings.type_rules.at("whatsapp");
   // The config's list of types is the connector's: every kind it stores has a rule.
   std::set<std::string> kinds;
   for (int k = 0; k <= static_cast<int>(whatsapp::MessageKind::unknown); ++k)
     kinds.insert(whatsapp::to_string(static_cast<whatsapp::MessageKind>(k)));
   std::set<std::string> configured;
-  for (const auto& [type, _] : config::default_whatsapp_types()) configured.insert(type);
+  for (const auto& [type, _] : whatsapp::default_types()) configured.insert(type);
   CHECK(kinds == configured);
   CHECK(rules.size() == kinds.size());
   CHECK(rules.at("text").action == agent::TypeAction::model);

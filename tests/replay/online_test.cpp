@@ -15,6 +15,12 @@
 using namespace dispatchd;
 
 namespace {
+// The channels an eval case may name (dispatchctl passes the registry's).
+constexpr std::string_view k_eval_channel_names[] = {"whatsapp", "gmail"};
+const std::span<const std::string_view> k_eval_channels = k_eval_channel_names;
+}  // namespace
+
+namespace {
 
 constexpr const char* k_escalate =
     R"({"action":"escalate_to_human","recipient":"15551234567","content":"wants a refund","priority":"high"})";
@@ -317,11 +323,11 @@ TEST_CASE("a scratch path that holds something else is refused", "[replay][onlin
 TEST_CASE("eval sets: bad lines are named by number", "[replay][eval]") {
   const std::string good = R"({"channel":"whatsapp","sender":"1","text":"hi","expected_action":"send_message"})";
   const auto error_of = [](const std::string& text) {
-    auto set = replay::parse_set(text);
+    auto set = replay::parse_set(text, k_eval_channels);
     REQUIRE_FALSE(set);
     return set.error();
   };
-  auto parsed = replay::parse_set(good + "\n\n" + good + "\r\n");
+  auto parsed = replay::parse_set(good + "\n\n" + good + "\r\n", k_eval_channels);
   REQUIRE(parsed);
   CHECK(parsed->size() == 2);
   CHECK((*parsed)[1].line == 3);
@@ -360,7 +366,7 @@ TEST_CASE("eval scores a labelled set through the agent loop", "[replay][eval]")
       R"({"id":"open","channel":"gmail","sender":"15551234567","text":"is the shop open?",)"
       R"("expected_action":"send_message","expected_fields":{"priority":"high"}})"
       "\n";
-  auto cases = replay::parse_set(set);
+  auto cases = replay::parse_set(set, k_eval_channels);
   REQUIRE(cases);
   const auto before = r.h.fake.request_count();
   auto report = replay::run_eval(*cases, r.options(), r.h.dir.file("eval.db"), test::source_path("migrations"));
@@ -398,7 +404,7 @@ TEST_CASE("eval scores a labelled set through the agent loop", "[replay][eval]")
 TEST_CASE("the shipped example eval sets parse", "[replay][eval]") {
   for (const char* path : {"catalog/examples/eval/support.es.jsonl", "catalog/examples/eval/support.en.jsonl"}) {
     INFO(path);
-    auto set = replay::parse_set(test::read_file(test::source_path(path)));
+    auto set = replay::parse_set(test::read_file(test::source_path(path)), k_eval_channels);
     REQUIRE(set);
     CHECK(set->size() >= 10);
     CHECK(set->size() <= 20);

@@ -164,7 +164,7 @@ TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouc
   REQUIRE(before.find(k_erased.marker) != std::string::npos);
   REQUIRE(before.find(k_erased.number) != std::string::npos);
 
-  auto erased = store::erase_counterpart(f.db, {"+" + k_erased.number, "dpo-lucia"}, k_t0 + 1h);
+  auto erased = store::erase_counterpart(f.db, {"+" + k_erased.number, "dpo-lucia", true, {"whatsapp"}}, k_t0 + 1h);
   REQUIRE(erased);
   CHECK(erased->messages == 2);
   CHECK(erased->attempts == 2);
@@ -223,7 +223,7 @@ TEST_CASE("erase: refused while the agent or staff are not done, nothing changed
   EraseFixture f;
   seed(f.db, k_erased, k_t0);
   const auto waiting = inbound(f.db, k_erased, 3, k_t0 + 1min);
-  auto refused = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 1h);
+  auto refused = store::erase_counterpart(f.db, {k_erased.number, "dpo", true, {"whatsapp"}}, k_t0 + 1h);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == store::ErrorKind::refused);
   CHECK(refused.error().message.find("message " + std::to_string(waiting) + " is received") != std::string::npos);
@@ -234,7 +234,7 @@ TEST_CASE("erase: refused while the agent or staff are not done, nothing changed
     take(f.db, waiting, k_t0 + 2min);
     REQUIRE(store::escalate_message(f.db, {waiting, store::EscalationReason::model_escalated, "{}"}, std::nullopt,
                                     k_t0 + 2min));
-    refused = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 1h);
+    refused = store::erase_counterpart(f.db, {k_erased.number, "dpo", true, {"whatsapp"}}, k_t0 + 1h);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().message.find("escalation 2 of message " + std::to_string(waiting) + " is open") !=
           std::string::npos);
@@ -243,7 +243,7 @@ TEST_CASE("erase: refused while the agent or staff are not done, nothing changed
 
 TEST_CASE("erase: an unknown counterpart is not_found, addresses compare in lower case", "[erase]") {
   EraseFixture f;
-  auto none = store::erase_counterpart(f.db, {"nobody@example.com", "dpo"}, k_t0);
+  auto none = store::erase_counterpart(f.db, {"nobody@example.com", "dpo", true, {"whatsapp"}}, k_t0);
   REQUIRE_FALSE(none);
   CHECK(none.error().kind == store::ErrorKind::not_found);
   CHECK(store::normalize_counterpart("Ana.Perez@Example.COM") == "ana.perez@example.com");
@@ -269,7 +269,7 @@ TEST_CASE("erase: an action the model addressed to the customer from another con
                                   std::nullopt, k_t0 + 1min));
   auto id = f.db.query_int("SELECT id FROM escalations WHERE message_id = " + std::to_string(injected));
   REQUIRE(store::close_escalation(f.db, *id, "ana", store::EscalationStatus::dismissed, "not for them", k_t0 + 2min));
-  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 1h);
+  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo", true, {"whatsapp"}}, k_t0 + 1h);
   REQUIRE(erased);
   CHECK(erased->actions == 4);
   CHECK(erased->escalations == 2);  // the dismissed one held the proposal
@@ -292,7 +292,7 @@ TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finish
   REQUIRE(reader->exec("BEGIN"));
   REQUIRE(reader->query_int("SELECT count(*) FROM inbox").value() == 2);
 
-  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo", false}, k_t0 + 1h);
+  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo", false, {"whatsapp"}}, k_t0 + 1h);
   REQUIRE(erased);  // committed: the live rows are erased
   CHECK(erased->messages == 2);
   CHECK_FALSE(erased->scrub.wal_truncated);
@@ -354,7 +354,7 @@ TEST_CASE("erase: while another connection writes (the daemon), it commits or fa
   std::optional<store::EraseResult> erased;
   int refusals = 0;
   for (int attempt = 0; attempt < 20 && !erased; ++attempt) {
-    auto result = store::erase_counterpart(f.db, {k_erased.number, "dpo"}, k_t0 + 3h);
+    auto result = store::erase_counterpart(f.db, {k_erased.number, "dpo", true, {"whatsapp"}}, k_t0 + 3h);
     if (result) {
       erased = *result;
     } else {
@@ -398,7 +398,7 @@ TEST_CASE("erase: an MCP act's tool call and its follow-up reply are erased too"
   EraseFixture f;
   seed(f.db, k_erased, k_t0);
   act_message(f.db, k_erased, k_t0);
-  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo-lucia"}, k_t0 + 1h);
+  auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo-lucia", true, {"whatsapp"}}, k_t0 + 1h);
   REQUIRE(erased);
   CHECK(erased->messages == 3);
   CHECK(erased->actions == 5);  // the three of seed(), the tool call and its follow-up

@@ -192,9 +192,10 @@ TEST_CASE("trail: a missing message, and messages found by provider id", "[trail
   const auto missing = store::load_trail(s.db, 99, 10);
   REQUIRE_FALSE(missing);
   CHECK(missing.error().kind == store::ErrorKind::not_found);
-  CHECK(*store::messages_with_provider_id(s.db, "wamid.seed4") == std::vector<std::int64_t>{4});
-  CHECK(*store::messages_with_provider_id(s.db, "18c2f0a1b2c3d4e5") == std::vector<std::int64_t>{5});
-  CHECK(store::messages_with_provider_id(s.db, "wamid.nope")->empty());
+  CHECK(*store::messages_with_provider_id(s.db, "wamid.seed4", {"whatsapp", "gmail"}) == std::vector<std::int64_t>{4});
+  CHECK(*store::messages_with_provider_id(s.db, "18c2f0a1b2c3d4e5", {"whatsapp", "gmail"}) ==
+        std::vector<std::int64_t>{5});
+  CHECK(store::messages_with_provider_id(s.db, "wamid.nope", {"whatsapp", "gmail"})->empty());
   // A message nobody took yet has a trail too: received, nothing else.
   const auto waiting = s.trail(8);
   CHECK(waiting.message.outcome == "pending");

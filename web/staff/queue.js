@@ -8,7 +8,6 @@ import {$, age, append, el, firstLine, holder, reasonLabel} from './dom.js';
 export const REASONS = ['contract_failed', 'model_escalated', 'needs_approval', 'review_flags', 'policy_violation',
   'provider_unavailable', 'send_failed', 'delivery_unknown', 'undecodable', 'tool_failed', 'conversation_limit',
   'suspected_loop', 'budget_exhausted', 'window_closed'];
-const CHANNELS = {whatsapp: 'WhatsApp', gmail: 'Gmail'};
 // The oldest this many of a status are listed; a long history of resolved ones is the
 // trail's business, not the queue's.
 const k_max_rows = 5000;
@@ -43,6 +42,9 @@ export class Queue {
     this.rows = [];
     this.loading = null;
     append($('filter-reason'), REASONS.map((r) => el('option', {value: r}, reasonLabel(r))));
+    // The channels this dispatchd has (GET /api/channels): name -> how staff see it.
+    this.channels = {};
+    this.loadChannels();
     $('filter-status').addEventListener('change', () => this.load());
     $('filter-reason').addEventListener('change', () => this.render());
     $('filter-channel').addEventListener('change', () => this.render());
@@ -148,6 +150,17 @@ export class Queue {
         ...(this.more ? [el('li', {class: 'more'}, `the oldest ${k_max_rows.toLocaleString('en')} shown`)] : []));
   }
 
+  async loadChannels() {
+    try {
+      const channels = await api('GET', '/api/channels');
+      for (const c of channels) this.channels[c.name] = c.label;
+      append($('filter-channel'), channels.map((c) => el('option', {value: c.name}, c.label)));
+      this.render();
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
   renderRow(r) {
     const id = Number(r.escalation_id);
     const cls = `status-${String(r.status).replace(/[^a-z]/g, '')}`;
@@ -157,7 +170,7 @@ export class Queue {
         el('td', {'data-label': 'Age', 'data-created': r.created_at, title: r.created_at}, age(r.created_at)),
         el('td', {'data-label': 'Reason'}, el('span', {class: 'reason'}, reasonLabel(r.reason)),
             ...(isOpen(r) ? [' ', dueBadge(r)] : [])),
-        el('td', {'data-label': 'Channel'}, CHANNELS[r.channel] ?? String(r.channel ?? '')),
+        el('td', {'data-label': 'Channel'}, this.channels[r.channel] ?? String(r.channel ?? '')),
         el('td', {'data-label': 'Sender', class: 'sender'}, String(r.sender ?? '')),
         el('td', {'data-label': 'Message', class: 'text'}, firstLine(r.text)),
         el('td', {'data-label': 'Status', class: 'holder'}, holder(r, this.me)));

@@ -39,7 +39,7 @@ function templateLines(offer) {
 export function templateNote(item, actionName) {
   const offer = (item.templates ?? []).find((t) => t.action === actionName);
   if (!offer) return [];
-  const status = offer.status ?? 'not listed by WhatsApp';
+  const status = offer.status ?? 'not listed by the channel';
   const fills = (offer.parameters ?? []).map((p) =>
     `${p.part}${p.part === 'button' ? ` ${p.button}` : ''} {{${p.name}}} ← ${p.field}`);
   return [
