@@ -2,14 +2,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include "store/attempts.h"
 #include "store/audit.h"
 #include "store/audit_digest.h"
+#include "store/cursor.h"
 #include "store/dialect.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
 #include "store/queue.h"
+#include "store/tool_calls.h"
+#include "store/views.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/seed.h"
 #include "tests/test_util.h"
 
 using namespace dispatchd;
@@ -48,6 +53,55 @@ std::vector<store::Migration> load_run(const std::string& root) {
 long long table_exists(store::Database& db, const std::string& table) {
   return db.query_int(store::sql::table_exists(db.backend(), table)).value();
 }
+
+// Applies the run's shipped migrations older than `version` to `db`: a database as an older
+// binary left it. Returns every shipped migration, for the upgrade.
+std::vector<store::Migration> migrate_shipped_before(store::Database& db, int version) {
+  auto migrations = load_run(test::source_path("migrations"));
+  std::vector<store::Migration> before;
+  for (const auto& m : migrations)
+    if (m.version < version) before.push_back(m);
+  REQUIRE(store::migrate(db, before, k_now));
+  return migrations;
+}
+
+// What 0035 rebuilds (SQLite) or alters (PostgreSQL), what points at the inbox by id, and what
+// reads it: each copied to a temporary table of the connection before the upgrade, and
+// compared with itself row for row after it.
+constexpr const char* k_kept_by_0035[] = {
+    "inbox",      "poll_cursors", "attempts",         "actions",       "escalations",
+    "audit",      "tool_calls",   "escalation_notes", "metric_counts", "spend_conversation_days",
+    "v_messages", "v_actions",    "v_tool_calls",     "v_escalations", "v_audit"};
+
+void keep_rows_before_0035(store::Database& db) {
+  for (const char* name : k_kept_by_0035)
+    REQUIRE(db.exec("CREATE TEMPORARY TABLE kept_" + std::string(name) + " AS SELECT * FROM " + name));
+}
+
+// Rows in `name` that its copy lacks, plus rows in the copy that `name` lacks, plus the
+// difference of their counts (EXCEPT folds duplicate rows).
+long long rows_changed_since_0035(store::Database& db, const std::string& name) {
+  const std::string kept = "kept_" + name;
+  return db
+      .query_int("SELECT (SELECT count(*) FROM (SELECT * FROM " + name + " EXCEPT SELECT * FROM " + kept +
+                 ") d1) + (SELECT count(*) FROM (SELECT * FROM " + kept + " EXCEPT SELECT * FROM " + name +
+                 ") d2) + abs((SELECT count(*) FROM " + name + ") - (SELECT count(*) FROM " + kept + "))")
+      .value();
+}
+
+// The CHECK constraints of a PostgreSQL table that involve `column`.
+long long pg_checks_on(store::Database& db, const std::string& table, const std::string& column) {
+  return db
+      .query_int(
+          "SELECT count(*) FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid"
+          " AND a.attnum = ANY (c.conkey) WHERE c.conrelid = '" +
+          table + "'::regclass AND c.contype = 'c' AND a.attname = '" + column + "'")
+      .value();
+}
+
+const char* const k_imap_insert =
+    "INSERT INTO inbox (channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload)"
+    " VALUES ('imap', '<a1@example.test>', 'imap:a1', 'ana@example.test', 't', 'hola', '{}')";
 
 }  // namespace
 
@@ -223,11 +277,7 @@ TEST_CASE("migrate: 0034 lets escalations be window_closed and keeps every row, 
           "[store]") {
   test::TempDir dir;
   auto db = test::open_db(dir).value();
-  const auto migrations = load_run(test::source_path("migrations"));
-  std::vector<store::Migration> before;
-  for (const auto& m : migrations)
-    if (m.version < 34) before.push_back(m);
-  REQUIRE(store::migrate(db, before, k_now));
+  const auto migrations = migrate_shipped_before(db, 34);
   // Rows as the store wrote them before: a message, an escalation holding its conversation.
   auto message = store::insert_inbound(db, {"whatsapp", "wamid.1", "c", "15551234567", "hi", "{}"}, test::k_t0);
   REQUIRE(message);
@@ -263,4 +313,144 @@ TEST_CASE("migrate: 0034 lets escalations be window_closed and keeps every row, 
               .value() == 3);
     CHECK(db.query_int("SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
   }
+}
+
+TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and keeps every row, id and the audit chain",
+          "[store]") {
+  using namespace std::chrono_literals;
+  test::TempDir dir;
+  auto db = test::open_db(dir).value();
+  const auto migrations = migrate_shipped_before(db, 35);
+  // A history as the store wrote it before: WhatsApp and Gmail messages with their attempts,
+  // actions, escalations and audit events, a Gmail cursor, a tool call.
+  if (auto seeded = test::seed_history(db, test::k_t0); !seeded) FAIL(seeded.error());
+  REQUIRE(store::write_cursor(db, "gmail", "support@example.com", "123456", test::k_t0));
+  const auto first_message = db.query_int("SELECT min(id) FROM inbox").value();
+  REQUIRE(store::record_tool_call(db,
+                                  {.message_id = first_message,
+                                   .action = "order_status",
+                                   .tool = "https://shop.example/orders/{order}",
+                                   .duration_ms = 12,
+                                   .result_bytes = 80},
+                                  test::k_t0));
+  // Only WhatsApp and Gmail were allowed.
+  CHECK_FALSE(db.exec(k_imap_insert));
+  CHECK_FALSE(store::write_cursor(db, "imap", "soporte@example.test", "1700000000:42", test::k_t0));
+  const auto chain = store::verify_audit(db);
+  REQUIRE(chain);
+  REQUIRE_FALSE(chain->first_broken);
+  const auto last_message = db.query_int("SELECT max(id) FROM inbox").value();
+  CHECK(db.query_int("SELECT count(DISTINCT channel) FROM inbox").value() == 2);
+  if (test::on_postgresql()) {
+    CHECK(pg_checks_on(db, "inbox", "channel") == 1);
+    CHECK(pg_checks_on(db, "poll_cursors", "channel") == 1);
+  } else {
+    REQUIRE(
+        db.exec("CREATE TEMPORARY TABLE kept_schema AS SELECT type, name, tbl_name, sql FROM sqlite_master"
+                " WHERE type <> 'table'"));
+  }
+  keep_rows_before_0035(db);
+
+  auto upgraded = store::migrate(db, migrations, k_now);
+  REQUIRE(upgraded);
+  REQUIRE(upgraded->applied.size() == 1);
+  CHECK(upgraded->applied.front() == "0035_channel_names.sql");
+
+  // Every row and id kept, and what reads the inbox reads the same.
+  for (const char* name : k_kept_by_0035) {
+    CAPTURE(name);
+    CHECK(rows_changed_since_0035(db, name) == 0);
+  }
+  const auto after = store::verify_audit(db);
+  REQUIRE(after);
+  CHECK_FALSE(after->first_broken);
+  CHECK(after->events == chain->events);
+  if (test::on_postgresql()) {
+    CHECK(pg_checks_on(db, "inbox", "channel") == 0);
+    CHECK(pg_checks_on(db, "poll_cursors", "channel") == 0);
+    CHECK(pg_checks_on(db, "inbox", "state") == 1);  // the other columns keep theirs
+    CHECK(pg_checks_on(db, "inbox", "outcome") == 1);
+    CHECK(pg_checks_on(db, "inbox", "raw_encoding") == 1);
+  } else {
+    // The indexes (the unique one among them), triggers and views as 0034 left them.
+    CHECK(db.query_int("SELECT count(*) FROM (SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type <> 'table'"
+                       " EXCEPT SELECT * FROM kept_schema) d")
+              .value() == 0);
+    CHECK(db.query_int("SELECT count(*) FROM (SELECT * FROM kept_schema EXCEPT SELECT type, name, tbl_name, sql"
+                       " FROM sqlite_master WHERE type <> 'table') d")
+              .value() == 0);
+    CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_inbox_1'").value() == 1);
+    CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE instr(sql, 'rebuilt') > 0").value() == 0);
+    CHECK(db.query_int("SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
+    CHECK(db.query_int("PRAGMA foreign_keys").value() == 1);  // on again after the migration
+  }
+
+  // A third channel's message and cursor.
+  const store::InboundMessage mail{"imap", "<a1@example.test>", "imap:a1", "ana@example.test",
+                                   "hola", "Subject: hola",     "email"};
+  const auto later = test::k_t0 + 72h;
+  auto stored = store::insert_inbound(db, mail, later);
+  REQUIRE(stored);
+  CHECK_FALSE(stored->duplicate);
+  CHECK(stored->id > last_message);
+  const std::string id = std::to_string(stored->id);
+  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE message_id = " + id +
+                     " AND channel = 'imap' AND provider_message_id = '<a1@example.test>'"
+                     " AND conversation_id = 'imap:a1' AND sender = 'ana@example.test' AND text = 'hola'"
+                     " AND message_type = 'email' AND state = 'received' AND outcome = 'pending'")
+            .value() == 1);
+  CHECK(db.query_int("SELECT n FROM metric_counts WHERE metric = 'messages' AND label1 = 'imap' AND label2 = 'pending'")
+            .value() == 1);
+  REQUIRE(store::write_cursor(db, "imap", "soporte@example.test", "1700000000:42", later));
+  auto cursor = store::read_cursor(db, "imap", "soporte@example.test");
+  REQUIRE(cursor);
+  REQUIRE(*cursor);
+  CHECK((*cursor)->value == "1700000000:42");
+  CHECK(store::read_cursor(db, "gmail", "support@example.com").value().value().value == "123456");
+
+  // Unique on (channel, provider_message_id) still: the same mail again is the stored row; the
+  // same id on another channel is another message. The channel is still required.
+  auto again = store::insert_inbound(db, mail, later + 1s);
+  REQUIRE(again);
+  CHECK(again->duplicate);
+  CHECK(again->id == stored->id);
+  CHECK_FALSE(db.exec(k_imap_insert));
+  auto on_gmail =
+      store::insert_inbound(db, {"gmail", mail.provider_message_id, "gm:a1", mail.sender, "hola", "{}"}, later + 2s);
+  REQUIRE(on_gmail);
+  CHECK_FALSE(on_gmail->duplicate);
+  CHECK_FALSE(db.exec(
+      "INSERT INTO inbox (channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload)"
+      " VALUES (NULL, 'm.null', 'c', 's', 't', 'x', '{}')"));
+  CHECK_FALSE(db.exec(
+      "INSERT INTO poll_cursors (channel, mailbox, cursor, started_at, updated_at) VALUES (NULL, 'm', 'c', 't', 't')"));
+  CHECK_FALSE(db.exec(
+      "INSERT INTO inbox (channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
+      " state) VALUES ('imap', 'm.state', 'c', 's', 't', 'x', '{}', 'lost')"));  // other CHECKs stay
+
+  // What points at the message and reads it: an attempt (0025's spend trigger reads the
+  // inbox), an escalation, read back as staff read it.
+  REQUIRE(store::record_attempt(db,
+                                {.message_id = stored->id,
+                                 .provider = "openai",
+                                 .model = "gpt-4o-mini",
+                                 .request_summary = "POST",
+                                 .raw_output = "{}",
+                                 .verdict = store::Verdict::review,
+                                 .cost_usd = 0.001},
+                                later));
+  CHECK(db.query_int("SELECT count(*) FROM spend_conversation_days WHERE conversation_id = 'imap:a1'").value() == 1);
+  auto escalation = store::open_escalation(
+      db, {stored->id, store::EscalationReason::review_flags, "{}", std::nullopt, std::nullopt}, later);
+  REQUIRE(escalation);
+  auto shown = store::show_escalation(db, *escalation);
+  REQUIRE(shown);
+  CHECK(shown->message.channel == "imap");
+  CHECK(shown->message.provider_message_id == "<a1@example.test>");
+  CHECK(shown->escalation.channel == "imap");
+  CHECK(shown->attempts.size() == 1);
+  const auto extended = store::verify_audit(db);
+  REQUIRE(extended);
+  CHECK_FALSE(extended->first_broken);
+  CHECK(extended->events > after->events);
 }
