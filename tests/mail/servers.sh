@@ -7,6 +7,8 @@
 #   servers.sh stop DIR             stop both and delete DIR's servers (DIR/env goes too)
 #   servers.sh stop-dovecot DIR     stop Dovecot only (the mail stays): a server restart
 #   servers.sh start-dovecot DIR    start it again on the same mail and ports
+#   servers.sh kick DIR USER        close USER's IMAP sessions (Dovecot says BYE): a stopped
+#                                   Dovecot leaves the sessions already open running
 #
 # DIR receives `env`, shell-sourceable KEY=VALUE lines: IMAP_PORT (STARTTLS), IMAPS_PORT
 # (implicit TLS), SUBMISSION_PORT (STARTTLS, AUTH PLAIN/LOGIN), SMTP_PORT (no auth, takes
@@ -29,8 +31,8 @@
 # packages are missing (scripts/install-deps.sh installs them).
 set -euo pipefail
 
-command=${1:?usage: servers.sh start|stop|stop-dovecot|start-dovecot DIR}
-dir=${2:?usage: servers.sh start|stop|stop-dovecot|start-dovecot DIR}
+command=${1:?usage: servers.sh start|stop|stop-dovecot|start-dovecot DIR | kick DIR USER}
+dir=${2:?usage: servers.sh start|stop|stop-dovecot|start-dovecot DIR | kick DIR USER}
 if ! command -v dovecot >/dev/null || [ ! -x /usr/lib/dovecot/lmtp ] || [ ! -x /usr/lib/dovecot/imap ] ||
   ! command -v postfix >/dev/null; then
   echo "servers.sh: no Dovecot or Postfix (apt-get install dovecot-imapd dovecot-lmtpd postfix;" \
@@ -380,6 +382,13 @@ EOF
   start-dovecot)
     load_env
     dovecot_start
+    ;;
+  kick)
+    kicked=0
+    as_dovecot doveadm -c "$dir/dovecot/dovecot.conf" kick "${3:?usage: servers.sh kick DIR USER}" >/dev/null ||
+      kicked=$?
+    # 68 (EX_NOUSER): USER had no session open.
+    [ "$kicked" -eq 0 ] || [ "$kicked" -eq 68 ]
     ;;
   *)
     echo "servers.sh: unknown command $command" >&2

@@ -3,6 +3,7 @@
 #  1. an internal header (<module>/internal/) included from outside its module does not
 #     build: each one refuses to compile without its module's private definition;
 #  2. no public header outside common/ includes RapidJSON or SQLite, or names a sqlite3 type;
+#     no public header includes libcurl (net/ and connectors/imap/ keep it in their .cpp files);
 #  3. no header at all includes GMime, GLib or libxml2: they stay in connectors/email/*.cpp.
 # Usage: headers_test.sh CXX SOURCE_DIR
 set -euo pipefail
@@ -33,6 +34,8 @@ mapfile -t public < <(git ls-files '*.h' | grep -vE '^(common|tests|bench)/|/int
 for header in "${public[@]}"; do
   ! grep -nE '#include <(rapidjson/|sqlite3\.h)|rapidjson::|struct sqlite3|sqlite3_stmt|sqlite3 ?\*' "$header"
   check "$header (a public header) exposes RapidJSON or SQLite" $?
+  ! grep -nE '#include <curl/' "$header"
+  check "$header (a public header) includes libcurl" $?
 done
 
 mapfile -t every < <(git ls-files '*.h')

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""fake_smtp: a scripted SMTP submission server on 127.0.0.1 with implicit TLS, for the ways
+a real server fails that Postfix cannot be made to fail on cue (tests/mail/imap_clients_test.py).
+Python 3 standard library only.
+
+  fake_smtp.py CERT KEY      the server's certificate chain and key (PEM)
+
+stdout: one JSON line, {"event":"listening","port":N}. Runs until SIGTERM or stdin closes.
+
+What it does is chosen by the client, so that one server serves every case:
+  AUTH (PLAIN or LOGIN) as "refused@..." : 535 5.7.8; as "later@...": 454 4.7.0; else 235.
+  MAIL FROM:<mode@...>, mode:
+    ok                 250 after the data ("250 2.0.0 Ok: queued as FAKE1")
+    refuse-rcpt        RCPT answered 550 5.1.1
+    later-rcpt         RCPT answered 450 4.2.0
+    refuse-data        DATA answered 554 5.5.1 (no 354)
+    drop-in-data       354, then the connection closed (RST) before reading the message
+    drop-after-data    354, the whole message read (up to the final "."), then closed: no reply
+    silent-after-data  the same, then nothing: the connection stays open, unanswered
+    later-after-data   451 4.3.0 after the data
+    reject-after-data  554 5.7.1 after the data
+  Anything else is "ok".
+"""
+
+import base64
+import json
+import socket
+import ssl
+import struct
+import sys
+import threading
+
+
+def reply(conn, line):
+    conn.sendall(line.encode() + b"\r\n")
+
+
+def read_line(f):
+    line = f.readline(65536)
+    if not line:
+        raise EOFError
+    return line.rstrip(b"\r\n").decode("latin-1")
+
+
+def auth_user(f, conn, words):
+    """The user of an AUTH exchange; None when the client gave up."""
+    mechanism = words[1].upper() if len(words) > 1 else ""
+    if mechanism == "PLAIN":
+        if len(words) > 2:
+            token = words[2]
+        else:
+            reply(conn, "334 ")
+            token = read_line(f)
+        parts = base64.b64decode(token + "==").split(b"\0")
+        return parts[1].decode() if len(parts) >= 3 else ""
+    if mechanism == "LOGIN":
+        if len(words) > 2:
+            user = base64.b64decode(words[2]).decode()
+        else:
+            reply(conn, "334 VXNlcm5hbWU6")
+            user = base64.b64decode(read_line(f)).decode()
+        reply(conn, "334 UGFzc3dvcmQ6")
+        read_line(f)
+        return user
+    reply(conn, "504 5.5.4 mechanism not supported")
+    return None
+
+
+def serve(conn):
+    f = conn.makefile("rb")
+    mode = "ok"
+    try:
+        reply(conn, "220 fake.example.test ESMTP fake_smtp")
+        while True:
+            line = read_line(f)
+            words = line.split(" ")
+            verb = words[0].upper()
+            if verb in ("EHLO", "HELO"):
+                conn.sendall(b"250-fake.example.test\r\n250-AUTH PLAIN LOGIN\r\n250 8BITMIME\r\n")
+            elif verb == "AUTH":
+                user = auth_user(f, conn, words)
+                if user is None:
+                    continue
+                if user.startswith("refused@"):
+                    reply(conn, "535 5.7.8 Error: authentication failed")
+                elif user.startswith("later@"):
+                    reply(conn, "454 4.7.0 Temporary authentication failure")
+                else:
+                    reply(conn, "235 2.7.0 Authentication successful")
+            elif verb == "MAIL":
+                address = line[line.find("<") + 1:line.find(">")]
+                mode = address.split("@")[0]
+                reply(conn, "250 2.1.0 Ok")
+            elif verb == "RCPT":
+                if mode == "refuse-rcpt":
+                    reply(conn, "550 5.1.1 <nobody@example.test>: Recipient address rejected")
+                elif mode == "later-rcpt":
+                    reply(conn, "450 4.2.0 <nobody@example.test>: Recipient address rejected: try later")
+                else:
+                    reply(conn, "250 2.1.5 Ok")
+            elif verb == "DATA":
+                if mode == "refuse-data":
+                    reply(conn, "554 5.5.1 Error: no valid recipients")
+                    continue
+                reply(conn, "354 End data with <CR><LF>.<CR><LF>")
+                if mode == "drop-in-data":
+                    # Closed with the message unread: the kernel answers what comes with RST.
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    conn.close()
+                    return
+                while read_line(f) != ".":
+                    pass
+                if mode == "drop-after-data":
+                    return
+                if mode == "silent-after-data":
+                    while f.readline(65536):
+                        pass
+                    return
+                if mode == "later-after-data":
+                    reply(conn, "451 4.3.0 Error: queue file write error")
+                elif mode == "reject-after-data":
+                    reply(conn, "554 5.7.1 Rejected: content")
+                else:
+                    reply(conn, "250 2.0.0 Ok: queued as FAKE1")
+            elif verb == "RSET" or verb == "NOOP":
+                reply(conn, "250 2.0.0 Ok")
+            elif verb == "QUIT":
+                reply(conn, "221 2.0.0 Bye")
+                return
+            else:
+                reply(conn, "502 5.5.2 Error: command not recognized")
+    except (EOFError, OSError, ValueError):
+        return
+    finally:
+        try:
+            conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        conn.close()
+
+
+def main():
+    cert, key = sys.argv[1], sys.argv[2]
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    print(json.dumps({"event": "listening", "port": listener.getsockname()[1]}), flush=True)
+
+    def accept():
+        while True:
+            raw, _ = listener.accept()
+            try:
+                conn = context.wrap_socket(raw, server_side=True)
+            except (ssl.SSLError, OSError):
+                raw.close()
+                continue
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    sys.stdin.read()  # until the test closes our stdin (or kills us)
+
+
+if __name__ == "__main__":
+    main()
