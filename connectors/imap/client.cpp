@@ -191,7 +191,7 @@ class ImapWatch {
     curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, imap_trace_debug);
     curl_easy_setopt(easy, CURLOPT_DEBUGDATA, &m_trace);
     CURLcode code = curl_easy_perform(easy);
-    curl_easy_setopt(easy, CURLOPT_VERBOSE, 0L);
+    detail::detach_callbacks(easy);
     if (code != CURLE_OK) return std::unexpected(imap_curl_error(code, m_trace, m_error, false));
     curl_socket_t socket = CURL_SOCKET_BAD;
     code = curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &socket);
@@ -418,9 +418,9 @@ class ImapWatch {
   }
 
   const ServerSettings& m_settings;
-  detail::Easy m_easy;
   char m_error[CURL_ERROR_SIZE] = {};
   ImapTrace m_trace;
+  detail::Easy m_easy;  // after what its options pointed at
   curl_socket_t m_socket = CURL_SOCKET_BAD;
   std::string m_buffer;
   std::string m_bye;
@@ -444,9 +444,9 @@ struct Client::Impl {
   std::optional<std::string> problem;
   std::string base_url;
 
-  detail::Easy url_easy;
   char url_error[CURL_ERROR_SIZE] = {};
   ImapTrace url_trace;
+  detail::Easy url_easy;  // after what its options point at during a transfer
 
   std::unique_ptr<ImapWatch> watch;
   // The last examine(): what idle() counts from after a reconnection.
@@ -479,6 +479,7 @@ struct Client::Impl {
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, imap_write_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
     CURLcode code = curl_easy_perform(easy);
+    detail::detach_callbacks(easy);
     if (code != CURLE_OK) return std::unexpected(imap_curl_error(code, url_trace, url_error, body.over));
     return std::move(body.bytes);
   }

@@ -73,6 +73,24 @@ void apply_settings(CURL* easy, const ServerSettings& settings, char* error) {
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
 }
 
+namespace {
+
+std::size_t curl_discard(char* /*data*/, std::size_t size, std::size_t count, void* /*user*/) { return size * count; }
+
+}  // namespace
+
+void detach_callbacks(CURL* easy) {
+  curl_easy_setopt(easy, CURLOPT_VERBOSE, 0L);
+  curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, nullptr);
+  curl_easy_setopt(easy, CURLOPT_DEBUGDATA, nullptr);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, curl_discard);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, nullptr);
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, curl_discard);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, nullptr);
+  curl_easy_setopt(easy, CURLOPT_READDATA, nullptr);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
+}
+
 std::string curl_words(CURLcode code, const char* error) {
   if (error != nullptr && error[0] != '\0') return error;
   return curl_easy_strerror(code);

@@ -96,7 +96,8 @@ SmtpError smtp_error(CURLcode code, long response_code, const SmtpUpload& upload
   int reply = static_cast<int>(response_code);
   if (code == CURLE_LOGIN_DENIED) {
     if (reply >= 400 && reply < 500) return SmtpError{SmtpErrorKind::temporary, reply, with_reply(replies.last_line)};
-    return SmtpError{SmtpErrorKind::auth_refused, reply, with_reply(replies.last_line)};
+    // An XOAUTH2 error challenge (334, its JSON in base64) ends the exchange in curl too.
+    return SmtpError{SmtpErrorKind::auth_refused, reply >= 500 ? reply : 0, with_reply(replies.last_line)};
   }
   if (detail::is_tls_refusal(code)) return SmtpError{SmtpErrorKind::tls_refused, 0, words};
   switch (code) {
@@ -146,8 +147,8 @@ struct SmtpClient::Impl {
   std::string ehlo_domain;
   std::optional<std::string> problem;
   std::string url;
-  detail::Easy easy;
   char error[CURL_ERROR_SIZE] = {};
+  detail::Easy easy;  // after what its options point at during a transfer
 };
 
 SmtpClient::SmtpClient(ServerSettings settings, std::string ehlo_domain)
@@ -193,7 +194,9 @@ std::expected<SmtpAccepted, SmtpError> SmtpClient::send(std::string_view from, s
   CURLcode code = curl_easy_perform(easy);
   long response_code = 0;
   if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &response_code) != CURLE_OK) response_code = 0;
-  // The options point at this call's locals: none may outlive it.
+  // The options point at this call's locals: none may outlive it (curl says QUIT on the kept
+  // connection when it closes it, and reads the answer through the header callback).
+  detail::detach_callbacks(easy);
   curl_easy_setopt(easy, CURLOPT_MAIL_RCPT, static_cast<curl_slist*>(nullptr));
   if (code != CURLE_OK) return std::unexpected(smtp_error(code, response_code, upload, replies, impl.error));
   return SmtpAccepted{replies.last_code != 0 ? replies.last_code : static_cast<int>(response_code), replies.last_line};

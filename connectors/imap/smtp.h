@@ -10,6 +10,8 @@
 //
 //   libcurl                                  when                          SmtpErrorKind
 //   CURLE_LOGIN_DENIED, reply 535/534/5xx    AUTH refused                  auth_refused
+//   CURLE_LOGIN_DENIED, reply 334            XOAUTH2's error challenge:    auth_refused
+//                                            the token was refused         (reply_code 0)
 //   CURLE_LOGIN_DENIED, reply 4xx (454)      AUTH failed for now           temporary
 //   CURLE_PEER_FAILED_VERIFICATION,          the certificate did not       tls_refused
 //   CURLE_SSL_CACERT_BADFILE,                verify, the CA file is bad,

@@ -387,7 +387,7 @@ TEST_CASE("imap mail: SMTP outcomes from a scripted server", "[mail]") {
   settings.io_timeout = 2s;
   settings.operation_timeout = 10s;
   struct Row {
-    std::string user;
+    std::string user;  // "token:T": XOAUTH2 with the bearer token T
     std::string mode;
     bool ok;
     SmtpErrorKind kind;
@@ -395,6 +395,8 @@ TEST_CASE("imap mail: SMTP outcomes from a scripted server", "[mail]") {
   };
   const std::vector<Row> table = {
       {"agent", "ok", true, SmtpErrorKind::unknown, 250},
+      {"token:good-token", "ok", true, SmtpErrorKind::unknown, 250},
+      {"token:expired-token", "ok", false, SmtpErrorKind::auth_refused, 0},  // curl stops at the 334
       {"refused", "ok", false, SmtpErrorKind::auth_refused, 535},
       {"later", "ok", false, SmtpErrorKind::temporary, 454},
       {"agent", "refuse-rcpt", false, SmtpErrorKind::rejected, 550},
@@ -412,6 +414,12 @@ TEST_CASE("imap mail: SMTP outcomes from a scripted server", "[mail]") {
   for (const Row& row : table) {
     ServerSettings s = settings;
     s.user = row.user + "@example.test";
+    if (row.user.starts_with("token:")) {
+      s.user = "agent@example.test";
+      s.password.clear();
+      s.oauth_token = row.user.substr(6);
+      s.sasl_mechanism = "XOAUTH2";
+    }
     SmtpClient smtp(s);
     std::vector<std::string> to = {"nobody@example.test"};
     auto sent = smtp.send(row.mode + "@example.test", to, "Subject: scripted\r\n\r\n" + body);

@@ -9,6 +9,8 @@ stdout: one JSON line, {"event":"listening","port":N}. Runs until SIGTERM or std
 
 What it does is chosen by the client, so that one server serves every case:
   AUTH (PLAIN or LOGIN) as "refused@..." : 535 5.7.8; as "later@...": 454 4.7.0; else 235.
+  AUTH XOAUTH2 with the token "good-token": 235; any other token: 334 with Google's error
+  JSON, then 535 5.7.8 (as Gmail answers).
   MAIL FROM:<mode@...>, mode:
     ok                 250 after the data ("250 2.0.0 Ok: queued as FAKE1")
     refuse-rcpt        RCPT answered 550 5.1.1
@@ -62,6 +64,18 @@ def auth_user(f, conn, words):
         reply(conn, "334 UGFzc3dvcmQ6")
         read_line(f)
         return user
+    if mechanism == "XOAUTH2":
+        response = words[2] if len(words) > 2 else None
+        if response is None:
+            reply(conn, "334 ")
+            response = read_line(f)
+        fields = base64.b64decode(response + "==").split(b"\x01")
+        user = fields[0].decode().removeprefix("user=")
+        if b"auth=Bearer good-token" in fields:
+            return user
+        reply(conn, "334 " + base64.b64encode(b'{"status":"401","schemes":"bearer"}').decode())
+        read_line(f)  # the client's empty answer
+        return "refused@" + user
     reply(conn, "504 5.5.4 mechanism not supported")
     return None
 
@@ -76,7 +90,7 @@ def serve(conn):
             words = line.split(" ")
             verb = words[0].upper()
             if verb in ("EHLO", "HELO"):
-                conn.sendall(b"250-fake.example.test\r\n250-AUTH PLAIN LOGIN\r\n250 8BITMIME\r\n")
+                conn.sendall(b"250-fake.example.test\r\n250-AUTH PLAIN LOGIN XOAUTH2\r\n250 8BITMIME\r\n")
             elif verb == "AUTH":
                 user = auth_user(f, conn, words)
                 if user is None:

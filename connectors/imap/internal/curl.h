@@ -39,6 +39,11 @@ std::string server_url(const ServerSettings& settings, Scheme scheme);
 // `error` (CURL_ERROR_SIZE bytes) receives curl's own words for a failure.
 void apply_settings(CURL* easy, const ServerSettings& settings, char* error);
 
+// Points `easy`'s callbacks and error buffer away from the caller's data, after a transfer:
+// curl still speaks on a kept connection when it closes it (LOGOUT, QUIT at cleanup, or when
+// the next transfer finds it dead), and would call back into objects gone by then.
+void detach_callbacks(CURL* easy);
+
 // The words for a failed transfer: curl's error buffer when it has any, else its strerror.
 std::string curl_words(CURLcode code, const char* error);
 
