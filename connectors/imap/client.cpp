@@ -277,7 +277,7 @@ class ImapWatch {
 
   std::string selected;      // the mailbox EXAMINEd on this connection; "" for none
   std::uint32_t exists = 0;  // its message count as last reported
-  bool arrived = false;      // an EXISTS above `exists` came in (reset by the caller)
+  bool arrived = false;      // an EXISTS above `exists` came in since EXAMINE or idle() last reported
   bool used = false;         // a command ran on it before
 
  private:
@@ -528,6 +528,7 @@ struct Client::Impl {
     if (!status) return std::unexpected(std::move(status.error()));
     w.selected = std::string(mailbox);
     w.exists = status->exists;
+    w.arrived = false;  // the count starts here
     return status;
   }
 };
@@ -635,7 +636,6 @@ Result<bool> Client::idle(std::string_view mailbox, std::chrono::milliseconds ti
   auto until = ImapClock::now() + std::min<std::chrono::milliseconds>(timeout, k_max_idle);
   Impl& impl = *m_impl;
   return impl.on_watch<bool>([&](ImapWatch& w) -> Result<bool> {
-    w.arrived = false;
     if (w.selected != mailbox) {
       // A new connection, or another mailbox: what arrived since the caller's examine()
       // shows in UIDNEXT.
@@ -650,9 +650,12 @@ Result<bool> Client::idle(std::string_view mailbox, std::chrono::milliseconds ti
     } else {
       // The server's news since the last command (RFC 3501: NOOP is the poll).
       if (auto done = w.command("NOOP", "NOOP"); !done) return std::unexpected(std::move(done.error()));
-      if (w.arrived) return true;
     }
-    return w.idle(until);
+    // What arrived is reported once: from here on, the count the server last gave is the base.
+    if (std::exchange(w.arrived, false)) return true;
+    auto woke = w.idle(until);
+    w.arrived = false;
+    return woke;
   });
 }
 
