@@ -40,10 +40,8 @@ void read_connectors(Reader& r, const Value& v, const std::string& at, std::map<
     const std::string name(member.name.GetString(), member.name.GetStringLength());
     if (name == "$comment") continue;
     const std::string here = at + "/" + text::pointer_token(name);
-    if (!member.value.IsObject()) {
-      r.problem(here, "must be an object");
-      continue;
-    }
+    // Any value: the registry names a channel that does not exist, the channel a section
+    // that is not an object.
     rapidjson::StringBuffer buffer;
     rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
     member.value.Accept(writer);
@@ -278,7 +276,8 @@ std::string default_migrations_dir() {
   return DISPATCHD_SOURCE_MIGRATIONS;
 }
 
-std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path) {
+std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path,
+                                                      const SectionCheck& sections) {
   Reader r(path);
   // Written by the operator, but read as strictly as anything else (a duplicate key is a
   // problem, not a silent choice of one value), with comments and trailing commas allowed.
@@ -397,6 +396,9 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
     r.problem("/http/listener_thread", "must be \"auto\", \"own\" or \"loop\"");
   }
   check(c, r);
+  if (sections) {
+    for (auto& problem : sections(c)) r.problems().push_back(std::move(problem));
+  }
   if (!r.problems().empty()) return std::unexpected(std::move(r.problems()));
   const std::string base = fs::path(path).parent_path().string();
   if (database_kind(c.database) == DatabaseKind::sqlite) c.database = resolve(base, c.database);
@@ -409,14 +411,14 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
   return c;
 }
 
-std::expected<Config, std::vector<std::string>> load(const std::string& path) {
+std::expected<Config, std::vector<std::string>> load(const std::string& path, const SectionCheck& sections) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::unexpected(std::vector<std::string>{path + ": cannot open the file"});
   std::string text(k_max_file_bytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > k_max_file_bytes) return std::unexpected(std::vector<std::string>{path + ": larger than 1 MiB"});
-  return parse(text, path);
+  return parse(text, path, sections);
 }
 
 }  // namespace dispatchd::config

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -203,11 +204,17 @@ struct Config {
   std::map<std::string, McpServer> mcp_servers;  // mcp.servers: name -> server
 };
 
-// Reads and checks `path` (at most 1 MiB).
-std::expected<Config, std::vector<std::string>> load(const std::string& path);
+// The problems of the parts config/ keeps as written (the channels' sections: connectors::
+// configure), asked with the configuration as read so far, even when it has problems of its
+// own: every problem of the file is reported at once.
+using SectionCheck = std::function<std::vector<std::string>(const Config&)>;
+
+// Reads and checks `path` (at most 1 MiB), and its sections with `sections` when given.
+std::expected<Config, std::vector<std::string>> load(const std::string& path, const SectionCheck& sections = {});
 
 // Parses `text` as if read from `path` (relative paths resolve against its folder).
-std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path);
+std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path,
+                                                      const SectionCheck& sections = {});
 
 // The migrations installed with the binaries (cmake --install) when present, else the
 // source tree's, so that a build-tree binary works without installing. Either is the root

@@ -36,6 +36,8 @@
 //             writes back the answer, through the small structs below: no Beast type
 //             here.
 //
+// Every channel passes the contract suite, tests/connectors/channel_contract.h.
+//
 // Threading: everything runs on the daemon's event loop thread, like the store. `done`
 // (SendDone) is called exactly once per send() and per accepted resolve_unknown(), on the
 // loop, and never from inside the call that received it (a channel that refuses before
@@ -244,7 +246,8 @@ class Channel {
   virtual void stop() = 0;
 
   // SIGHUP: re-reads what the channel read at start that may have changed (credentials)
-  // and resumes a channel paused by a refused credential. Nothing by default.
+  // and resumes a channel paused by a refused credential. Nothing by default: a channel
+  // that reads its credential only at start (WhatsApp) resumes by its next send's probe.
   virtual void reload() {}
 
   // A polling channel's counters; null for a channel that does not poll.

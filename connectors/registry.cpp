@@ -35,7 +35,7 @@ std::expected<std::vector<Configured>, std::vector<std::string>> configure(const
     if (find_kind(name)) continue;
     std::string known;
     for (const Kind* kind : k_kinds) known += (known.empty() ? "" : ", ") + std::string(kind->name);
-    reader.problem(section.at, "unknown channel (known: " + known + ")");
+    reader.problem(section.at, "unknown key (known here: " + known + "): no such channel");
   }
   std::vector<Configured> out;
   for (const Kind* kind : k_kinds) {
@@ -46,6 +46,11 @@ std::expected<std::vector<Configured>, std::vector<std::string>> configure(const
   }
   if (!reader.problems().empty()) return std::unexpected(std::move(reader.problems()));
   return out;
+}
+
+std::vector<std::string> section_problems(const config::Config& config) {
+  auto configured = configure(config);
+  return configured ? std::vector<std::string>{} : std::move(configured.error());
 }
 
 }  // namespace dispatchd::connectors

@@ -100,4 +100,8 @@ struct Configured {
 };
 std::expected<std::vector<Configured>, std::vector<std::string>> configure(const config::Config& config);
 
+// configure's problems only: config::load's SectionCheck, so that the channels' problems are
+// reported with the rest of the file's.
+std::vector<std::string> section_problems(const config::Config& config);
+
 }  // namespace dispatchd::connectors

@@ -92,13 +92,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dispatchd: --config FILE is required\n%s", k_usage);
     return 2;
   }
-  auto config = dispatchd::config::load(config_path);
+  auto config = dispatchd::config::load(config_path, dispatchd::connectors::section_problems);
   if (!config) {
     for (const auto& problem : config.error()) std::fprintf(stderr, "%s\n", problem.c_str());
     return 1;
   }
-  // The channels read their own sections (connectors/registry.h): their problems are the
-  // file's, reported the same way.
+  // The channels read their own sections (connectors/registry.h); load() reported their
+  // problems with the file's.
   auto channels = dispatchd::connectors::configure(*config);
   if (!channels) {
     for (const auto& problem : channels.error()) std::fprintf(stderr, "%s\n", problem.c_str());

@@ -315,9 +315,11 @@ void WhatsAppChannel::State::send(const store::OutboxItem& item, connectors::Sen
   auto request = free_form ? request_for(item) : template_request(item);
   if (!request) return refuse(free_form ? "cannot build the Graph request: " + request.error() : request.error());
   request->timeout = k_send_timeout;
-  deps.transport.send(std::move(*request), common::named_step([self = shared_from_this(),
+  // Weak: a channel destroyed with the send in flight drops `done` uncalled when the answer
+  // comes (connectors/channel.h); whoever gave it may be gone too.
+  deps.transport.send(std::move(*request), common::named_step([weak = weak_from_this(),
                                                                done = std::move(done)](net::HttpResult result) mutable {
-                        done(self->outcome_of(std::move(result)));
+                        if (auto self = weak.lock()) done(self->outcome_of(std::move(result)));
                       }));
 }
 

@@ -69,7 +69,17 @@ TEST_CASE("config: every problem is reported with its pointer", "[config]") {
   CHECK(any_contains(p, "/llm/base_url: must be an http:// or https:// URL"));
   CHECK(any_contains(p, "/llm/model: is required"));
   CHECK(any_contains(p, "/llm/max_retries: must be an integer from 0 to 5"));
-  CHECK(any_contains(p, "/connectors/sms: must be an object"));  // a channel's own keys are its own (registry_test)
+  // The channels' sections are their own (tests/connectors/registry_test.cpp): config/ keeps them.
+  CHECK_FALSE(any_contains(p, "/connectors/"));
+  int asked = 0;
+  auto with_sections = config::parse(text, "d.json", [&](const config::Config& read) {
+    ++asked;
+    CHECK(read.connectors.at("sms").json == "3");
+    return std::vector<std::string>{"d.json: /connectors/sms: a section's problem"};
+  });
+  REQUIRE_FALSE(with_sections);
+  CHECK(asked == 1);
+  CHECK(with_sections.error().back() == "d.json: /connectors/sms: a section's problem");
 }
 
 TEST_CASE("config: http.listen's port is the whole rest after the last colon", "[config]") {

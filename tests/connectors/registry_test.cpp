@@ -125,7 +125,22 @@ TEST_CASE("channels: every problem of every section is reported with its pointer
   CHECK(any_contains(p, "d.json: /connectors/whatsapp/phone_numbr_id: unknown key (known here: enabled,"));
   CHECK(any_contains(p, "d.json: /connectors/gmail/poll_interval_s: must be an integer from 1 to 86400"));
   CHECK(any_contains(p, "d.json: /connectors/gmail/client_id_env: is required when gmail is enabled"));
-  CHECK(any_contains(p, "d.json: /connectors/sms: unknown channel (known: whatsapp, gmail"));
+  CHECK(any_contains(p, "d.json: /connectors/sms: unknown key (known here: whatsapp, gmail): no such channel"));
+  const auto not_object =
+      channels_of(std::string(k_minimal).insert(std::string(k_minimal).rfind('}'), R"(, "connectors": {"gmail": 3})"));
+  REQUIRE_FALSE(not_object);
+  CHECK(any_contains(not_object.error(), "d.json: /connectors/gmail: must be an object"));
+}
+
+TEST_CASE("channels: the file's problems and the sections' come in one list", "[connectors][registry]") {
+  const std::string text = R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "x", "model": "m",
+    "api_key_env": "K"}, "connectors": {"gmail": {"enabled": true}}})";
+  auto c = config::parse(text, "d.json", connectors::section_problems);
+  REQUIRE_FALSE(c);
+  CAPTURE(c.error());
+  CHECK(any_contains(c.error(), "d.json: /llm/base_url: must be an http:// or https:// URL"));
+  CHECK(any_contains(c.error(), "d.json: /connectors/gmail/client_id_env: is required when gmail is enabled"));
+  CHECK(config::parse(k_minimal, "d.json", connectors::section_problems).has_value());
 }
 
 TEST_CASE("channels: an enabled channel's secrets are its own, named by their keys", "[connectors][registry]") {

@@ -313,3 +313,29 @@ TEST_CASE("whatsapp channel: it cannot look up an unknown send", "[whatsapp]") {
   CHECK_FALSE(f.channel.resolve_unknown({.id = 1}, done));
   CHECK(done);  // left to the pump, which escalates
 }
+
+TEST_CASE("whatsapp channel: destroyed with a send in flight, the late answer calls nothing", "[whatsapp]") {
+  Fixture f;
+  f.post(signed_post(text_webhook(1)));  // 5215510000001 writes: the window is open
+  test::run_until(f.io, [&] { return f.statuses.size() == 1 && f.transport.held.size() == 1; });
+  f.transport.answer_all();  // the read receipt
+  f.run();
+  bool called = false;
+  auto token = std::make_shared<int>(0);
+  const std::weak_ptr<int> done_alive = token;
+  {
+    whatsapp::WhatsAppChannel channel{
+        {[&f](std::move_only_function<void()> fn) { boost::asio::post(f.io, std::move(fn)); }, f.db, f.transport,
+         [&f] { return f.now; }, [] {}},
+        test::whatsapp_settings()};
+    channel.send({.id = 7, .recipient = "5215510000001", .body = "hola", .idempotency_key = "dispatchd-1-1"},
+                 [&called, token = std::move(token)](connectors::SendOutcome) { called = true; });
+    REQUIRE(f.transport.held.size() == 1);
+  }
+  // Graph answers after the channel is gone (a shutdown): the pump that gave `done` may be
+  // gone too, so `done` is destroyed uncalled (connectors/channel.h).
+  f.transport.answer_all(R"({"messaging_product":"whatsapp","messages":[{"id":"wamid.LATE"}]})");
+  f.run();
+  CHECK_FALSE(called);
+  CHECK(done_alive.expired());
+}

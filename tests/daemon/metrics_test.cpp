@@ -92,10 +92,13 @@ TEST_CASE("metrics: an upgraded database's counts are filled from its history", 
   auto db = test::open_db(dir);
   REQUIRE(db);
   auto before = test::shipped_migrations();
-  // Every migration but 0008's (and 0015's, which alters its tables, and 0025's, whose
-  // PostgreSQL trigger counts into 0015's shards): the history is written by today's store
-  // (the salted audit chain of 0013 included), then 0008 fills the counts from it.
-  std::erase_if(before, [](const store::Migration& m) { return m.version == 8 || m.version == 15 || m.version == 25; });
+  // Every migration but 0008's (and 0015's, which alters its tables, 0025's, whose
+  // PostgreSQL trigger counts into 0015's shards, and 0035's, whose SQLite rebuild of the
+  // inbox makes 0008's triggers on it again): the history is written by today's store (the
+  // salted audit chain of 0013 included), then 0008 fills the counts from it.
+  std::erase_if(before, [](const store::Migration& m) {
+    return m.version == 8 || m.version == 15 || m.version == 25 || m.version == 35;
+  });
   REQUIRE(store::migrate(*db, before, store::format_time(test::k_t0)));
   // SQLite's 0021 rebuilt the escalations table and made 0008's triggers on it again: gone,
   // as they were before 0008, so that the history is written as a database without 0008's
