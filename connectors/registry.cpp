@@ -4,13 +4,14 @@
 
 #include "common/settings_reader.h"
 #include "connectors/gmail/section.h"
+#include "connectors/imap/section.h"
 #include "connectors/whatsapp/section.h"
 
 namespace dispatchd::connectors {
 namespace {
 
 // The registration: one line per channel kind.
-const std::array<const Kind*, 2> k_kinds = {&whatsapp::kind(), &gmail::kind()};
+const std::array<const Kind*, 3> k_kinds = {&whatsapp::kind(), &gmail::kind(), &imap::kind()};
 
 }  // namespace
 

@@ -31,8 +31,11 @@ std::string model_text(const Email& email) {
 }
 
 Inbound read_inbound(std::string_view raw, std::span<const std::string> own_addresses) {
+  return read_inbound(decode(raw, own_addresses));
+}
+
+Inbound read_inbound(const std::expected<Email, DecodeError>& email) {
   Inbound out;
-  auto email = decode(raw, own_addresses);
   if (email && !(email->text.empty() && email->attachments.empty() && !email->defects.empty())) {
     out.sender = counterpart(*email);
     out.text = model_text(*email);
@@ -46,6 +49,20 @@ Inbound read_inbound(std::string_view raw, std::span<const std::string> own_addr
   if (email && !email->defects.empty()) why += " (" + email->defects.front() + ")";
   out.text = "(an email that could not be decoded: " + why + "; its raw bytes are stored)";
   return out;
+}
+
+const common::MessageTypes& mail_types() {
+  // Mail for a person goes to the model; what loop prevention recognises is recorded and
+  // ignored; what cannot be decoded is escalated with its raw bytes stored.
+  static const common::MessageTypes types = [] {
+    common::MessageTypes out;
+    using common::TypeAction;
+    out["email"] = {TypeAction::model, ""};
+    for (const char* type : {"own", "auto_reply", "list", "bounce", "no_reply"}) out[type] = {TypeAction::ignore, ""};
+    out["undecodable"] = {TypeAction::escalate, ""};
+    return out;
+  }();
+  return types;
 }
 
 }  // namespace dispatchd::email

@@ -3,10 +3,12 @@
 // the text the model reads. Every mail channel uses these, so that the same mail is typed and
 // shown alike whichever mailbox it came through.
 
+#include <expected>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "common/message_types.h"
 #include "connectors/email/email.h"
 
 namespace dispatchd::email {
@@ -30,5 +32,11 @@ struct Inbound {
   bool undecodable = false;
 };
 Inbound read_inbound(std::string_view raw, std::span<const std::string> own_addresses);
+// The same of a message already decoded (decode()'s result, its error included).
+Inbound read_inbound(const std::expected<Email, DecodeError>& email);
+
+// The message types every mail channel gives: "email" to the model; "own", "auto_reply",
+// "list", "bounce", "no_reply" (loop prevention) ignored; "undecodable" escalated.
+const common::MessageTypes& mail_types();
 
 }  // namespace dispatchd::email

@@ -4,6 +4,7 @@
 
 #include "common/settings_reader.h"
 #include "config/secrets.h"
+#include "connectors/email/inbound.h"
 #include "connectors/gmail/channel.h"
 
 namespace dispatchd::gmail {
@@ -76,19 +77,7 @@ std::expected<std::unique_ptr<connectors::Channel>, std::string> GmailSection::m
   return std::make_unique<GmailChannel>(deps, std::move(settings));
 }
 
-const common::MessageTypes& default_types() {
-  // Mail for a person goes to the model; what loop prevention recognises is recorded and
-  // ignored; what cannot be decoded is escalated with its raw bytes stored.
-  static const common::MessageTypes types = [] {
-    common::MessageTypes out;
-    using common::TypeAction;
-    out["email"] = {TypeAction::model, ""};
-    for (const char* type : {"own", "auto_reply", "list", "bounce", "no_reply"}) out[type] = {TypeAction::ignore, ""};
-    out["undecodable"] = {TypeAction::escalate, ""};
-    return out;
-  }();
-  return types;
-}
+const common::MessageTypes& default_types() { return email::mail_types(); }
 
 const connectors::Kind& kind() {
   static const connectors::Kind k{.name = k_channel_name,

@@ -1,8 +1,11 @@
 #include "connectors/imap/client.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <utility>
 
@@ -167,7 +170,9 @@ struct ImapCompletion {
 // then on the client speaks IMAP on it with curl_easy_send and curl_easy_recv.
 class ImapWatch {
  public:
-  explicit ImapWatch(const ServerSettings& settings) : m_settings(settings), m_easy(detail::new_easy()) {}
+  // `wake_fd`: readable once idle() is to end early (Client::interrupter); -1 for none.
+  ImapWatch(const ServerSettings& settings, int wake_fd)
+      : m_settings(settings), m_easy(detail::new_easy()), m_wake_fd(wake_fd) {}
 
   ImapWatch(const ImapWatch&) = delete;
   ImapWatch& operator=(const ImapWatch&) = delete;
@@ -258,9 +263,9 @@ class ImapWatch {
     if (!idling) return std::unexpected(std::move(idling.error()));
     if (*idling) return arrived;  // ended at once: nothing to wait on
     while (!arrived) {
-      auto line = read_line(until);
+      auto line = read_line(until, true);
       if (!line) {
-        if (line.error().kind == ErrorKind::timeout && ImapClock::now() >= until) break;
+        if (line.error().kind == ErrorKind::timeout && (ImapClock::now() >= until || m_woken)) break;
         return std::unexpected(std::move(line.error()));
       }
       track(*line);
@@ -343,12 +348,18 @@ class ImapWatch {
     return true;
   }
 
-  Result<void> wait_for(short events, ImapClock::time_point deadline) {
+  // `wakeable`: the wake fd ends the wait too (a timeout, m_woken set).
+  Result<void> wait_for(short events, ImapClock::time_point deadline, bool wakeable = false) {
     while (true) {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - ImapClock::now());
       if (left.count() <= 0) return std::unexpected(Error{ErrorKind::timeout, "the server did not answer in time"});
-      pollfd waiting{m_socket, events, 0};
-      int ready = poll(&waiting, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60'000)));
+      pollfd waiting[2] = {{m_socket, events, 0}, {m_wake_fd, POLLIN, 0}};
+      const nfds_t count = wakeable && m_wake_fd >= 0 ? 2 : 1;
+      int ready = poll(waiting, count, static_cast<int>(std::min<std::int64_t>(left.count(), 60'000)));
+      if (ready > 0 && count == 2 && (waiting[1].revents & POLLIN) != 0) {
+        m_woken = true;
+        return std::unexpected(Error{ErrorKind::timeout, "interrupted"});
+      }
       if (ready > 0) return {};
       if (ready < 0 && errno != EINTR) return std::unexpected(Error{ErrorKind::connection, "poll failed"});
     }
@@ -370,7 +381,7 @@ class ImapWatch {
 
   // One response line, its literals ("{n}" at a line's end, n bytes, the line goes on)
   // included, without its final CRLF.
-  Result<std::string> read_line(ImapClock::time_point deadline) {
+  Result<std::string> read_line(ImapClock::time_point deadline, bool wakeable = false) {
     std::size_t scan = 0;
     while (true) {
       std::size_t end = m_buffer.find("\r\n", scan);
@@ -381,7 +392,9 @@ class ImapWatch {
         auto received = receive_some();
         if (!received) return std::unexpected(std::move(received.error()));
         if (!*received) {
-          if (auto ready = wait_for(POLLIN, deadline); !ready) return std::unexpected(std::move(ready.error()));
+          if (auto ready = wait_for(POLLIN, deadline, wakeable); !ready) {
+            return std::unexpected(std::move(ready.error()));
+          }
         }
         continue;
       }
@@ -426,6 +439,27 @@ class ImapWatch {
   std::string m_bye;
   unsigned m_tags = 0;
   bool m_received = false;
+  int m_wake_fd = -1;
+  bool m_woken = false;
+};
+
+// Client::interrupter's state: outlives the client when a caller keeps the function.
+struct ImapWake {
+  ImapWake() : fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~ImapWake() {
+    if (fd >= 0) close(fd);
+  }
+  ImapWake(const ImapWake&) = delete;
+  ImapWake& operator=(const ImapWake&) = delete;
+  void fire() {
+    fired.store(true);
+    std::uint64_t one = 1;
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) {
+      // The counter is full or the fd is gone: `fired` still ends the next idle().
+    }
+  }
+  int fd;
+  std::atomic<bool> fired{false};
 };
 
 bool imap_breaks_connection(ErrorKind kind) {
@@ -443,6 +477,7 @@ struct Client::Impl {
   ServerSettings settings;
   std::optional<std::string> problem;
   std::string base_url;
+  std::shared_ptr<ImapWake> wake = std::make_shared<ImapWake>();
 
   char url_error[CURL_ERROR_SIZE] = {};
   ImapTrace url_trace;
@@ -501,7 +536,7 @@ struct Client::Impl {
       bool reused = false;
       if (watch && watch->gone_while_unused()) watch.reset();
       if (!watch) {
-        auto fresh = std::make_unique<ImapWatch>(settings);
+        auto fresh = std::make_unique<ImapWatch>(settings, wake->fd);
         if (auto opened = fresh->open(base_url); !opened) return std::unexpected(std::move(opened.error()));
         watch = std::move(fresh);
       } else {
@@ -629,8 +664,13 @@ Result<std::vector<std::uint32_t>> Client::search_message_id(std::string_view ma
   return parse_search(*body);
 }
 
+std::function<void()> Client::interrupter() {
+  return [wake = m_impl->wake] { wake->fire(); };
+}
+
 Result<bool> Client::idle(std::string_view mailbox, std::chrono::milliseconds timeout) {
   if (auto refused = m_impl->refuse()) return std::unexpected(std::move(*refused));
+  if (m_impl->wake->fired.load()) return false;
   auto examine = examine_command(mailbox);
   if (!examine) return std::unexpected(std::move(examine.error()));
   auto until = ImapClock::now() + std::min<std::chrono::milliseconds>(timeout, k_max_idle);

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -97,7 +98,12 @@ class Client {
   // connection has another mailbox, or none): a message that arrived since is reported at
   // once (a NOOP before IDLE brings the server's pending news; after a reconnection, a
   // UIDNEXT beyond examine()'s). unsupported when the server refuses IDLE (poll instead).
+  // Interrupted (interrupter()): false at once, and from then on without waiting.
   Result<bool> idle(std::string_view mailbox, std::chrono::milliseconds timeout);
+
+  // A function that ends idle()'s wait from any thread, for good (shutdown: the thread that
+  // runs the client is to be joined). Safe to call after the client is gone.
+  std::function<void()> interrupter();
 
   // Closes both connections (the next call opens new ones).
   void disconnect();

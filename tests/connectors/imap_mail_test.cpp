@@ -350,6 +350,23 @@ TEST_CASE("imap mail: IDLE wakes on a delivery within 2 s", "[mail]") {
     CHECK(*woke);
     CHECK(MailClock::now() - started < 2s);
   }
+  SECTION("the interrupter ends the wait from another thread, and every wait after it") {
+    auto stop = client.interrupter();
+    auto started = MailClock::now();
+    auto idling = std::async(std::launch::async, [&] { return client.idle("INBOX", 20s); });
+    std::this_thread::sleep_for(300ms);  // into IDLE
+    stop();
+    auto woke = idling.get();
+    INFO((woke ? std::string() : woke.error().message));
+    REQUIRE(woke.has_value());
+    CHECK_FALSE(*woke);
+    CHECK(MailClock::now() - started < 5s);
+    auto again = client.idle("INBOX", 20s);
+    REQUIRE(again.has_value());
+    CHECK_FALSE(*again);
+    CHECK(MailClock::now() - started < 5s);
+    CHECK(client.examine("INBOX").has_value());  // the connection still answers
+  }
   SECTION("after a reconnection, UIDNEXT tells") {
     std::string id = "r" + mail_unique() + "@example.test";
     client.disconnect();

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "connectors/gmail/section.h"
+#include "connectors/imap/section.h"
 #include "connectors/registry.h"
 #include "connectors/whatsapp/section.h"
 #include "tests/test_util.h"
@@ -125,7 +126,7 @@ TEST_CASE("channels: every problem of every section is reported with its pointer
   CHECK(any_contains(p, "d.json: /connectors/whatsapp/phone_numbr_id: unknown key (known here: enabled,"));
   CHECK(any_contains(p, "d.json: /connectors/gmail/poll_interval_s: must be an integer from 1 to 86400"));
   CHECK(any_contains(p, "d.json: /connectors/gmail/client_id_env: is required when gmail is enabled"));
-  CHECK(any_contains(p, "d.json: /connectors/sms: unknown key (known here: whatsapp, gmail): no such channel"));
+  CHECK(any_contains(p, "d.json: /connectors/sms: unknown key (known here: whatsapp, gmail, imap): no such channel"));
   const auto not_object =
       channels_of(std::string(k_minimal).insert(std::string(k_minimal).rfind('}'), R"(, "connectors": {"gmail": 3})"));
   REQUIRE_FALSE(not_object);
@@ -301,4 +302,70 @@ TEST_CASE("channels: connectors.whatsapp.prices mistakes name their key", "[conn
     for (const auto& problem : c.error()) UNSCOPED_INFO(problem);
     CHECK(has_price_problem(c.error(), row.problem));
   }
+}
+
+TEST_CASE("channels: imap reads its mailboxes by name, each with its servers and one secret",
+          "[connectors][registry]") {
+  std::string text = k_minimal;
+  text.insert(text.rfind('}'), R"(, "connectors": {"imap": {"enabled": true, "mailboxes": {
+    "soporte": {"address": "soporte@tienda.example", "password_env": "SOPORTE_PW",
+                "imap": {"host": "imap.tienda.example"}, "smtp": {"host": "smtp.tienda.example", "port": 465,
+                "tls": "implicit"}, "sent_copy": "server", "poll_interval_s": 30},
+    "ventas": {"address": "ventas@tienda.example", "user": "v", "oauth_token_env": "VENTAS_TOKEN",
+               "imap": {"host": "h", "port": 143, "tls": "starttls"}, "smtp": {"host": "h"}}}}})");
+  auto c = channels_of(text);
+  if (!c) FAIL(c.error().front());
+  const auto& section = dynamic_cast<const imap::ImapSection&>(section_of(*c, "imap"));
+  CHECK(section.enabled());
+  const auto& boxes = section.settings().mailboxes;
+  REQUIRE(boxes.size() == 2);
+  const imap::MailboxSettings& soporte = boxes[0].mailbox;
+  CHECK(soporte.name == "soporte");
+  CHECK(soporte.imap.host == "imap.tienda.example");
+  CHECK(soporte.imap.port == 0);  // the TLS mode's port
+  CHECK(soporte.imap.tls == imap::TlsMode::implicit);
+  CHECK(soporte.smtp.port == 465);
+  CHECK(soporte.smtp.tls == imap::TlsMode::implicit);
+  CHECK(soporte.imap.user == "soporte@tienda.example");  // the address, by default
+  CHECK(soporte.sent_copy == imap::SentCopy::server);
+  CHECK(soporte.poll_interval == std::chrono::seconds(30));
+  CHECK(soporte.folder == "INBOX");
+  CHECK(soporte.handled_flag == "$Dispatchd");
+  CHECK(boxes[1].mailbox.smtp.tls == imap::TlsMode::starttls);  // submission's default
+  CHECK(boxes[1].mailbox.imap.tls == imap::TlsMode::starttls);
+  CHECK(boxes[1].mailbox.smtp.user == "v");
+  const auto secrets = section.secrets();
+  REQUIRE(secrets.size() == 2);
+  CHECK(secrets[0].key == "connectors.imap.mailboxes.soporte.password_env");
+  CHECK(secrets[0].name == "SOPORTE_PW");
+  CHECK(secrets[1].key == "connectors.imap.mailboxes.ventas.oauth_token_env");
+  CHECK(section.message_types().at("bounce").action == common::TypeAction::ignore);
+}
+
+TEST_CASE("channels: imap's problems name the mailbox and the key", "[connectors][registry]") {
+  std::string text = k_minimal;
+  text.insert(text.rfind('}'), R"(, "connectors": {"imap": {"enabled": true, "mailboxes": {
+    "Soporte": {},
+    "a": {"address": "nope", "password_env": "P", "oauth_token_env": "T", "imap": {"port": 0, "tls": "ssl"},
+          "sent_copy": "always", "poll_interval_s": 3600, "folder": "", "hots": 1}}}})");
+  auto c = channels_of(text);
+  REQUIRE_FALSE(c);
+  const auto& p = c.error();
+  CAPTURE(p);
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/Soporte: a mailbox's name is 1 to 64 of a-z"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/address: must be the mailbox's address"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a: one of password_env and oauth_token_env must be set"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/imap/port: must be an integer from 1 to 65535"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/imap/tls: must be \"implicit\" or \"starttls\""));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/imap/host: must be set"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/smtp: must be set"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/sent_copy: must be \"append\" or \"server\" or"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/poll_interval_s: must be an integer from 1 to 1500"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/folder: must not be empty"));
+  CHECK(any_contains(p, "d.json: /connectors/imap/mailboxes/a/hots: unknown key (known here: address,"));
+  std::string none = k_minimal;
+  none.insert(none.rfind('}'), R"(, "connectors": {"imap": {"enabled": true}})");
+  auto empty = channels_of(none);
+  REQUIRE_FALSE(empty);
+  CHECK(any_contains(empty.error(), "d.json: /connectors/imap/mailboxes: must name a mailbox when imap is enabled"));
 }
