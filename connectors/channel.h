@@ -45,7 +45,7 @@
 // from it. When a channel is destroyed with a send in flight, `done` may be destroyed
 // uncalled; the row stays 'sending' and becomes 'unknown' at the next start.
 //
-// The two channels:
+// The channels:
 //   WhatsApp (connectors/whatsapp/channel.h): Meta pushes webhooks to the listener
 //     (webhook(): GET verification handshake, POST signed events, stored by a group
 //     commit and answered 200 once durable); sends go to the Graph API over
@@ -62,6 +62,10 @@
 //     absent (twice, a minute apart) is RetryAfter, so only a lookup that itself fails
 //     is escalated. A row a crash left in 'sending' goes through resolve_unknown() too
 //     (the outbox pump asks at start; store::recover_sending leaves Gmail's rows alone).
+//   IMAP (connectors/imap/channel.h): no webhook: each configured mailbox is read over IMAP
+//     on worker threads (IDLE, polling where the server lacks it) and its messages stored
+//     with the mailbox's cursor in one transaction; sends go over SMTP submission with our
+//     own Message-ID, and resolve_unknown() looks it up in the Sent folder.
 
 #include <chrono>
 #include <cstdint>
@@ -225,7 +229,7 @@ class Channel {
  public:
   virtual ~Channel() = default;
 
-  // The channel as the store names it (inbox.channel): "whatsapp", "gmail".
+  // The channel as the store names it (inbox.channel): "whatsapp", "gmail", "imap".
   virtual std::string_view name() const = 0;
 
   // Sends one outbox row already committed 'sending'; `done` gets the outcome (contract

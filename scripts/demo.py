@@ -4,6 +4,9 @@ against the fake model (tests/e2e/scenario.json says what it answers) and the fa
 API, both on 127.0.0.1. Sends signed WhatsApp webhooks as Meta does, prints what happened
 to each message, has a staff member answer the escalation with dispatchctl, runs the
 audit queries of docs/sql.md, then keeps serving until Ctrl-C (--exit stops when done).
+Where Dovecot and Postfix can run (their packages, root), a throwaway pair of them
+(tests/mail/servers.sh) adds an IMAP part: mail answered in its thread over IMAP and SMTP;
+elsewhere the demo says why that part is skipped and runs the rest.
 
 Usage: demo.py BUILD_DIR SOURCE_DIR [--exit] [--workdir DIR]   (scripts/demo.sh builds and
 calls this; the config and database go to DIR, by default BUILD_DIR/demo, emptied first)
@@ -20,12 +23,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "e2e"))
 import harness  # noqa: E402
 import gmail_harness  # noqa: E402
+import imap_harness  # noqa: E402
 
 STAFF = "ana"
 
@@ -234,6 +239,48 @@ def gmail_part(stack, gmail):
         say()
 
 
+# (title, raw RFC 822 mail, expected outcome): the IMAP part, delivered through Postfix into Dovecot.
+def imap_mails(box):
+    mail = imap_harness.mail
+    return [
+        ("an email, answered in its thread over SMTP",
+         mail(box.customer, box.support, "Envío a Monterrey", "Hola,\n¿Hacen envíos a Monterrey?\n\nAna",
+              message_id="demo-imap-1"), "replied"),
+        ("a bounce (from MAILER-DAEMON), ignored: no mail loop",
+         mail("MAILER-DAEMON@example.test", box.support, "Undelivered Mail Returned to Sender", "No se entregó",
+              message_id="demo-imap-2"), "ignored"),
+    ]
+
+
+def imap_part(stack, env):
+    box = imap_harness.Mail(env)
+    for title, raw, want in imap_mails(box):
+        message_id = raw.split(b"Message-ID: <")[1].split(b">")[0].decode()
+        box.deliver([raw], sender="" if "MAILER-DAEMON" in title or "bounce" in title else None)
+        say(f"== IMAP: {title}")
+        say(f"   <{message_id}> -> Postfix (port {env['SMTP_PORT']}) -> Dovecot; dispatchd waits in IMAP IDLE")
+        provider_id = f"soporte:{message_id}"
+        def outcome_now():
+            rows = stack.query("SELECT outcome FROM v_messages WHERE provider_message_id = ?", provider_id)
+            return rows[0][0] if rows else None
+        stack.wait_until(lambda: outcome_now() not in (None, "pending"), what=provider_id)
+        outcome = outcome_now()
+        row = stack.query("SELECT message_type, text FROM inbox WHERE provider_message_id = ?", provider_id)[0]
+        say(f"   stored as {provider_id!r}, type {row[0]!r}; the model sees: {short(row[1], 80)!r}")
+        say(f"   outcome: {outcome}")
+        expect(outcome == want, f"IMAP message {provider_id}: {outcome}, expected {want}")
+        if want == "replied":
+            def reply():
+                return [m for _, m in box.messages(env["CUSTOMER_USER"], env["CUSTOMER_PASSWORD"])
+                        if message_id in str(m["In-Reply-To"] or "")]
+            stack.wait_until(reply, what="the reply in the customer's mailbox")
+            answer = reply()[0]
+            say(f"   reply in {box.customer}'s mailbox: Subject {str(answer['Subject'])!r}, "
+                f"In-Reply-To {answer['In-Reply-To']}")
+            say(f"   {short(answer.get_body(('plain',)).get_content(), 100)!r}")
+        say()
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -247,15 +294,30 @@ def main():
     os.makedirs(workdir)
     ctl = os.path.join(build, "cli", "dispatchctl")
     # The fake model answers after 150 ms so that the latency query has something to show.
+    # Under /tmp: the servers' own accounts must enter every folder above it.
+    mail_dir = tempfile.mkdtemp(prefix="dispatchd-demo-mail.")
+    try:
+        mail_env, no_mail = imap_harness.start_pair(mail_dir)
+    except RuntimeError as error:
+        mail_env, no_mail = None, str(error)
     gmail = gmail_harness.Gmail(source)
     stack = gmail_harness.GmailStack(build, source, gmail, scenario=os.path.join(source, "tests", "e2e", "scenario.json"),
-                                     workdir=workdir, model_latency_ms=150)
+                                     workdir=workdir, model_latency_ms=150,
+                                     extra_config=imap_harness.imap_config(mail_env, 5) if mail_env else None)
+    if mail_env:
+        stack.env["IMAP_SOPORTE_PASSWORD"] = mail_env["SUPPORT_PASSWORD"]
     try:
         daemon = stack.start_daemon()
         say(f"== dispatchd is serving on 127.0.0.1:{stack.port}; database {os.path.relpath(stack.db)}")
         say(f"   fake model (OpenAI wire format) on 127.0.0.1:{stack.model_port}, fake Graph API at {stack.graph_url}")
         say(f"   fake Gmail API and OAuth2 token endpoint at {gmail.api} (mailbox {gmail_harness.ADDRESS})")
-        daemon.wait_for_line("first start")
+        if mail_env:
+            say(f"   Dovecot (IMAPS 127.0.0.1:{mail_env['IMAPS_PORT']}) and Postfix (submission "
+                f"127.0.0.1:{mail_env['SUBMISSION_PORT']}) for the mailbox {mail_env['SUPPORT_USER']}")
+            daemon.wait_for_line("imap: soporte: first start", timeout=60)
+        else:
+            say(f"   IMAP part skipped: {no_mail}")
+        daemon.wait_for_line("gmail: first start")
         say()
         escalated = None
         for number, (title, sender, text, want_outcome, want_attempts) in enumerate(MESSAGES, 1):
@@ -276,6 +338,8 @@ def main():
                 escalated = (message_id, sender)
             say()
         gmail_part(stack, gmail)
+        if mail_env:
+            imap_part(stack, mail_env)
         bad = harness.text_webhook("wamid.DEMOFORGED", "5215512345678", "hola")
         status, _ = stack.post_webhook(bad, signature=harness.sign(bad, "not-the-app-secret"))
         stored = stack.scalar("SELECT count(*) FROM v_messages WHERE provider_message_id = 'wamid.DEMOFORGED'")
@@ -330,6 +394,8 @@ def main():
     finally:
         stack.close()
         gmail.close()
+        imap_harness.stop_pair(mail_dir)
+        shutil.rmtree(mail_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -50,22 +50,34 @@ std::string sha256_hex(std::string_view bytes) {
   return out;
 }
 
-// "<UIDVALIDITY>/<last UID>", as poll_cursors keeps it.
+// "<UIDVALIDITY>/<last UID>", as poll_cursors keeps it; "/<UID>" more while a resync's
+// window is read: the newest UID it reads again.
 struct UidCursor {
   std::uint32_t uidvalidity = 0;
   std::uint32_t last_uid = 0;
+  std::uint32_t resync_until = 0;
 };
 
-std::string cursor_text(UidCursor c) { return std::to_string(c.uidvalidity) + "/" + std::to_string(c.last_uid); }
+std::string cursor_text(UidCursor c) {
+  std::string text = std::to_string(c.uidvalidity) + "/" + std::to_string(c.last_uid);
+  if (c.resync_until > c.last_uid) text += "/" + std::to_string(c.resync_until);
+  return text;
+}
 
 std::optional<UidCursor> parse_cursor(std::string_view text) {
-  const auto slash = text.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
   UidCursor c;
-  const auto a = text.substr(0, slash), b = text.substr(slash + 1);
-  if (std::from_chars(a.data(), a.data() + a.size(), c.uidvalidity).ec != std::errc{} ||
-      std::from_chars(b.data(), b.data() + b.size(), c.last_uid).ec != std::errc{})
-    return std::nullopt;
+  std::uint32_t* fields[] = {&c.uidvalidity, &c.last_uid, &c.resync_until};
+  std::size_t read = 0;
+  while (read < 3) {
+    const auto slash = text.find('/');
+    const auto field = text.substr(0, slash);
+    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), *fields[read]);
+    if (ec != std::errc{} || end != field.data() + field.size()) return std::nullopt;
+    ++read;
+    if (slash == std::string_view::npos) break;
+    text.remove_prefix(slash + 1);
+  }
+  if (read < 2) return std::nullopt;
   return c;
 }
 
@@ -76,10 +88,12 @@ std::string thread_root(const email::Email& mail) {
   return mail.message_id;
 }
 
-// One message fetched and decoded on the worker, ready for the store.
-store::InboundMessage inbound_of(const MailboxSettings& box, std::string raw) {
+// One message fetched and decoded on the worker, ready for the store; `date` its Date:.
+store::InboundMessage inbound_of(const MailboxSettings& box, std::string raw,
+                                 std::optional<std::chrono::sys_seconds>& date) {
   const std::string own[] = {box.address};
   auto decoded = email::decode(raw, own);
+  date = decoded ? decoded->date : std::nullopt;
   auto read = email::read_inbound(decoded);
   store::InboundMessage m;
   m.channel = std::string(k_channel_name);
@@ -103,10 +117,14 @@ struct Batch {
   bool resync = false;
   bool more = false;  // UIDs beyond this batch wait for the next poll, at once
   std::int64_t undecodable = 0;
+  std::int64_t before_first_start = 0;  // read again by a resync, dated before the first start: left alone
 };
 
 // Blocking, on the inbound worker: the messages after `from` (none: the first start).
-Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optional<UidCursor> from) {
+// `first_start`: when the mailbox was first read; a resync leaves mail dated before it alone
+// (as the first start does: it is never answered).
+Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optional<UidCursor> from,
+                          std::optional<store::Time> first_start) {
   auto status = client.examine(box.folder);
   if (!status) return std::unexpected(std::move(status.error()));
   Batch batch;
@@ -132,7 +150,7 @@ Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optio
     // The cursor starts just before the window, so that the batches after this one go on
     // through it (and never before it).
     const std::uint32_t before = uids.empty() ? (status->uidnext > 0 ? status->uidnext - 1 : 0) : uids.front() - 1;
-    batch.cursor = {status->uidvalidity, before};
+    batch.cursor = {status->uidvalidity, before, uids.empty() ? 0 : uids.back()};
   } else {
     auto after = client.search_uids_from(box.folder, status->uidvalidity, from->last_uid + 1);
     if (!after) return std::unexpected(std::move(after.error()));
@@ -170,10 +188,17 @@ Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optio
       break;
     }
     bytes += raw->size();
-    batch.messages.push_back(inbound_of(box, std::move(*raw)));
-    if (batch.messages.back().type == "undecodable") ++batch.undecodable;
-    batch.uids.push_back(uid);
+    std::optional<std::chrono::sys_seconds> date;
+    auto message = inbound_of(box, std::move(*raw), date);
     batch.cursor.last_uid = uid;
+    const bool in_resync = uid <= batch.cursor.resync_until;
+    if (in_resync && first_start && date && *date < *first_start) {
+      ++batch.before_first_start;
+      continue;
+    }
+    if (message.type == "undecodable") ++batch.undecodable;
+    batch.messages.push_back(std::move(message));
+    batch.uids.push_back(uid);
   }
   return batch;
 }
@@ -191,6 +216,9 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
     std::unique_ptr<Client> out_client;
     std::unique_ptr<SmtpClient> smtp;
     std::function<void()> interrupt_idle;
+    // Every client's interrupter (old ones after a reload too): the destructor ends what the
+    // workers wait on, so that joining them takes a second at most.
+    std::vector<std::function<void()>> interrupt_all;
     std::unique_ptr<detail::Worker> in;
     std::unique_ptr<detail::Worker> out;
     bool polling = false;
@@ -206,10 +234,11 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
           out_client(std::make_unique<Client>(settings.imap)),
           smtp(std::make_unique<SmtpClient>(settings.smtp, imap_domain_of(settings.address))),
           interrupt_idle(in_client->interrupter()),
+          interrupt_all{interrupt_idle, out_client->interrupter(), smtp->interrupter()},
           in(std::make_unique<detail::Worker>("imap-in-" + settings.name)),
           out(std::make_unique<detail::Worker>("imap-out-" + settings.name)) {}
     ~Box() {
-      interrupt_idle();
+      for (const auto& interrupt : interrupt_all) interrupt();
       in.reset();
       out.reset();
     }
@@ -266,15 +295,17 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
     auto cursor = store::read_cursor(deps.db, std::string(k_channel_name), box.settings.name);
     if (!cursor) return poll_failed(box, "reading the cursor: " + cursor.error().message, std::nullopt);
     std::optional<UidCursor> from;
+    std::optional<store::Time> first_start;
     if (*cursor) {
+      first_start = (*cursor)->started_at;
       from = parse_cursor((*cursor)->value);
       if (!from)
         spdlog::warn("imap: {}: the cursor \"{}\" cannot be read; starting afresh", box.settings.name,
                      (*cursor)->value);
     }
-    box.in->submit([this_box = &box, client = box.in_client.get(), settings = box.settings, from,
+    box.in->submit([this_box = &box, client = box.in_client.get(), settings = box.settings, from, first_start,
                     weak = weak_from_this(), post = deps.post]() mutable {
-      auto batch = fetch_batch(*client, settings, from);
+      auto batch = fetch_batch(*client, settings, from, first_start);
       post([weak, this_box, batch = std::move(batch)]() mutable {
         if (auto self = weak.lock()) self->fetched(*this_box, std::move(batch));
       });
@@ -291,9 +322,9 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
                    batch->cursor.uidvalidity, batch->cursor.last_uid);
     if (batch->resync)
       spdlog::warn(
-          "imap: {}: the mailbox's UIDVALIDITY changed (now {}): its newest {} message(s) are read again, "
-          "each stored once",
-          box.settings.name, batch->cursor.uidvalidity, batch->messages.size());
+          "imap: {}: the mailbox's UIDVALIDITY changed (now {}): its newest messages are read again, each stored "
+          "once ({} in this batch; {} dated before the first start left alone)",
+          box.settings.name, batch->cursor.uidvalidity, batch->messages.size(), batch->before_first_start);
     counters.undecodable += batch->undecodable;
     const store::Instant now = deps.now();
     connectors::InboundEvents events;
@@ -526,9 +557,12 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
       auto in_client = std::make_shared<Client>(match->imap);
       box->interrupt_idle();
       box->interrupt_idle = in_client->interrupter();
+      box->interrupt_all.push_back(box->interrupt_idle);
       box->in->submit([client = box->in_client.get(), in_client] { *client = std::move(*in_client); });
       auto out_client = std::make_shared<Client>(match->imap);
       auto smtp = std::make_shared<SmtpClient>(match->smtp, imap_domain_of(box->settings.address));
+      box->interrupt_all.push_back(out_client->interrupter());
+      box->interrupt_all.push_back(smtp->interrupter());
       box->out->submit([client = box->out_client.get(), out_client, smtp_now = box->smtp.get(), smtp] {
         *client = std::move(*out_client);
         *smtp_now = std::move(*smtp);

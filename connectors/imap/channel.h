@@ -12,14 +12,16 @@
 // Poll (one at a time per mailbox):
 //   lock       several instances on one database: the holder of the mailbox's lock polls it
 //              (store::try_own_mailbox on "imap:<name>"); the others ask again each interval
-//   cursor     poll_cursors ("imap", name) = "<UIDVALIDITY>/<last UID>"; none: the first
+//   cursor     poll_cursors ("imap", name) = "<UIDVALIDITY>/<last UID>[/<resync end>]"; none: the first
 //              start takes the mailbox's UIDNEXT (mail from now on is answered)
 //   fetch      EXAMINE, UID SEARCH from the cursor, then each message's raw bytes, at most 50
 //              messages (64 MiB) a batch; a batch and the cursor after it are stored in ONE
 //              transaction (a crash repeats the batch; nothing is skipped)
 //   resync     the mailbox's UIDVALIDITY is not the cursor's (a rebuilt or restored mailbox):
-//              every UID is void, so the newest max_resync_messages are fetched again and
-//              stored; the dedupe key (below) stores each message once
+//              every UID is void, so the newest max_resync_messages are fetched again (the
+//              cursor carries the window's end until it is read) and stored, but for those
+//              dated before the first start (never answered, as at the first start); the
+//              dedupe key (below) stores each message once
 //   flag       once the batch is durable, handled_flag is set on its messages (best effort)
 //   wait       IDLE until the server reports new mail, at most poll_interval; a server
 //              without IDLE is polled every poll_interval
@@ -92,8 +94,8 @@ class ImapChannel final : public connectors::Channel {
  public:
   // Starts polling every mailbox at once (deps.after is required).
   ImapChannel(connectors::ChannelDeps deps, ChannelSettings settings);
-  // Ends every IDLE and joins the workers: waits for a send in flight (bounded by the SMTP
-  // settings' timeouts); its `done` is destroyed uncalled (channel.h).
+  // Ends what the workers wait on (an IDLE, a fetch, a send in flight) and joins them, in
+  // about a second at most; a send's `done` is destroyed uncalled (channel.h).
   ~ImapChannel() override;
   ImapChannel(const ImapChannel&) = delete;
   ImapChannel& operator=(const ImapChannel&) = delete;

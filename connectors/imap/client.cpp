@@ -166,13 +166,32 @@ struct ImapCompletion {
   Tagged tagged;
 };
 
+// Client::interrupter's state: outlives the client when a caller keeps the function.
+struct ImapWake {
+  ImapWake() : fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~ImapWake() {
+    if (fd >= 0) close(fd);
+  }
+  ImapWake(const ImapWake&) = delete;
+  ImapWake& operator=(const ImapWake&) = delete;
+  void fire() {
+    fired.store(true);
+    std::uint64_t one = 1;
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) {
+      // The counter is full or the fd is gone: `fired` still ends the next idle().
+    }
+  }
+  int fd;
+  std::atomic<bool> fired{false};
+};
+
 // The watch connection: curl connected, did STARTTLS and logged in (CONNECT_ONLY); from
 // then on the client speaks IMAP on it with curl_easy_send and curl_easy_recv.
 class ImapWatch {
  public:
-  // `wake_fd`: readable once idle() is to end early (Client::interrupter); -1 for none.
-  ImapWatch(const ServerSettings& settings, int wake_fd)
-      : m_settings(settings), m_easy(detail::new_easy()), m_wake_fd(wake_fd) {}
+  // `wake`: Client::interrupter's; its fd ends idle()'s wait, its flag the connecting.
+  ImapWatch(const ServerSettings& settings, const ImapWake& wake)
+      : m_settings(settings), m_easy(detail::new_easy()), m_wake_fd(wake.fd), m_stop(&wake.fired) {}
 
   ImapWatch(const ImapWatch&) = delete;
   ImapWatch& operator=(const ImapWatch&) = delete;
@@ -195,6 +214,7 @@ class ImapWatch {
     curl_easy_setopt(easy, CURLOPT_VERBOSE, 1L);
     curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, imap_trace_debug);
     curl_easy_setopt(easy, CURLOPT_DEBUGDATA, &m_trace);
+    detail::abort_when(easy, m_stop);
     CURLcode code = curl_easy_perform(easy);
     detail::detach_callbacks(easy);
     if (code != CURLE_OK) return std::unexpected(imap_curl_error(code, m_trace, m_error, false));
@@ -440,26 +460,8 @@ class ImapWatch {
   unsigned m_tags = 0;
   bool m_received = false;
   int m_wake_fd = -1;
+  const std::atomic<bool>* m_stop;
   bool m_woken = false;
-};
-
-// Client::interrupter's state: outlives the client when a caller keeps the function.
-struct ImapWake {
-  ImapWake() : fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
-  ~ImapWake() {
-    if (fd >= 0) close(fd);
-  }
-  ImapWake(const ImapWake&) = delete;
-  ImapWake& operator=(const ImapWake&) = delete;
-  void fire() {
-    fired.store(true);
-    std::uint64_t one = 1;
-    if (fd >= 0 && write(fd, &one, sizeof one) < 0) {
-      // The counter is full or the fd is gone: `fired` still ends the next idle().
-    }
-  }
-  int fd;
-  std::atomic<bool> fired{false};
 };
 
 bool imap_breaks_connection(ErrorKind kind) {
@@ -513,9 +515,14 @@ struct Client::Impl {
     body.limit = limit;
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, imap_write_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
+    detail::abort_when(easy, &wake->fired);
     CURLcode code = curl_easy_perform(easy);
     detail::detach_callbacks(easy);
-    if (code != CURLE_OK) return std::unexpected(imap_curl_error(code, url_trace, url_error, body.over));
+    if (code != CURLE_OK) {
+      Error error = imap_curl_error(code, url_trace, url_error, body.over);
+      if (imap_breaks_connection(error.kind)) detail::drop_quietly(url_easy);
+      return std::unexpected(std::move(error));
+    }
     return std::move(body.bytes);
   }
 
@@ -536,7 +543,7 @@ struct Client::Impl {
       bool reused = false;
       if (watch && watch->gone_while_unused()) watch.reset();
       if (!watch) {
-        auto fresh = std::make_unique<ImapWatch>(settings, wake->fd);
+        auto fresh = std::make_unique<ImapWatch>(settings, *wake);
         if (auto opened = fresh->open(base_url); !opened) return std::unexpected(std::move(opened.error()));
         watch = std::move(fresh);
       } else {

@@ -101,8 +101,9 @@ class Client {
   // Interrupted (interrupter()): false at once, and from then on without waiting.
   Result<bool> idle(std::string_view mailbox, std::chrono::milliseconds timeout);
 
-  // A function that ends idle()'s wait from any thread, for good (shutdown: the thread that
-  // runs the client is to be joined). Safe to call after the client is gone.
+  // A function that ends idle()'s wait at once and any other call's transfer within about a
+  // second (a `connection` error), from any thread, for good: the thread that runs the
+  // client is to be joined (shutdown). Safe to call after the client is gone.
   std::function<void()> interrupter();
 
   // Closes both connections (the next call opens new ones).

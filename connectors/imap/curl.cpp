@@ -1,3 +1,5 @@
+#include <sys/socket.h>
+
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -77,9 +79,30 @@ namespace {
 
 std::size_t curl_discard(char* /*data*/, std::size_t size, std::size_t count, void* /*user*/) { return size * count; }
 
+int curl_stop_requested(void* stop, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(stop)->load() ? 1 : 0;
+}
+
 }  // namespace
 
+void drop_quietly(Easy& easy) {
+  if (!easy) return;
+  curl_socket_t socket = CURL_SOCKET_BAD;
+  if (curl_easy_getinfo(easy.get(), CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK && socket != CURL_SOCKET_BAD)
+    ::shutdown(socket, SHUT_RDWR);
+  easy.reset();
+}
+
+void abort_when(CURL* easy, const std::atomic<bool>* stop) {
+  curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, curl_stop_requested);
+  curl_easy_setopt(easy, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(stop));
+  curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+}
+
 void detach_callbacks(CURL* easy) {
+  curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 1L);
+  curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, nullptr);
+  curl_easy_setopt(easy, CURLOPT_XFERINFODATA, nullptr);
   curl_easy_setopt(easy, CURLOPT_VERBOSE, 0L);
   curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, nullptr);
   curl_easy_setopt(easy, CURLOPT_DEBUGDATA, nullptr);

@@ -1,6 +1,7 @@
 #include "connectors/imap/smtp.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -148,6 +149,7 @@ struct SmtpClient::Impl {
   std::optional<std::string> problem;
   std::string url;
   char error[CURL_ERROR_SIZE] = {};
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
   detail::Easy easy;  // after what its options point at during a transfer
 };
 
@@ -161,6 +163,7 @@ std::expected<SmtpAccepted, SmtpError> SmtpClient::send(std::string_view from, s
                                                         std::string_view raw) {
   Impl& impl = *m_impl;
   if (impl.problem) return std::unexpected(smtp_invalid("settings: " + *impl.problem));
+  if (impl.stop->load()) return std::unexpected(SmtpError{SmtpErrorKind::temporary, 0, "the client was interrupted"});
   if (!smtp_address_ok(from)) return std::unexpected(smtp_invalid("the sender is not an ASCII address"));
   if (recipients.empty()) return std::unexpected(smtp_invalid("no recipient"));
   SmtpSlist rcpt;
@@ -191,6 +194,7 @@ std::expected<SmtpAccepted, SmtpError> SmtpClient::send(std::string_view from, s
   curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(data.size()));
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, smtp_reply_line);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &replies);
+  detail::abort_when(easy, impl.stop.get());
   CURLcode code = curl_easy_perform(easy);
   long response_code = 0;
   if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &response_code) != CURLE_OK) response_code = 0;
@@ -198,10 +202,18 @@ std::expected<SmtpAccepted, SmtpError> SmtpClient::send(std::string_view from, s
   // connection when it closes it, and reads the answer through the header callback).
   detail::detach_callbacks(easy);
   curl_easy_setopt(easy, CURLOPT_MAIL_RCPT, static_cast<curl_slist*>(nullptr));
-  if (code != CURLE_OK) return std::unexpected(smtp_error(code, response_code, upload, replies, impl.error));
+  if (code != CURLE_OK) {
+    auto error = smtp_error(code, response_code, upload, replies, impl.error);
+    detail::drop_quietly(impl.easy);  // a fresh connection for the next send
+    return std::unexpected(std::move(error));
+  }
   return SmtpAccepted{replies.last_code != 0 ? replies.last_code : static_cast<int>(response_code), replies.last_line};
 }
 
 void SmtpClient::disconnect() { m_impl->easy.reset(); }
+
+std::function<void()> SmtpClient::interrupter() {
+  return [stop = m_impl->stop] { stop->store(true); };
+}
 
 }  // namespace dispatchd::imap

@@ -39,6 +39,7 @@
 // change; invalid_argument -> Failed; unknown -> Unknown (never sent again by itself).
 
 #include <expected>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -93,6 +94,12 @@ class SmtpClient {
 
   // Closes the kept connection.
   void disconnect();
+
+  // A function that ends a send in progress within about a second, from any thread, for
+  // good (every later send fails at once): the thread that runs the client is to be joined.
+  // What it ends is classified as any broken connection: temporary before the whole
+  // message was handed over, unknown after. Safe to call after the client is gone.
+  std::function<void()> interrupter();
 
  private:
   struct Impl;

@@ -1,7 +1,11 @@
 #include "tests/connectors/channel_contract.h"
 
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -281,6 +285,21 @@ std::string_view to_string(Answer answer) {
 }
 
 void Harness::run_until(const std::function<bool()>& done) { test::run_until(io(), done); }
+
+connectors::ChannelDeps polling_deps(boost::asio::io_context& io, store::Database& db, net::Transport& transport,
+                                     int& pokes, std::chrono::milliseconds tick) {
+  return {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); },
+          db,
+          transport,
+          [] { return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()); },
+          [&pokes] { ++pokes; },
+          [&io, tick](std::chrono::milliseconds delay, std::move_only_function<void()> f) {
+            auto timer = std::make_shared<boost::asio::steady_timer>(io, std::min(delay, tick));
+            timer->async_wait([timer, f = std::move(f)](const boost::system::error_code& ec) mutable {
+              if (!ec) f();
+            });
+          }};
+}
 
 void Harness::run_for(std::chrono::milliseconds how_long) {
   auto& loop = io();

@@ -118,6 +118,11 @@ class Harness {
   void run_for(std::chrono::milliseconds how_long);
 };
 
+// The ChannelDeps of a polling channel's harness: posts to `io`, the wall clock, on_inbound
+// counted in `pokes`, timers cut to at most `tick` (a poll every tick).
+connectors::ChannelDeps polling_deps(boost::asio::io_context& io, store::Database& db, net::Transport& transport,
+                                     int& pokes, std::chrono::milliseconds tick);
+
 using MakeHarness = std::function<std::unique_ptr<Harness>()>;
 
 // Runs the sections above, each on a harness of its own from `make`. Call it from one

@@ -144,18 +144,8 @@ class GmailContractHarness final : public test::contract::Harness {
     settings.reread_credentials = [this]() -> std::expected<gmail::OAuthCredentials, std::string> {
       return credentials();
     };
-    m_channel.emplace(
-        connectors::ChannelDeps{
-            [this](std::move_only_function<void()> f) { boost::asio::post(m_io, std::move(f)); }, m_db, m_transport,
-            [] { return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()); },
-            [this] { ++m_pokes; },
-            [this](std::chrono::milliseconds delay, std::move_only_function<void()> f) {
-              auto timer = std::make_shared<boost::asio::steady_timer>(m_io, std::min(delay, k_gmail_contract_tick));
-              timer->async_wait([timer, f = std::move(f)](const boost::system::error_code& ec) mutable {
-                if (!ec) f();
-              });
-            }},
-        std::move(settings));
+    m_channel.emplace(test::contract::polling_deps(m_io, m_db, m_transport, m_pokes, k_gmail_contract_tick),
+                      std::move(settings));
     // The first poll takes the mailbox's position: mail from then on is the channel's.
     run_until([this] { return m_channel->poll_counters()->polls >= 1; });
   }

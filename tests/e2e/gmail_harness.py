@@ -86,6 +86,8 @@ class GmailStack(harness.Stack):
             "client_id_env": "GMAIL_CLIENT_ID", "client_secret_env": "GMAIL_CLIENT_SECRET",
             "refresh_token_env": "GMAIL_REFRESH_TOKEN", "poll_interval_s": 1, "handled_label": "dispatchd/handled",
             "unknown_recheck_s": 1}, **(extra_gmail or {}))}}
+        # extra_config: more of the configuration (another channel's section), merged in.
+        harness.merge(config, stack_options.pop("extra_config", None) or {})
         super().__init__(build, source, extra_config=config, **stack_options)
         self.credentials = os.path.join(self.dir, "credentials")
         os.makedirs(self.credentials)

@@ -3,9 +3,20 @@
 a real server fails that Postfix cannot be made to fail on cue (tests/mail/imap_clients_test.py).
 Python 3 standard library only.
 
-  fake_smtp.py CERT KEY      the server's certificate chain and key (PEM)
+  fake_smtp.py CERT KEY [--file-sent PORT USER PASSWORD CA_FILE]
+    CERT KEY      the server's certificate chain and key (PEM)
+    --file-sent   files each message it takes in USER's "Sent" over IMAPS on 127.0.0.1:PORT,
+                  as Gmail and Microsoft 365 do (the IMAP channel's contract test)
 
-stdout: one JSON line, {"event":"listening","port":N}. Runs until SIGTERM or stdin closes.
+stdout: one JSON line, {"event":"listening","port":N}, then one line per event:
+{"event":"received"} when a send reaches it (MAIL FROM; not in drop-at-mail), {"event":"held"}
+when it holds an answer, {"event":"delivered"} when it takes a message (the whole data read, in
+the modes that take it: ok, drop-after-data, silent-after-data, hold).
+Runs until SIGTERM or stdin closes. Lines on stdin script it (the contract test's harness):
+  next MODE       the next MAIL transaction is in MODE, whatever its address says
+  release         answers every held message 250
+  auth refuse     AUTH is answered 535 from now on; auth ok: as usual again
+  kick            closes every open connection (the next send connects again)
 
 What it does is chosen by the client, so that one server serves every case:
   AUTH (PLAIN or LOGIN) as "refused@..." : 535 5.7.8; as "later@...": 454 4.7.0; else 235.
@@ -21,16 +32,40 @@ What it does is chosen by the client, so that one server serves every case:
     silent-after-data  the same, then nothing: the connection stays open, unanswered
     later-after-data   451 4.3.0 after the data
     reject-after-data  554 5.7.1 after the data
+    drop-at-mail       the connection closed at MAIL, unanswered: nothing reached it
+    hold               250 after the data once `release` comes on stdin
   Anything else is "ok".
 """
 
 import base64
+import imaplib
 import json
 import socket
 import ssl
 import struct
 import sys
 import threading
+
+
+lock = threading.Lock()
+state = {"next": [], "auth_refused": False, "conns": set(), "file_sent": None}
+released = threading.Condition(lock)
+release_count = [0]
+
+
+def event(name):
+    with lock:
+        print(json.dumps({"event": name}), flush=True)
+
+
+def file_sent(raw):
+    if not state["file_sent"]:
+        return
+    port, user, password, ca_file = state["file_sent"]
+    context = ssl.create_default_context(cafile=ca_file)
+    with imaplib.IMAP4_SSL("127.0.0.1", int(port), ssl_context=context, timeout=15) as conn:
+        conn.login(user, password)
+        conn.append("Sent", "(\\Seen)", None, raw)
 
 
 def reply(conn, line):
@@ -80,7 +115,13 @@ def auth_user(f, conn, words):
     return None
 
 
+MODES = ("ok", "refuse-rcpt", "later-rcpt", "refuse-data", "drop-in-data", "drop-after-data", "silent-after-data",
+         "later-after-data", "reject-after-data", "drop-at-mail", "hold")
+
+
 def serve(conn):
+    with lock:
+        state["conns"].add(conn)
     f = conn.makefile("rb")
     mode = "ok"
     try:
@@ -95,7 +136,7 @@ def serve(conn):
                 user = auth_user(f, conn, words)
                 if user is None:
                     continue
-                if user.startswith("refused@"):
+                if user.startswith("refused@") or state["auth_refused"]:
                     reply(conn, "535 5.7.8 Error: authentication failed")
                 elif user.startswith("later@"):
                     reply(conn, "454 4.7.0 Temporary authentication failure")
@@ -104,6 +145,12 @@ def serve(conn):
             elif verb == "MAIL":
                 address = line[line.find("<") + 1:line.find(">")]
                 mode = address.split("@")[0]
+                with lock:
+                    if state["next"]:
+                        mode = state["next"].pop(0)
+                if mode == "drop-at-mail":
+                    return
+                event("received")
                 reply(conn, "250 2.1.0 Ok")
             elif verb == "RCPT":
                 if mode == "refuse-rcpt":
@@ -122,8 +169,17 @@ def serve(conn):
                     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     conn.close()
                     return
-                while read_line(f) != ".":
-                    pass
+                data = []
+                while (text := read_line(f)) != ".":
+                    data.append(text[1:] if text.startswith(".") else text)
+                if mode in ("ok", "drop-after-data", "silent-after-data", "hold") or mode not in MODES:
+                    file_sent(("\r\n".join(data) + "\r\n").encode("latin-1"))
+                    event("delivered")
+                if mode == "hold":
+                    with lock:
+                        seen = release_count[0]
+                        print(json.dumps({"event": "held"}), flush=True)
+                        released.wait_for(lambda: release_count[0] > seen)
                 if mode == "drop-after-data":
                     return
                 if mode == "silent-after-data":
@@ -146,6 +202,8 @@ def serve(conn):
     except (EOFError, OSError, ValueError):
         return
     finally:
+        with lock:
+            state["conns"].discard(conn)
         try:
             conn.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -155,12 +213,16 @@ def serve(conn):
 
 def main():
     cert, key = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 3 and sys.argv[3] == "--file-sent":
+        state["file_sent"] = sys.argv[4:8]
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
-    print(json.dumps({"event": "listening", "port": listener.getsockname()[1]}), flush=True)
+    event_line = json.dumps({"event": "listening", "port": listener.getsockname()[1]})
+    with lock:
+        print(event_line, flush=True)
 
     def accept():
         while True:
@@ -173,7 +235,22 @@ def main():
             threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
-    sys.stdin.read()  # until the test closes our stdin (or kills us)
+    for line in sys.stdin:  # until the test closes our stdin (or kills us)
+        words = line.split()
+        with lock:
+            if words[:1] == ["next"] and len(words) == 2:
+                state["next"].append(words[1])
+            elif words == ["release"]:
+                release_count[0] += 1
+                released.notify_all()
+            elif words[:1] == ["auth"] and len(words) == 2:
+                state["auth_refused"] = words[1] == "refuse"
+            elif words == ["kick"]:
+                for conn in list(state["conns"]):
+                    try:
+                        conn.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The IMAP and SMTP clients of connectors/imap/ against real servers: starts the Dovecot and
 Postfix pair (tests/mail/servers.sh) and fake_smtp.py (tests/fakes/), makes a second CA (for the
-wrong-CA checks) and a Sent mailbox, then runs imap_mail_tests (tests/connectors/imap_mail_test.cpp):
+wrong-CA checks) and a Sent mailbox, then runs imap_mail_tests (tests/connectors/imap_mail_test.cpp,
+and the IMAP channel's contract harness, tests/connectors/imap_contract_test.cpp):
 first every case but [auth] and [outage], then [auth] (wrong passwords, which earn 127.0.0.1
 Dovecot's auth penalty), restarts Dovecot (forgetting it), then [outage], which stops Dovecot.
 

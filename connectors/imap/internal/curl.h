@@ -8,6 +8,7 @@
 
 #include <curl/curl.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,17 @@ std::string server_url(const ServerSettings& settings, Scheme scheme);
 // the bearer token; the forced SASL mechanism), the timeouts, no signals, TCP keep-alive.
 // `error` (CURL_ERROR_SIZE bytes) receives curl's own words for a failure.
 void apply_settings(CURL* easy, const ServerSettings& settings, char* error);
+
+// Ends a transfer of `easy` within about a second once `*stop` is true (curl's progress
+// callback: CURLE_ABORTED_BY_CALLBACK), so that a thread blocked in one can be joined.
+// detach_callbacks() takes it off again.
+void abort_when(CURL* easy, const std::atomic<bool>* stop);
+
+// Closes `easy`'s kept connection, if any, and the handle, without waiting for a goodbye:
+// curl says QUIT or LOGOUT when it closes a connection and waits for the answer, which a
+// server that stopped answering (the reason a transfer failed or was ended) never gives.
+// The socket is shut down first, so that curl's goodbye fails at once.
+void drop_quietly(Easy& easy);
 
 // Points `easy`'s callbacks and error buffer away from the caller's data, after a transfer:
 // curl still speaks on a kept connection when it closes it (LOGOUT, QUIT at cleanup, or when
