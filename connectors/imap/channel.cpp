@@ -115,7 +115,8 @@ struct Batch {
   UidCursor cursor;                 // after this batch
   bool first_start = false;
   bool resync = false;
-  bool more = false;  // UIDs beyond this batch wait for the next poll, at once
+  bool nothing_new = false;  // the cursor stays where it was: nothing to write
+  bool more = false;         // UIDs beyond this batch wait for the next poll, at once
   std::int64_t undecodable = 0;
   std::int64_t before_first_start = 0;  // read again by a resync, dated before the first start: left alone
 };
@@ -156,6 +157,7 @@ Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optio
     if (!after) return std::unexpected(std::move(after.error()));
     uids = std::move(*after);
     batch.cursor = *from;
+    batch.nothing_new = uids.empty();
   }
   std::size_t bytes = 0;
   for (std::size_t i = 0; i < uids.size(); ++i) {
@@ -205,6 +207,16 @@ Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optio
 
 bool pauses(ErrorKind kind) { return kind == ErrorKind::auth_refused || kind == ErrorKind::tls_refused; }
 
+// Our Message-ID for a reply: the outbox row's idempotency key and a digest of the original's
+// id, so that it is made again alike after a crash, and differs from the replies another
+// database sent from this mailbox (keys repeat across databases; the Sent folder does not
+// forget), which a lookup must not take for ours.
+std::string our_message_id(const store::OutboxItem& item, const store::StoredInbound& original,
+                           const MailboxSettings& box) {
+  return email::message_id_for(item.idempotency_key + "." + sha256_hex(original.provider_message_id).substr(0, 12),
+                               imap_domain_of(box.address));
+}
+
 }  // namespace
 
 struct ImapChannel::State : std::enable_shared_from_this<State> {
@@ -252,16 +264,6 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
 
   State(connectors::ChannelDeps d, ChannelSettings s) : deps(std::move(d)), settings(std::move(s)) {
     for (const auto& mailbox : settings.mailboxes) boxes.push_back(std::make_unique<Box>(mailbox));
-  }
-
-  using Weak = std::weak_ptr<State>;
-
-  // Runs `then(state, box)` on the loop, if the channel is still there.
-  template <typename F>
-  void on_loop(Box& box, F then) {
-    deps.post([weak = weak_from_this(), box = &box, then = std::move(then)]() mutable {
-      if (auto self = weak.lock()) then(*self, *box);
-    });
   }
 
   void pause(Box& box, const std::string& why) {
@@ -317,6 +319,8 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
       if (pauses(batch.error().kind)) pause(box, batch.error().message);
       return poll_failed(box, "fetching", batch.error());
     }
+    // An idle mailbox costs no database write (the IDLE woke for a flag, or its wait ended).
+    if (batch->nothing_new) return durable(box, {}, false);
     if (batch->first_start)
       spdlog::info("imap: {}: first start: mail from now on is answered (UIDVALIDITY {}, UID {})", box.settings.name,
                    batch->cursor.uidvalidity, batch->cursor.last_uid);
@@ -449,7 +453,7 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
       if (!choices) return post(std::move(done), connectors::Failed{"the reply's choices: " + choices.error()});
       spec.body = interactive::as_text(item.body, *choices);
     }
-    spec.message_id = email::message_id_for(item.idempotency_key, imap_domain_of(box->settings.address));
+    spec.message_id = our_message_id(item, original, box->settings);
     spec.date = std::chrono::floor<std::chrono::seconds>(deps.now());
     if (auto mail = email::decode(original.raw_payload); mail) {
       spec.original_subject = mail->subject;
@@ -503,7 +507,7 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
     auto found = mailbox_of(item);
     if (!found) return false;
     Box* box = found->first;
-    search(*box, email::message_id_for(item.idempotency_key, imap_domain_of(box->settings.address)),
+    search(*box, our_message_id(item, found->second, box->settings),
            std::make_shared<connectors::SendDone>(std::move(done)), 1);
     return true;
   }

@@ -16,7 +16,8 @@
 //              start takes the mailbox's UIDNEXT (mail from now on is answered)
 //   fetch      EXAMINE, UID SEARCH from the cursor, then each message's raw bytes, at most 50
 //              messages (64 MiB) a batch; a batch and the cursor after it are stored in ONE
-//              transaction (a crash repeats the batch; nothing is skipped)
+//              transaction (a crash repeats the batch; nothing is skipped); nothing new: no
+//              database write
 //   resync     the mailbox's UIDVALIDITY is not the cursor's (a rebuilt or restored mailbox):
 //              every UID is void, so the newest max_resync_messages are fetched again (the
 //              cursor carries the window's end until it is read) and stored, but for those
@@ -35,7 +36,8 @@
 // health() says why) until reload() reads the credentials again.
 //
 // Send: the reply built from the original by email::build_reply, our Message-ID from the
-// idempotency key, over SMTP to the recipient, then (sent_copy "append") appended to the
+// idempotency key and a digest of the original's id (keys repeat across databases; the Sent
+// folder a lookup searches does not), over SMTP to the recipient, then (sent_copy "append") appended to the
 // Sent folder with \Seen (a failed append is logged: the mail left).
 //   SMTP's answer                           outcome
 //   accepted                                Sent{our Message-ID}

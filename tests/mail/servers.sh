@@ -235,6 +235,11 @@ smtpd_sasl_type = dovecot
 smtpd_sasl_path = $dir/dovecot/run/auth-postfix
 smtpd_sasl_auth_enable = no
 smtp_tls_security_level = none
+# Mail a delivery deferred (Dovecot stopped or busy) is tried again within seconds, not the
+# minutes a real queue waits: the tests restart Dovecot and load it.
+queue_run_delay = 1s
+minimal_backoff_time = 1s
+maximal_backoff_time = 2s
 EOF
   # No chroot anywhere: the daemons reach DIR's sockets by absolute path.
   cat >"$p/etc/master.cf" <<EOF
