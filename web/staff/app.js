@@ -69,7 +69,7 @@ function signedIn(session) {
   if (!app.queue) {
     app.queue = new Queue({me: app.me, onError: reportError});
     app.search = new Search({me: app.me, onError: reportError});
-    app.caseView = new CaseView({me: app.me, onError: reportError});
+    app.caseView = new CaseView({me: app.me, onError: reportError, onDecided: (id) => app.queue.decided(id)});
     app.trailView = new TrailView({onError: reportError});
   }
   app.queue.me = app.search.me = app.caseView.me = app.me;

@@ -22,9 +22,11 @@ const DONE = {approve: 'approved', edit: 'edited and approved', reply: 'answered
 const DESK_CHANGES = new Set(['staff_claim', 'staff_note', 'staff_release', 'staff_takeover', 'staff_reassign']);
 
 export class CaseView {
-  constructor({me, onError}) {
+  constructor({me, onError, onDecided}) {
     this.me = me;
     this.onError = onError;
+    // Told of each decision taken here before the view goes back to the queue.
+    this.onDecided = onDecided ?? (() => {});
     this.item = null;
     this.section = $('case');
   }
@@ -332,6 +334,7 @@ export class CaseView {
         this.reloadDesk();
       } else {
         announce(`Escalation #${id} ${DONE[verb] ?? verb}.`);
+        this.onDecided(id);
         location.hash = '#/';
       }
     } catch (error) {

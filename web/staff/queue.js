@@ -125,6 +125,14 @@ export class Queue {
     this.render();
   }
 
+  // A decision taken on this page: the case is neither open nor claimed any more, so it
+  // leaves the waiting lists at once rather than showing until the reload answers.
+  decided(id) {
+    if (!['active', 'open', 'claimed'].includes(this.statusFilter())) return;
+    this.rows = this.rows.filter((r) => r.escalation_id !== id);
+    this.render();
+  }
+
   render() {
     const reason = $('filter-reason').value;
     const channel = $('filter-channel').value;
