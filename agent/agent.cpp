@@ -19,6 +19,7 @@
 #include "store/conversations.h"
 #include "store/outbox.h"
 #include "store/queue.h"
+#include "store/round.h"
 #include "store/spend.h"
 #include "store/transaction.h"
 #include "store/turns.h"

@@ -172,7 +172,7 @@ class Agent {
   // this agent postponed because it did not answer are taken again now instead of waiting
   // out their pause. Returns how many were still waiting (an error: they wait out their
   // pause). Runs on the loop.
-  store::Result<std::int64_t> provider_recovered();
+  [[nodiscard]] store::Result<std::int64_t> provider_recovered();
   // Takes ready messages while fewer than max_in_flight are in progress. Call it when
   // messages arrive, and on a timer (postponed messages come back by time).
   void poke();

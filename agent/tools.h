@@ -24,12 +24,14 @@ std::string percent_encode(std::string_view value);
 
 // Fills every {field} of the action's URL from `output` (the verdict's compact JSON).
 // Non-string values are written as their JSON text. Fails on a placeholder with no value.
-std::expected<std::string, std::string> tool_url(const catalog::Action& action, const std::string& output);
+[[nodiscard]] std::expected<std::string, std::string> tool_url(const catalog::Action& action,
+                                                               const std::string& output);
 
 // The arguments object an mcp action sends: each field it uses that is set (not null) in
 // the validated reply `output`, under its argument name (catalog::McpTool::argument_of).
-std::expected<std::string, std::string> tool_arguments(const catalog::Catalog& catalog, const catalog::Action& action,
-                                                       const std::string& output);
+[[nodiscard]] std::expected<std::string, std::string> tool_arguments(const catalog::Catalog& catalog,
+                                                                     const catalog::Action& action,
+                                                                     const std::string& output);
 
 // What a tool call came to: the text for the model, and for the audit (v_tool_calls).
 struct ToolAnswer {

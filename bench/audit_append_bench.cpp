@@ -29,6 +29,7 @@
 #include "store/inbox.h"
 #include "store/migrations.h"
 #include "store/transaction.h"
+#include "tests/support/raw_sql.h"
 
 namespace {
 
@@ -83,7 +84,7 @@ Result<Scratch> make_scratch(const Options& o) {
   auto admin = store::Database::open(o.target, store::Database::Mode::existing, {o.password});
   if (!admin) return std::unexpected(admin.error());
   const std::string name = "audit_bench_" + std::to_string(::getpid());
-  if (auto made = admin->exec("CREATE DATABASE " + name); !made) return std::unexpected(made.error());
+  if (auto made = test::exec(*admin, "CREATE DATABASE " + name); !made) return std::unexpected(made.error());
   return Scratch{o.target.substr(0, o.target.rfind('/') + 1) + name, name};
 }
 
@@ -93,7 +94,7 @@ void remove_scratch(const Options& o, const Scratch& s) {
     return;
   }
   auto admin = store::Database::open(o.target, store::Database::Mode::existing, {o.password});
-  if (admin && !admin->exec("DROP DATABASE IF EXISTS " + s.drop + " WITH (FORCE)"))
+  if (admin && !test::exec(*admin, "DROP DATABASE IF EXISTS " + s.drop + " WITH (FORCE)"))
     std::fprintf(stderr, "could not drop %s\n", s.drop.c_str());
 }
 

@@ -22,6 +22,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/transaction.h"
+#include "tests/support/raw_sql.h"
 
 namespace {
 
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
   }
   // A page cache that holds the indexes (SQLite's default is 2 MB): beyond a million
   // messages every insert would otherwise read its index pages back from the OS.
-  if (auto cached = db->exec("PRAGMA cache_size=-1048576"); !cached) {
+  if (auto cached = test::exec(*db, "PRAGMA cache_size=-1048576"); !cached) {
     std::fprintf(stderr, "large_db: %s\n", cached.error().message.c_str());
     return 1;
   }

@@ -173,9 +173,9 @@ class Catalog {
  public:
   // Parses a catalog from `text`; `origin` names it in problems. Every problem found is
   // reported, not only the first.
-  static std::expected<Catalog, std::vector<Problem>> parse(std::string_view text, std::string origin);
+  [[nodiscard]] static std::expected<Catalog, std::vector<Problem>> parse(std::string_view text, std::string origin);
   // Reads and parses a file (at most 1 MiB).
-  static std::expected<Catalog, std::vector<Problem>> load_file(const std::string& path);
+  [[nodiscard]] static std::expected<Catalog, std::vector<Problem>> load_file(const std::string& path);
 
   const std::string& name() const { return m_name; }
   const std::string& origin() const { return m_origin; }

@@ -26,7 +26,8 @@ struct Args {
 
 // Parses argv[first..argc). Returns a one-line error on an unknown, repeated or
 // value-less option.
-std::expected<Args, std::string> parse_args(int argc, char** argv, int first, const std::vector<OptionSpec>& specs);
+[[nodiscard]] std::expected<Args, std::string> parse_args(int argc, char** argv, int first,
+                                                          const std::vector<OptionSpec>& specs);
 
 // Exit codes shared by every subcommand.
 inline constexpr int k_exit_ok = 0;

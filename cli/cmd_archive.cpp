@@ -1,4 +1,4 @@
-// dispatchctl archive: moves old, finished messages into an archive file (store/archive.h).
+// dispatchctl archive: moves old, finished messages into an archive file (store/tools/archive.h).
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "cli/target.h"
 #include "common/json_out.h"
 #include "config/config.h"
-#include "store/archive.h"
+#include "store/tools/archive.h"
 #include "validator/checks.h"
 
 namespace dispatchd::cli {

@@ -1,10 +1,10 @@
-// dispatchctl backup PATH: an online, verified copy of the SQLite database (store/backup.h).
+// dispatchctl backup PATH: an online, verified copy of the SQLite database (store/tools/backup.h).
 // A PostgreSQL database is refused (exit 1) with the pg_dump command to run instead.
 #include <cstdio>
 
 #include "cli/args.h"
 #include "cli/target.h"
-#include "store/backup.h"
+#include "store/tools/backup.h"
 
 namespace dispatchd::cli {
 

@@ -1,5 +1,5 @@
 // dispatchctl erase: a customer's personal data replaced by tombstones and a salted digest
-// (store/erase.h says what is erased and what remains), with the audit chain intact; runs
+// (store/tools/erase.h says what is erased and what remains), with the audit chain intact; runs
 // while dispatchd runs. Exit 0 erased and scrubbed, 1 refused (not finished, no such
 // counterpart) or erased but not scrubbed (the old bytes may remain in free pages or the
 // WAL: run `erase --scrub-only` later), 2 usage. On PostgreSQL the scrub is VACUUM FULL; the
@@ -11,7 +11,7 @@
 #include "cli/clock.h"
 #include "cli/target.h"
 #include "connectors/registry.h"
-#include "store/erase.h"
+#include "store/tools/erase.h"
 
 namespace dispatchd::cli {
 namespace {

@@ -1,12 +1,12 @@
 // dispatchctl migrate-store --from PATH --to URI: moves a SQLite deployment's rows into an
-// empty PostgreSQL database (store/migrate_store.h); progress per table on stderr.
+// empty PostgreSQL database (store/tools/migrate_store.h); progress per table on stderr.
 #include <cstdio>
 #include <string>
 
 #include "cli/args.h"
 #include "cli/clock.h"
 #include "config/config.h"
-#include "store/migrate_store.h"
+#include "store/tools/migrate_store.h"
 
 namespace dispatchd::cli {
 

@@ -113,8 +113,9 @@ int show(Target& target, const Args& args, std::int64_t id, store::Time at) {
     return k_exit_ok;
   }
   const auto& e = item->escalation;
-  std::printf("escalation %lld: %s, reason %s, created %s\n", static_cast<long long>(e.id), e.status.c_str(),
-              e.reason.c_str(), e.created_at.c_str());
+  std::printf("escalation %lld: %s, reason %s, created %s\n", static_cast<long long>(e.id),
+              std::string(store::to_sql(e.status)).c_str(), std::string(store::to_sql(e.reason)).c_str(),
+              e.created_at.c_str());
   if (e.assignee)
     std::printf("  held by %s%s\n", e.assignee->c_str(), e.claimed_at ? (" since " + *e.claimed_at).c_str() : "");
   if (e.resolution) std::printf("  resolution: %s (%s)\n", e.resolution->c_str(), e.resolved_at.value_or("").c_str());
@@ -129,7 +130,8 @@ int show(Target& target, const Args& args, std::int64_t id, store::Time at) {
   std::printf("\nattempts (%zu):\n", item->attempts.size());
   for (const auto& a : item->attempts) {
     std::printf("  #%lld %s/%s %s%s, %lld ms, tokens %lld in / %lld out, finish %s\n",
-                static_cast<long long>(a.attempt), a.provider.c_str(), a.model.c_str(), a.verdict.c_str(),
+                static_cast<long long>(a.attempt), a.provider.c_str(), a.model.c_str(),
+                std::string(store::to_sql(a.verdict)).c_str(),
                 a.error_class ? (" (" + *a.error_class + ")").c_str() : "",
                 static_cast<long long>(a.latency_ms.value_or(0)), static_cast<long long>(a.input_tokens.value_or(0)),
                 static_cast<long long>(a.output_tokens.value_or(0)), a.finish_reason.value_or("-").c_str());
@@ -139,9 +141,9 @@ int show(Target& target, const Args& args, std::int64_t id, store::Time at) {
   std::printf("\nproposed action: %s\n", e.proposed_action.value_or("(none)").c_str());
   if (!item->actions.empty()) std::printf("\nactions:\n");
   for (const auto& a : item->actions) {
-    std::printf("  #%lld %s %s by %s, to %s: %s%s\n", static_cast<long long>(a.id), a.action.c_str(), a.status.c_str(),
-                a.created_by.c_str(), a.recipient.value_or("-").c_str(), preview(a.body.value_or(""), 60).c_str(),
-                a.error ? (" [" + *a.error + "]").c_str() : "");
+    std::printf("  #%lld %s %s by %s, to %s: %s%s\n", static_cast<long long>(a.id), a.action.c_str(),
+                std::string(store::to_sql(a.status)).c_str(), a.created_by.c_str(), a.recipient.value_or("-").c_str(),
+                preview(a.body.value_or(""), 60).c_str(), a.error ? (" [" + *a.error + "]").c_str() : "");
   }
   show_desk(*item);
   return k_exit_ok;

@@ -20,8 +20,9 @@ std::vector<OptionSpec> model_option_specs();
 
 // The configuration's provider and agent settings with the options above applied;
 // `catalog` is the one to replay against. A one-line error otherwise.
-std::expected<replay::ModelOptions, std::string> model_options_of(const Args& args, const config::Config& config,
-                                                                  catalog::Catalog catalog);
+[[nodiscard]] std::expected<replay::ModelOptions, std::string> model_options_of(const Args& args,
+                                                                                const config::Config& config,
+                                                                                catalog::Catalog catalog);
 
 // Installs a SIGINT handler and returns its flag: the first Ctrl-C sets it (the run takes
 // no new message, lets the ones in flight finish and writes a partial report); a second

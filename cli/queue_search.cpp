@@ -59,7 +59,8 @@ int show_history(Target& target, const Args& args, std::int64_t id) {
   std::printf("other cases of this customer (%zu, newest first):\n", cases->size());
   for (const auto& c : *cases) {
     std::printf("  escalation %lld %s %s, %s%s%s\n", static_cast<long long>(c.id), c.created_at.c_str(),
-                c.reason.c_str(), c.status.c_str(), c.assignee ? (" by " + *c.assignee).c_str() : "",
+                std::string(store::to_sql(c.reason)).c_str(), std::string(store::to_sql(c.status)).c_str(),
+                c.assignee ? (" by " + *c.assignee).c_str() : "",
                 c.resolution ? (": " + preview(*c.resolution, 60)).c_str() : "");
   }
   std::printf("\nmessages (newest first):\n");
@@ -69,8 +70,8 @@ int show_history(Target& target, const Args& args, std::int64_t id) {
         "  #%lld %s [%s]%s: %s\n", static_cast<long long>(m.id), m.received_at.c_str(), m.conversation_id.c_str(),
         entry.escalation_id ? (" escalation " + std::to_string(*entry.escalation_id)).c_str() : "", m.text.c_str());
     for (const auto& r : entry.replies) {
-      std::printf("     -> %s by %s (%s): %s\n", r.action.c_str(), r.created_by.c_str(), r.status.c_str(),
-                  preview(r.body.value_or(""), 80).c_str());
+      std::printf("     -> %s by %s (%s): %s\n", r.action.c_str(), r.created_by.c_str(),
+                  std::string(store::to_sql(r.status)).c_str(), preview(r.body.value_or(""), 80).c_str());
     }
   }
   if (more) {

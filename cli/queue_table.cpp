@@ -31,9 +31,10 @@ void print_escalations(const std::vector<store::EscalationRow>& rows, const staf
   for (const auto& row : rows) {
     const auto reading = staff::row_target(row, clock);
     std::printf("%-5lld %-9s %-21s %-8s %-16s %-10s %-20s %-17s %s\n", static_cast<long long>(row.id),
-                row.status.c_str(), row.reason.c_str(), row.channel.c_str(), preview(row.sender, 16).c_str(),
-                preview(row.assignee.value_or("-"), 10).c_str(), row.created_at.c_str(),
-                reading ? staff::target_text(*reading).c_str() : "-", preview(row.text, 40).c_str());
+                std::string(store::to_sql(row.status)).c_str(), std::string(store::to_sql(row.reason)).c_str(),
+                row.channel.c_str(), preview(row.sender, 16).c_str(), preview(row.assignee.value_or("-"), 10).c_str(),
+                row.created_at.c_str(), reading ? staff::target_text(*reading).c_str() : "-",
+                preview(row.text, 40).c_str());
   }
 }
 

@@ -31,16 +31,16 @@ struct TargetChoice {
   std::optional<config::Config> config;
 };
 
-std::expected<TargetChoice, std::string> choose_target(const Args& args);
+[[nodiscard]] std::expected<TargetChoice, std::string> choose_target(const Args& args);
 
 struct Target {
   store::Database db;
   std::optional<config::Config> config;
 };
 
-std::expected<Target, std::string> open_target(const Args& args);
+[[nodiscard]] std::expected<Target, std::string> open_target(const Args& args);
 
 // --catalog FILE, else the configuration's catalog.
-std::expected<catalog::Catalog, std::string> target_catalog(const Args& args, const Target& target);
+[[nodiscard]] std::expected<catalog::Catalog, std::string> target_catalog(const Args& args, const Target& target);
 
 }  // namespace dispatchd::cli

@@ -22,4 +22,6 @@ function(dispatchd_module name)
   string(TOUPPER ${folder} folder)
   target_compile_definitions(${name} PRIVATE DISPATCHD_INTERNAL_${folder})
   dispatchd_unity(${name})
+  # cmake/Links.cmake writes who links what for every module.
+  set_property(GLOBAL APPEND PROPERTY DISPATCHD_MODULES ${name})
 endfunction()

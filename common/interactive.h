@@ -75,12 +75,12 @@ struct Problem {
 // UTF-8) and checks every rule: the shape (no other members, every required one), Meta's
 // limits, non-empty titles and ids, ids unique in the message, button titles unique. Every
 // problem is reported, not only the first.
-std::expected<Choices, std::vector<Problem>> read(Kind kind, std::string_view json);
+[[nodiscard]] std::expected<Choices, std::vector<Problem>> read(Kind kind, std::string_view json);
 
 // The stored form (the header's second shape), compact.
 std::string to_json(const Choices& choices);
 // Reads what to_json wrote, checked as read() checks; a message when it is not that.
-std::expected<Choices, std::string> parse_stored(std::string_view json);
+[[nodiscard]] std::expected<Choices, std::string> parse_stored(std::string_view json);
 
 // The text and its choices as plain text, for a channel without interactive messages:
 // the text, a blank line, then one numbered line per choice ("1. Title", "2. Title - what

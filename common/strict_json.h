@@ -76,8 +76,9 @@ struct Parsed {
 // Parses `text` as exactly one JSON value. When `allow_trailing_commas` is set and the
 // strict parse fails, a second parse accepting trailing commas is tried and reported in
 // `used_trailing_commas`; every other error is returned as is.
-std::expected<Parsed, ParseError> parse_strict(std::string_view text, const ParseLimits& limits,
-                                               bool allow_trailing_commas = false, ParseArena* arena = nullptr);
+[[nodiscard]] std::expected<Parsed, ParseError> parse_strict(std::string_view text, const ParseLimits& limits,
+                                                             bool allow_trailing_commas = false,
+                                                             ParseArena* arena = nullptr);
 
 // Where the JSON string whose opening quote is at `open` ends: the index of its closing
 // quote, or npos when it is not closed before `end`. Uses memchr for the quotes and counts

@@ -47,7 +47,7 @@ std::optional<std::string> text_parameter_problem(std::string_view value);
 
 std::string to_json(const TemplateSend& send);
 // Reads to_json's form back; one phrase on what is wrong otherwise.
-std::expected<TemplateSend, std::string> parse_stored(std::string_view json);
+[[nodiscard]] std::expected<TemplateSend, std::string> parse_stored(std::string_view json);
 
 // One line for people (the action's body, the trail): `template order_shipped (en_US): 1 = A-1234`.
 std::string summary(const TemplateSend& send);

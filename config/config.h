@@ -190,7 +190,7 @@ struct Config {
   // retention.days: `dispatchctl archive` without --before moves finished messages older than
   // this many days (the nightly dispatchd-archive.timer). 0 (absent): no retention period.
   int retention_days = 0;
-  // escalation.notify_url: an http(s) URL POSTed once per new escalation (daemon/notifier.h);
+  // escalation.notify_url: an http(s) URL POSTed once per new escalation (daemon/escalation_notifier.h);
   // none: no notifications. escalation.notify_timeout_ms: each POST's limit.
   std::optional<std::string> notify_url;
   int notify_timeout_ms = 5000;
@@ -210,11 +210,12 @@ struct Config {
 using SectionCheck = std::function<std::vector<std::string>(const Config&)>;
 
 // Reads and checks `path` (at most 1 MiB), and its sections with `sections` when given.
-std::expected<Config, std::vector<std::string>> load(const std::string& path, const SectionCheck& sections = {});
+[[nodiscard]] std::expected<Config, std::vector<std::string>> load(const std::string& path,
+                                                                   const SectionCheck& sections = {});
 
 // Parses `text` as if read from `path` (relative paths resolve against its folder).
-std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path,
-                                                      const SectionCheck& sections = {});
+[[nodiscard]] std::expected<Config, std::vector<std::string>> parse(const std::string& text, const std::string& path,
+                                                                    const SectionCheck& sections = {});
 
 // The migrations installed with the binaries (cmake --install) when present, else the
 // source tree's, so that a build-tree binary works without installing. Either is the root

@@ -63,12 +63,12 @@ PasswordSources system_sources();
 
 // The password for `database` (a postgresql:// URI or a SQLite path) given
 // `password_env` (database_password_env; may be empty), in the order above.
-std::expected<DatabasePassword, PasswordError> resolve_database_password(const std::string& database,
-                                                                         const std::string& password_env,
-                                                                         const PasswordSources& sources);
+[[nodiscard]] std::expected<DatabasePassword, PasswordError> resolve_database_password(const std::string& database,
+                                                                                       const std::string& password_env,
+                                                                                       const PasswordSources& sources);
 
 // Shorthand: the configuration's database and database_password_env, with system_sources().
-std::expected<DatabasePassword, PasswordError> database_password(const Config& config);
+[[nodiscard]] std::expected<DatabasePassword, PasswordError> database_password(const Config& config);
 
 // One line for --check-config: where the password comes from ("database password: from the
 // systemd credential /run/credentials/x/database_password").

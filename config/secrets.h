@@ -8,6 +8,6 @@
 
 namespace dispatchd::config {
 
-std::expected<std::string, std::string> read_secret(const std::string& name);
+[[nodiscard]] std::expected<std::string, std::string> read_secret(const std::string& name);
 
 }  // namespace dispatchd::config

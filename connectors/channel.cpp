@@ -28,7 +28,8 @@ store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEven
       auto applied = store::apply_delivery(db, report, store::whole_seconds(now));
       if (!applied)
         return std::unexpected(store::with_context(
-            std::move(applied.error()), "cannot record status " + report.status + " of " + report.provider_message_id));
+            std::move(applied.error()),
+            "cannot record status " + std::string(store::to_sql(report.status)) + " of " + report.provider_message_id));
     }
     return stored;
   });

@@ -135,7 +135,8 @@ struct StoredEvents {
 
 // Writes `events` in one transaction (a savepoint when one is open, e.g. the daemon's
 // round): every message and report, or none. The error names what could not be stored.
-store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEvents& events, store::Instant now);
+[[nodiscard]] store::Result<StoredEvents> store_inbound(store::Database& db, const InboundEvents& events,
+                                                        store::Instant now);
 
 // ---- webhooks ---------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ class Section {
   // Every type the channel gives, with its handling (the agent's type rules).
   virtual const common::MessageTypes& message_types() const = 0;
   // The channel, its secrets read (config::read_secret); an error names the key.
-  virtual std::expected<std::unique_ptr<Channel>, std::string> make(const ChannelDeps& deps) const = 0;
+  [[nodiscard]] virtual std::expected<std::unique_ptr<Channel>, std::string> make(const ChannelDeps& deps) const = 0;
   // Nothing to say by default.
   virtual CatalogCheck check_catalog(const catalog::Catalog& /*catalog*/, const OpenDatabase& /*open*/) const {
     return {};
@@ -72,7 +72,7 @@ struct Kind {
   // asked about at the next start instead of escalated (store::recover_sending).
   bool resolves_unknown = false;
   // Its provider message ids carry the counterpart's address (WhatsApp's wamid encodes the
-  // phone number): erasure replaces them with digests (store/erase.h).
+  // phone number): erasure replaces them with digests (store/tools/erase.h).
   bool provider_ids_name_counterpart = false;
   // Reads connectors.<name> (an empty object when the file has none: the defaults) with
   // `reader`, which collects the problems (SettingsReader::document reads the text);
@@ -98,7 +98,7 @@ struct Configured {
   const Kind* kind = nullptr;
   std::unique_ptr<Section> section;
 };
-std::expected<std::vector<Configured>, std::vector<std::string>> configure(const config::Config& config);
+[[nodiscard]] std::expected<std::vector<Configured>, std::vector<std::string>> configure(const config::Config& config);
 
 // configure's problems only: config::load's SectionCheck, so that the channels' problems are
 // reported with the rest of the file's.

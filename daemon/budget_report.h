@@ -16,8 +16,9 @@
 namespace dispatchd::daemon {
 
 // The daily budget on the UTC day of `now`; nullopt when llm.budget.daily_usd is not set.
-store::Result<std::optional<agent::BudgetStatus>> daily_budget(store::Database& db, const agent::Budget& budget,
-                                                               store::Time now);
+[[nodiscard]] store::Result<std::optional<agent::BudgetStatus>> daily_budget(store::Database& db,
+                                                                             const agent::Budget& budget,
+                                                                             store::Time now);
 
 // GET /api/budget's body: {"daily_usd": N|null, "state": "open"|"spent"|"unknown"|null,
 // "spent_usd": N, "unpriced_attempts": N, "until": "..."|null, "text": "..."|null}; the

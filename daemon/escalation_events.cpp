@@ -17,9 +17,9 @@ std::string sse_event(const store::EscalationEvent& event) {
   JsonOut out;
   out.begin_object()
       .field("escalation_id", event.escalation_id)
-      .field("status", event.status)
+      .field("status", store::to_sql(event.status))
       .field("assignee", event.assignee)
-      .field("reason", event.reason);
+      .field("reason", store::to_sql(event.reason));
   // What changed, so that a page showing the case knows to read its notes or hand-overs again.
   if (!event.change.empty()) out.field("change", event.change);
   const std::string data = out.end_object().str();

@@ -44,7 +44,7 @@ class HttpFront {
   HttpFront(const HttpFront&) = delete;
   HttpFront& operator=(const HttpFront&) = delete;
 
-  std::expected<void, std::string> listen(const std::string& host, std::uint16_t port);
+  [[nodiscard]] std::expected<void, std::string> listen(const std::string& host, std::uint16_t port);
   std::uint16_t port() const;
   void stop();  // stops accepting; the requests being answered still get their answers
   std::size_t connections() const;

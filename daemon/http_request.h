@@ -26,6 +26,6 @@ struct RequestError {
   int http_status() const;
 };
 
-std::expected<Request, RequestError> parse_request(std::string_view bytes, const HttpLimits& limits = {});
+[[nodiscard]] std::expected<Request, RequestError> parse_request(std::string_view bytes, const HttpLimits& limits = {});
 
 }  // namespace dispatchd::daemon

@@ -93,7 +93,7 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Binds and starts accepting; port 0 picks a free one (see port()).
-  std::expected<void, std::string> listen(const std::string& host, std::uint16_t port);
+  [[nodiscard]] std::expected<void, std::string> listen(const std::string& host, std::uint16_t port);
   std::uint16_t port() const;
   // Stops accepting; open connections finish the request they are in, then close.
   void stop();

@@ -24,7 +24,7 @@ class io_context;
 namespace dispatchd::daemon {
 
 // The servers of `config`, secrets read; fails naming the first secret that is not set.
-std::expected<std::vector<mcp::FleetServer>, std::string> fleet_servers(const config::Config& config);
+[[nodiscard]] std::expected<std::vector<mcp::FleetServer>, std::string> fleet_servers(const config::Config& config);
 
 // The longest startup timeout of mcp.servers (0 without servers).
 std::chrono::milliseconds mcp_startup_wait(const config::Config& config);

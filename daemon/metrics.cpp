@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 
+#include "store/states.h"
+
 namespace dispatchd::daemon {
 namespace {
 
@@ -291,7 +293,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.family("dispatchd_messages_finished_total", "counter", "Inbound messages with an outcome, by channel and outcome.");
   for (const auto& c : m.messages) {
     received[c.labels[0]] += c.count;
-    if (c.labels[1] != "pending")
+    if (store::from_sql<store::Outcome>(c.labels[1]) != store::Outcome::pending)
       w.sample("dispatchd_messages_finished_total", {{"channel", c.labels[0]}, {"outcome", c.labels[1]}}, c.count);
   }
   w.family("dispatchd_messages_received_total", "counter", "Inbound messages stored, by channel.");
@@ -309,7 +311,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.family("dispatchd_escalations_waiting", "gauge", "Escalations open or claimed, by reason.");
   for (const auto& c : m.escalations) {
     escalated[c.labels[0]] += c.count;
-    if (c.labels[1] == "open" || c.labels[1] == "claimed") {
+    if (const auto status = store::from_sql<store::EscalationStatus>(c.labels[1]); status && store::waiting(*status)) {
       w.sample("dispatchd_escalations_waiting", {{"reason", c.labels[0]}, {"status", c.labels[1]}}, c.count);
     }
   }
@@ -332,7 +334,8 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.family("dispatchd_outbox", "gauge", "Outbox rows not yet final, by status.");
   for (const auto& c : m.actions) {
     const std::string& status = c.labels[0];
-    const bool final = status == "sent" || status == "failed" || status == "unknown" || status == "rejected";
+    const auto state = store::from_sql<store::ActionStatus>(status);
+    const bool final = state && store::final_state(*state);
     w.sample(final ? "dispatchd_sends_total" : "dispatchd_outbox", {{final ? "result" : "status", status}}, c.count);
   }
 

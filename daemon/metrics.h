@@ -79,7 +79,7 @@ struct ProcessGauges {
   // runs on SQLite.
   std::optional<common::Histogram<store::k_sync_bounds_us>> sync_times;
   struct Notifications {
-    std::int64_t sent = 0;  // since start (daemon/notifier.h)
+    std::int64_t sent = 0;  // since start (daemon/escalation_notifier.h)
     std::int64_t retried = 0;
     std::int64_t failed = 0;
     std::int64_t pending = 0;  // escalations not yet notified

@@ -53,8 +53,8 @@ namespace dispatchd::daemon {
 // default; tests wrap it to inject failures.
 using WriteOutcome = std::function<store::Result<void>(store::Database& db, std::int64_t action_id,
                                                        const connectors::SendOutcome& outcome, store::Time now)>;
-store::Result<void> write_outcome(store::Database& db, std::int64_t action_id, const connectors::SendOutcome& outcome,
-                                  store::Time now);
+[[nodiscard]] store::Result<void> write_outcome(store::Database& db, std::int64_t action_id,
+                                                const connectors::SendOutcome& outcome, store::Time now);
 
 struct PumpDeps {
   boost::asio::io_context& io;

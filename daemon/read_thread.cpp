@@ -48,7 +48,7 @@ Response ReadThread::attempt(const Read& read) {
 Response ReadThread::answer(const Read& read) {
   for (int tries = 0;; ++tries) {
     if (m_db.unreachable()) {
-      if (auto back = m_db.query_int("SELECT 1"); !back)
+      if (auto back = m_db.ping(); !back)
         return Response{503, "the database is out of reach: " + back.error().message + "\n"};
     }
     Response response = attempt(read);

@@ -19,18 +19,19 @@
 #include "config/secrets.h"
 #include "connectors/registry.h"
 #include "daemon/budget_report.h"
+#include "daemon/cluster.h"
 #include "daemon/escalation_events.h"
+#include "daemon/escalation_notifier.h"
 #include "daemon/http_front.h"
 #include "daemon/mcp_servers.h"
 #include "daemon/metrics.h"
-#include "daemon/notifier.h"
-#include "daemon/notify.h"
 #include "daemon/outbox_pump.h"
 #include "daemon/provider_report.h"
 #include "daemon/read_ahead.h"
 #include "daemon/read_thread.h"
 #include "daemon/staff_api.h"
 #include "daemon/startup.h"
+#include "daemon/systemd_notify.h"
 #include "daemon/tool_lane.h"
 #include "daemon/wiring.h"
 #include "llm/limiter.h"
@@ -38,9 +39,9 @@
 #include "net/threaded_transport.h"
 #include "staff/targets.h"
 #include "store/audit.h"
+#include "store/escalation_feed.h"
 #include "store/instances.h"
 #include "store/metrics.h"
-#include "store/notify.h"
 #include "store/round.h"
 #include "store/staff.h"
 #include "store/unit_of_work.h"
@@ -123,6 +124,7 @@ struct Service::Parts {
   std::unique_ptr<mcp::Fleet> mcp;        // after `transport`, before `agent`: mcp.servers, when any
   ToolGauges tool_calls;                  // catalog tool calls since start (the servers and pins are read live)
   std::unique_ptr<agent::Agent> agent;
+  std::unique_ptr<ClusterMember> cluster;  // after `agent`, which it pokes
   std::shared_ptr<const agent::Setup> setup;
   std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
   std::vector<std::unique_ptr<connectors::Channel>> channels;
@@ -130,8 +132,8 @@ struct Service::Parts {
   std::unique_ptr<OutboxPump> pump;     // after `channels` and `tool_lane`: gone before them
   std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
-  std::unique_ptr<ReadThread> reads;   // after `staff`, before `http`: see daemon/read_thread.h
-  std::unique_ptr<Notifier> notifier;  // when escalation.notify_url is set
+  std::unique_ptr<ReadThread> reads;             // after `staff`, before `http`: see daemon/read_thread.h
+  std::unique_ptr<EscalationNotifier> notifier;  // when escalation.notify_url is set
   std::unique_ptr<HttpFront> http;
   std::unique_ptr<store::Round> round;         // after `store`: commits before the database closes
   common::HandlerTimes* loop_times = nullptr;  // the loop's steps, when main times them
@@ -175,7 +177,6 @@ struct Service::Parts {
   void on_watchdog();
   void on_store_health(bool ok, const std::string& why);
   void check_reachable();
-  void keep_alive();
   void follow_holds();
   void follow_budget();
   void notice_breaches();
@@ -204,7 +205,7 @@ void Service::Parts::on_store_health(bool ok, const std::string& why) {
 void Service::Parts::check_reachable() {
   std::optional<std::string> reason;
   if (store.db.unreachable()) {
-    if (auto probe = store.db.query_int("SELECT 1"); !probe) reason = probe.error().message;
+    if (auto probe = store.db.ping(); !probe) reason = probe.error().message;
   }
   if (reason) {
     if (!refusing) spdlog::error("store: the database is unreachable, requests are answered 503: {}", *reason);
@@ -214,47 +215,6 @@ void Service::Parts::check_reachable() {
     spdlog::info("store: the database is reachable again");
     refusing = false;
     http->set_unavailable(std::nullopt);
-  }
-}
-
-// Several instances on PostgreSQL (store/instances.h): the heartbeat, the takeover of dead
-// instances' work, and this instance's share of the deployment's model concurrency.
-void Service::Parts::keep_alive() {
-  if (store.db.backend() != store::Backend::postgresql || store.db.unreachable()) return;
-  const auto dead_after = std::chrono::seconds(config.cluster.dead_after_s);
-  // Six heartbeats per dead_after: a slow round or two does not make an instance dead.
-  if (ticks % std::max<std::int64_t>(1, dead_after.count() / 6) != 0) return;
-  const auto now = wall_now();
-  auto alive = store::heartbeat(store.db, worker, now);
-  if (!alive) {
-    spdlog::warn("cluster: heartbeat not stored: {}", alive.error().message);
-    return;
-  }
-  if (!*alive) {
-    // Another instance took this one's work over (its heartbeat was late): whatever it still
-    // holds in memory may be decided or sent by the taker too. It ends now, as a crash
-    // would, and its next start begins afresh (systemd restarts it).
-    spdlog::critical("cluster: instance {} was taken over (no heartbeat for {} s): exiting", worker,
-                     dead_after.count());
-    spdlog::default_logger()->flush();
-    std::_Exit(1);
-  }
-  if (auto taken = store::take_over_dead(store.db, worker, now, dead_after, lookup); !taken) {
-    spdlog::warn("cluster: cannot take over dead instances: {}", taken.error().message);
-  } else if (!taken->instances.empty()) {
-    for (const auto& dead : taken->instances) spdlog::warn("cluster: took over the work of dead instance {}", dead);
-    spdlog::warn("cluster: {} send(s) made delivery_unknown, {} to look up, {} message(s) handed back",
-                 taken->work.unknown_actions.size(), taken->work.to_resolve.size(), taken->work.released_leases);
-    agent->poke();
-  }
-  if (auto live = store::live_instances(store.db, now, dead_after); live && *live > 0) {
-    const auto share =
-        static_cast<std::size_t>(store::instance_share(static_cast<std::int64_t>(config.llm.max_concurrency), *live));
-    if (share != limiter.limit()) {
-      spdlog::info("cluster: {} live instance(s): this one calls the model at most {} at a time (of {})", *live, share,
-                   config.llm.max_concurrency);
-      limiter.set_limit(share);
-    }
   }
 }
 
@@ -424,7 +384,7 @@ Response Service::Parts::answer(const Request& r) {
   if (r.path == "/healthz") return Response{200, "ok\n"};
   if (r.path == "/readyz") {
     if (stopping) return Response{503, "stopping\n"};
-    if (!store.db.query_int("SELECT 1")) return Response{503, "database unavailable\n"};
+    if (!store.db.ping()) return Response{503, "database unavailable\n"};
     if (store_failure) return Response{503, "the database refuses writes: " + *store_failure + "\n"};
     if (auto paused = paused_channel()) return std::move(*paused);
     // A disabled MCP action is named, but the instance stays ready: every instance shares
@@ -504,7 +464,7 @@ void Service::Parts::on_tick() {
   poll_events();
   log_checkpoint_failures();
   check_reachable();
-  keep_alive();
+  if (cluster) cluster->tick(ticks, wall_now());
   follow_holds();
   follow_budget();
   if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
@@ -615,6 +575,11 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   p.agent = std::make_unique<agent::Agent>(io, p.store.db, *p.provider, p.transport,
                                            agent_settings(p.config, p.configured, p.worker), wall_now_ms);
   p.agent->set_setup(p.setup);
+  p.cluster =
+      std::make_unique<ClusterMember>(p.store.db,
+                                      ClusterSettings{p.worker, std::chrono::seconds(p.config.cluster.dead_after_s),
+                                                      static_cast<std::size_t>(p.config.llm.max_concurrency), p.lookup},
+                                      p.limiter, [&p] { p.agent->poke(); });
   p.agent->set_mcp(p.mcp.get());
   p.agent->on_tool_call([&p](const store::ToolCallRecord& call) { p.count_tool_call(call); });
   p.agent->on_written([&p] { p.pump->pump_now(); });
@@ -673,9 +638,10 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
     p.pump->add(*p.tool_lane);
   }
   if (p.config.notify_url)
-    p.notifier = std::make_unique<Notifier>(NotifierDeps{p.store.db, p.transport, wall_now, after},
-                                            NotifierSettings{*p.config.notify_url, p.config.staff_public_url,
-                                                             std::chrono::milliseconds(p.config.notify_timeout_ms)});
+    p.notifier = std::make_unique<EscalationNotifier>(
+        EscalationNotifierDeps{p.store.db, p.transport, wall_now, after},
+        EscalationNotifierSettings{*p.config.notify_url, p.config.staff_public_url,
+                                   std::chrono::milliseconds(p.config.notify_timeout_ms)});
   StaffApiSettings staff = staff_settings(p.config);
   staff.providers = [&p] { return p.provider_states(); };
   for (const auto& [kind, section] : p.configured)

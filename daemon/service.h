@@ -33,12 +33,12 @@ class Service {
   // `loop_times`, when given, times the loop's handlers (main installs it on the loop's
   // thread, common/handler_timing.h): /metrics shows it, and steps over 10 ms are logged (a
   // line per 10 s at most, naming the longest); it must outlive the Service.
-  static std::expected<std::unique_ptr<Service>, std::string> create(config::Config config, boost::asio::io_context& io,
-                                                                     common::HandlerTimes* loop_times = nullptr);
+  [[nodiscard]] static std::expected<std::unique_ptr<Service>, std::string> create(
+      config::Config config, boost::asio::io_context& io, common::HandlerTimes* loop_times = nullptr);
   ~Service();
 
   // Binds the listener, starts the agent, the channels and the timers, then notifies READY.
-  std::expected<void, std::string> start();
+  [[nodiscard]] std::expected<void, std::string> start();
   // SIGHUP.
   void reload();
   // SIGTERM: calls `done` on the loop once drained (or after `drain`).

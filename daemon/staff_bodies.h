@@ -29,13 +29,13 @@ struct LoginBody {
   std::string name;
   std::string token;
 };
-std::expected<LoginBody, BodyError> read_login(std::string_view body);
+[[nodiscard]] std::expected<LoginBody, BodyError> read_login(std::string_view body);
 
 // POST /api/staff (admin token): {"name"}.
 struct AccountBody {
   std::string name;
 };
-std::expected<AccountBody, BodyError> read_account(std::string_view body);
+[[nodiscard]] std::expected<AccountBody, BodyError> read_account(std::string_view body);
 
 // POST /api/replies {"name","text"}; PUT /api/replies/{id} {"text"} (`needs_name` false:
 // the name is not changed, and ignored).
@@ -43,7 +43,7 @@ struct SavedReplyBody {
   std::string name;
   std::string text;
 };
-std::expected<SavedReplyBody, BodyError> read_saved_reply(std::string_view body, bool needs_name);
+[[nodiscard]] std::expected<SavedReplyBody, BodyError> read_saved_reply(std::string_view body, bool needs_name);
 
 // POST /api/escalations/{id}/{verb}: what each decision reads. "note" (dismiss, and the
 // optional one of release, takeover and reassign) and "text" (reply, notes) are "" when
@@ -61,6 +61,6 @@ struct DecisionBody {
   std::optional<std::int64_t> saved_reply;
 };
 // `needs_action`: the edit decision, which refuses a body without "action".
-std::expected<DecisionBody, BodyError> read_decision(std::string_view body, bool needs_action);
+[[nodiscard]] std::expected<DecisionBody, BodyError> read_decision(std::string_view body, bool needs_action);
 
 }  // namespace dispatchd::daemon

@@ -40,12 +40,13 @@ struct StoreReady {
 // actions left in 'sending' into 'unknown' (with their escalations), and hands back at
 // once the messages the previous run of `worker` left in processing.
 // `lookup`: the channels whose interrupted sends are looked up instead (lookup_channels).
-std::expected<StoreReady, std::string> prepare_store(const config::Config& config, const std::string& worker,
-                                                     store::Time now, const std::vector<std::string>& lookup);
+[[nodiscard]] std::expected<StoreReady, std::string> prepare_store(const config::Config& config,
+                                                                   const std::string& worker, store::Time now,
+                                                                   const std::vector<std::string>& lookup);
 
 // Another connection to the database prepare_store opened (never creating it), for the
 // reads the daemon runs off its loop (daemon/read_thread.h).
-std::expected<store::Database, std::string> open_read_connection(const config::Config& config);
+[[nodiscard]] std::expected<store::Database, std::string> open_read_connection(const config::Config& config);
 
 // The descriptors dispatchd may hold at once with `config`: every listener connection, a
 // connection per model permit plus the HTTP client's room for the channels, and the
@@ -59,6 +60,6 @@ std::uint64_t open_files_target(std::uint64_t soft, std::uint64_t hard, std::uin
 
 // Raises the soft RLIMIT_NOFILE to open_files_target(...); returns the limit in force
 // afterwards, or why it could not be read or set.
-std::expected<std::uint64_t, std::string> raise_open_files_limit(std::uint64_t needed);
+[[nodiscard]] std::expected<std::uint64_t, std::string> raise_open_files_limit(std::uint64_t needed);
 
 }  // namespace dispatchd::daemon

@@ -41,9 +41,9 @@ struct BuiltProvider {
   std::unique_ptr<llm::Provider> provider;
   llm::RouterProvider* router = nullptr;  // inside `provider`, for its stats
 };
-std::expected<BuiltProvider, std::string> build_provider(const config::Llm& llm, net::Transport& transport,
-                                                         boost::asio::io_context& io, llm::Limiter& limiter,
-                                                         std::chrono::milliseconds hold, BreakerListener on_change);
+[[nodiscard]] std::expected<BuiltProvider, std::string> build_provider(
+    const config::Llm& llm, net::Transport& transport, boost::asio::io_context& io, llm::Limiter& limiter,
+    std::chrono::milliseconds hold, BreakerListener on_change);
 
 // `channels`' message types are the agent's type rules (every kind's, enabled or not: a
 // replayed or re-taken message of a channel switched off is still decided by its rules).
@@ -54,7 +54,7 @@ agent::Budget budget_settings(const config::Budget& budget);
 
 // The enabled channels of `channels` (connectors/registry.h), their secrets read from the
 // variables the configuration names (or the credentials of those names).
-std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
+[[nodiscard]] std::expected<std::vector<std::unique_ptr<connectors::Channel>>, std::string> build_channels(
     const std::vector<connectors::Configured>& channels, const connectors::ChannelDeps& deps);
 
 // The channels whose interrupted sends are looked up rather than escalated

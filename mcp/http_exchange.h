@@ -120,7 +120,8 @@ inline constexpr std::chrono::milliseconds k_max_resume_delay{30'000};
 // request: how long to wait before the next GET, with `at` moved on (the stream's last id and
 // retry kept when it sent new ones, one more resume counted). Refused, saying why, when no
 // event id was ever sent (nothing to resume from) or `max_resumes` GETs were sent already.
-std::expected<std::chrono::milliseconds, std::string> next_resume(StreamPosition& at, const HttpOutcome& ended,
-                                                                  int max_resumes);
+[[nodiscard]] std::expected<std::chrono::milliseconds, std::string> next_resume(StreamPosition& at,
+                                                                                const HttpOutcome& ended,
+                                                                                int max_resumes);
 
 }  // namespace dispatchd::mcp

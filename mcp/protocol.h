@@ -95,7 +95,8 @@ struct MessageLimits {
 // One line (stdio) or one JSON body or SSE event (HTTP) from the server, read strictly.
 // Refused, with a short reason: not one JSON object, not JSON-RPC 2.0, a batch (an array;
 // the protocol's current revisions send none), an object that is none of the four kinds.
-std::expected<Message, std::string> parse_message(std::string_view text, const MessageLimits& limits = {});
+[[nodiscard]] std::expected<Message, std::string> parse_message(std::string_view text,
+                                                                const MessageLimits& limits = {});
 
 // ---- results --------------------------------------------------------------------------
 
@@ -107,7 +108,7 @@ struct ServerHello {
   bool tools = false;               // capabilities.tools present: the server has tools
   bool tools_list_changed = false;  // capabilities.tools.listChanged: it announces changes
 };
-std::expected<ServerHello, std::string> read_initialize_result(std::string_view result_json);
+[[nodiscard]] std::expected<ServerHello, std::string> read_initialize_result(std::string_view result_json);
 
 // One tool as `tools/list` describes it.
 struct Tool {
@@ -122,7 +123,7 @@ struct ToolPage {
 };
 // Refused: no `tools` array, a tool without a name or without an object `inputSchema`, two
 // tools of one name on a page. At most 1,000 tools a page.
-std::expected<ToolPage, std::string> read_tools_list(std::string_view result_json);
+[[nodiscard]] std::expected<ToolPage, std::string> read_tools_list(std::string_view result_json);
 
 // A `tools/call` answer reduced to what the agent may pass on: its text parts joined (one
 // line break between parts) and capped; the other parts (images, audio, resources) named,
@@ -135,6 +136,7 @@ struct ToolResult {
   std::optional<std::string> structured;  // compact JSON of `structuredContent`, when present
                                           // and within max_text_bytes
 };
-std::expected<ToolResult, std::string> read_tool_result(std::string_view result_json, std::size_t max_text_bytes);
+[[nodiscard]] std::expected<ToolResult, std::string> read_tool_result(std::string_view result_json,
+                                                                      std::size_t max_text_bytes);
 
 }  // namespace dispatchd::mcp

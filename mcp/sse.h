@@ -34,7 +34,7 @@ class SseReader {
   explicit SseReader(std::size_t max_event_bytes = 4u << 20) : m_max(max_event_bytes) {}
 
   // The events that `chunk` completes, or why the stream is refused (an event too large).
-  std::expected<std::vector<SseEvent>, std::string> feed(std::string_view chunk);
+  [[nodiscard]] std::expected<std::vector<SseEvent>, std::string> feed(std::string_view chunk);
 
   const std::string& last_event_id() const { return m_last_id; }
   // The delay the server asked for before reconnecting, when it did.

@@ -54,10 +54,10 @@ struct StdioCallbacks {
 class StdioProcess {
  public:
   // Starts the server, or says why it could not (no such program, a bad directory, ...).
-  static std::expected<std::shared_ptr<StdioProcess>, std::string> start(boost::asio::io_context& io,
-                                                                         const StdioCommand& command,
-                                                                         const StdioLimits& limits,
-                                                                         StdioCallbacks callbacks);
+  [[nodiscard]] static std::expected<std::shared_ptr<StdioProcess>, std::string> start(boost::asio::io_context& io,
+                                                                                       const StdioCommand& command,
+                                                                                       const StdioLimits& limits,
+                                                                                       StdioCallbacks callbacks);
   // Kills and reaps a server still running (SIGKILL to its group), without callbacks.
   ~StdioProcess();
   StdioProcess(const StdioProcess&) = delete;

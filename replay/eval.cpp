@@ -119,7 +119,7 @@ void score(CaseResult& r, std::vector<FieldScore>& fields) {
   };
   const DecisionView& got = r.run.replayed;
   if (r.label.must_escalate) {
-    mark("must_escalate", got.kind == "escalate");
+    mark("must_escalate", got.kind == store::DecisionKind::escalate);
   } else {
     // The action as the model's accepted output names it (view_of reads the action field).
     const bool accepted = !r.run.attempts.empty() && !got.fields.empty();
@@ -179,7 +179,7 @@ std::expected<EvalReport, std::string> run_eval(const std::vector<LabelledCase>&
     if (!id) return std::unexpected("cannot store case " + c.id + ": " + id.error().message);
     ids.push_back(*id);
   }
-  if (auto prepared = store::prepare_scratch(*db, ids); !prepared)
+  if (auto prepared = store::prepare_scratch(*db, migrations_dir, ids); !prepared)
     return std::unexpected("cannot prepare the scratch database: " + prepared.error().message);
   auto ran = run_pending(*db, options, hooks);
   if (!ran) return std::unexpected(ran.error());
@@ -227,7 +227,7 @@ std::string eval_markdown(const EvalReport& report) {
     const auto& got = c.run.replayed;
     md += "| " + std::to_string(c.label.line) + " | " + markdown::table_cell(c.label.id) + " | " +
           markdown::table_cell(c.label.must_escalate ? "escalation" : *c.label.expected_action) + " | " +
-          markdown::table_cell(got.kind + (got.action.empty() ? "" : " " + got.action) +
+          markdown::table_cell(std::string(store::to_sql(got.kind)) + (got.action.empty() ? "" : " " + got.action) +
                                (got.reason.empty() ? "" : " " + got.reason)) +
           " | " + (c.correct ? std::string("correct") : "wrong: " + markdown::table_cell(wrong)) + " |\n";
   }
@@ -248,7 +248,7 @@ std::string eval_json(const EvalReport& report) {
   out.end_array().begin_array("results");
   for (const auto& c : report.cases) {
     out.begin_object().field("line", c.label.line).field("id", c.label.id).field("correct", c.correct);
-    out.field("kind", c.run.replayed.kind).field("action", c.run.replayed.action);
+    out.field("kind", store::to_sql(c.run.replayed.kind)).field("action", c.run.replayed.action);
     out.field("reason", c.run.replayed.reason).begin_array("wrong");
     for (const auto& w : c.wrong) out.value(w);
     out.end_array().field("attempts", static_cast<std::int64_t>(c.run.attempts.size())).end_object();

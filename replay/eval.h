@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "replay/online.h"
-#include "store/replay.h"
+#include "store/tools/replay.h"
 
 namespace dispatchd::replay {
 
@@ -58,8 +58,8 @@ struct SetError {
 };
 
 // `channels`: the names a case's "channel" may take (connectors/registry.h's kinds).
-std::expected<std::vector<LabelledCase>, SetError> parse_set(std::string_view text,
-                                                             std::span<const std::string_view> channels);
+[[nodiscard]] std::expected<std::vector<LabelledCase>, SetError> parse_set(std::string_view text,
+                                                                           std::span<const std::string_view> channels);
 
 struct CaseResult {
   LabelledCase label;
@@ -89,9 +89,11 @@ struct EvalReport {
 // Runs `cases` in a fresh database at `scratch_path` (must not exist; migrated from
 // `migrations_dir`), received now, each a conversation of its own. The caller removes the
 // scratch file. An error names what failed (the store, the transport).
-std::expected<EvalReport, std::string> run_eval(const std::vector<LabelledCase>& cases, const ModelOptions& options,
-                                                const std::string& scratch_path, const std::string& migrations_dir,
-                                                const RunHooks& hooks = {});
+[[nodiscard]] std::expected<EvalReport, std::string> run_eval(const std::vector<LabelledCase>& cases,
+                                                              const ModelOptions& options,
+                                                              const std::string& scratch_path,
+                                                              const std::string& migrations_dir,
+                                                              const RunHooks& hooks = {});
 
 std::string eval_markdown(const EvalReport& report);
 std::string eval_json(const EvalReport& report);

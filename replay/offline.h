@@ -24,7 +24,7 @@
 #include "catalog/catalog.h"
 #include "store/database.h"
 #include "store/error.h"
-#include "store/replay.h"
+#include "store/tools/replay.h"
 #include "validator/validator.h"
 
 namespace dispatchd::replay {
@@ -60,8 +60,8 @@ struct Selection {
 
 // Calls `visit` for each message of the selection, in the order described above, each with
 // its recorded attempts (online replay takes the same messages as offline replay).
-std::expected<void, store::Error> for_each_selected(store::Database& db, const Selection& selection,
-                                                    const std::function<void(const store::RecordedMessage&)>& visit);
+[[nodiscard]] std::expected<void, store::Error> for_each_selected(
+    store::Database& db, const Selection& selection, const std::function<void(const store::RecordedMessage&)>& visit);
 
 // A past reply whose verdict changes.
 struct Change {
@@ -100,10 +100,10 @@ struct Report {
   std::vector<Change> changes;  // in received_at order, then attempt
 };
 
-// Reads the recorded attempts page by page (store/replay.h) and re-checks each one.
+// Reads the recorded attempts page by page (store/tools/replay.h) and re-checks each one.
 // Memory: the changes, plus the sampled messages when `sample` is set.
-std::expected<Report, store::Error> run_offline(store::Database& db, const catalog::Catalog& catalog,
-                                                const Selection& selection);
+[[nodiscard]] std::expected<Report, store::Error> run_offline(store::Database& db, const catalog::Catalog& catalog,
+                                                              const Selection& selection);
 
 // The report for people: a summary table, the counts per action, then each change with
 // its message_id, provider id and errors. Dates as stored (ISO 8601 UTC).

@@ -14,10 +14,10 @@
 #include "llm/limiter.h"
 #include "llm/retry.h"
 #include "net/curl_transport.h"
-#include "store/backup.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
-#include "store/sqlite_snapshot.h"
+#include "store/tools/backup.h"
+#include "store/tools/sqlite_snapshot.h"
 #include "validator/extract.h"
 
 namespace dispatchd::replay {
@@ -71,7 +71,7 @@ struct Tally {
       return (a.verdict == store::Verdict::invalid || a.verdict == store::Verdict::error) && &a != &attempts.back();
     });
     if (reasked) ++s.reasked;
-    if (m.replayed.kind == "escalate") ++s.escalated;
+    if (m.replayed.kind == store::DecisionKind::escalate) ++s.escalated;
     if (!m.changes.empty()) ++s.changed;
     for (const auto& a : attempts) {
       ++s.attempts;
@@ -155,7 +155,7 @@ std::expected<ModelOptions, std::string> model_options(const config::Config& con
 namespace {
 
 // The live database, copied into a new SQLite file at place.path: SQLite's online backup of
-// a SQLite file, a snapshot of a PostgreSQL store (store/sqlite_snapshot.h).
+// a SQLite file, a snapshot of a PostgreSQL store (store/tools/sqlite_snapshot.h).
 std::expected<void, std::string> copy_live(store::Database& live, const ScratchPlace& place) {
   if (live.backend() == store::Backend::sqlite) {
     if (auto copied = store::backup(live, place.path); !copied) return std::unexpected(copied.error().message);
@@ -191,14 +191,14 @@ std::expected<store::Database, std::string> open_scratch(store::Database& live, 
     return std::unexpected("cannot copy the database to " + path + ": " + copied.error());
   auto scratch = store::Database::open(path, store::Database::Mode::existing);
   if (!scratch) return std::unexpected(scratch.error().message);
-  if (auto prepared = store::prepare_scratch(*scratch, ids); !prepared)
+  if (auto prepared = store::prepare_scratch(*scratch, place.migrations_dir, ids); !prepared)
     return std::unexpected("cannot prepare " + path + ": " + prepared.error().message);
   return std::move(*scratch);
 }
 
 std::expected<RunEnd, std::string> run_pending(store::Database& scratch, const ModelOptions& options,
                                                const RunHooks& hooks) {
-  auto pending = scratch.query_int("SELECT count(*) FROM replay_progress WHERE status = 'pending'");
+  auto pending = store::pending_count(scratch);
   if (!pending) return std::unexpected("cannot read the progress: " + pending.error().message);
   std::int64_t remaining = *pending;
   boost::asio::io_context io;
@@ -246,7 +246,11 @@ std::expected<RunEnd, std::string> run_pending(store::Database& scratch, const M
 }
 
 DecisionView view_of(const catalog::Catalog& catalog, const store::StoredDecision& decision) {
-  DecisionView view{decision.kind, decision.action, decision.recipient, decision.reason, {}};
+  DecisionView view{decision.kind,
+                    decision.action,
+                    decision.recipient,
+                    decision.reason ? std::string(store::to_sql(*decision.reason)) : std::string(),
+                    {}};
   if (decision.output.empty()) return view;
   json::Object object;
   const auto found = validator::extract(decision.output, {}, object);

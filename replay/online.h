@@ -1,7 +1,7 @@
 #pragma once
 // Online replay and eval: recorded (or labelled) inbound messages sent through the agent
 // loop itself (agent/agent.h: the same context, validation, re-asks, tools and escalation)
-// against a model, in a scratch database prepared by store::prepare_scratch (store/replay.h).
+// against a model, in a scratch database prepared by store::prepare_scratch (store/tools/replay.h).
 // Nothing reaches a customer: no connector and no outbox pump run here, so a new reply
 // stays `approved` in the scratch outbox; the live database is never opened for writing.
 //
@@ -30,7 +30,7 @@
 #include "replay/offline.h"
 #include "store/database.h"
 #include "store/error.h"
-#include "store/replay.h"
+#include "store/tools/replay.h"
 
 namespace dispatchd::replay {
 
@@ -53,8 +53,9 @@ struct Overrides {
 // The provider from llm.* (the key read from llm.api_key_env or its credential), the agent's
 // settings and setup from `catalog` and the system prompt (the override, else the
 // configuration's system_prompt_file). An error names the problem.
-std::expected<ModelOptions, std::string> model_options(const config::Config& config, catalog::Catalog catalog,
-                                                       const Overrides& overrides);
+[[nodiscard]] std::expected<ModelOptions, std::string> model_options(const config::Config& config,
+                                                                     catalog::Catalog catalog,
+                                                                     const Overrides& overrides);
 
 // Where a run's scratch database is, and how to make a SQLite file of a PostgreSQL store.
 struct ScratchPlace {
@@ -70,8 +71,9 @@ struct ScratchPlace {
 // SQLite file by store::backup, a PostgreSQL store by store::snapshot_to_sqlite: one read
 // snapshot, nothing written to the server) and prepared with the messages of `selection`
 // (offline.h), in the same order.
-std::expected<store::Database, std::string> open_scratch(store::Database& live, const Selection& selection,
-                                                         const ScratchPlace& place, bool& resumed);
+[[nodiscard]] std::expected<store::Database, std::string> open_scratch(store::Database& live,
+                                                                       const Selection& selection,
+                                                                       const ScratchPlace& place, bool& resumed);
 
 enum class RunEnd { complete, interrupted };
 
@@ -87,16 +89,16 @@ struct RunHooks {
 // its decision is stored. Returns when none is pending, or after an interrupt once the
 // messages in flight are done (RunEnd::interrupted; what is left stays pending for a
 // resumed run). An error: the store or the transport failed.
-std::expected<RunEnd, std::string> run_pending(store::Database& scratch, const ModelOptions& options,
-                                               const RunHooks& hooks = {});
+[[nodiscard]] std::expected<RunEnd, std::string> run_pending(store::Database& scratch, const ModelOptions& options,
+                                                             const RunHooks& hooks = {});
 
 // A decision for people: what the agent did, with every field of the model's output
 // (strings as written, other values as compact JSON), in the output's order.
 struct DecisionView {
-  std::string kind;  // reply | escalate | ignore | none
+  store::DecisionKind kind = store::DecisionKind::none;
   std::string action;
   std::string recipient;
-  std::string reason;
+  std::string reason;  // the escalation reason's text, "" when none
   std::vector<std::pair<std::string, std::string>> fields;
 };
 DecisionView view_of(const catalog::Catalog& catalog, const store::StoredDecision& decision);
@@ -144,8 +146,9 @@ struct OnlineReport {
 };
 
 // Reads the run from the scratch database. `catalog` names the action field.
-std::expected<OnlineReport, store::Error> collect(store::Database& scratch, const catalog::Catalog& catalog,
-                                                  const std::string& model);
+[[nodiscard]] std::expected<OnlineReport, store::Error> collect(store::Database& scratch,
+                                                                const catalog::Catalog& catalog,
+                                                                const std::string& model);
 
 // The report for people (summary, then every changed message, then every message) and the
 // same content for programs. Format contract: docs/cli.md, `dispatchctl replay --online`.

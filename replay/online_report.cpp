@@ -25,9 +25,10 @@ std::string ms(const std::optional<std::int64_t>& v) { return v ? std::to_string
 
 // "reply send_message to 15551234567", "escalate model_escalated (escalate_to_human)".
 std::string brief(const DecisionView& d) {
-  std::string out = d.kind;
-  if (d.kind == "escalate") out += " " + d.reason;
-  if (!d.action.empty()) out += d.kind == "escalate" ? " (" + d.action + ")" : " " + d.action;
+  const bool escalate = d.kind == store::DecisionKind::escalate;
+  std::string out(store::to_sql(d.kind));
+  if (escalate) out += " " + d.reason;
+  if (!d.action.empty()) out += escalate ? " (" + d.action + ")" : " " + d.action;
   if (!d.recipient.empty()) out += " to " + d.recipient;
   return markdown::table_cell(out);
 }
@@ -45,7 +46,8 @@ void change_section(std::string& md, const MessageResult& m) {
   std::string what;
   for (const auto& c : m.changes) what += (what.empty() ? "" : ", ") + c;
   md += "- changed: " + markdown::table_cell(what) + "\n\n| | recorded | replayed |\n|---|---|---|\n";
-  md += "| decision | " + or_dash(m.recorded.kind) + " | " + or_dash(m.replayed.kind) + " |\n";
+  md += "| decision | " + or_dash(std::string(store::to_sql(m.recorded.kind))) + " | " +
+        or_dash(std::string(store::to_sql(m.replayed.kind))) + " |\n";
   md += "| action | " + or_dash(m.recorded.action) + " | " + or_dash(m.replayed.action) + " |\n";
   md += "| recipient | " + or_dash(m.recorded.recipient) + " | " + or_dash(m.replayed.recipient) + " |\n";
   md += "| escalation reason | " + or_dash(m.recorded.reason) + " | " + or_dash(m.replayed.reason) + " |\n";
@@ -59,7 +61,7 @@ void change_section(std::string& md, const MessageResult& m) {
 }
 
 void decision_json(JsonOut& out, std::string_view key, const DecisionView& d) {
-  out.begin_object(key).field("kind", d.kind).field("action", d.action).field("recipient", d.recipient);
+  out.begin_object(key).field("kind", store::to_sql(d.kind)).field("action", d.action).field("recipient", d.recipient);
   out.field("reason", d.reason).begin_object("fields");
   for (const auto& [name, value] : d.fields) out.field(name, value);
   out.end_object().end_object();
@@ -128,7 +130,7 @@ std::string to_json(const OnlineReport& report) {
   for (const auto& m : report.messages) {
     out.begin_object().field("message_id", m.row.message_id).field("provider_message_id", m.row.provider_message_id);
     out.field("channel", m.row.channel).field("received_at", m.row.received_at);
-    out.field("status", store::to_string(m.row.status)).field("detail", m.row.detail);
+    out.field("status", store::to_sql(m.row.status)).field("detail", m.row.detail);
     decision_json(out, "recorded", m.recorded);
     decision_json(out, "replayed", m.replayed);
     out.begin_array("changes");

@@ -22,7 +22,7 @@ namespace dispatchd::staff {
 
 // 32 bytes from getrandom(2), as 64 lower-case hex digits; an error only when the kernel
 // gives no randomness.
-std::expected<std::string, std::string> random_secret();
+[[nodiscard]] std::expected<std::string, std::string> random_secret();
 
 // Lower-case hex SHA-256: what the store keeps of a token or a session id.
 std::string hash_secret(std::string_view secret);
@@ -62,15 +62,16 @@ struct Staffer {
 
 // Creates an account (an admin one with `admin`, in the same transaction); returns its
 // personal token, which exists only in this answer.
-std::expected<std::string, Refusal> add_account(store::Database& db, const std::string& name, const std::string& actor,
-                                                store::Time now, bool admin = false);
+[[nodiscard]] std::expected<std::string, Refusal> add_account(store::Database& db, const std::string& name,
+                                                              const std::string& actor, store::Time now,
+                                                              bool admin = false);
 
 // Marks an active account admin (it may reassign claims) or not.
-std::expected<void, Refusal> set_admin(store::Database& db, const std::string& name, bool admin,
-                                       const std::string& actor, store::Time now);
+[[nodiscard]] std::expected<void, Refusal> set_admin(store::Database& db, const std::string& name, bool admin,
+                                                     const std::string& actor, store::Time now);
 
-std::expected<void, Refusal> revoke_account(store::Database& db, const std::string& name, const std::string& actor,
-                                            store::Time now);
+[[nodiscard]] std::expected<void, Refusal> revoke_account(store::Database& db, const std::string& name,
+                                                          const std::string& actor, store::Time now);
 
 struct NewSession {
   std::string id;  // the cookie's value
@@ -78,17 +79,17 @@ struct NewSession {
 };
 
 // Checks `name` and `token` (in constant time) and opens a session.
-std::expected<NewSession, AuthFailure> log_in(store::Database& db, const std::string& name, const std::string& token,
-                                              store::Time now);
+[[nodiscard]] std::expected<NewSession, AuthFailure> log_in(store::Database& db, const std::string& name,
+                                                            const std::string& token, store::Time now);
 
 // The account holding session `id`, moving its idle clock when due.
-std::expected<Staffer, AuthFailure> session_staffer(store::Database& db, const std::string& id, store::Time now,
-                                                    const SessionPolicy& policy);
+[[nodiscard]] std::expected<Staffer, AuthFailure> session_staffer(store::Database& db, const std::string& id,
+                                                                  store::Time now, const SessionPolicy& policy);
 
 // The account whose personal token is `token`.
-std::expected<Staffer, AuthFailure> token_staffer(store::Database& db, const std::string& token);
+[[nodiscard]] std::expected<Staffer, AuthFailure> token_staffer(store::Database& db, const std::string& token);
 
 // Ends session `id` (nothing to do when it is already gone).
-std::expected<void, AuthFailure> log_out(store::Database& db, const std::string& id, store::Time now);
+[[nodiscard]] std::expected<void, AuthFailure> log_out(store::Database& db, const std::string& id, store::Time now);
 
 }  // namespace dispatchd::staff

@@ -42,12 +42,13 @@ struct CaseWindow {
 
 // The reply window of `sender` on `channel` at `now` under `rule` (null: no window), and,
 // when there is one and `catalog` is given, its template actions in catalog order.
-store::Result<CaseWindow> case_window(store::Database& db, const catalog::Catalog* catalog, WindowRule rule,
-                                      const std::string& channel, const std::string& sender, store::Time now);
+[[nodiscard]] store::Result<CaseWindow> case_window(store::Database& db, const catalog::Catalog* catalog,
+                                                    WindowRule rule, const std::string& channel,
+                                                    const std::string& sender, store::Time now);
 
 // The window alone, for a decision: nullopt when the channel has none.
-store::Result<std::optional<ReplyWindow>> reply_window_of(store::Database& db, WindowRule rule,
-                                                          const std::string& channel, const std::string& sender,
-                                                          store::Time now);
+[[nodiscard]] store::Result<std::optional<ReplyWindow>> reply_window_of(store::Database& db, WindowRule rule,
+                                                                        const std::string& channel,
+                                                                        const std::string& sender, store::Time now);
 
 }  // namespace dispatchd::staff

@@ -115,7 +115,7 @@ std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog:
   // A proposal stored before recipients were made canonical may be addressed as the model
   // wrote it ("+1 555-123-4567"), which the channel cannot match to the customer: the checked
   // action, addressed to the counterpart as stored, is approved in its place.
-  const auto proposal = std::ranges::find(item->actions, "proposed", &store::ActionRow::status);
+  const auto proposal = std::ranges::find(item->actions, store::ActionStatus::proposed, &store::ActionRow::status);
   if (proposal != item->actions.end() && proposal->recipient != checked->recipient) {
     return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), "approved", now));
   }

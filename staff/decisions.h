@@ -46,25 +46,27 @@ inline constexpr std::size_t k_max_reply_code_points = 4096;
 // a free-form reply is refused (an approved or edited one by the validator's window_closed
 // policy, a staff reply with a message saying so); a template action still goes.
 
-std::expected<void, Refusal> claim(store::Database& db, std::int64_t escalation, const std::string& who,
-                                   store::Time now);
+[[nodiscard]] std::expected<void, Refusal> claim(store::Database& db, std::int64_t escalation, const std::string& who,
+                                                 store::Time now);
 
 // Sends the escalation's proposal as it is; returns the outbox action id.
-std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog::Catalog& catalog,
-                                             std::int64_t escalation, const std::string& who, store::Time now,
-                                             WindowRuleOf windows);
+[[nodiscard]] std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog::Catalog& catalog,
+                                                           std::int64_t escalation, const std::string& who,
+                                                           store::Time now, WindowRuleOf windows);
 
 // Sends `action_json` (a reply object in the catalog's format) instead of the proposal.
-std::expected<std::int64_t, Refusal> edit(store::Database& db, const catalog::Catalog& catalog, std::int64_t escalation,
-                                          const std::string& who, const std::string& action_json, store::Time now,
-                                          WindowRuleOf windows);
+[[nodiscard]] std::expected<std::int64_t, Refusal> edit(store::Database& db, const catalog::Catalog& catalog,
+                                                        std::int64_t escalation, const std::string& who,
+                                                        const std::string& action_json, store::Time now,
+                                                        WindowRuleOf windows);
 
 // Sends `text` to the message's sender as a "staff_reply" action.
-std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t escalation, const std::string& who,
-                                           const std::string& text, store::Time now, WindowRuleOf windows);
+[[nodiscard]] std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t escalation,
+                                                         const std::string& who, const std::string& text,
+                                                         store::Time now, WindowRuleOf windows);
 
 // Closes the escalation without sending anything; `note` says why.
-std::expected<void, Refusal> dismiss(store::Database& db, std::int64_t escalation, const std::string& who,
-                                     const std::string& note, store::Time now);
+[[nodiscard]] std::expected<void, Refusal> dismiss(store::Database& db, std::int64_t escalation, const std::string& who,
+                                                   const std::string& note, store::Time now);
 
 }  // namespace dispatchd::staff

@@ -53,9 +53,10 @@ struct HandOverAsk {
   bool to_active = false;         // reassign: `to` is an active account
 };
 
-std::expected<store::HandOverRule, HandOverRefusal> hand_over_rule(const store::ClaimState& claim,
-                                                                   const HandOverAsk& ask, store::Time now,
-                                                                   std::chrono::minutes idle_limit);
+[[nodiscard]] std::expected<store::HandOverRule, HandOverRefusal> hand_over_rule(const store::ClaimState& claim,
+                                                                                 const HandOverAsk& ask,
+                                                                                 store::Time now,
+                                                                                 std::chrono::minutes idle_limit);
 
 // The refusal as one line naming the escalation ("escalation 2 is claimed by luis, idle for
 // less than 30 minutes: a take-over is allowed in 12 minutes").
@@ -72,13 +73,14 @@ inline constexpr std::size_t k_max_note_code_points = 4096;
 
 // A hand-over as its rule allows it; the store call in the same transaction. `note` is
 // optional ("" for none), valid UTF-8 of at most k_max_note_code_points.
-std::expected<store::HandOverRule, Refusal> hand_over(store::Database& db, std::int64_t escalation,
-                                                      const HandOverAsk& ask, const std::string& note, store::Time now,
-                                                      std::chrono::minutes idle_limit);
+[[nodiscard]] std::expected<store::HandOverRule, Refusal> hand_over(store::Database& db, std::int64_t escalation,
+                                                                    const HandOverAsk& ask, const std::string& note,
+                                                                    store::Time now, std::chrono::minutes idle_limit);
 
 // An internal note by `author`: never sent to the customer. Not empty, valid UTF-8, at most
 // k_max_note_code_points; allowed on closed escalations too. Returns the note's id.
-std::expected<std::int64_t, Refusal> add_note(store::Database& db, std::int64_t escalation, const std::string& author,
-                                              const std::string& text, store::Time now);
+[[nodiscard]] std::expected<std::int64_t, Refusal> add_note(store::Database& db, std::int64_t escalation,
+                                                            const std::string& author, const std::string& text,
+                                                            store::Time now);
 
 }  // namespace dispatchd::staff

@@ -7,8 +7,8 @@ namespace dispatchd::staff {
 namespace {
 
 void escalation_json(JsonOut& out, const store::EscalationRow& e) {
-  out.field("escalation_id", e.id).field("message_id", e.message_id).field("reason", e.reason);
-  out.field("status", e.status).field("assignee", e.assignee).field("resolution", e.resolution);
+  out.field("escalation_id", e.id).field("message_id", e.message_id).field("reason", store::to_sql(e.reason));
+  out.field("status", store::to_sql(e.status)).field("assignee", e.assignee).field("resolution", e.resolution);
   out.field("created_at", e.created_at).field("claimed_at", e.claimed_at).field("resolved_at", e.resolved_at);
   out.field("channel", e.channel).field("sender", e.sender).field("text", e.text);
   out.raw_or_null("proposed_action", e.proposed_action).raw_or_null("detail", e.detail);
@@ -92,11 +92,9 @@ std::string catalog_json(const catalog::Catalog& catalog) {
 }
 
 std::optional<TargetReading> row_target(const store::EscalationRow& row, const TargetClock& clock) {
-  const auto reason = store::from_sql<store::EscalationReason>(row.reason);
-  const auto status = store::from_sql<store::EscalationStatus>(row.status);
   const auto created = store::parse_time(row.created_at);
-  if (!reason || !status || !created) return std::nullopt;
-  return read_target({*created, *reason, *status, row.breach_noticed_at.has_value()}, clock.targets, clock.now);
+  if (!created) return std::nullopt;
+  return read_target({*created, row.reason, row.status, row.breach_noticed_at.has_value()}, clock.targets, clock.now);
 }
 
 std::string escalations_json(const std::vector<store::EscalationRow>& rows, const std::optional<TargetClock>& clock) {
@@ -124,25 +122,25 @@ std::string case_json(const store::EscalationCase& c, const std::optional<DeskCl
   out.begin_array("conversation");
   for (const auto& m : c.conversation) {
     out.begin_object().field("message_id", m.id).field("received_at", m.received_at).field("sender", m.sender);
-    out.field("text", m.text).field("outcome", m.outcome).end_object();
+    out.field("text", m.text).field("outcome", store::to_sql(m.outcome)).end_object();
   }
   out.end_array().begin_array("attempts");
   for (const auto& a : c.attempts) {
     out.begin_object().field("attempt", a.attempt).field("provider", a.provider).field("model", a.model);
-    out.field("raw_output", a.raw_output).field("verdict", a.verdict).raw_or_null("errors", a.errors);
+    out.field("raw_output", a.raw_output).field("verdict", store::to_sql(a.verdict)).raw_or_null("errors", a.errors);
     out.field("error_class", a.error_class).field("latency_ms", a.latency_ms).field("input_tokens", a.input_tokens);
     out.field("output_tokens", a.output_tokens).field("finish_reason", a.finish_reason).end_object();
   }
   out.end_array().begin_array("actions");
   for (const auto& a : c.actions) {
     out.begin_object().field("action_id", a.id).field("action", a.action).raw_or_null("arguments", a.arguments);
-    out.field("recipient", a.recipient).field("body", a.body).field("status", a.status);
+    out.field("recipient", a.recipient).field("body", a.body).field("status", store::to_sql(a.status));
     out.field("created_by", a.created_by).field("error", a.error).end_object();
   }
   out.end_array().begin_array("sent");
   for (const auto& a : c.sent) {
     out.begin_object().field("action_id", a.id).field("message_id", a.message_id).field("action", a.action);
-    out.field("body", a.body).field("status", a.status).field("created_by", a.created_by);
+    out.field("body", a.body).field("status", store::to_sql(a.status)).field("created_by", a.created_by);
     out.field("updated_at", a.updated_at).end_object();
   }
   out.end_array().begin_array("notes");

@@ -41,7 +41,7 @@ struct TemplateError {
 };
 
 // `text` with its placeholders filled and {{ }} made single braces. Pure.
-std::expected<std::string, TemplateError> fill(std::string_view text, const CaseFields& fields);
+[[nodiscard]] std::expected<std::string, TemplateError> fill(std::string_view text, const CaseFields& fields);
 
 // Longest saved reply name, in bytes.
 inline constexpr std::size_t k_max_saved_reply_name = 100;
@@ -49,21 +49,23 @@ inline constexpr std::size_t k_max_saved_reply_name = 100;
 // Adds a saved reply after checking its name (1 to 100 bytes of UTF-8, no control
 // characters) and text (not empty, UTF-8, at most k_max_reply_code_points, known
 // placeholders only); returns its id. `actor` is recorded in the audit trail.
-std::expected<std::int64_t, Refusal> add_saved_reply(store::Database& db, const std::string& name,
-                                                     const std::string& text, const std::string& actor,
-                                                     store::Time now);
+[[nodiscard]] std::expected<std::int64_t, Refusal> add_saved_reply(store::Database& db, const std::string& name,
+                                                                   const std::string& text, const std::string& actor,
+                                                                   store::Time now);
 // Replaces a saved reply's text, checked as add_saved_reply checks it.
-std::expected<void, Refusal> change_saved_reply(store::Database& db, std::int64_t id, const std::string& text,
-                                                const std::string& actor, store::Time now);
-std::expected<void, Refusal> remove_saved_reply(store::Database& db, std::int64_t id, const std::string& actor,
-                                                store::Time now);
+[[nodiscard]] std::expected<void, Refusal> change_saved_reply(store::Database& db, std::int64_t id,
+                                                              const std::string& text, const std::string& actor,
+                                                              store::Time now);
+[[nodiscard]] std::expected<void, Refusal> remove_saved_reply(store::Database& db, std::int64_t id,
+                                                              const std::string& actor, store::Time now);
 
 // The saved replies as the API and `dispatchctl replies list --json` print them: an array of
 // {"id","name","text","created_by","created_at","updated_at"}.
 std::string saved_replies_json(const std::vector<store::SavedReply>& replies);
 
 // The fields of escalation `escalation` as `who` would send a reply to it.
-std::expected<CaseFields, Refusal> case_fields(store::Database& db, std::int64_t escalation, const std::string& who);
+[[nodiscard]] std::expected<CaseFields, Refusal> case_fields(store::Database& db, std::int64_t escalation,
+                                                             const std::string& who);
 
 // A saved reply filled for one case.
 struct FilledReply {
@@ -71,12 +73,14 @@ struct FilledReply {
   std::string filled;
 };
 // Every saved reply, filled for escalation `escalation` and `who`.
-std::expected<std::vector<FilledReply>, Refusal> filled_replies(store::Database& db, std::int64_t escalation,
-                                                                const std::string& who);
+[[nodiscard]] std::expected<std::vector<FilledReply>, Refusal> filled_replies(store::Database& db,
+                                                                              std::int64_t escalation,
+                                                                              const std::string& who);
 
 // Fills saved reply `saved` for the case and sends it with staff::reply; returns the
 // outbox action id (refused, as it is, while the customer's reply window is closed).
-std::expected<std::int64_t, Refusal> reply_saved(store::Database& db, std::int64_t escalation, const std::string& who,
-                                                 std::int64_t saved, store::Time now, WindowRuleOf windows);
+[[nodiscard]] std::expected<std::int64_t, Refusal> reply_saved(store::Database& db, std::int64_t escalation,
+                                                               const std::string& who, std::int64_t saved,
+                                                               store::Time now, WindowRuleOf windows);
 
 }  // namespace dispatchd::staff

@@ -128,7 +128,10 @@ std::string history_json(const std::optional<std::vector<store::EscalationRow>>&
     out.begin_array("replies");
     for (const auto& a : entry.replies) {
       out.begin_object().field("action_id", a.id).field("action", a.action).field("body", a.body);
-      out.field("status", a.status).field("created_by", a.created_by).field("updated_at", a.updated_at).end_object();
+      out.field("status", store::to_sql(a.status))
+          .field("created_by", a.created_by)
+          .field("updated_at", a.updated_at)
+          .end_object();
     }
     out.end_array().end_object();
   }

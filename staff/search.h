@@ -38,7 +38,7 @@ struct SearchInput {
 // the digits only); an address (anything with "@") as typed, trimmed. `to` is included:
 // the store's bound is the next day. At least one filter is not required: an empty search
 // lists every escalation, newest first.
-std::expected<store::EscalationSearch, std::string> read_search(const SearchInput& input);
+[[nodiscard]] std::expected<store::EscalationSearch, std::string> read_search(const SearchInput& input);
 
 // The customer as matched against senders: see read_search.
 std::string customer_key(std::string_view typed);

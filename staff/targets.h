@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "store/escalation_feed.h"
 #include "store/inbox.h"
-#include "store/notify.h"
 #include "store/states.h"
 
 namespace dispatchd::staff {

@@ -12,6 +12,12 @@
 namespace dispatchd::staff {
 namespace {
 
+// A stored state's text, for the Markdown and the summary.
+template <typename E>
+std::string text(E value) {
+  return std::string(store::to_sql(value));
+}
+
 constexpr const char* k_prompt_note =
     "dispatchd does not store the prompt itself. The system prompt and catalog prompt come from the configuration "
     "in force when the message was decided; the history below is the conversation before this message as the "
@@ -24,22 +30,19 @@ constexpr const char* k_tool_note =
 struct Facts {
   std::vector<std::vector<validator::Repair>> repairs;  // per attempt
   std::vector<bool> tool_call;                          // per attempt
-  std::vector<std::string> reasons;                     // of the escalations, in order
+  std::vector<store::EscalationReason> reasons;         // of the escalations, in order
   std::vector<std::int64_t> sent;                       // actions that reached the customer
   std::vector<const store::AuditRow*> staff_actions;
   std::string summary;
 };
 
-bool took(const std::string& verdict) { return verdict == "valid" || verdict == "review"; }
-
 std::string decision_summary(const store::Trail& t, const Facts& f) {
-  const std::string& outcome = t.message.outcome;
-  std::string out = outcome;
-  if (outcome == "pending") out += " (state " + t.message.state + ")";
-  for (std::size_t i = 0; i < f.reasons.size(); ++i) out += (i ? ", " : " (") + f.reasons[i];
+  std::string out = text(t.message.outcome);
+  if (t.message.outcome == store::Outcome::pending) out += " (state " + text(t.message.state) + ")";
+  for (std::size_t i = 0; i < f.reasons.size(); ++i) out += (i ? ", " : " (") + text(f.reasons[i]);
   if (!f.reasons.empty()) out += ")";
   for (const auto& e : t.escalations) {
-    out += "; escalation " + std::to_string(e.id) + " " + e.status;
+    out += "; escalation " + std::to_string(e.id) + " " + text(e.status);
     if (e.assignee) out += " by " + *e.assignee;
     if (e.resolution) out += " (" + *e.resolution + ")";
   }
@@ -55,11 +58,11 @@ Facts facts_of(const store::Trail& t) {
   for (std::size_t i = 0; i < t.attempts.size(); ++i) {
     const auto& raw = t.attempts[i].row.raw_output;
     f.repairs.push_back(raw ? validator::extract(*raw).repairs : std::vector<validator::Repair>{});
-    f.tool_call.push_back(took(t.attempts[i].row.verdict) && i + 1 < t.attempts.size());
+    f.tool_call.push_back(store::accepted(t.attempts[i].row.verdict) && i + 1 < t.attempts.size());
   }
   for (const auto& e : t.escalations) f.reasons.push_back(e.reason);
   for (const auto& a : t.actions) {
-    if (a.row.status == "sent") f.sent.push_back(a.row.id);
+    if (a.row.status == store::ActionStatus::sent) f.sent.push_back(a.row.id);
   }
   for (const auto& row : t.audit) {
     if (row.actor != "dispatchd") f.staff_actions.push_back(&row);
@@ -70,7 +73,7 @@ Facts facts_of(const store::Trail& t) {
 
 std::optional<std::string> last_verdict(const store::Trail& t) {
   if (t.attempts.empty()) return std::nullopt;
-  return t.attempts.back().row.verdict;
+  return text(t.attempts.back().row.verdict);
 }
 
 // ---- JSON ----
@@ -80,7 +83,10 @@ void message_json(JsonOut& out, const store::Trail& t) {
   out.begin_object("message").field("message_id", m.id).field("channel", m.channel);
   out.field("provider_message_id", m.provider_message_id).field("conversation_id", m.conversation_id);
   out.field("sender", m.sender).field("received_at", m.received_at).field("message_type", t.message_type);
-  out.field("text", m.text).field("state", m.state).field("outcome", m.outcome).field("cost_usd", t.cost_usd);
+  out.field("text", m.text)
+      .field("state", store::to_sql(m.state))
+      .field("outcome", store::to_sql(m.outcome))
+      .field("cost_usd", t.cost_usd);
   out.begin_array("turn");
   for (const auto id : t.turn) out.value(id);
   out.end_array().end_object();
@@ -101,7 +107,9 @@ void attempts_json(JsonOut& out, const store::Trail& t, const Facts& f) {
   for (std::size_t i = 0; i < t.attempts.size(); ++i) {
     const auto& a = t.attempts[i].row;
     out.begin_object().field("attempt", a.attempt).field("created_at", a.created_at).field("provider", a.provider);
-    out.field("model", a.model).field("request_summary", t.attempts[i].request_summary).field("verdict", a.verdict);
+    out.field("model", a.model)
+        .field("request_summary", t.attempts[i].request_summary)
+        .field("verdict", store::to_sql(a.verdict));
     out.field("raw_output", a.raw_output).begin_array("repairs");
     for (const auto& r : f.repairs[i])
       out.begin_object().field("code", r.code).field("message", r.message).end_object();
@@ -122,9 +130,11 @@ void attempts_json(JsonOut& out, const store::Trail& t, const Facts& f) {
 }
 
 void decision_json(JsonOut& out, const store::Trail& t, const Facts& f) {
-  out.begin_object("decision").field("outcome", t.message.outcome).field("state", t.message.state);
+  out.begin_object("decision")
+      .field("outcome", store::to_sql(t.message.outcome))
+      .field("state", store::to_sql(t.message.state));
   out.field("last_verdict", last_verdict(t)).begin_array("escalation_reasons");
-  for (const auto& r : f.reasons) out.value(r);
+  for (const auto r : f.reasons) out.value(store::to_sql(r));
   out.end_array().begin_array("sent_actions");
   for (const auto id : f.sent) out.value(id);
   out.end_array().field("summary", f.summary).end_object();
@@ -135,7 +145,7 @@ void actions_json(JsonOut& out, const store::Trail& t) {
   for (const auto& a : t.actions) {
     const auto& r = a.row;
     out.begin_object().field("action_id", r.id).field("action", r.action).raw_or_null("arguments", r.arguments);
-    out.field("recipient", r.recipient).field("body", r.body).field("status", r.status);
+    out.field("recipient", r.recipient).field("body", r.body).field("status", store::to_sql(r.status));
     out.field("created_by", r.created_by).field("provider_message_id", r.provider_message_id).field("error", r.error);
     out.field("escalation_id", a.escalation_id).field("created_at", a.created_at).field("updated_at", r.updated_at);
     out.begin_array("deliveries");
@@ -158,8 +168,13 @@ void actions_json(JsonOut& out, const store::Trail& t) {
 void escalations_json(JsonOut& out, const store::Trail& t) {
   out.begin_array("escalations");
   for (const auto& e : t.escalations) {
-    out.begin_object().field("escalation_id", e.id).field("reason", e.reason).raw_or_null("detail", e.detail);
-    out.field("status", e.status).raw_or_null("proposed_action", e.proposed_action).field("assignee", e.assignee);
+    out.begin_object()
+        .field("escalation_id", e.id)
+        .field("reason", store::to_sql(e.reason))
+        .raw_or_null("detail", e.detail);
+    out.field("status", store::to_sql(e.status))
+        .raw_or_null("proposed_action", e.proposed_action)
+        .field("assignee", e.assignee);
     out.field("resolution", e.resolution).field("created_at", e.created_at).field("claimed_at", e.claimed_at);
     out.field("resolved_at", e.resolved_at).begin_array("notes");
     for (const auto& n : t.notes) {
@@ -261,8 +276,8 @@ void message_md(std::string& out, const store::Trail& t) {
   table_row(out, {"Sender", m.sender});
   table_row(out, {"Type", or_dash(t.message_type)});
   table_row(out, {"Received", m.received_at});
-  table_row(out, {"State", m.state});
-  table_row(out, {"Outcome", m.outcome});
+  table_row(out, {"State", text(m.state)});
+  table_row(out, {"Outcome", text(m.outcome)});
   if (t.turn.size() > 1) {
     std::string ids;
     for (const auto id : t.turn) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
@@ -298,7 +313,7 @@ void attempt_md(std::string& out, const store::TrailAttempt& attempt, const std:
                 bool tool_call) {
   const auto& a = attempt.row;
   line(out);
-  line(out, "### Attempt " + std::to_string(a.attempt) + ": " + a.verdict + (tool_call ? " (tool call)" : ""));
+  line(out, "### Attempt " + std::to_string(a.attempt) + ": " + text(a.verdict) + (tool_call ? " (tool call)" : ""));
   line(out);
   if (a.cached_input_tokens || a.cache_write_tokens || a.reasoning_tokens) {
     line(out, "Tokens: input " + or_dash(a.input_tokens) + ", cached input " + or_dash(a.cached_input_tokens) +
@@ -338,9 +353,9 @@ void attempts_md(std::string& out, const store::Trail& t, const Facts& f) {
                      "Finish", "Cost USD"});
   for (const auto& attempt : t.attempts) {
     const auto& a = attempt.row;
-    table_row(out, {std::to_string(a.attempt), a.created_at, a.provider, a.model, a.verdict, or_dash(a.error_class),
-                    or_dash(a.latency_ms), or_dash(a.input_tokens), or_dash(a.output_tokens), or_dash(a.finish_reason),
-                    usd_or_unknown(a.cost_usd)});
+    table_row(out, {std::to_string(a.attempt), a.created_at, a.provider, a.model, text(a.verdict),
+                    or_dash(a.error_class), or_dash(a.latency_ms), or_dash(a.input_tokens), or_dash(a.output_tokens),
+                    or_dash(a.finish_reason), usd_or_unknown(a.cost_usd)});
   }
   if (!t.attempts.empty()) {
     line(out);
@@ -362,7 +377,7 @@ void decision_md(std::string& out, const store::Trail& t, const Facts& f) {
   line(out);
   line(out, "## Decision");
   line(out);
-  line(out, "- Outcome: " + t.message.outcome + " (state " + t.message.state + ")");
+  line(out, "- Outcome: " + text(t.message.outcome) + " (state " + text(t.message.state) + ")");
   line(out, "- Last verdict: " + last_verdict(t).value_or("none"));
   line(out, "- Summary: " + f.summary);
 }
@@ -377,12 +392,12 @@ void actions_md(std::string& out, const store::Trail& t) {
         out, {"Action", "Name", "Status", "By", "Recipient", "Provider message id", "Escalation", "Updated", "Error"});
   for (const auto& a : t.actions) {
     const auto& r = a.row;
-    table_row(out, {std::to_string(r.id), r.action, r.status, r.created_by, or_dash(r.recipient),
+    table_row(out, {std::to_string(r.id), r.action, text(r.status), r.created_by, or_dash(r.recipient),
                     or_dash(r.provider_message_id), or_dash(a.escalation_id), r.updated_at, or_dash(r.error)});
   }
   for (const auto& a : t.actions) {
     line(out);
-    line(out, "### Action " + std::to_string(a.row.id) + ": " + a.row.action + ", " + a.row.status);
+    line(out, "### Action " + std::to_string(a.row.id) + ": " + a.row.action + ", " + text(a.row.status));
     line(out);
     line(out, "Arguments:");
     line(out);
@@ -409,7 +424,7 @@ void escalations_md(std::string& out, const store::Trail& t) {
   if (t.escalations.empty()) line(out, "None.");
   for (const auto& e : t.escalations) {
     if (&e != &t.escalations.front()) line(out);
-    line(out, "### Escalation " + std::to_string(e.id) + ": " + e.reason + ", " + e.status);
+    line(out, "### Escalation " + std::to_string(e.id) + ": " + text(e.reason) + ", " + text(e.status));
     line(out);
     line(out, "- Opened: " + e.created_at);
     if (e.assignee) line(out, "- Held by: " + *e.assignee + (e.claimed_at ? " since " + *e.claimed_at : ""));

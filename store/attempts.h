@@ -40,7 +40,7 @@ struct AttemptRecord {
 
 // Stores the attempt and its 'attempt' audit event in one transaction. A second record
 // with the same (message, attempt) is refused.
-Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& attempt, Time now);
+[[nodiscard]] Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& attempt, Time now);
 
 struct AttemptCounts {
   int total = 0;   // every attempt recorded (the next one is total + 1)
@@ -50,6 +50,6 @@ struct AttemptCounts {
 };
 
 // What the message has used so far; attempts recorded before a crash count.
-Result<AttemptCounts> count_attempts(Database& db, std::int64_t message_id);
+[[nodiscard]] Result<AttemptCounts> count_attempts(Database& db, std::int64_t message_id);
 
 }  // namespace dispatchd::store

@@ -9,7 +9,8 @@ namespace dispatchd::store {
 
 Result<std::optional<AuditAnchor>> audit_anchor(Database& db) {
   // A database older than migration 0012 has no anchor table, and nothing archived.
-  auto exists = db.query_int(per_backend(db.backend(), [](Backend b) { return sql::table_exists(b, "audit_anchor"); }));
+  auto exists = internal::query_int(
+      db, per_backend(db.backend(), [](Backend b) { return sql::table_exists(b, "audit_anchor"); }));
   if (!exists) return std::unexpected(exists.error());
   if (*exists == 0) return std::nullopt;
   auto query = Query::prepare(db, "SELECT last_id, last_hash FROM audit_anchor WHERE id = 1");
@@ -32,10 +33,10 @@ Result<std::optional<AuditAnchor>> newest_audit_event(Database& db) {
 Result<std::string> append_audit(Database& db, const AuditEvent& event) {
   std::int64_t id = 1;
   std::string prev = k_audit_genesis;
-  auto& tail = db.audit_tail();
+  auto& tail = internal::Access::audit_tail(db);
   // The chain's tail as our last append left it, when nothing can have moved it since: the
   // same transaction (we hold the write lock) and no rollback in between.
-  if (tail && db.in_transaction() && tail->epoch == db.transaction_epoch()) {
+  if (tail && db.in_transaction() && tail->epoch == internal::Access::transaction_epoch(db)) {
     id = tail->id + 1;
     prev = tail->hash;
   } else {
@@ -71,7 +72,7 @@ Result<std::string> append_audit(Database& db, const AuditEvent& event) {
   insert->bind(1, id).bind(2, event.at).bind(3, event.event).bind(4, event.message_id).bind(5, event.actor);
   insert->bind(6, event.detail).bind(7, prev).bind(8, hash).bind(9, *salt).bind(10, digest);
   DISPATCHD_TRY(insert->run());
-  tail = Database::AuditTail{db.transaction_epoch(), id, hash};
+  tail = internal::AuditTail{internal::Access::transaction_epoch(db), id, hash};
   return hash;
 }
 
@@ -87,8 +88,8 @@ namespace {
 // "SELECT <the columns check_rows reads, in its order> FROM audit": a file the salted
 // digest's migration (0013) has not reached reads as legacy rows.
 Result<std::string> select_audit(Database& db) {
-  auto digested = db.query_int(
-      per_backend(db.backend(), [](Backend b) { return sql::column_exists(b, "audit", "detail_digest"); }));
+  auto digested = internal::query_int(
+      db, per_backend(db.backend(), [](Backend b) { return sql::column_exists(b, "audit", "detail_digest"); }));
   if (!digested) return std::unexpected(digested.error());
   return std::string("SELECT id, at, event, message_id, actor, detail, prev_hash, hash, ") +
          (*digested ? "salt, detail_digest" : "NULL, NULL") + " FROM audit";

@@ -4,7 +4,7 @@
 // Known limit: removing the newest rows leaves a shorter chain that still verifies; the
 // count of events is reported so that it can be compared with an earlier run.
 //
-// Retention (store/archive.h) moves the chain's oldest part, a prefix, to an archive file.
+// Retention (store/tools/archive.h) moves the chain's oldest part, a prefix, to an archive file.
 // A database then starts at its anchor (migration 0012): the id and hash of the last event
 // it does not hold. Its first event chains to the anchor's hash instead of the genesis
 // hash, and new events continue the ids after it even when every event was archived.
@@ -29,11 +29,11 @@ struct AuditEvent {
 
 // Appends `event` after the newest row. REQUIRES: called inside the transaction of the
 // change it describes, so both commit or neither does. Returns the new row's hash.
-Result<std::string> append_audit(Database& db, const AuditEvent& event);
+[[nodiscard]] Result<std::string> append_audit(Database& db, const AuditEvent& event);
 
 // Appends one event in a transaction of its own (events that describe no other change,
 // e.g. a configuration reload).
-Result<void> record_event(Database& db, const AuditEvent& event);
+[[nodiscard]] Result<void> record_event(Database& db, const AuditEvent& event);
 
 // Where the chain held by a database starts: after this event, which lives elsewhere.
 struct AuditAnchor {
@@ -43,10 +43,10 @@ struct AuditAnchor {
 
 // The database's anchor; nullopt when its chain starts at genesis (nothing archived, or a
 // database older than migration 0012).
-Result<std::optional<AuditAnchor>> audit_anchor(Database& db);
+[[nodiscard]] Result<std::optional<AuditAnchor>> audit_anchor(Database& db);
 
 // The newest event `db` holds, as (id, hash); nullopt when it holds none.
-Result<std::optional<AuditAnchor>> newest_audit_event(Database& db);
+[[nodiscard]] Result<std::optional<AuditAnchor>> newest_audit_event(Database& db);
 
 struct AuditCheck {
   std::int64_t events = 0;                   // rows checked
@@ -56,15 +56,15 @@ struct AuditCheck {
 };
 
 // Recomputes the whole chain in id order, from the anchor's hash (genesis without one).
-Result<AuditCheck> verify_audit(Database& db);
+[[nodiscard]] Result<AuditCheck> verify_audit(Database& db);
 
 // Recomputes the rows with ids in [from, to] (a segment, e.g. around one message's events):
 // each row's hash, and each row's link to the row before it; the first row links to the
 // newest row before `from`, else to the anchor's hash when `from` is after the anchor, else
 // to the genesis hash. `events` counts the rows checked.
-Result<AuditCheck> verify_audit_range(Database& db, std::int64_t from, std::int64_t to);
+[[nodiscard]] Result<AuditCheck> verify_audit_range(Database& db, std::int64_t from, std::int64_t to);
 
-// An archive file (store/archive.h) checked against the live database: its own chain from
+// An archive file (store/tools/archive.h) checked against the live database: its own chain from
 // its anchor, and where it meets the live chain.
 enum class ArchiveLink {
   linked,    // the archive's last event is the live anchor: the live chain continues it
@@ -81,7 +81,7 @@ struct ArchiveCheck {
 };
 
 // Verifies `archive`'s chain and its link to `live`'s. Reads both; changes nothing.
-Result<ArchiveCheck> verify_audit_archive(Database& live, Database& archive);
+[[nodiscard]] Result<ArchiveCheck> verify_audit_archive(Database& live, Database& archive);
 
 // The hash before the first event.
 inline constexpr const char* k_audit_genesis = "0000000000000000000000000000000000000000000000000000000000000000";

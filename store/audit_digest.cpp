@@ -128,7 +128,7 @@ Result<void> rehash_rows(Database& db) {
 }  // namespace
 
 Result<void> rechain_audit(Database& db, const std::string& now) {
-  auto rows = db.query_int("SELECT count(*) FROM audit");
+  auto rows = internal::query_int(db, "SELECT count(*) FROM audit");
   if (!rows) return std::unexpected(rows.error());
   if (*rows == 0) return {};
   auto before = verify_audit(db);
@@ -144,7 +144,7 @@ Result<void> rechain_audit(Database& db, const std::string& now) {
   DISPATCHD_TRY(head->step());
   const std::string old_head = head->text(0);
   DISPATCHD_TRY(rehash_rows(db));
-  db.audit_tail().reset();  // every hash changed
+  internal::Access::audit_tail(db).reset();  // every hash changed
   const std::string detail = JsonOut()
                                  .begin_object()
                                  .field("old_head", old_head)

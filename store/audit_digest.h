@@ -2,7 +2,7 @@
 // How an audit row commits to its content: the hash formula of the chain (store/audit.h).
 //
 // Since migration 0013 a row commits to its detail through a salted digest, so that the
-// detail can be erased (a customer's data, store/erase.h) while the chain still verifies:
+// detail can be erased (a customer's data, store/tools/erase.h) while the chain still verifies:
 //   salt          16 random bytes, hex; NULL once the row's detail was erased
 //   detail_digest sha256_hex(salt || detail)
 //   hash          sha256_hex(prev_hash || canonical_v2(id, at, event, message_id, actor, detail_digest))
@@ -40,7 +40,7 @@ struct ChainRow {
 };
 
 // 16 random bytes as 32 hex digits; an `internal` error when the system has no randomness.
-Result<std::string> new_audit_salt();
+[[nodiscard]] Result<std::string> new_audit_salt();
 
 std::string detail_digest(std::string_view salt, std::string_view detail);
 
@@ -61,6 +61,6 @@ std::optional<std::string> audit_row_problem(const ChainRow& row);
 // anchor's), verifies the new chain, and appends a "chain_migrated" event whose detail
 // names the old chain's head hash and row count. An empty trail is left as it is.
 // REQUIRES: inside the migration's transaction.
-Result<void> rechain_audit(Database& db, const std::string& now);
+[[nodiscard]] Result<void> rechain_audit(Database& db, const std::string& now);
 
 }  // namespace dispatchd::store

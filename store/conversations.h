@@ -35,8 +35,8 @@ struct ConversationActivity {
 // inbox_conversation that stops at the first older one: a long-time customer's history is
 // not read), grouped into turns; the messages sent or queued in answer to them (not tool
 // calls, not proposals); and this turn's arrival.
-Result<ConversationActivity> conversation_activity(Database& db, std::int64_t lead, Time since,
-                                                   std::size_t limit = 200);
+[[nodiscard]] Result<ConversationActivity> conversation_activity(Database& db, std::int64_t lead, Time since,
+                                                                 std::size_t limit = 200);
 
 struct ConversationHold {
   std::int64_t escalation_id = 0;
@@ -46,11 +46,12 @@ struct ConversationHold {
 
 // The hold on `conversation_id`, if any: while its escalation is open, the conversation is
 // not answered.
-Result<std::optional<ConversationHold>> conversation_hold(Database& db, const std::string& conversation_id);
+[[nodiscard]] Result<std::optional<ConversationHold>> conversation_hold(Database& db,
+                                                                        const std::string& conversation_id);
 
 // Holds `conversation_id` until escalation `escalation_id` is resolved or dismissed (a
 // trigger releases it then). A conversation already held keeps its first hold.
-Result<void> hold_conversation(Database& db, const std::string& conversation_id, std::int64_t escalation_id,
-                               EscalationReason reason, Time now);
+[[nodiscard]] Result<void> hold_conversation(Database& db, const std::string& conversation_id,
+                                             std::int64_t escalation_id, EscalationReason reason, Time now);
 
 }  // namespace dispatchd::store

@@ -18,11 +18,12 @@ struct Cursor {
   Time started_at{};  // when the channel first polled this mailbox
 };
 
-Result<std::optional<Cursor>> read_cursor(Database& db, const std::string& channel, const std::string& mailbox);
+[[nodiscard]] Result<std::optional<Cursor>> read_cursor(Database& db, const std::string& channel,
+                                                        const std::string& mailbox);
 
 // Sets the cursor; the first write for (channel, mailbox) records `now` as started_at,
 // later ones keep it.
-Result<void> write_cursor(Database& db, const std::string& channel, const std::string& mailbox,
-                          const std::string& value, Time now);
+[[nodiscard]] Result<void> write_cursor(Database& db, const std::string& channel, const std::string& mailbox,
+                                        const std::string& value, Time now);
 
 }  // namespace dispatchd::store

@@ -11,6 +11,8 @@
 #include "store/internal/connection.h"
 #include "store/internal/sql.h"
 #include "store/internal/writer_intent.h"
+#include "store/round.h"
+#include "store/transaction.h"
 
 namespace dispatchd::store {
 namespace {
@@ -65,7 +67,7 @@ struct Database::Impl {
   bool open_transaction = false;  // a top-level BEGIN not yet ended by COMMIT or ROLLBACK
   Round* round = nullptr;
   std::uint64_t epoch = 0;
-  std::optional<AuditTail> audit_tail;
+  std::optional<internal::AuditTail> audit_tail;
   std::optional<internal::WriterIntent> writers;  // SQLite only
 };
 
@@ -97,8 +99,9 @@ Result<Database> Database::open(const std::string& target, Mode mode, const Open
   Database db(std::move(impl));
   // journal_size_limit: when the WAL starts over, its file is cut back to 64 MiB instead of
   // keeping the size of its largest burst.
-  if (auto ok = db.exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL; "
-                        "PRAGMA temp_store=MEMORY; PRAGMA journal_size_limit=67108864;");
+  if (auto ok = internal::exec(db,
+                               "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL; "
+                               "PRAGMA temp_store=MEMORY; PRAGMA journal_size_limit=67108864;");
       !ok) {
     return std::unexpected(with_context(std::move(ok.error()), target));
   }
@@ -113,10 +116,33 @@ const internal::WriterIntent* internal::Access::writers(const Database& db) {
 const std::string& Database::path() const { return m_impl->path; }
 Backend Database::backend() const { return m_impl->connection->backend(); }
 bool Database::in_transaction() const { return m_impl->connection->in_transaction(); }
-Round* Database::round() const { return m_impl->round; }
-std::uint64_t Database::transaction_epoch() const { return m_impl->epoch; }
-std::optional<Database::AuditTail>& Database::audit_tail() { return m_impl->audit_tail; }
-void Database::attach_round(Round* round) { m_impl->round = round; }
+std::uint64_t internal::Access::transaction_epoch(const Database& db) { return db.m_impl->epoch; }
+std::optional<internal::AuditTail>& internal::Access::audit_tail(Database& db) { return db.m_impl->audit_tail; }
+Round* internal::Access::round(const Database& db) { return db.m_impl->round; }
+void internal::Access::attach_round(Database& db, Round* round) { db.m_impl->round = round; }
+
+// transaction()'s steps (store/transaction.h).
+Result<bool> detail::open(Database& db) {
+  Round* round = internal::Access::round(db);
+  if (!db.in_transaction() && round != nullptr) DISPATCHD_TRY(round->open());
+  const bool nested = db.in_transaction();
+  DISPATCHD_TRY(internal::exec(db, nested ? "SAVEPOINT nested" : begin_write(db.backend())));
+  return nested;
+}
+
+Result<void> detail::commit(Database& db, bool nested) {
+  return internal::exec(db, nested ? "RELEASE nested" : "COMMIT");
+}
+
+Result<void> detail::roll_back(Database& db, bool nested) {
+  return internal::exec(db, nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK");
+}
+
+Result<void> Database::ping() {
+  auto one = internal::query_int(*this, "SELECT 1");
+  if (!one) return std::unexpected(std::move(one.error()));
+  return {};
+}
 
 Error Database::last_error() const { return m_impl->connection->last_error(); }
 bool Database::unreachable() const { return m_impl->connection->lost(); }
@@ -146,33 +172,35 @@ Result<void> Database::reconnect() {
   return {};
 }
 
-Result<void> Database::exec(std::string_view sql) {
+Result<void> internal::Access::exec(Database& db, std::string_view sql) {
+  auto& impl = *db.m_impl;
   const auto starts = [&](std::string_view word) {
     return sql.size() >= word.size() && std::equal(word.begin(), word.end(), sql.begin(), [](char a, char b) {
              return a == std::toupper(static_cast<unsigned char>(b));
            });
   };
   const bool begin = starts("BEGIN");
-  if (begin || starts("ROLLBACK")) ++m_impl->epoch;
-  if (begin && !m_impl->open_transaction && m_impl->connection->lost()) DISPATCHD_TRY(reconnect());
+  if (begin || starts("ROLLBACK")) ++impl.epoch;
+  if (begin && !impl.open_transaction && impl.connection->lost()) DISPATCHD_TRY(db.reconnect());
   // A writer outside the daemon says it waits, so that a daemon's Round stops keeping its
   // rounds open (store/internal/writer_intent.h). The daemon's own BEGIN has its Round.
-  const bool announce = begin && m_impl->writers && m_impl->round == nullptr && starts("BEGIN IMMEDIATE");
-  if (announce) m_impl->writers->announce();
-  auto done = m_impl->connection->exec(sql);
-  if (announce) m_impl->writers->withdraw();
+  const bool announce = begin && impl.writers && impl.round == nullptr && starts("BEGIN IMMEDIATE");
+  if (announce) impl.writers->announce();
+  auto done = impl.connection->exec(sql);
+  if (announce) impl.writers->withdraw();
   if (begin) {
-    m_impl->open_transaction = done.has_value();
+    impl.open_transaction = done.has_value();
   } else if (starts("COMMIT") ? done.has_value() : starts("ROLLBACK") && !starts("ROLLBACK TO")) {
     // A failed COMMIT leaves the transaction open (SQLite: busy); the owner rolls it back.
-    m_impl->open_transaction = false;
+    impl.open_transaction = false;
   }
   return done;
 }
 
-Result<long long> Database::query_int(std::string_view sql) {
-  if (!m_impl->open_transaction && m_impl->connection->lost()) DISPATCHD_TRY(reconnect());
-  auto stmt = m_impl->connection->statement(sql);
+Result<long long> internal::Access::query_int(Database& db, std::string_view sql) {
+  auto& impl = *db.m_impl;
+  if (!impl.open_transaction && impl.connection->lost()) DISPATCHD_TRY(db.reconnect());
+  auto stmt = impl.connection->statement(sql);
   if (!stmt) return std::unexpected(stmt.error());
   auto row = (*stmt)->step();
   const long long value = row && *row ? (*stmt)->column_int64(0) : 0;

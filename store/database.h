@@ -18,7 +18,7 @@
 // password, which comes in OpenOptions; transactions run at READ COMMITTED. When the link
 // to the server breaks (a restart, a network cut), calls fail with `io` and the Database
 // connects again on its own, but only where no transaction can be cut in two: when a
-// top-level transaction begins (BEGIN) or query_int runs outside one. Attempts are paced
+// top-level transaction begins (BEGIN) or a one-value query runs outside one. Attempts are paced
 // (250 ms doubling to 10 s between them); between attempts a call fails at once with `io`
 // and the reason. The new connection prepares its statements again as they are used.
 //
@@ -28,7 +28,6 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,7 +36,6 @@
 
 namespace dispatchd::store {
 
-class Round;
 namespace internal {
 struct Access;  // store/internal/access.h: the connection, for the store's own files
 }
@@ -59,7 +57,8 @@ class Database {
   // Opens the SQLite file at `target`, or connects to the PostgreSQL server a postgresql://
   // `target` names (backend_of). A connection that cannot be made is `io`, with libpq's
   // reason in one line and never the password.
-  static Result<Database> open(const std::string& target, Mode mode = Mode::create, const OpenOptions& options = {});
+  [[nodiscard]] static Result<Database> open(const std::string& target, Mode mode = Mode::create,
+                                             const OpenOptions& options = {});
 
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
@@ -67,26 +66,10 @@ class Database {
 
   // True inside BEGIN ... COMMIT (or a savepoint).
   bool in_transaction() const;
-  // Changes whenever a transaction begins or anything is rolled back (exec of BEGIN... or
-  // ROLLBACK...): what the store caches from the database (the audit chain's tail) is
-  // valid only inside a transaction and while this stays the same.
-  std::uint64_t transaction_epoch() const;
-  struct AuditTail {
-    std::uint64_t epoch = 0;
-    std::int64_t id = 0;
-    std::string hash;
-  };
-  std::optional<AuditTail>& audit_tail();  // store/audit.cpp's cache
 
-  // The group commit top-level transactions join, or null (Round attaches itself).
-  Round* round() const;
-  void attach_round(Round* round);
-
-  // Runs one or more statements that return no rows.
-  Result<void> exec(std::string_view sql);
-
-  // Runs a query returning one integer (0 when it returns no row).
-  Result<long long> query_int(std::string_view sql);
+  // One round trip to the database: the health probe. On PostgreSQL outside a transaction
+  // a lost link is first made again (as above).
+  [[nodiscard]] Result<void> ping();
 
   // The most recent error of this connection.
   Error last_error() const;
@@ -102,7 +85,7 @@ class Database {
   friend struct internal::Access;
   struct Impl;
   explicit Database(std::unique_ptr<Impl> impl);
-  Result<void> reconnect();
+  [[nodiscard]] Result<void> reconnect();
   std::unique_ptr<Impl> m_impl;
 };
 

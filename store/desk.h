@@ -52,7 +52,7 @@ struct ClaimState {
 };
 
 // not_found when there is no such escalation.
-Result<ClaimState> claim_state(Database& db, std::int64_t id);
+[[nodiscard]] Result<ClaimState> claim_state(Database& db, std::int64_t id);
 
 struct HandOver {
   HandOverKind kind = HandOverKind::release;
@@ -67,7 +67,7 @@ struct HandOver {
 // appends the audit event staff_release | staff_takeover | staff_reassign with the
 // escalation, from, to, rule and note. REQUIRES: the caller's transaction, after the rule
 // allowed it on claim_state. Refused when the claim is no longer h.from's.
-Result<void> record_hand_over(Database& db, std::int64_t id, const HandOver& h, Time now);
+[[nodiscard]] Result<void> record_hand_over(Database& db, std::int64_t id, const HandOver& h, Time now);
 
 // Every hand-over of an escalation, oldest first, read from the audit trail.
 struct HandOverRow {
@@ -80,7 +80,7 @@ struct HandOverRow {
   std::string rule;
   std::string note;
 };
-Result<std::vector<HandOverRow>> list_hand_overs(Database& db, std::int64_t escalation_id);
+[[nodiscard]] Result<std::vector<HandOverRow>> list_hand_overs(Database& db, std::int64_t escalation_id);
 
 struct NoteRow {
   std::int64_t id = 0;
@@ -93,10 +93,10 @@ struct NoteRow {
 // Adds `text` (already checked by the caller: not empty, bounded) by `author` to the
 // escalation, with its staff_note audit event; when `author` holds the claim, its idle clock
 // moves to `now`. Notes are allowed in every state, closed ones included. Returns the note's id.
-Result<std::int64_t> add_note(Database& db, std::int64_t escalation_id, const std::string& author,
-                              const std::string& text, Time now);
+[[nodiscard]] Result<std::int64_t> add_note(Database& db, std::int64_t escalation_id, const std::string& author,
+                                            const std::string& text, Time now);
 
 // The escalation's notes, oldest first (v_notes).
-Result<std::vector<NoteRow>> list_notes(Database& db, std::int64_t escalation_id);
+[[nodiscard]] Result<std::vector<NoteRow>> list_notes(Database& db, std::int64_t escalation_id);
 
 }  // namespace dispatchd::store

@@ -108,8 +108,10 @@ Result<std::vector<CustomerMessage>> customer_messages(Database& db, std::int64_
                 k_page + ") ORDER BY message_id DESC");
     if (!query) return std::unexpected(query.error());
     query->bind(1, customer->channel).bind(2, customer->sender).bind(3, below).bind(4, limit);
-    auto rows = collect<CustomerMessage>(*query, [](const Query& q) {
-      return CustomerMessage{read_message(q), {}, q.optional_integer(9)};
+    auto rows = collect<CustomerMessage>(*query, [](const Query& q) -> Result<CustomerMessage> {
+      auto message = read_message(q);
+      if (!message) return std::unexpected(message.error());
+      return CustomerMessage{std::move(*message), {}, q.optional_integer(9)};
     });
     if (!rows) return std::unexpected(rows.error());
     out = std::move(*rows);

@@ -32,11 +32,12 @@ struct EscalationSearch {
 };
 
 // The matching escalations, newest first (by created_at, then id).
-Result<std::vector<EscalationRow>> search_escalations(Database& db, const EscalationSearch& search);
+[[nodiscard]] Result<std::vector<EscalationRow>> search_escalations(Database& db, const EscalationSearch& search);
 
 // The escalations of the customer of escalation `id` other than `id` itself, newest first,
 // at most `limit`. not_found when there is no escalation `id`.
-Result<std::vector<EscalationRow>> customer_escalations(Database& db, std::int64_t id, std::int64_t limit);
+[[nodiscard]] Result<std::vector<EscalationRow>> customer_escalations(Database& db, std::int64_t id,
+                                                                      std::int64_t limit);
 
 // One message of a customer's history and what was sent in answer to it (not proposals
 // waiting or rejected), with the escalation it raised, if any.
@@ -49,7 +50,8 @@ struct CustomerMessage {
 // A page of the messages of the customer of escalation `id`, newest first: at most `limit`
 // with message ids below `before` (all when unset). Keyset paging: a page stays put while
 // new messages arrive. not_found when there is no escalation `id`.
-Result<std::vector<CustomerMessage>> customer_messages(Database& db, std::int64_t id,
-                                                       std::optional<std::int64_t> before, std::int64_t limit);
+[[nodiscard]] Result<std::vector<CustomerMessage>> customer_messages(Database& db, std::int64_t id,
+                                                                     std::optional<std::int64_t> before,
+                                                                     std::int64_t limit);
 
 }  // namespace dispatchd::store

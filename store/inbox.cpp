@@ -228,6 +228,7 @@ Result<void> decide(Database& db, std::int64_t id, Time now) {
 }
 
 Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, const std::string& why) {
+  if (outcome == Outcome::pending) return std::unexpected(Error::internal("a message is finished with an outcome"));
   return transaction<void>(db, [&]() -> Result<void> {
     DISPATCHD_TRY(internal::lock_audit_tail(db));  // before the row (store/internal/locks.h)
     static const auto k_finish = internal::turn_change(

@@ -51,7 +51,7 @@ struct InsertResult {
 };
 
 // received_at is `now` in whole seconds, arrived_ms `now` to the millisecond.
-Result<InsertResult> insert_inbound(Database& db, const InboundMessage& message, Instant now);
+[[nodiscard]] Result<InsertResult> insert_inbound(Database& db, const InboundMessage& message, Instant now);
 
 // A message that joined a turn led by another (store/turns.h).
 struct TurnMessage {
@@ -80,7 +80,8 @@ struct Leased {
 
 // Takes the oldest message that is 'received' or whose lease expired and that no earlier
 // unfinished message of its conversation blocks; nullopt when none is ready.
-Result<std::optional<Leased>> take_next(Database& db, const std::string& worker, Time now, std::chrono::seconds lease);
+[[nodiscard]] Result<std::optional<Leased>> take_next(Database& db, const std::string& worker, Time now,
+                                                      std::chrono::seconds lease);
 
 // Whether this take still holds the message: it is processing, leased to `worker` by this
 // very take (taken.lease_token). False once another take has it, which happens only after
@@ -90,19 +91,19 @@ Result<std::optional<Leased>> take_next(Database& db, const std::string& worker,
 // writes nothing when false. On PostgreSQL the row is then locked (FOR NO KEY UPDATE) until
 // that transaction ends, so no instance can take it between the check and the writes;
 // SQLite's one writer gives the same.
-Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& worker);
+[[nodiscard]] Result<bool> hold_lease(Database& db, const Leased& taken, const std::string& worker);
 
 // Of a taken message and the messages that joined its turn (store/turns.h), every call
 // below that changes its state changes theirs with it, each with its audit event.
 
 // Leaves a taken message in processing with no holder until `until`, when take_next hands
 // it out again (a provider outage: the message waits, nothing is dropped).
-Result<void> postpone(Database& db, std::int64_t id, Time until);
+[[nodiscard]] Result<void> postpone(Database& db, std::int64_t id, Time until);
 
 // Ends the postponement of each of `ids` that is still postponed (in processing with no
 // holder): take_next hands them out at once (the provider answers again). Returns how many
 // were waiting; the others were taken or decided meanwhile.
-Result<std::int64_t> release_postponed(Database& db, const std::vector<std::int64_t>& ids);
+[[nodiscard]] Result<std::int64_t> release_postponed(Database& db, const std::vector<std::int64_t>& ids);
 
 struct HistoryEntry {
   std::string at;
@@ -114,7 +115,7 @@ struct HistoryEntry {
 // sent to them, at most `limit` entries (the newest), oldest first. The work is bounded by
 // `limit`, not by the conversation's length. A reply sent late (staff approving an old
 // escalation) to a message older than those `limit` is left out.
-Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit);
+[[nodiscard]] Result<std::vector<HistoryEntry>> history(Database& db, std::int64_t message_id, std::size_t limit);
 
 // The inbound message `message_id` as stored: its raw payload (the channel's own format:
 // a WhatsApp webhook message object, an email's RFC 822 bytes) and conversation; for a
@@ -125,33 +126,36 @@ struct StoredInbound {
   std::string conversation_id;
   std::string raw_payload;
 };
-Result<StoredInbound> stored_inbound(Database& db, std::int64_t message_id);  // not_found when absent
+[[nodiscard]] Result<StoredInbound> stored_inbound(Database& db, std::int64_t message_id);  // not_found when absent
 
 // Of `provider_ids` on `channel`, those not in the inbox yet, in their order: a polling
 // channel fetches only these (a repeated or resumed poll does not fetch what it stored).
-Result<std::vector<std::string>> not_stored(Database& db, const std::string& channel,
-                                            const std::vector<std::string>& provider_ids);
+[[nodiscard]] Result<std::vector<std::string>> not_stored(Database& db, const std::string& channel,
+                                                          const std::vector<std::string>& provider_ids);
 
 // When the counterpart last wrote on `channel` (their newest message's received_at), for
 // rules such as WhatsApp's 24-hour customer-service window.
-Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel, const std::string& sender);
+[[nodiscard]] Result<std::optional<Time>> last_inbound_at(Database& db, const std::string& channel,
+                                                          const std::string& sender);
 
 // Makes every lease `worker` holds expire now, so that its messages are taken again at once
 // (at start-up, for what the previous run of the same worker left in processing).
-Result<void> release_leases(Database& db, const std::string& worker);
+[[nodiscard]] Result<void> release_leases(Database& db, const std::string& worker);
 
 // Makes the lease on message `id` expire now, if `worker` holds it: the message is taken
 // again at once (its decision was not stored: the round's COMMIT failed). A message in
 // another state, or leased to someone else, is left as it is.
-Result<void> release_lease(Database& db, std::int64_t id, const std::string& worker);
+[[nodiscard]] Result<void> release_lease(Database& db, std::int64_t id, const std::string& worker);
 
 // processing -> decided: the message's action is in the outbox (or its escalation is
 // open); it is done when the send completes. The lease no longer matters once decided: a
 // decided message is never taken again. A 'decided' audit event is appended.
-Result<void> decide(Database& db, std::int64_t id, Time now);
+[[nodiscard]] Result<void> decide(Database& db, std::int64_t id, Time now);
 
-// Marks a taken message done with its outcome ('replied', 'escalated', 'ignored'), with a
-// 'done' audit event in the same transaction; a non-empty `why` is added to its detail.
-Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, const std::string& why = "");
+// Marks a taken message done with its outcome (replied, escalated or ignored: pending is
+// refused), with a 'done' audit event in the same transaction; a non-empty `why` is added to
+// its detail.
+[[nodiscard]] Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now,
+                                  const std::string& why = "");
 
 }  // namespace dispatchd::store

@@ -63,20 +63,20 @@ struct Recovered {
 // At an instance's start: registers `self` (started and alive at `now`; a row left by an
 // earlier run is reset, also when it was taken over) and recovers what its previous run
 // left: its own sends in 'sending' and its own leases, as Recovered says. One transaction.
-Result<Recovered> start_instance(Database& db, const std::string& self, Time now,
-                                 std::span<const std::string> lookup_channels = {});
+[[nodiscard]] Result<Recovered> start_instance(Database& db, const std::string& self, Time now,
+                                               std::span<const std::string> lookup_channels = {});
 
 // Renews `self`'s heartbeat (registering it on the first call). False when `self` was
 // taken over since: the heartbeat is not renewed, and the instance must call start_instance.
-Result<bool> heartbeat(Database& db, const std::string& self, Time now);
+[[nodiscard]] Result<bool> heartbeat(Database& db, const std::string& self, Time now);
 
 // Instances alive at `now`: a heartbeat at most `dead_after` old, and not taken over. For
 // the per-instance share of a deployment's rate limits (instance_share).
-Result<std::int64_t> live_instances(Database& db, Time now, std::chrono::seconds dead_after);
+[[nodiscard]] Result<std::int64_t> live_instances(Database& db, Time now, std::chrono::seconds dead_after);
 
 // Instances dead at `now` (heartbeat older than `dead_after`) whose work no one has taken
 // over yet, by id.
-Result<std::vector<std::string>> dead_instances(Database& db, Time now, std::chrono::seconds dead_after);
+[[nodiscard]] Result<std::vector<std::string>> dead_instances(Database& db, Time now, std::chrono::seconds dead_after);
 
 struct Takeover {
   std::vector<std::string> instances;  // the dead instances this call took over, by id
@@ -86,8 +86,9 @@ struct Takeover {
 // Takes over the work of every dead instance but `self` (see the top of this file), in one
 // transaction. Run by any live instance, e.g. after each heartbeat; another instance
 // running it at the same time takes over each dead instance at most once between them.
-Result<Takeover> take_over_dead(Database& db, const std::string& self, Time now, std::chrono::seconds dead_after,
-                                std::span<const std::string> lookup_channels = {});
+[[nodiscard]] Result<Takeover> take_over_dead(Database& db, const std::string& self, Time now,
+                                              std::chrono::seconds dead_after,
+                                              std::span<const std::string> lookup_channels = {});
 
 // One instance's share of a deployment-wide limit (llm.max_concurrency, a provider's
 // pacing) among `live` instances: the limit divided up, rounded up, at least 1. Rounding up
@@ -98,7 +99,8 @@ std::int64_t instance_share(std::int64_t limit, std::int64_t live);
 // A provider's pacing shared by the deployment (migration 0017): `by` got a RetryAfter from
 // `channel`'s provider and nothing of that channel may be sent before `until`. Kept when
 // a later hold is already stored (the longer wait wins, whoever asked).
-Result<void> hold_channel(Database& db, const std::string& channel, Time until, const std::string& by, Time now);
+[[nodiscard]] Result<void> hold_channel(Database& db, const std::string& channel, Time until, const std::string& by,
+                                        Time now);
 
 struct ChannelHold {
   std::string channel;
@@ -106,16 +108,16 @@ struct ChannelHold {
   std::string held_by;
 };
 // The holds that last past `now`, by channel.
-Result<std::vector<ChannelHold>> channel_holds(Database& db, Time now);
+[[nodiscard]] Result<std::vector<ChannelHold>> channel_holds(Database& db, Time now);
 
 // Tries to become the poller of Gmail mailbox `mailbox`: true when this connection holds
 // the mailbox's advisory lock (pg_try_advisory_lock on advisory_lock_key("mailbox", ...)),
 // now or from an earlier call (a repeated call does not stack the lock); false when
 // another session holds it. SQLite: always true. The lock ends with the connection or
 // with release_mailbox.
-Result<bool> try_own_mailbox(Database& db, std::string_view mailbox);
+[[nodiscard]] Result<bool> try_own_mailbox(Database& db, std::string_view mailbox);
 
 // Gives up the mailbox's lock held by this connection (nothing when it holds none).
-Result<void> release_mailbox(Database& db, std::string_view mailbox);
+[[nodiscard]] Result<void> release_mailbox(Database& db, std::string_view mailbox);
 
 }  // namespace dispatchd::store

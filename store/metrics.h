@@ -63,6 +63,6 @@ struct MetricsSnapshot {
   std::vector<LabeledCount> conversations_held;             // reason (conversation_holds)
 };
 
-Result<MetricsSnapshot> read_metrics(Database& db);
+[[nodiscard]] Result<MetricsSnapshot> read_metrics(Database& db);
 
 }  // namespace dispatchd::store

@@ -35,9 +35,10 @@ struct Applied {
 };
 
 Result<std::map<int, Applied>> applied_rows(Database& db) {
-  if (auto ok = db.exec("CREATE TABLE IF NOT EXISTS schema_migrations ("
-                        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL,"
-                        " applied_at TEXT NOT NULL)");
+  if (auto ok = internal::exec(db,
+                               "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                               " version INTEGER PRIMARY KEY, name TEXT NOT NULL, sha256 TEXT NOT NULL,"
+                               " applied_at TEXT NOT NULL)");
       !ok) {
     return std::unexpected(with_context(std::move(ok.error()), "cannot create schema_migrations"));
   }
@@ -79,11 +80,11 @@ constexpr std::string_view k_foreign_keys_off = "-- dispatchd: foreign keys off 
 
 Result<void> apply(Database& db, const Migration& m, const std::string& now, const MigrateOptions& options) {
   const bool keys_off = db.backend() == Backend::sqlite && m.sql.starts_with(k_foreign_keys_off);
-  if (keys_off) DISPATCHD_TRY(db.exec("PRAGMA foreign_keys=OFF"));
+  if (keys_off) DISPATCHD_TRY(internal::exec(db, "PRAGMA foreign_keys=OFF"));
   auto applied = transaction<void>(db, [&]() -> Result<void> {
-    if (auto ok = db.exec(m.sql); !ok) return ok;
+    if (auto ok = internal::exec(db, m.sql); !ok) return ok;
     if (keys_off) {
-      auto broken = db.query_int("SELECT count(*) FROM pragma_foreign_key_check");
+      auto broken = internal::query_int(db, "SELECT count(*) FROM pragma_foreign_key_check");
       if (!broken) return std::unexpected(broken.error());
       if (*broken != 0)
         return std::unexpected(Error::schema(std::to_string(*broken) + " row(s) would break a foreign key"));
@@ -97,7 +98,7 @@ Result<void> apply(Database& db, const Migration& m, const std::string& now, con
     return {};
   });
   if (keys_off) {
-    if (auto on = db.exec("PRAGMA foreign_keys=ON"); !on && applied) return std::unexpected(on.error());
+    if (auto on = internal::exec(db, "PRAGMA foreign_keys=ON"); !on && applied) return std::unexpected(on.error());
   }
   if (!applied) return std::unexpected(with_context(std::move(applied.error()), m.name));
   return {};
@@ -106,11 +107,11 @@ Result<void> apply(Database& db, const Migration& m, const std::string& now, con
 }  // namespace
 
 Result<int> schema_version(Database& db) {
-  auto exists =
-      db.query_int(per_backend(db.backend(), [](Backend b) { return sql::table_exists(b, "schema_migrations"); }));
+  auto exists = internal::query_int(
+      db, per_backend(db.backend(), [](Backend b) { return sql::table_exists(b, "schema_migrations"); }));
   if (!exists) return std::unexpected(exists.error());
   if (*exists == 0) return 0;
-  auto version = db.query_int("SELECT coalesce(max(version), 0) FROM schema_migrations");
+  auto version = internal::query_int(db, "SELECT coalesce(max(version), 0) FROM schema_migrations");
   if (!version) return std::unexpected(version.error());
   return static_cast<int>(*version);
 }

@@ -30,7 +30,8 @@ struct Migration {
 
 // Reads every *.sql file of `root`/<to_string(backend)>/, sorted by version. `root` is what
 // `migrations.dir` and `--migrations` name: the folder holding one folder per backend.
-Result<std::vector<Migration>> load_migrations(const std::string& root, Backend backend = Backend::sqlite);
+[[nodiscard]] Result<std::vector<Migration>> load_migrations(const std::string& root,
+                                                             Backend backend = Backend::sqlite);
 
 struct MigrateResult {
   std::vector<std::string> applied;  // file names applied by this call, in order
@@ -46,11 +47,11 @@ struct MigrateOptions {
 
 // Applies the pending migrations. `now` is recorded as applied_at (ISO 8601, UTC). A code
 // step that fails rolls its version back with it; the error names the file.
-Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations, const std::string& now,
-                              const MigrateOptions& options = {});
+[[nodiscard]] Result<MigrateResult> migrate(Database& db, const std::vector<Migration>& migrations,
+                                            const std::string& now, const MigrateOptions& options = {});
 
 // The newest applied version (0 for a database no migration has touched).
-Result<int> schema_version(Database& db);
+[[nodiscard]] Result<int> schema_version(Database& db);
 
 // Lower-case hex SHA-256 of `bytes`.
 std::string sha256_hex(std::string_view bytes);

@@ -297,7 +297,9 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
           Error{ErrorKind::corrupt, "action " + std::to_string(id) + " has the unknown status " + find->text(2)});
     result.action_id = id;
     JsonOut detail;
-    detail.begin_object().field("action", id).field("status", report.status);
+    const std::string_view status_text =
+        report.status == DeliveryStatus::other ? std::string_view(report.other_text) : to_sql(report.status);
+    detail.begin_object().field("action", id).field("status", status_text);
     detail.field("provider_message_id", report.provider_message_id);
     if (!report.error.empty()) detail.field("error", report.error);
     if (report.pricing) {
@@ -306,13 +308,14 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
     }
     detail.end_object();
     DISPATCHD_TRY(append_audit(db, {format_time(now), "delivery", message_id, "dispatchd", detail.str()}));
-    const bool confirmed = report.status == "sent" || report.status == "delivered" || report.status == "read";
+    const bool confirmed = report.status == DeliveryStatus::sent || report.status == DeliveryStatus::delivered ||
+                           report.status == DeliveryStatus::read;
     if (confirmed && (status == ActionStatus::sending || status == ActionStatus::unknown)) {
       const std::optional<std::string> pid =
           report.provider_message_id.empty() ? std::nullopt : std::optional<std::string>(report.provider_message_id);
       DISPATCHD_TRY(move_action(db, id, {*status, ActionStatus::sent, std::nullopt, pid}, now));
       DISPATCHD_TRY(finish_if_decided(db, message_id, Outcome::replied, now));
-    } else if (report.status == "failed" &&
+    } else if (report.status == DeliveryStatus::failed &&
                (status == ActionStatus::sent || status == ActionStatus::sending || status == ActionStatus::unknown)) {
       DISPATCHD_TRY(move_action(db, id, {*status, ActionStatus::failed, report.error, std::nullopt}, now));
       const auto why = JsonOut().begin_object().field("action", id).field("error", report.error).end_object().str();

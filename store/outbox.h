@@ -81,11 +81,11 @@ inline constexpr std::string_view k_tool_lane = "tools";
 
 // Adds an action with a fresh idempotency key ("dispatchd-<message>-<n>"). Its audit event
 // is {action, name, to, recipient, recipient_written, arguments}, the recipients when set.
-Result<std::int64_t> add_action(Database& db, const NewAction& action, Time now);
+[[nodiscard]] Result<std::int64_t> add_action(Database& db, const NewAction& action, Time now);
 
 // The agent's auto-approved reply: the action (approved) and the message decided, in one
 // transaction. Returns the action id.
-Result<std::int64_t> queue_reply(Database& db, NewAction action, Time now);
+[[nodiscard]] Result<std::int64_t> queue_reply(Database& db, NewAction action, Time now);
 
 struct OutboxItem {
   std::int64_t id = 0;
@@ -113,15 +113,16 @@ struct OutboxItem {
 // (instance.id, store/instances.h) is recorded as the claimer, so that a takeover of that
 // instance finds its sends in flight; several instances calling this at once on PostgreSQL
 // each claim a different action.
-Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel = "",
-                                             const std::string& instance = "");
+[[nodiscard]] Result<std::optional<OutboxItem>> begin_send(Database& db, Time now, const std::string& channel = "",
+                                                           const std::string& instance = "");
 
 // sending -> sent, with the provider's id for the message ("" for a tool call). A tool call's
 // follow_up is queued (approved) in the same transaction.
-Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id, Time now);
+[[nodiscard]] Result<void> complete_send(Database& db, std::int64_t id, const std::string& provider_message_id,
+                                         Time now);
 
 // sending -> approved: the call certainly did not reach the provider; it will be sent again.
-Result<void> retry_send(Database& db, std::int64_t id, const std::string& error, Time now);
+[[nodiscard]] Result<void> retry_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
 // Why a send failed for good: the provider (or the channel before calling it) refused it,
 // or the counterpart's reply window had closed (only a template reaches them now).
@@ -130,27 +131,29 @@ enum class SendFailure { refused, window_closed };
 // sending -> failed; opens an escalation in the same transaction and returns its id:
 // send_failed (refused), window_closed (with the action's arguments as the proposed action,
 // the reply staff may send as a template), or tool_failed for a tool call either way.
-Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now,
-                               SendFailure failure = SendFailure::refused);
+[[nodiscard]] Result<std::int64_t> fail_send(Database& db, std::int64_t id, const std::string& error, Time now,
+                                             SendFailure failure = SendFailure::refused);
 
 // sending -> unknown (a timeout or crash after the request left); opens a delivery_unknown
 // escalation in the same transaction and returns its id. Never sent again automatically.
-Result<std::int64_t> unknown_send(Database& db, std::int64_t id, const std::string& error, Time now);
+[[nodiscard]] Result<std::int64_t> unknown_send(Database& db, std::int64_t id, const std::string& error, Time now);
 
 // A delivery report from the provider about one of our messages (e.g. a WhatsApp status
 // webhook), matched by the provider's message id or by our idempotency key (the tracker
-// sent with the message). 'sent'/'delivered'/'read' confirm it: an action in 'sending' or
-// 'unknown' becomes 'sent'. 'failed' fails it ('sent', 'sending' or 'unknown' ->
-// 'failed') with a send_failed escalation. Every report appends a 'delivery' audit event.
+// sent with the message). sent, delivered or read confirm it: an action in 'sending' or
+// 'unknown' becomes 'sent'. failed fails it ('sent', 'sending' or 'unknown' -> 'failed') with
+// a send_failed escalation. Every report appends a 'delivery' audit event with the status's
+// text (`other_text` for another status).
 struct DeliveryReport {
   std::string provider_message_id;
   std::string tracker;  // our idempotency key, when the provider echoes it ("" otherwise)
-  std::string status;   // "sent" | "delivered" | "read" | "failed" | another (recorded only)
-  std::string error;    // for failed: what the provider said
+  DeliveryStatus status = DeliveryStatus::other;
+  std::string error;  // for failed: what the provider said
   // What the provider bills for the message (store/send_pricing.h), when the report says:
   // kept in send_pricing for the action (a later report replaces it) and in the audit event.
   std::optional<SendPricing> pricing;
   std::string pricing_category_text;  // the category as the provider spelled it, for the audit event
+  std::string other_text;             // DeliveryStatus::other: the status as the provider spelled it
 };
 
 struct DeliveryResult {
@@ -158,20 +161,20 @@ struct DeliveryResult {
   std::optional<std::int64_t> escalation_id;  // opened for a failure
 };
 
-Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report, Time now);
+[[nodiscard]] Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report, Time now);
 
 // At start-up: every action a previous run left in 'sending' becomes unknown (with its
 // escalation), except those of `lookup_channels`: channels that can look up whether a send
 // arrived (Gmail searches for our Message-ID) resolve theirs (sending_items, then
 // Channel::resolve_unknown). Returns the ids made unknown.
-Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
-                                                  std::span<const std::string> lookup_channels = {});
+[[nodiscard]] Result<std::vector<std::int64_t>> recover_sending(Database& db, Time now,
+                                                                std::span<const std::string> lookup_channels = {});
 
 // The actions of `channel`'s messages in 'sending', oldest first: at start-up, what a
 // previous run left there for recover_sending's lookup channels. With `claimed_by` (several
 // instances on PostgreSQL) only the sends that instance claimed: the others' sends in
 // 'sending' are in flight, not left over (store/instances.h).
-Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel,
-                                              const std::string& claimed_by = "");
+[[nodiscard]] Result<std::vector<OutboxItem>> sending_items(Database& db, const std::string& channel,
+                                                            const std::string& claimed_by = "");
 
 }  // namespace dispatchd::store

@@ -32,26 +32,26 @@ struct NewEscalation {
   std::optional<NewAction> proposal;           // stored as a 'proposed' outbox row
 };
 
-Result<std::int64_t> open_escalation(Database& db, const NewEscalation& e, Time now);
+[[nodiscard]] Result<std::int64_t> open_escalation(Database& db, const NewEscalation& e, Time now);
 
 // The agent's escalation of a message it is processing, in one transaction: the
 // escalation (with its proposal), the optional holding reply to the customer (an approved
 // outbox row), and the message done with outcome 'escalated'. Returns the escalation id.
-Result<std::int64_t> escalate_message(Database& db, const NewEscalation& e,
-                                      const std::optional<NewAction>& holding_reply, Time now);
+[[nodiscard]] Result<std::int64_t> escalate_message(Database& db, const NewEscalation& e,
+                                                    const std::optional<NewAction>& holding_reply, Time now);
 
-Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
+[[nodiscard]] Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
 
 // `status` is resolved or dismissed; a pending proposal is rejected.
-Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who, EscalationStatus status,
-                              const std::string& resolution, Time now);
+[[nodiscard]] Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who,
+                                            EscalationStatus status, const std::string& resolution, Time now);
 
 // Resolves the escalation by approving its proposal as it is; returns the action id.
-Result<std::int64_t> approve_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
+[[nodiscard]] Result<std::int64_t> approve_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
 
 // Resolves the escalation with `action` (created by `who`, status approved), rejecting a
 // pending proposal; `resolution` says how ("edited", "replied"). Returns the action id.
-Result<std::int64_t> resolve_with_action(Database& db, std::int64_t id, const std::string& who, NewAction action,
-                                         const std::string& resolution, Time now);
+[[nodiscard]] Result<std::int64_t> resolve_with_action(Database& db, std::int64_t id, const std::string& who,
+                                                       NewAction action, const std::string& resolution, Time now);
 
 }  // namespace dispatchd::store

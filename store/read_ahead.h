@@ -28,7 +28,7 @@ namespace dispatchd::store {
 // window's check) and newest reply (where the answer's action goes), and its conversation's
 // newest `history` messages with their replies (the prompt); for each report, the action it names and that action's
 // message. The messages' text and raw payload are not used: callers may leave them empty.
-Result<void> read_ahead(Database& db, std::span<const InboundMessage> messages, std::span<const DeliveryReport> reports,
-                        std::size_t history);
+[[nodiscard]] Result<void> read_ahead(Database& db, std::span<const InboundMessage> messages,
+                                      std::span<const DeliveryReport> reports, std::size_t history);
 
 }  // namespace dispatchd::store

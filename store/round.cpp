@@ -85,7 +85,8 @@ struct Round::State : std::enable_shared_from_this<State> {
   std::vector<std::string> setting_failures;
 
   void try_setting(const char* sql) {
-    if (auto ok = db.exec(sql); !ok) setting_failures.push_back(std::string(sql) + ": " + ok.error().message);
+    if (auto ok = internal::exec(db, sql); !ok)
+      setting_failures.push_back(std::string(sql) + ": " + ok.error().message);
   }
   // Rows changed on the connection when the round began: a round that changed no row commits even
   // on a full disk, and says nothing about whether rounds are stored again.
@@ -369,13 +370,13 @@ struct Round::State : std::enable_shared_from_this<State> {
     open = false;
     deferred = false;
     auto waiting = std::exchange(waiters, {});
-    const auto committed_ok = db.exec("COMMIT");
+    const auto committed_ok = internal::exec(db, "COMMIT");
     const bool ok = committed_ok.has_value();
     ++stats.commits;
     if (!ok) {
       ++stats.failed_commits;
       std::string why = "COMMIT: " + committed_ok.error().message;
-      if (auto undone = db.exec("ROLLBACK"); !undone) why += "; ROLLBACK: " + undone.error().message;
+      if (auto undone = internal::exec(db, "ROLLBACK"); !undone) why += "; ROLLBACK: " + undone.error().message;
       report(false, why);
       answer(waiting, false);
       return;
@@ -397,7 +398,7 @@ struct Round::State : std::enable_shared_from_this<State> {
 Round::Round(Database& db, Post post, std::chrono::microseconds interval)
     : m_state(std::make_shared<State>(db, std::move(post), interval)) {
   if (!m_state->wal) {
-    db.attach_round(this);
+    internal::Access::attach_round(db, this);
     return;
   }
   // The syncer thread syncs instead. Should this fail, every COMMIT syncs by itself:
@@ -409,12 +410,12 @@ Round::Round(Database& db, Post post, std::chrono::microseconds interval)
   // changed pages stay in the cache until it commits.
   m_state->try_setting("PRAGMA cache_spill=OFF");
   if (auto other = Database::open(db.path(), Database::Mode::existing);
-      other && db.exec("PRAGMA wal_autocheckpoint=0")) {
+      other && internal::exec(db, "PRAGMA wal_autocheckpoint=0")) {
     m_state->checkpointer.emplace(std::move(*other));
     sqlite3_wal_hook(internal::Access::handle(db), &State::on_wal_commit,
                      m_state.get());  // replaces the autocheckpoint hook
   }
-  db.attach_round(this);
+  internal::Access::attach_round(db, this);
   m_state->syncer = std::thread([state = m_state.get()] {
     common::name_this_thread("wal-sync");
     state->run_syncer();
@@ -431,7 +432,7 @@ Round::~Round() {
   s.commit();
   if (!s.wal) {
     s.on_synced(s.committed, "");
-    s.db.attach_round(nullptr);
+    internal::Access::attach_round(s.db, nullptr);
     return;
   }
   {
@@ -457,13 +458,13 @@ Round::~Round() {
   if (fd >= 0 && ::fdatasync(fd) != 0) why = std::string("fdatasync of the WAL file: ") + std::strerror(errno);
   if (fd >= 0) ::close(fd);
   s.on_synced(s.committed, why);
-  s.db.attach_round(nullptr);
+  internal::Access::attach_round(s.db, nullptr);
 }
 
 Result<void> Round::open() {
   auto& s = *m_state;
   if (s.open) return {};
-  if (auto ok = s.db.exec(begin_write(s.db.backend())); !ok) return ok;
+  if (auto ok = internal::exec(s.db, begin_write(s.db.backend())); !ok) return ok;
   s.open = true;
   s.changes_at_open = internal::Access::connection(s.db).total_changes();
   s.post(common::named_step([weak = std::weak_ptr<State>(m_state)] {
@@ -509,12 +510,12 @@ Round::Stats Round::stats() const {
 }
 
 void after_commit(Database& db, std::function<void(bool)> then) {
-  if (auto* round = db.round()) return round->after_commit(std::move(then));
+  if (auto* round = internal::Access::round(db)) return round->after_commit(std::move(then));
   then(true);
 }
 
 bool before_commit(Database& db, std::function<void()> then) {
-  auto* round = db.round();
+  auto* round = internal::Access::round(db);
   if (round == nullptr) return false;
   round->before_commit(std::move(then));
   return true;

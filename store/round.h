@@ -87,7 +87,7 @@ class Round {
   const std::vector<std::string>& setting_failures() const;
 
   // Opens the round's transaction when none is open (store/transaction.h calls it).
-  Result<void> open();
+  [[nodiscard]] Result<void> open();
   // Runs `then(durable)` on the loop once what the caller wrote is committed and synced
   // (or failed to be). With no round open, one is opened: `then` never runs before the
   // caller returns.

@@ -30,20 +30,20 @@ struct SavedReply {
 };
 
 // Adds a reply; refused when an active reply has that name. Returns its id.
-Result<std::int64_t> add_saved_reply(Database& db, const std::string& name, const std::string& text,
-                                     const std::string& actor, Time now);
+[[nodiscard]] Result<std::int64_t> add_saved_reply(Database& db, const std::string& name, const std::string& text,
+                                                   const std::string& actor, Time now);
 
 // Replaces an active reply's text; not_found when there is none with that id.
-Result<void> change_saved_reply(Database& db, std::int64_t id, const std::string& text, const std::string& actor,
-                                Time now);
+[[nodiscard]] Result<void> change_saved_reply(Database& db, std::int64_t id, const std::string& text,
+                                              const std::string& actor, Time now);
 
 // Removes an active reply; not_found when there is none with that id.
-Result<void> remove_saved_reply(Database& db, std::int64_t id, const std::string& actor, Time now);
+[[nodiscard]] Result<void> remove_saved_reply(Database& db, std::int64_t id, const std::string& actor, Time now);
 
 // The active reply `id`; not_found when there is none.
-Result<SavedReply> find_saved_reply(Database& db, std::int64_t id);
+[[nodiscard]] Result<SavedReply> find_saved_reply(Database& db, std::int64_t id);
 
 // The active replies, by name.
-Result<std::vector<SavedReply>> list_saved_replies(Database& db);
+[[nodiscard]] Result<std::vector<SavedReply>> list_saved_replies(Database& db);
 
 }  // namespace dispatchd::store

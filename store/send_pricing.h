@@ -134,6 +134,6 @@ struct SendCostTotals {
 };
 
 // Ordered by channel, category, currency.
-Result<std::vector<SendCostTotals>> read_send_costs(Database& db);
+[[nodiscard]] Result<std::vector<SendCostTotals>> read_send_costs(Database& db);
 
 }  // namespace dispatchd::store

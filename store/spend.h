@@ -31,9 +31,10 @@ std::chrono::sys_days utc_day(Time t);
 
 // The deployment's spend on `day` (every instance, every conversation); all zero for a day
 // without attempts.
-Result<Spend> read_day_spend(Database& db, std::chrono::sys_days day);
+[[nodiscard]] Result<Spend> read_day_spend(Database& db, std::chrono::sys_days day);
 
 // The spend of one conversation (inbox.conversation_id) on `day`.
-Result<Spend> read_conversation_spend(Database& db, const std::string& conversation_id, std::chrono::sys_days day);
+[[nodiscard]] Result<Spend> read_conversation_spend(Database& db, const std::string& conversation_id,
+                                                    std::chrono::sys_days day);
 
 }  // namespace dispatchd::store

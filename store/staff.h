@@ -31,27 +31,28 @@ struct StaffAccount {
 
 // Adds `name` (or re-activates a revoked one) with `token_hash`; refused when the name is
 // active. `actor` is who did it, for the audit trail.
-Result<void> add_staff(Database& db, const std::string& name, const std::string& token_hash, const std::string& actor,
-                       Time now);
+[[nodiscard]] Result<void> add_staff(Database& db, const std::string& name, const std::string& token_hash,
+                                     const std::string& actor, Time now);
 
 // Revokes an active account and ends its sessions; not_found when there is none.
-Result<void> revoke_staff(Database& db, const std::string& name, const std::string& actor, Time now);
+[[nodiscard]] Result<void> revoke_staff(Database& db, const std::string& name, const std::string& actor, Time now);
 
 // Marks the active account `name` admin or not (audited as staff_account_admin, even when
 // it already was); not_found when there is no such active account.
-Result<void> set_staff_admin(Database& db, const std::string& name, bool admin, const std::string& actor, Time now);
+[[nodiscard]] Result<void> set_staff_admin(Database& db, const std::string& name, bool admin, const std::string& actor,
+                                           Time now);
 
 // Whether `name` is an active admin account.
-Result<bool> staff_admin(Database& db, const std::string& name);
+[[nodiscard]] Result<bool> staff_admin(Database& db, const std::string& name);
 
 // Every account, active and revoked, by name.
-Result<std::vector<StaffAccount>> list_staff(Database& db);
+[[nodiscard]] Result<std::vector<StaffAccount>> list_staff(Database& db);
 
 // The active account `name`'s token hash; nullopt when there is no such active account.
-Result<std::optional<std::string>> staff_token_hash(Database& db, const std::string& name);
+[[nodiscard]] Result<std::optional<std::string>> staff_token_hash(Database& db, const std::string& name);
 
 // The active account whose token hashes to `token_hash`.
-Result<std::optional<std::string>> staff_with_token(Database& db, const std::string& token_hash);
+[[nodiscard]] Result<std::optional<std::string>> staff_with_token(Database& db, const std::string& token_hash);
 
 struct StaffSession {
   std::string name;
@@ -61,20 +62,20 @@ struct StaffSession {
 };
 
 // A new session for the active account `name`; audited as staff_login.
-Result<void> open_session(Database& db, const std::string& id_hash, const std::string& name, const std::string& csrf,
-                          Time now);
+[[nodiscard]] Result<void> open_session(Database& db, const std::string& id_hash, const std::string& name,
+                                        const std::string& csrf, Time now);
 
 // The session, while its account is active (a revoked account's sessions are gone).
-Result<std::optional<StaffSession>> find_session(Database& db, const std::string& id_hash);
+[[nodiscard]] Result<std::optional<StaffSession>> find_session(Database& db, const std::string& id_hash);
 
 // Moves the session's idle clock to `now`.
-Result<void> touch_session(Database& db, const std::string& id_hash, Time now);
+[[nodiscard]] Result<void> touch_session(Database& db, const std::string& id_hash, Time now);
 
 // Ends one session; audited as staff_logout when it existed.
-Result<void> close_session(Database& db, const std::string& id_hash, Time now);
+[[nodiscard]] Result<void> close_session(Database& db, const std::string& id_hash, Time now);
 
 // Deletes sessions created before `created_before` or idle since before `seen_before`;
 // returns how many. Expired sessions are refused anyway; this only keeps the table small.
-Result<std::int64_t> delete_sessions(Database& db, Time created_before, Time seen_before);
+[[nodiscard]] Result<std::int64_t> delete_sessions(Database& db, Time created_before, Time seen_before);
 
 }  // namespace dispatchd::store

@@ -18,8 +18,13 @@ namespace dispatchd::store {
 // count toward the re-ask budget.
 enum class Verdict { valid, review, invalid, error };
 
-// How a message ended (v_messages.outcome; 'pending' is the view's name for "not yet").
-enum class Outcome { replied, escalated, ignored };
+// Where an inbound message is (v_messages.state; store/inbox.h draws the machine): stored,
+// taken by a worker under a lease, decided (its actions queued), done.
+enum class InboxState { received, processing, decided, done };
+
+// How a message ended (v_messages.outcome), pending until it has. The store writes pending
+// only for a new message (and a replay run's messages); finishing one takes the others.
+enum class Outcome { pending, replied, escalated, ignored };
 
 // An outbox row's state (v_actions.status); store/outbox.h draws the machine.
 enum class ActionStatus { proposed, approved, sending, sent, failed, unknown, rejected };
@@ -41,6 +46,10 @@ enum class EscalationReason {
   budget_exhausted,    // the model's spend budget is used up
   window_closed,       // the channel refused a free-form send: the counterpart's reply window had closed
 };
+
+// What a provider reported about one of our messages (store/outbox.h's DeliveryReport): sent,
+// delivered and read confirm it, failed fails it; any other report is recorded only.
+enum class DeliveryStatus { sent, delivered, read, failed, other };
 
 // An escalation's state (v_escalations.status); store/queue.h draws the machine.
 enum class EscalationStatus { open, claimed, resolved, dismissed };
@@ -90,8 +99,19 @@ struct SqlNames<Verdict> {
 };
 
 template <>
+struct SqlNames<InboxState> {
+  static constexpr std::array<std::pair<InboxState, std::string_view>, 4> table{{
+      {InboxState::received, "received"},
+      {InboxState::processing, "processing"},
+      {InboxState::decided, "decided"},
+      {InboxState::done, "done"},
+  }};
+};
+
+template <>
 struct SqlNames<Outcome> {
-  static constexpr std::array<std::pair<Outcome, std::string_view>, 3> table{{
+  static constexpr std::array<std::pair<Outcome, std::string_view>, 4> table{{
+      {Outcome::pending, "pending"},
       {Outcome::replied, "replied"},
       {Outcome::escalated, "escalated"},
       {Outcome::ignored, "ignored"},
@@ -131,6 +151,18 @@ struct SqlNames<EscalationReason> {
   }};
 };
 
+// The texts the providers send (WhatsApp's statuses) and the audit events record.
+template <>
+struct SqlNames<DeliveryStatus> {
+  static constexpr std::array<std::pair<DeliveryStatus, std::string_view>, 5> table{{
+      {DeliveryStatus::sent, "sent"},
+      {DeliveryStatus::delivered, "delivered"},
+      {DeliveryStatus::read, "read"},
+      {DeliveryStatus::failed, "failed"},
+      {DeliveryStatus::other, "other"},
+  }};
+};
+
 template <>
 struct SqlNames<EscalationStatus> {
   static constexpr std::array<std::pair<EscalationStatus, std::string_view>, 4> table{{
@@ -155,6 +187,21 @@ constexpr std::optional<E> from_sql(std::string_view text) {
     if (name == text) return e;
   }
   return std::nullopt;
+}
+
+// What a decision of the agent's took: a valid or a review verdict is acted on, an invalid
+// or error one counts toward the re-ask budget.
+constexpr bool accepted(Verdict verdict) { return verdict == Verdict::valid || verdict == Verdict::review; }
+
+// A delivery state no one changes any more (store/outbox.h's machine ends there).
+constexpr bool final_state(ActionStatus status) {
+  return status == ActionStatus::sent || status == ActionStatus::failed || status == ActionStatus::unknown ||
+         status == ActionStatus::rejected;
+}
+
+// An escalation still waiting for a person: open or claimed.
+constexpr bool waiting(EscalationStatus status) {
+  return status == EscalationStatus::open || status == EscalationStatus::claimed;
 }
 
 }  // namespace dispatchd::store

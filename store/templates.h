@@ -107,24 +107,25 @@ struct TemplatesReplaced {
 
 // Makes `templates` the whole table in one transaction (see the header comment). REQUIRES:
 // no two with the same name and language (the caller keeps the first).
-Result<TemplatesReplaced> replace_templates(Database& db, const std::string& waba_id,
-                                            const std::vector<Template>& templates, Time now);
+[[nodiscard]] Result<TemplatesReplaced> replace_templates(Database& db, const std::string& waba_id,
+                                                          const std::vector<Template>& templates, Time now);
 
 // Sets the status of the template `name`/`language`; false (nothing written) when no row
 // has them or it already has that status. `detail` goes into the audit event as given
 // (Graph's event and reason, e.g. {"event":"PAUSED","reason":"NONE"}: compact JSON object
 // text, or "" for none).
-Result<bool> set_template_status(Database& db, const std::string& name, const std::string& language,
-                                 TemplateStatus status, const std::string& detail, Time now);
+[[nodiscard]] Result<bool> set_template_status(Database& db, const std::string& name, const std::string& language,
+                                               TemplateStatus status, const std::string& detail, Time now);
 
 // Sets the category, as set_template_status does the status.
-Result<bool> set_template_category(Database& db, const std::string& name, const std::string& language,
-                                   TemplateCategory category, Time now);
+[[nodiscard]] Result<bool> set_template_category(Database& db, const std::string& name, const std::string& language,
+                                                 TemplateCategory category, Time now);
 
 // Every template, by name then language.
-Result<std::vector<Template>> list_templates(Database& db);
+[[nodiscard]] Result<std::vector<Template>> list_templates(Database& db);
 
 // The template `name` in `language`; nullopt when none is stored.
-Result<std::optional<Template>> find_template(Database& db, const std::string& name, const std::string& language);
+[[nodiscard]] Result<std::optional<Template>> find_template(Database& db, const std::string& name,
+                                                            const std::string& language);
 
 }  // namespace dispatchd::store

@@ -30,6 +30,6 @@ struct ToolCallRecord {
 };
 
 // Stores the call and its 'tool_call' audit event in one transaction.
-Result<std::int64_t> record_tool_call(Database& db, const ToolCallRecord& call, Time now);
+[[nodiscard]] Result<std::int64_t> record_tool_call(Database& db, const ToolCallRecord& call, Time now);
 
 }  // namespace dispatchd::store

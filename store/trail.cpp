@@ -1,6 +1,7 @@
 #include "store/trail.h"
 
 #include <map>
+#include <type_traits>
 
 #include "store/internal/attempt_row.h"
 #include "store/internal/sql.h"
@@ -16,7 +17,11 @@ Result<void> each_row(Query& query, Read read) {
     auto row = query.step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return {};
-    read(query);
+    if constexpr (std::is_same_v<std::invoke_result_t<Read&, const Query&>, Result<void>>) {
+      DISPATCHD_TRY(read(query));
+    } else {
+      read(query);
+    }
   }
 }
 
@@ -34,7 +39,9 @@ Result<bool> load_message(Database& db, std::int64_t id, Trail& out) {
   if (!q) return std::unexpected(q.error());
   auto row = q->step();
   if (!row || !*row) return row;
-  out.message = read_message(*q);
+  auto message = read_message(*q);
+  if (!message) return std::unexpected(message.error());
+  out.message = std::move(*message);
   out.message_type = q->optional_text(9);
   out.cost_usd = q->optional_real(10);
   return true;
@@ -60,7 +67,12 @@ Result<void> read_attempts(Database& db, std::int64_t id, Trail& out) {
                         " WHERE message_id = ? ORDER BY attempt",
                     id);
   if (!q) return std::unexpected(q.error());
-  return each_row(*q, [&](const Query& r) { out.attempts.push_back({read_attempt(r), r.optional_text(16)}); });
+  return each_row(*q, [&](const Query& r) -> Result<void> {
+    auto attempt = read_attempt(r);
+    if (!attempt) return std::unexpected(attempt.error());
+    out.attempts.push_back({std::move(*attempt), r.optional_text(16)});
+    return {};
+  });
 }
 
 // v_actions with the escalation and the creation time, which the staff reads leave out.
@@ -70,8 +82,12 @@ Result<void> load_actions(Database& db, std::int64_t id, Trail& out) {
                         ", escalation_id, created_at FROM v_actions WHERE message_id = ? ORDER BY action_id",
                     id);
   if (!q) return std::unexpected(q.error());
-  return each_row(*q, [&](const Query& r) {
-    out.actions.push_back({.row = read_action(r), .escalation_id = r.optional_integer(11), .created_at = r.text(12)});
+  return each_row(*q, [&](const Query& r) -> Result<void> {
+    auto action = read_action(r);
+    if (!action) return std::unexpected(action.error());
+    out.actions.push_back(
+        {.row = std::move(*action), .escalation_id = r.optional_integer(11), .created_at = r.text(12)});
+    return {};
   });
 }
 
@@ -127,13 +143,17 @@ Result<void> read_escalations(Database& db, std::int64_t id, Trail& out) {
                " created_at, claimed_at, resolved_at FROM v_escalations WHERE message_id = ? ORDER BY escalation_id",
                id);
   if (!q) return std::unexpected(q.error());
-  return each_row(*q, [&](const Query& r) {
+  return each_row(*q, [&](const Query& r) -> Result<void> {
     EscalationRow e;
     e.id = r.integer(0);
     e.message_id = r.integer(1);
-    e.reason = r.text(2);
+    auto reason = r.state<EscalationReason>(2);
+    if (!reason) return std::unexpected(reason.error());
+    e.reason = *reason;
     e.detail = r.optional_text(3);
-    e.status = r.text(4);
+    auto status = r.state<EscalationStatus>(4);
+    if (!status) return std::unexpected(status.error());
+    e.status = *status;
     e.proposed_action = r.optional_text(5);
     e.assignee = r.optional_text(6);
     e.resolution = r.optional_text(7);
@@ -144,6 +164,7 @@ Result<void> read_escalations(Database& db, std::int64_t id, Trail& out) {
     e.sender = out.message.sender;
     e.text = out.message.text;
     out.escalations.push_back(std::move(e));
+    return {};
   });
 }
 
@@ -187,10 +208,10 @@ Result<Trail> load_trail(Database& db, std::int64_t message_id, std::size_t hist
   // One read transaction, so that the parts agree (a send completing meanwhile shows in the
   // action and its audit event both, or in neither). Inside a caller's transaction, that one.
   if (db.in_transaction()) return read_trail(db, message_id, history_limit);
-  DISPATCHD_TRY(db.exec("BEGIN"));
+  DISPATCHD_TRY(internal::exec(db, "BEGIN"));
   auto trail = read_trail(db, message_id, history_limit);
-  if (auto ended = db.exec("COMMIT"); !ended) {
-    if (auto undone = db.exec("ROLLBACK"); !undone) return std::unexpected(undone.error());
+  if (auto ended = internal::exec(db, "COMMIT"); !ended) {
+    if (auto undone = internal::exec(db, "ROLLBACK"); !undone) return std::unexpected(undone.error());
     if (trail) return std::unexpected(ended.error());
   }
   return trail;

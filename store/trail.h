@@ -78,11 +78,11 @@ struct Trail {
 
 // The trail of v_messages.message_id `message_id`, with at most `history_limit` history
 // entries (the agent's llm.history_messages). not_found when there is no such message.
-Result<Trail> load_trail(Database& db, std::int64_t message_id, std::size_t history_limit);
+[[nodiscard]] Result<Trail> load_trail(Database& db, std::int64_t message_id, std::size_t history_limit);
 
 // The messages of `channels` whose channel id (v_messages.provider_message_id) is
 // `provider_id`: at most one per channel, in message id order.
-Result<std::vector<std::int64_t>> messages_with_provider_id(Database& db, const std::string& provider_id,
-                                                            const std::vector<std::string>& channels);
+[[nodiscard]] Result<std::vector<std::int64_t>> messages_with_provider_id(Database& db, const std::string& provider_id,
+                                                                          const std::vector<std::string>& channels);
 
 }  // namespace dispatchd::store

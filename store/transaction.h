@@ -14,7 +14,6 @@
 #include "store/backend.h"
 #include "store/database.h"
 #include "store/error.h"
-#include "store/round.h"
 
 namespace dispatchd::store {
 
@@ -28,21 +27,26 @@ constexpr std::string_view begin_write(Backend backend) {
   return backend == Backend::postgresql ? "BEGIN" : "BEGIN IMMEDIATE";
 }
 
+namespace detail {
+// The steps of transaction() (store/database.cpp), out of the template so that a caller
+// sees no SQL and no round. open() joins the attached round's transaction when one is not
+// open and begins (BEGIN or a savepoint); it answers whether the transaction is nested.
+[[nodiscard]] Result<bool> open(Database& db);
+[[nodiscard]] Result<void> commit(Database& db, bool nested);
+[[nodiscard]] Result<void> roll_back(Database& db, bool nested);
+}  // namespace detail
+
 template <typename T, typename Body>
-Result<T> transaction(Database& db, Body&& body) {
-  if (!db.in_transaction() && db.round() != nullptr) {
-    if (auto ok = db.round()->open(); !ok) return std::unexpected(ok.error());
-  }
-  const bool nested = db.in_transaction();
-  if (auto ok = db.exec(nested ? "SAVEPOINT nested" : begin_write(db.backend())); !ok)
-    return std::unexpected(ok.error());
+[[nodiscard]] Result<T> transaction(Database& db, Body&& body) {
+  const auto nested = detail::open(db);
+  if (!nested) return std::unexpected(nested.error());
   Result<T> result = body();
   if (result) {
-    if (auto ok = db.exec(nested ? "RELEASE nested" : "COMMIT"); !ok) result = std::unexpected(ok.error());
+    if (auto ok = detail::commit(db, *nested); !ok) result = std::unexpected(ok.error());
   }
   if (!result) {
     // A rollback that fails too (the connection lost its file) is told with the first error.
-    if (auto undone = db.exec(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK"); !undone)
+    if (auto undone = detail::roll_back(db, *nested); !undone)
       result.error().message += "; the rollback failed too: " + undone.error().message;
   }
   return result;

@@ -55,12 +55,13 @@ struct TakenTurn {
 // take_next by turns: with rule.quiet at 0 it takes what take_next takes (and a lead whose
 // turn a previous take formed comes back with its members). Otherwise the oldest ready
 // conversation's lead is taken with every unanswered message after it that may join.
-Result<TakenTurn> take_turn(Database& db, const std::string& worker, Instant now, std::chrono::seconds lease,
-                            const TurnRule& rule);
+[[nodiscard]] Result<TakenTurn> take_turn(Database& db, const std::string& worker, Instant now,
+                                          std::chrono::seconds lease, const TurnRule& rule);
 
 // For a lead taken by take_turn and still held (hold_lease): the messages of its
 // conversation that arrived since and may join, joined to its turn under its lease (at most
 // up to rule.max_messages in all); appended to lead.joined, and returned. Empty: none came.
-Result<std::vector<TurnMessage>> join_turn(Database& db, Leased& lead, const std::string& worker, const TurnRule& rule);
+[[nodiscard]] Result<std::vector<TurnMessage>> join_turn(Database& db, Leased& lead, const std::string& worker,
+                                                         const TurnRule& rule);
 
 }  // namespace dispatchd::store

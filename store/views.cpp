@@ -5,38 +5,63 @@
 #include "store/internal/view_rows.h"
 
 namespace dispatchd::store {
-EscalationRow read_escalation(const Query& q) {
-  return {q.integer(0),        q.integer(1),       q.text(2),          q.optional_text(3), q.text(4),
-          q.optional_text(5),  q.optional_text(6), q.optional_text(7), q.text(8),          q.optional_text(9),
-          q.optional_text(10), q.text(11),         q.text(12),         q.text(13),         q.optional_text(14)};
+Result<EscalationRow> read_escalation(const Query& q) {
+  const auto reason = q.state<EscalationReason>(2);
+  if (!reason) return std::unexpected(reason.error());
+  const auto status = q.state<EscalationStatus>(4);
+  if (!status) return std::unexpected(status.error());
+  return EscalationRow{q.integer(0),
+                       q.integer(1),
+                       *reason,
+                       q.optional_text(3),
+                       *status,
+                       q.optional_text(5),
+                       q.optional_text(6),
+                       q.optional_text(7),
+                       q.text(8),
+                       q.optional_text(9),
+                       q.optional_text(10),
+                       q.text(11),
+                       q.text(12),
+                       q.text(13),
+                       q.optional_text(14)};
 }
 
-MessageRow read_message(const Query& q) {
-  return {q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6), q.text(7), q.text(8)};
+Result<MessageRow> read_message(const Query& q) {
+  const auto state = q.state<InboxState>(7);
+  if (!state) return std::unexpected(state.error());
+  const auto outcome = q.state<Outcome>(8);
+  if (!outcome) return std::unexpected(outcome.error());
+  return MessageRow{q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5), q.text(6), *state, *outcome};
 }
 
-ActionRow read_action(const Query& q) {
-  return {q.integer(0), q.integer(1), q.text(2),          q.text(3),          q.optional_text(4), q.optional_text(5),
-          q.text(6),    q.text(7),    q.optional_text(8), q.optional_text(9), q.text(10)};
+Result<ActionRow> read_action(const Query& q) {
+  const auto status = q.state<ActionStatus>(6);
+  if (!status) return std::unexpected(status.error());
+  return ActionRow{q.integer(0),       q.integer(1),       q.text(2), q.text(3),
+                   q.optional_text(4), q.optional_text(5), *status,   q.text(7),
+                   q.optional_text(8), q.optional_text(9), q.text(10)};
 }
 
-AttemptRow read_attempt(const Query& q) {
-  return {.attempt = q.integer(0),
-          .provider = q.text(1),
-          .model = q.text(2),
-          .raw_output = q.optional_text(3),
-          .verdict = q.text(4),
-          .errors = q.text(5),
-          .error_class = q.optional_text(6),
-          .latency_ms = q.optional_integer(7),
-          .input_tokens = q.optional_integer(8),
-          .output_tokens = q.optional_integer(9),
-          .finish_reason = q.optional_text(10),
-          .created_at = q.text(11),
-          .cached_input_tokens = q.optional_integer(12),
-          .cache_write_tokens = q.optional_integer(13),
-          .reasoning_tokens = q.optional_integer(14),
-          .cost_usd = q.optional_real(15)};
+Result<AttemptRow> read_attempt(const Query& q) {
+  const auto verdict = q.state<Verdict>(4);
+  if (!verdict) return std::unexpected(verdict.error());
+  return AttemptRow{.attempt = q.integer(0),
+                    .provider = q.text(1),
+                    .model = q.text(2),
+                    .raw_output = q.optional_text(3),
+                    .verdict = *verdict,
+                    .errors = q.text(5),
+                    .error_class = q.optional_text(6),
+                    .latency_ms = q.optional_integer(7),
+                    .input_tokens = q.optional_integer(8),
+                    .output_tokens = q.optional_integer(9),
+                    .finish_reason = q.optional_text(10),
+                    .created_at = q.text(11),
+                    .cached_input_tokens = q.optional_integer(12),
+                    .cache_write_tokens = q.optional_integer(13),
+                    .reasoning_tokens = q.optional_integer(14),
+                    .cost_usd = q.optional_real(15)};
 }
 
 Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter) {
@@ -81,7 +106,9 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
     auto row = query->step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return std::unexpected(Error::not_found("no escalation " + std::to_string(id)));
-    out.escalation = read_escalation(*query);
+    auto escalation = read_escalation(*query);
+    if (!escalation) return std::unexpected(escalation.error());
+    out.escalation = std::move(*escalation);
   }
   {
     auto query =
@@ -152,9 +179,13 @@ Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_
                               }));
   if (!query) return std::unexpected(query.error());
   query->bind(1, after).bind(2, up_to).bind(3, limit);
-  return collect<EscalationEvent>(*query, [](const Query& q) {
-    return EscalationEvent{
-        q.integer(0), q.text(1) == "escalation", q.integer(2), q.text(3), q.optional_text(4), q.text(5), q.text(1)};
+  return collect<EscalationEvent>(*query, [](const Query& q) -> Result<EscalationEvent> {
+    const auto status = q.state<EscalationStatus>(3);
+    if (!status) return std::unexpected(status.error());
+    const auto reason = q.state<EscalationReason>(5);
+    if (!reason) return std::unexpected(reason.error());
+    return EscalationEvent{q.integer(0), q.text(1) == "escalation", q.integer(2), *status, q.optional_text(4), *reason,
+                           q.text(1)};
   });
 }
 

@@ -24,8 +24,8 @@ struct MessageRow {
   std::string sender;
   std::string received_at;
   std::string text;
-  std::string state;
-  std::string outcome;
+  InboxState state = InboxState::received;
+  Outcome outcome = Outcome::pending;
 };
 
 struct AttemptRow {
@@ -33,7 +33,7 @@ struct AttemptRow {
   std::string provider;
   std::string model;
   std::optional<std::string> raw_output;
-  std::string verdict;
+  Verdict verdict = Verdict::invalid;
   std::string errors;  // JSON array
   std::optional<std::string> error_class;
   std::optional<std::int64_t> latency_ms;
@@ -56,7 +56,7 @@ struct ActionRow {
   std::string arguments;  // JSON object
   std::optional<std::string> recipient;
   std::optional<std::string> body;
-  std::string status;
+  ActionStatus status = ActionStatus::proposed;
   std::string created_by;
   std::optional<std::string> provider_message_id;
   std::optional<std::string> error;
@@ -66,9 +66,9 @@ struct ActionRow {
 struct EscalationRow {
   std::int64_t id = 0;
   std::int64_t message_id = 0;
-  std::string reason;
+  EscalationReason reason = EscalationReason::contract_failed;
   std::optional<std::string> detail;  // JSON
-  std::string status;
+  EscalationStatus status = EscalationStatus::open;
   std::optional<std::string> proposed_action;  // JSON
   std::optional<std::string> assignee;
   std::optional<std::string> resolution;
@@ -96,7 +96,7 @@ struct EscalationFilter {
 
 // Escalations, oldest first (by created_at, then id). Indexed by status and by age, so a
 // page costs the same at a million escalations as at ten.
-Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter = {});
+[[nodiscard]] Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter = {});
 
 struct EscalationCase {
   EscalationRow escalation;
@@ -111,7 +111,7 @@ struct EscalationCase {
 };
 
 // Everything staff need to decide one escalation.
-Result<EscalationCase> show_escalation(Database& db, std::int64_t id);
+[[nodiscard]] Result<EscalationCase> show_escalation(Database& db, std::int64_t id);
 
 // A change to an escalation, read from the audit trail (so changes made by dispatchctl
 // count too): its creation, a claim, a resolution or a dismissal, a hand-over (release,
@@ -120,17 +120,18 @@ struct EscalationEvent {
   std::int64_t audit_id = 0;
   bool created = false;  // else an update
   std::int64_t escalation_id = 0;
-  std::string status;
+  EscalationStatus status = EscalationStatus::open;
   std::optional<std::string> assignee;
-  std::string reason;
+  EscalationReason reason = EscalationReason::contract_failed;
   std::string change;  // the audit event: escalation, staff_claim, staff_takeover, staff_note, ...
 };
 
 // At most `limit` escalation events in audit rows (after, up_to], in order.
-Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_t after, std::int64_t up_to, int limit);
+[[nodiscard]] Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_t after,
+                                                                     std::int64_t up_to, int limit);
 
 // The newest audit row's id (0 when the trail is empty).
-Result<std::int64_t> last_audit_id(Database& db);
+[[nodiscard]] Result<std::int64_t> last_audit_id(Database& db);
 
 struct AuditRow {
   std::int64_t id = 0;
@@ -145,7 +146,7 @@ struct AuditRow {
 
 // Audit events in order, filtered by message and by `since` (an ISO 8601 UTC prefix
 // compared as text, e.g. "2026-11-30" or "2026-11-30T12:00:00Z").
-Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_t> message_id,
-                                         const std::optional<std::string>& since);
+[[nodiscard]] Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_t> message_id,
+                                                       const std::optional<std::string>& since);
 
 }  // namespace dispatchd::store

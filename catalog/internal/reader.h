@@ -18,7 +18,7 @@ namespace dispatchd::catalog {
 class CatalogReader {
  public:
   explicit CatalogReader(std::string origin) : m_origin(std::move(origin)) {}
-  std::expected<Catalog, std::vector<Problem>> read(std::string_view text);
+  [[nodiscard]] std::expected<Catalog, std::vector<Problem>> read(std::string_view text);
 
  private:
   using Value = rapidjson::Value;

@@ -86,8 +86,9 @@ const char* to_string(DecodeErrorKind kind);
 
 // Decodes one RFC 5322 message. `own_addresses`: our mailbox address(es), for flags.own
 // (compared case-insensitively). Never throws, never crashes; see the contract above.
-std::expected<Email, DecodeError> decode(std::string_view raw, std::span<const std::string> own_addresses = {},
-                                         const DecodeLimits& limits = {});
+[[nodiscard]] std::expected<Email, DecodeError> decode(std::string_view raw,
+                                                       std::span<const std::string> own_addresses = {},
+                                                       const DecodeLimits& limits = {});
 
 // The counterpart (docs/channels.md: Reply-To when present, else From), lower-cased address; "" if none.
 std::string counterpart(const Email& email);

@@ -71,6 +71,6 @@ inline constexpr std::size_t k_max_reply_body_bytes = 1024 * 1024;
 // original mail that are not printable ASCII without '<' '>' (or longer than 250 bytes) are
 // left out rather than refused: they came from a stranger's mailer. Never throws.
 inline constexpr std::size_t k_max_references = 20;
-std::expected<std::string, ReplyError> build_reply(const ReplySpec& spec);
+[[nodiscard]] std::expected<std::string, ReplyError> build_reply(const ReplySpec& spec);
 
 }  // namespace dispatchd::email

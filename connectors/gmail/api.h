@@ -127,17 +127,17 @@ struct Label {
 // Bodies are read strictly (common/strict_json.h), at most 4 MiB and depth 32. A history or
 // list entry without an id makes the whole page unreadable (uncertain) rather than
 // skipping it: a cursor moved past it would lose the message for good.
-std::expected<Profile, ApiError> read_profile(const net::HttpResult& result);
-std::expected<HistoryPage, ApiError> read_history(const net::HttpResult& result);
-std::expected<ListPage, ApiError> read_list(const net::HttpResult& result);
+[[nodiscard]] std::expected<Profile, ApiError> read_profile(const net::HttpResult& result);
+[[nodiscard]] std::expected<HistoryPage, ApiError> read_history(const net::HttpResult& result);
+[[nodiscard]] std::expected<ListPage, ApiError> read_list(const net::HttpResult& result);
 // 2xx: the body as it came (messages.get?format=raw: the caller parses it).
-std::expected<std::string, ApiError> read_body(const net::HttpResult& result);
+[[nodiscard]] std::expected<std::string, ApiError> read_body(const net::HttpResult& result);
 // messages.send's Message resource; a 2xx without an id is uncertain (it may have gone).
-std::expected<MessageRef, ApiError> read_sent(const net::HttpResult& result);
+[[nodiscard]] std::expected<MessageRef, ApiError> read_sent(const net::HttpResult& result);
 // Any 2xx (modify).
-std::expected<void, ApiError> read_ok(const net::HttpResult& result);
-std::expected<std::vector<Label>, ApiError> read_labels(const net::HttpResult& result);
-std::expected<Label, ApiError> read_label(const net::HttpResult& result);
+[[nodiscard]] std::expected<void, ApiError> read_ok(const net::HttpResult& result);
+[[nodiscard]] std::expected<std::vector<Label>, ApiError> read_labels(const net::HttpResult& result);
+[[nodiscard]] std::expected<Label, ApiError> read_label(const net::HttpResult& result);
 
 // Gmail search queries for list_request's `query`:
 //   query_after(t)          "after:<unix seconds>": mail received after `t`

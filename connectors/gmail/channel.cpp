@@ -20,6 +20,7 @@
 #include "connectors/gmail/raw_message.h"
 #include "store/cursor.h"
 #include "store/instances.h"
+#include "store/round.h"
 #include "store/transaction.h"
 
 namespace dispatchd::gmail {

@@ -66,8 +66,8 @@ net::HttpRequest refresh_request(const OAuthCredentials& credentials);
 // longer than 8 KiB or holds anything but printable ASCII without spaces (it goes into a
 // header), a token_type other than Bearer (any case), or an expires_in that is not a
 // positive integer is malformed. `credentials` only serves to redact the message.
-std::expected<AccessToken, OAuthError> read_refresh_response(const net::HttpResult& result,
-                                                             const OAuthCredentials& credentials);
+[[nodiscard]] std::expected<AccessToken, OAuthError> read_refresh_response(const net::HttpResult& result,
+                                                                           const OAuthCredentials& credentials);
 
 // How long a token of lifetime `expires_in`, asked for at `requested_at`, is used: until
 // expires_in minus 60 s, or minus 10% of it when that is shorter (a 30 s token: 27 s).

@@ -21,6 +21,6 @@ struct RawMessage {
   std::int64_t internal_date_ms = 0;
   std::string bytes;  // raw, base64url-decoded
 };
-std::expected<RawMessage, std::string> parse_raw_response(std::string_view json);
+[[nodiscard]] std::expected<RawMessage, std::string> parse_raw_response(std::string_view json);
 
 }  // namespace dispatchd::gmail

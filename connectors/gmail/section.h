@@ -38,7 +38,7 @@ class GmailSection final : public connectors::Section {
   bool enabled() const override { return m_settings.enabled; }
   std::vector<connectors::SecretKey> secrets() const override;
   const common::MessageTypes& message_types() const override { return m_settings.message_types; }
-  std::expected<std::unique_ptr<connectors::Channel>, std::string> make(
+  [[nodiscard]] std::expected<std::unique_ptr<connectors::Channel>, std::string> make(
       const connectors::ChannelDeps& deps) const override;
 
  private:

@@ -19,6 +19,7 @@
 #include "connectors/imap/smtp.h"
 #include "store/cursor.h"
 #include "store/instances.h"
+#include "store/round.h"
 #include "store/transaction.h"
 
 namespace dispatchd::imap {

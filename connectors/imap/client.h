@@ -58,38 +58,40 @@ class Client {
 
   // EXAMINE on the watch connection: the mailbox's UIDVALIDITY, UIDNEXT, EXISTS, FLAGS and
   // PERMANENTFLAGS. idle() counts what arrives from this point on (see idle()).
-  Result<MailboxStatus> examine(std::string_view mailbox);
+  [[nodiscard]] Result<MailboxStatus> examine(std::string_view mailbox);
 
   // The UIDs in `mailbox` at or above `uid`, ascending (UID SEARCH UID uid:*, without the
   // highest UID RFC 3501 adds when every UID is below `uid`). uidvalidity_changed when the
   // mailbox's UIDVALIDITY is not `uidvalidity`.
-  Result<std::vector<std::uint32_t>> search_uids_from(std::string_view mailbox, std::uint32_t uidvalidity,
-                                                      std::uint32_t uid);
+  [[nodiscard]] Result<std::vector<std::uint32_t>> search_uids_from(std::string_view mailbox, std::uint32_t uidvalidity,
+                                                                    std::uint32_t uid);
 
   // The message's raw bytes (UID FETCH uid BODY[], which sets \Seen on it: curl does not
   // PEEK). uidvalidity_changed when UIDVALIDITY is not `uidvalidity`; message_missing when
   // no message has that UID; too_large beyond k_max_fetch_bytes.
-  Result<std::string> fetch_raw(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid);
+  [[nodiscard]] Result<std::string> fetch_raw(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid);
 
   // UID STORE uid +FLAGS.SILENT (flags): adds the flags (protocol.h's flag_list() rules). A
   // UID no longer in the mailbox is not an error (the server ignores it).
-  Result<void> add_flags(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid,
-                         std::span<const std::string> flags);
+  [[nodiscard]] Result<void> add_flags(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid,
+                                       std::span<const std::string> flags);
 
   // The message's flags (UID FETCH uid (UID FLAGS)), as the server writes them.
   // uidvalidity_changed as above; message_missing when no message has that UID.
-  Result<std::vector<std::string>> fetch_flags(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid);
+  [[nodiscard]] Result<std::vector<std::string>> fetch_flags(std::string_view mailbox, std::uint32_t uidvalidity,
+                                                             std::uint32_t uid);
 
   // APPEND on the watch connection, with `flags` (none: the server's default, no \Seen) and
   // `raw`'s line ends made CRLF; the new message's UID when the server has UIDPLUS (RFC
   // 4315), else nullopt. A NUL byte in `raw` is invalid_argument; a missing mailbox
   // mailbox_missing (the server's [TRYCREATE]).
-  Result<std::optional<AppendUid>> append(std::string_view mailbox, std::string_view raw,
-                                          std::span<const std::string> flags);
+  [[nodiscard]] Result<std::optional<AppendUid>> append(std::string_view mailbox, std::string_view raw,
+                                                        std::span<const std::string> flags);
 
   // The UIDs of the messages in `mailbox` whose Message-ID header holds `message_id` (with or
   // without its angle brackets), ascending (UID SEARCH HEADER Message-ID "<id>").
-  Result<std::vector<std::uint32_t>> search_message_id(std::string_view mailbox, std::string_view message_id);
+  [[nodiscard]] Result<std::vector<std::uint32_t>> search_message_id(std::string_view mailbox,
+                                                                     std::string_view message_id);
 
   // Waits on the watch connection for mail to arrive in `mailbox`, at most `timeout` (capped
   // at k_max_idle): true as soon as the server reports more messages than this connection
@@ -99,7 +101,7 @@ class Client {
   // once (a NOOP before IDLE brings the server's pending news; after a reconnection, a
   // UIDNEXT beyond examine()'s). unsupported when the server refuses IDLE (poll instead).
   // Interrupted (interrupter()): false at once, and from then on without waiting.
-  Result<bool> idle(std::string_view mailbox, std::chrono::milliseconds timeout);
+  [[nodiscard]] Result<bool> idle(std::string_view mailbox, std::chrono::milliseconds timeout);
 
   // A function that ends idle()'s wait at once and any other call's transfer within about a
   // second (a `connection` error), from any thread, for good: the thread that runs the

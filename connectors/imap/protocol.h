@@ -87,12 +87,12 @@ struct MailboxStatus {
 
 // The status from EXAMINE's or SELECT's untagged lines. Errors (protocol): no UIDVALIDITY,
 // a number out of range or a malformed bracketed code it reads.
-Result<MailboxStatus> parse_mailbox_status(std::string_view untagged);
+[[nodiscard]] Result<MailboxStatus> parse_mailbox_status(std::string_view untagged);
 
 // The UIDs of every "* SEARCH" line (RFC 3501 7.2.5), ascending, without repeats. Errors
 // (protocol): no SEARCH line at all (a server must send one, empty when nothing matched), or
 // a token that is not a UID.
-Result<std::vector<std::uint32_t>> parse_search(std::string_view untagged);
+[[nodiscard]] Result<std::vector<std::uint32_t>> parse_search(std::string_view untagged);
 
 // One "* n FETCH (...)" line's UID and FLAGS; other attributes (MODSEQ, INTERNALDATE,
 // RFC822.SIZE, ...) are skipped.
@@ -104,9 +104,9 @@ struct FetchFlags {
 };
 // Errors (protocol): not a FETCH line, a literal ({n}: never sent for these attributes), an
 // unbalanced list or a number out of range.
-Result<FetchFlags> parse_fetch_line(std::string_view line);
+[[nodiscard]] Result<FetchFlags> parse_fetch_line(std::string_view line);
 // Every FETCH line among `untagged`, in order; the first malformed one is the error.
-Result<std::vector<FetchFlags>> parse_fetch(std::string_view untagged);
+[[nodiscard]] Result<std::vector<FetchFlags>> parse_fetch(std::string_view untagged);
 
 // One line as IDLE (and any command) may bring it.
 struct Untagged {
@@ -147,36 +147,37 @@ std::optional<AppendUid> parse_appenduid(const Tagged& completion);
 
 // A quoted string: '"' and '\' escaped with '\'. Refuses (invalid_argument) CR, LF, NUL and
 // bytes over 0x7f (RFC 3501 allows them only in literals).
-Result<std::string> quoted(std::string_view text);
+[[nodiscard]] Result<std::string> quoted(std::string_view text);
 
 // An atom when `text` is one (non-empty, no atom-specials: ( ) { SP CTL % * " \ ]), else
 // quoted().
-Result<std::string> astring(std::string_view text);
+[[nodiscard]] Result<std::string> astring(std::string_view text);
 
 // RFC 3501 5.1.3's modified UTF-7 for a mailbox name: printable ASCII stays ('&' becomes
 // "&-"), anything else is "&" + modified base64 of UTF-16 + "-". Refuses (invalid_argument)
 // invalid UTF-8 and control characters.
-Result<std::string> modified_utf7(std::string_view utf8);
+[[nodiscard]] Result<std::string> modified_utf7(std::string_view utf8);
 
 // A mailbox name as a command argument: "INBOX" in any case is INBOX, anything else
 // modified_utf7() then astring(). Refuses an empty name.
-Result<std::string> mailbox_argument(std::string_view mailbox);
+[[nodiscard]] Result<std::string> mailbox_argument(std::string_view mailbox);
 
 // A flag list "(\Seen $Done)". Each flag is a system flag (\Seen \Answered \Flagged
 // \Deleted \Draft, any case, written as RFC 3501 spells it) or a keyword atom; \Recent
 // (which no client may set), any other "\X", an empty list and non-atoms are refused.
-Result<std::string> flag_list(std::span<const std::string> flags);
+[[nodiscard]] Result<std::string> flag_list(std::span<const std::string> flags);
 
 // The commands, without tag or CRLF.
-Result<std::string> examine_command(std::string_view mailbox);  // EXAMINE m
+[[nodiscard]] Result<std::string> examine_command(std::string_view mailbox);  // EXAMINE m
 // UID SEARCH UID n:* (RFC 3501: "n:*" also matches the highest UID when it is below n,
 // so the caller drops those with uids_from()).
 std::string uid_search_from_command(std::uint32_t uid);
 // UID SEARCH HEADER Message-ID "<id>": `message_id` with or without its angle brackets.
-Result<std::string> search_message_id_command(std::string_view message_id);
-Result<std::string> uid_store_add_flags_command(std::uint32_t uid, std::span<const std::string> flags);
+[[nodiscard]] Result<std::string> search_message_id_command(std::string_view message_id);
+[[nodiscard]] Result<std::string> uid_store_add_flags_command(std::uint32_t uid, std::span<const std::string> flags);
 // APPEND m (flags) {size} (a synchronizing literal follows). No flags: no list.
-Result<std::string> append_command(std::string_view mailbox, std::span<const std::string> flags, std::size_t size);
+[[nodiscard]] Result<std::string> append_command(std::string_view mailbox, std::span<const std::string> flags,
+                                                 std::size_t size);
 
 // The UIDs of `uids` at or above `first` (see uid_search_from_command).
 std::vector<std::uint32_t> uids_from(std::span<const std::uint32_t> uids, std::uint32_t first);
@@ -189,10 +190,10 @@ std::string to_crlf(std::string_view raw);
 
 // The path of an imap(s):// URL naming `mailbox` (modified UTF-7, then every byte outside
 // RFC 3986's unreserved set percent-encoded: curl decodes it and quotes it itself).
-Result<std::string> mailbox_url_path(std::string_view mailbox);
+[[nodiscard]] Result<std::string> mailbox_url_path(std::string_view mailbox);
 
 // `command` as CURLOPT_CUSTOMREQUEST takes it: libcurl URL-decodes an IMAP custom request,
 // so each '%' is written "%25". Refuses (invalid_argument) CR, LF and NUL.
-Result<std::string> curl_custom_request(std::string_view command);
+[[nodiscard]] Result<std::string> curl_custom_request(std::string_view command);
 
 }  // namespace dispatchd::imap

@@ -33,11 +33,11 @@ class ImapSection final : public connectors::Section {
   bool enabled() const override { return m_settings.enabled; }
   std::vector<connectors::SecretKey> secrets() const override;
   const common::MessageTypes& message_types() const override { return m_settings.message_types; }
-  std::expected<std::unique_ptr<connectors::Channel>, std::string> make(
+  [[nodiscard]] std::expected<std::unique_ptr<connectors::Channel>, std::string> make(
       const connectors::ChannelDeps& deps) const override;
 
   // Every mailbox with its secret read (config::read_secret); an error names the key.
-  std::expected<std::vector<MailboxSettings>, std::string> mailboxes() const;
+  [[nodiscard]] std::expected<std::vector<MailboxSettings>, std::string> mailboxes() const;
 
  private:
   SectionSettings m_settings;

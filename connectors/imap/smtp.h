@@ -89,8 +89,9 @@ class SmtpClient {
   // recipient; any recipient refused refuses the whole send (nothing is sent). Addresses
   // are ASCII without CR, LF, spaces or <>; anything else, no recipient, or a NUL byte in
   // `raw` is invalid_argument.
-  std::expected<SmtpAccepted, SmtpError> send(std::string_view from, std::span<const std::string> recipients,
-                                              std::string_view raw);
+  [[nodiscard]] std::expected<SmtpAccepted, SmtpError> send(std::string_view from,
+                                                            std::span<const std::string> recipients,
+                                                            std::string_view raw);
 
   // Closes the kept connection.
   void disconnect();

@@ -56,8 +56,9 @@ connectors::InboundEvents events_of(Webhook webhook, const store::PriceTable& pr
     for (const auto& e : st.errors) error += (error.empty() ? "" : "; ") + describe(e);
     auto pricing = send_pricing_of(st, prices);
     std::string category = st.pricing ? std::move(st.pricing->category) : std::string();
-    events.reports.push_back({std::move(st.id), std::move(st.tracker), std::move(st.status_text), std::move(error),
-                              std::move(pricing), std::move(category)});
+    events.reports.push_back({std::move(st.id), std::move(st.tracker), st.status, std::move(error), std::move(pricing),
+                              std::move(category),
+                              st.status == DeliveryStatus::other ? std::move(st.status_text) : std::string()});
   }
   return events;
 }

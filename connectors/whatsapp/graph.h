@@ -61,32 +61,35 @@ constexpr std::size_t k_max_tracker_bytes = 512;
 // http(s), a phone_number_id that is not digits, an empty token or one with control
 // characters or spaces, a bad recipient, an empty body, a body that is not UTF-8 or has
 // more than 4096 code points, a tracker that is too long.
-std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account, std::string_view to,
-                                                                std::string_view body, std::string_view tracker = {});
+[[nodiscard]] std::expected<net::HttpRequest, std::string> build_text_message(const GraphAccount& account,
+                                                                              std::string_view to,
+                                                                              std::string_view body,
+                                                                              std::string_view tracker = {});
 
 // The request that sends `body` with `choices` as an interactive message (reply buttons or
 // a list). Refuses what build_text_message refuses, and a body longer than Meta allows
 // above those choices (1024 code points with buttons, 4096 with a list). The choices are
 // taken as checked (interactive::read or parse_stored checked them).
-std::expected<net::HttpRequest, std::string> build_interactive_message(const GraphAccount& account, std::string_view to,
-                                                                       std::string_view body,
-                                                                       const interactive::Choices& choices,
-                                                                       std::string_view tracker = {});
+[[nodiscard]] std::expected<net::HttpRequest, std::string> build_interactive_message(
+    const GraphAccount& account, std::string_view to, std::string_view body, const interactive::Choices& choices,
+    std::string_view tracker = {});
 
 // The request that sends a template message: `template_object` is template_message.h's
 // template_object() (compact JSON, copied in as it is). Refuses what build_text_message
 // refuses about the account, the recipient and the tracker.
-std::expected<net::HttpRequest, std::string> build_template_message(const GraphAccount& account, std::string_view to,
-                                                                    std::string_view template_object,
-                                                                    std::string_view tracker = {});
+[[nodiscard]] std::expected<net::HttpRequest, std::string> build_template_message(const GraphAccount& account,
+                                                                                  std::string_view to,
+                                                                                  std::string_view template_object,
+                                                                                  std::string_view tracker = {});
 
 // Whether a read mark also shows the customer that a reply is being written.
 enum class Typing { hidden, shown };
 
 // The request that marks an inbound message (and the earlier ones) read, blue ticks, and
 // with Typing::shown displays the typing indicator: best effort, never retried.
-std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account, std::string_view message_id,
-                                                             Typing typing = Typing::hidden);
+[[nodiscard]] std::expected<net::HttpRequest, std::string> build_mark_read(const GraphAccount& account,
+                                                                           std::string_view message_id,
+                                                                           Typing typing = Typing::hidden);
 
 struct Sent {
   std::string message_id;      // messages[0].id: the wamid later status webhooks refer to
@@ -103,11 +106,11 @@ struct SendFailure {
 // and the delay its Retry-After asks for (net::retry_after_seconds), if any. 2xx with messages[0].id is Sent;
 // 2xx without it is an `unknown` failure (it may have been sent); otherwise the Graph
 // error object when the body holds one (else only the status) goes through classify().
-std::expected<Sent, SendFailure> read_send_response(int status, std::string_view body,
-                                                    std::optional<std::chrono::seconds> retry_after = std::nullopt);
+[[nodiscard]] std::expected<Sent, SendFailure> read_send_response(
+    int status, std::string_view body, std::optional<std::chrono::seconds> retry_after = std::nullopt);
 
 // Reads the answer to build_mark_read's request: any 2xx succeeds.
-std::expected<void, SendFailure> read_mark_read_response(
+[[nodiscard]] std::expected<void, SendFailure> read_mark_read_response(
     int status, std::string_view body, std::optional<std::chrono::seconds> retry_after = std::nullopt);
 
 }  // namespace dispatchd::whatsapp

@@ -30,7 +30,8 @@ using QueryParams = std::vector<std::pair<std::string, std::string>>;
 // byte. Errors (one phrase): longer than max_length, more than max_params pairs, a '%'
 // not followed by two hex digits, or a decoded NUL byte. Empty pairs ("a=1&&b=2") are
 // skipped; a pair without '=' has an empty value.
-std::expected<QueryParams, std::string> parse_query(std::string_view query, const QueryLimits& limits = {});
+[[nodiscard]] std::expected<QueryParams, std::string> parse_query(std::string_view query,
+                                                                  const QueryLimits& limits = {});
 
 // The value of `name` when it appears exactly once; nullopt when absent or repeated (a
 // repeated hub.* parameter is ambiguous and never guessed).
@@ -45,9 +46,11 @@ struct HandshakeRefusal {
 // hub.verify_token equals `verify_token` (constant-time comparison; an empty configured
 // token never matches) and hub.challenge is 1..256 printable ASCII characters without
 // spaces (it is echoed into the response body). Returns the challenge to send back.
-std::expected<std::string, HandshakeRefusal> answer_handshake(const QueryParams& params, std::string_view verify_token);
+[[nodiscard]] std::expected<std::string, HandshakeRefusal> answer_handshake(const QueryParams& params,
+                                                                            std::string_view verify_token);
 
 // parse_query + answer_handshake, for the listener: `query` is the raw target after '?'.
-std::expected<std::string, HandshakeRefusal> answer_handshake(std::string_view query, std::string_view verify_token);
+[[nodiscard]] std::expected<std::string, HandshakeRefusal> answer_handshake(std::string_view query,
+                                                                            std::string_view verify_token);
 
 }  // namespace dispatchd::whatsapp

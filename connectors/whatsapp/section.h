@@ -42,7 +42,7 @@ class WhatsAppSection final : public connectors::Section {
   bool enabled() const override { return m_settings.enabled; }
   std::vector<connectors::SecretKey> secrets() const override;
   const common::MessageTypes& message_types() const override { return m_settings.message_types; }
-  std::expected<std::unique_ptr<connectors::Channel>, std::string> make(
+  [[nodiscard]] std::expected<std::unique_ptr<connectors::Channel>, std::string> make(
       const connectors::ChannelDeps& deps) const override;
   connectors::CatalogCheck check_catalog(const catalog::Catalog& catalog,
                                          const connectors::OpenDatabase& open) const override;

@@ -27,8 +27,9 @@ const char* to_string(SignatureError error);
 // Checks `header_value` (the X-Hub-Signature-256 value; surrounding whitespace allowed,
 // hex digits in either case) against HMAC-SHA256(app_secret, raw_body). The digest is
 // compared in constant time (text::constant_time_equal). The daemon answers 401 to every error.
-std::expected<void, SignatureError> verify_signature(std::string_view raw_body, std::string_view header_value,
-                                                     std::string_view app_secret);
+[[nodiscard]] std::expected<void, SignatureError> verify_signature(std::string_view raw_body,
+                                                                   std::string_view header_value,
+                                                                   std::string_view app_secret);
 
 // The header value Meta would send for `raw_body`: "sha256=" + lowercase hex. For tests,
 // fakes and the demo, which sign the bytes they then send unchanged.

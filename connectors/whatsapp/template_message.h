@@ -46,8 +46,8 @@ std::optional<std::string> template_refusal(const store::Template& stored);
 // one it has that `send` leaves out, a value past Meta's limits, a header or body text with
 // what WhatsApp refuses in it (template_send::text_parameter_problem), or a button whose
 // type takes no parameter.
-std::expected<std::string, std::string> template_object(const template_send::TemplateSend& send,
-                                                        const store::Template& stored);
+[[nodiscard]] std::expected<std::string, std::string> template_object(const template_send::TemplateSend& send,
+                                                                      const store::Template& stored);
 
 // What is wrong with the catalog's template actions against the stored templates: each one
 // names its action ("order_update: ..."). For each action: the template exists in its

@@ -44,8 +44,9 @@ constexpr int k_template_page_limit = 100;  // templates asked for per page
 // The request for one page of the account's templates; `after` is the previous page's
 // cursor ("" for the first page). Refuses (one phrase) a base URL that is not http(s), a
 // waba_id that is not digits, an empty token or one with spaces or control characters.
-std::expected<net::HttpRequest, std::string> build_template_list(const GraphAccount& account, std::string_view waba_id,
-                                                                 std::string_view after = {});
+[[nodiscard]] std::expected<net::HttpRequest, std::string> build_template_list(const GraphAccount& account,
+                                                                               std::string_view waba_id,
+                                                                               std::string_view after = {});
 
 // One element of data[] left out (missing name, language, status or id), with where and why.
 struct SkippedTemplate {
@@ -71,7 +72,7 @@ struct TemplateFetchError {
 // Reads the answer to build_template_list's request: the HTTP status and body. A 2xx whose
 // body is not a JSON object with a data[] array, or whose paging has a next page but no
 // cursors.after, is a `permanent` error; a non-2xx is classified by its Graph error.
-std::expected<TemplatePage, TemplateFetchError> read_template_page(int status, std::string_view body);
+[[nodiscard]] std::expected<TemplatePage, TemplateFetchError> read_template_page(int status, std::string_view body);
 
 // The parameters of a template's components (a JSON array, compact): every {{1}} or
 // {{name}} of the header's text, the body's text and each button's url and text, in order,

@@ -58,11 +58,7 @@ std::expected<std::string, std::string> required(const Value& object, const char
 }
 
 DeliveryStatus status_of(std::string_view text) {
-  if (text == "sent") return DeliveryStatus::sent;
-  if (text == "delivered") return DeliveryStatus::delivered;
-  if (text == "read") return DeliveryStatus::read;
-  if (text == "failed") return DeliveryStatus::failed;
-  return DeliveryStatus::other;
+  return store::from_sql<DeliveryStatus>(text).value_or(DeliveryStatus::other);
 }
 
 // The array member `name` of `value` (empty when absent); an error when present but not an array.

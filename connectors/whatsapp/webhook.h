@@ -23,6 +23,7 @@
 
 #include "connectors/whatsapp/errors.h"
 #include "connectors/whatsapp/templates.h"
+#include "store/states.h"
 
 namespace dispatchd::whatsapp {
 
@@ -82,7 +83,8 @@ struct InboundMessage {
   std::string raw_json;            // the message object, compact (re-serialized, UTF-8)
 };
 
-enum class DeliveryStatus { sent, delivered, read, failed, other };
+// store/states.h's: the channel parses it, the outbox acts on it.
+using DeliveryStatus = store::DeliveryStatus;
 
 // A status's `pricing` object: how Meta bills the message the status is about. The texts are
 // kept as sent ("" when absent); store/send_pricing.h maps them to its enums, an unknown
@@ -160,7 +162,8 @@ struct WebhookError {
 // "messages" field); otherwise the whole body is refused. Within it, a message or status
 // without its id, sender, type or unix timestamp, or a template change without its name,
 // language and event or new category, is reported in `skipped` and the others are kept.
-std::expected<Webhook, WebhookError> parse_webhook(std::string_view raw_body, std::string_view phone_number_id,
-                                                   const WebhookLimits& limits = {});
+[[nodiscard]] std::expected<Webhook, WebhookError> parse_webhook(std::string_view raw_body,
+                                                                 std::string_view phone_number_id,
+                                                                 const WebhookLimits& limits = {});
 
 }  // namespace dispatchd::whatsapp

@@ -67,7 +67,7 @@ net::HttpRequest json_post(const ProviderConfig& config, std::string_view path, 
 
 // Parses a provider body strictly (iterative, depth-limited); an object, or why not. Walk it
 // with common/json_access.h.
-std::expected<rapidjson::Document, std::string> parse_body(std::string_view body);
+[[nodiscard]] std::expected<rapidjson::Document, std::string> parse_body(std::string_view body);
 
 // A value from the body quoted for a message (JSON-escaped, at most 200 code points).
 std::string quoted(std::string_view value);

@@ -26,7 +26,7 @@ struct ActionChange {
 
 // Returns the action's message id; refuses (naming the real status) when the row is not
 // in `change.from`. REQUIRES: inside a transaction.
-Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChange& change, Time now,
-                                 const std::string& actor = "dispatchd");
+[[nodiscard]] Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChange& change, Time now,
+                                               const std::string& actor = "dispatchd");
 
 }  // namespace dispatchd::store

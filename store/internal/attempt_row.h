@@ -16,6 +16,7 @@ inline constexpr const char* k_attempt_columns =
     "SELECT attempt, provider, model, raw_output, verdict, errors, error_class, latency_ms, input_tokens,"
     " output_tokens, finish_reason, created_at, cached_input_tokens, cache_write_tokens, reasoning_tokens, cost_usd ";
 
-AttemptRow read_attempt(const Query& q);
+// Fails only on a verdict this dispatchd does not know (Query::state).
+[[nodiscard]] Result<AttemptRow> read_attempt(const Query& q);
 
 }  // namespace dispatchd::store

@@ -40,7 +40,7 @@ class Statement {
 
   // Runs the statement on the first call, then moves through its rows: true when a row is
   // ready, false when there is none left. An error leaves the statement to be reset.
-  virtual Result<bool> step() = 0;
+  [[nodiscard]] virtual Result<bool> step() = 0;
 
   virtual std::string_view column_text(int column) const = 0;  // "" for NULL
   virtual std::int64_t column_int64(int column) const = 0;     // 0 for NULL; a boolean is 0/1
@@ -57,10 +57,10 @@ class Connection {
 
   virtual Backend backend() const = 0;
   // One or more statements without parameters and without rows to read.
-  virtual Result<void> exec(std::string_view sql) = 0;
+  [[nodiscard]] virtual Result<void> exec(std::string_view sql) = 0;
   // The cached statement for `sql`, prepared on first use. REQUIRES: the caller resets it
   // after use (store::Query does); one use of a given text at a time.
-  virtual Result<Statement*> statement(std::string_view sql) = 0;
+  [[nodiscard]] virtual Result<Statement*> statement(std::string_view sql) = 0;
   // True inside BEGIN ... COMMIT (also a failed transaction not yet rolled back).
   virtual bool in_transaction() const = 0;
   // The most recent error of this connection.
@@ -75,11 +75,11 @@ class Connection {
 
 // Opens a SQLite file (creating it when `create`). Applies nothing: Database sets the
 // connection's settings.
-Result<std::unique_ptr<Connection>> open_sqlite(const std::string& path, bool create);
+[[nodiscard]] Result<std::unique_ptr<Connection>> open_sqlite(const std::string& path, bool create);
 
 // Connects to PostgreSQL. `uri` is a libpq connection URI; `password`, when not empty,
 // overrides any in it. An error's message is one line and never holds the password.
-Result<std::unique_ptr<Connection>> open_postgresql(const std::string& uri, const std::string& password);
+[[nodiscard]] Result<std::unique_ptr<Connection>> open_postgresql(const std::string& uri, const std::string& password);
 
 // The SQLite handle behind a SQLite connection (the backup API, the WAL hook), else null.
 sqlite3* sqlite_handle(Connection& connection);

@@ -18,7 +18,7 @@ namespace dispatchd::store::internal {
 // transaction ends: COMMIT or ROLLBACK release it, and so does a ROLLBACK TO a savepoint
 // made before it was taken. REQUIRES: inside a transaction (outside one PostgreSQL would
 // release it as the statement ends). SQLite: nothing.
-Result<void> lock_until_commit(Database& db, std::int64_t key);
+[[nodiscard]] Result<void> lock_until_commit(Database& db, std::int64_t key);
 
 // Takes the audit chain's tail until the transaction ends (lock_until_commit). append_audit
 // takes it before it reads the tail, so that two instances never chain two events to the
@@ -27,7 +27,7 @@ Result<void> lock_until_commit(Database& db, std::int64_t key);
 // while it holds a row lock that the tail's holder may wait for (PostgreSQL would end one
 // of the two as a deadlock, a busy error, after a second). Several calls in one transaction
 // are fine: the holder takes it again without waiting.
-Result<void> lock_audit_tail(Database& db);
+[[nodiscard]] Result<void> lock_audit_tail(Database& db);
 
 // Picks one row to claim so that the claimer holds the lock of that row and of no other
 // (take_next's inbox rows, begin_send's outbox rows). `scan()` finds the row with queries
@@ -41,23 +41,23 @@ Result<void> lock_audit_tail(Database& db);
 // Scan: () -> Result<std::optional<T>>; Relock: (std::int64_t id) -> Result<bool>; T has `id`.
 // REQUIRES: inside a transaction.
 template <typename T, typename Scan, typename Relock>
-Result<std::optional<T>> pick_locked(Database& db, Scan&& scan, Relock&& relock) {
+[[nodiscard]] Result<std::optional<T>> pick_locked(Database& db, Scan&& scan, Relock&& relock) {
   if (db.backend() != Backend::postgresql) return scan();
   for (int tries = 0; tries < 3; ++tries) {
-    DISPATCHD_TRY(db.exec("SAVEPOINT pick_scan"));
+    DISPATCHD_TRY(internal::exec(db, "SAVEPOINT pick_scan"));
     auto picked = scan();
     if (!picked) return picked;  // the caller's transaction rolls the savepoint back
-    DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT pick_scan"));
+    DISPATCHD_TRY(internal::exec(db, "ROLLBACK TO SAVEPOINT pick_scan"));
     if (*picked) {
       auto locked = relock((*picked)->id);
       if (!locked) return std::unexpected(locked.error());
       if (!*locked) {
         // Claimed by another instance since the scan: drop this lock too, and look again.
-        DISPATCHD_TRY(db.exec("ROLLBACK TO SAVEPOINT pick_scan; RELEASE SAVEPOINT pick_scan"));
+        DISPATCHD_TRY(internal::exec(db, "ROLLBACK TO SAVEPOINT pick_scan; RELEASE SAVEPOINT pick_scan"));
         continue;
       }
     }
-    DISPATCHD_TRY(db.exec("RELEASE SAVEPOINT pick_scan"));
+    DISPATCHD_TRY(internal::exec(db, "RELEASE SAVEPOINT pick_scan"));
     return picked;
   }
   return std::optional<T>();

@@ -17,8 +17,8 @@
 namespace dispatchd::store::internal {
 
 // Inserts or replaces the action's send_pricing row. REQUIRES: inside a transaction.
-Result<void> record_send_pricing(Database& db, std::int64_t action_id, std::int64_t message_id,
-                                 const SendPricing& pricing, Time now);
+[[nodiscard]] Result<void> record_send_pricing(Database& db, std::int64_t action_id, std::int64_t message_id,
+                                               const SendPricing& pricing, Time now);
 
 // The pricing's fields in a delivery audit event's detail (open object): category (the
 // provider's text when it is not one we know), billable, pricing_model, pricing_type, cost,

@@ -27,7 +27,7 @@ namespace dispatchd::store {
 // engines (store/internal/connection.h); SQL with `?` or `?N` placeholders.
 class Query {
  public:
-  static Result<Query> prepare(Database& db, std::string_view sql) {
+  [[nodiscard]] static Result<Query> prepare(Database& db, std::string_view sql) {
     auto& connection = internal::Access::connection(db);
     auto stmt = connection.statement(sql);
     if (!stmt) return std::unexpected(stmt.error());
@@ -64,16 +64,16 @@ class Query {
   }
 
   // Steps once: true when a row is ready, false when the statement is done.
-  Result<bool> step() { return m_stmt->step(); }
+  [[nodiscard]] Result<bool> step() { return m_stmt->step(); }
   // Runs a statement that returns no rows.
-  Result<void> run() {
+  [[nodiscard]] Result<void> run() {
     auto row = step();
     if (!row) return std::unexpected(row.error());
     return {};
   }
   // Runs an INSERT ... RETURNING id: the new row's id, or nullopt when it inserted nothing
   // (ON CONFLICT DO NOTHING met a duplicate).
-  Result<std::optional<std::int64_t>> insert_returning_id() {
+  [[nodiscard]] Result<std::optional<std::int64_t>> insert_returning_id() {
     auto row = step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return std::nullopt;
@@ -83,7 +83,7 @@ class Query {
     return id;
   }
   // The same for an INSERT that always inserts a row.
-  Result<std::int64_t> inserted_id() {
+  [[nodiscard]] Result<std::int64_t> inserted_id() {
     auto id = insert_returning_id();
     if (!id) return std::unexpected(id.error());
     if (!*id) return std::unexpected(Error::internal("the INSERT ... RETURNING id returned no row"));
@@ -105,6 +105,14 @@ class Query {
     return m_stmt->column_double(column);
   }
   bool is_null(int column) const { return m_stmt->column_is_null(column); }
+  // A column holding one of store/states.h's enums as its SQL text. Any other text is an
+  // `internal` error: the schema's CHECK lists keep it out, so it means a newer schema's value.
+  template <typename E>
+  [[nodiscard]] Result<E> state(int column) const {
+    const std::string stored = text(column);
+    if (const auto value = from_sql<E>(stored)) return *value;
+    return std::unexpected(Error::internal("a stored state this dispatchd does not know: " + stored));
+  }
 
   // Rows changed by the last statement run on this connection.
   std::int64_t changes() const { return m_connection->changes(); }

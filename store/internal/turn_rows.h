@@ -36,7 +36,8 @@ inline TurnChange turn_change(std::string_view head, std::string_view tail) {
 // Runs `change` for message `lead` and its turn; `bind` binds ?2 and on. Returns the ids it
 // changed, lowest first (the lead first when it changed).
 template <typename Bind>
-Result<std::vector<std::int64_t>> change_turn(Database& db, const TurnChange& change, std::int64_t lead, Bind bind) {
+[[nodiscard]] Result<std::vector<std::int64_t>> change_turn(Database& db, const TurnChange& change, std::int64_t lead,
+                                                            Bind bind) {
   std::vector<std::int64_t> ids;
   {
     auto update = Query::prepare(db, change.lead);

@@ -7,6 +7,10 @@
 // history.cpp) and the trail (trail.cpp) so that all read the same columns the same way. Like
 // attempt_row.h for v_attempts. collect() reads any view's rows into a vector.
 
+#include <type_traits>
+#include <utility>
+#include <vector>
+
 #include "store/internal/sql.h"
 #include "store/views.h"
 
@@ -28,19 +32,27 @@ inline constexpr const char* k_escalation_columns =
     " e.created_at, e.claimed_at, e.resolved_at, m.channel, m.sender, m.text, e.breach_noticed_at"
     " FROM v_escalations e JOIN v_messages m ON m.message_id = e.message_id ";
 
-EscalationRow read_escalation(const Query& q);
-MessageRow read_message(const Query& q);
-ActionRow read_action(const Query& q);
+// Each fails only on a state this dispatchd does not know (Query::state).
+[[nodiscard]] Result<EscalationRow> read_escalation(const Query& q);
+[[nodiscard]] Result<MessageRow> read_message(const Query& q);
+[[nodiscard]] Result<ActionRow> read_action(const Query& q);
 
-// Steps `query` to the end, turning each row into a T with `read`.
+// Steps `query` to the end, turning each row into a T with `read` (which returns a T or a
+// Result<T>).
 template <typename T, typename Read>
-Result<std::vector<T>> collect(Query& query, Read read) {
+[[nodiscard]] Result<std::vector<T>> collect(Query& query, Read read) {
   std::vector<T> rows;
   while (true) {
     auto row = query.step();
     if (!row) return std::unexpected(row.error());
     if (!*row) return rows;
-    rows.push_back(read(query));
+    if constexpr (std::is_same_v<std::invoke_result_t<Read&, const Query&>, Result<T>>) {
+      auto value = read(query);
+      if (!value) return std::unexpected(value.error());
+      rows.push_back(std::move(*value));
+    } else {
+      rows.push_back(read(query));
+    }
   }
 }
 

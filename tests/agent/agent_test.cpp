@@ -9,6 +9,7 @@
 #include "tests/agent/harness.h"
 #include "tests/llm/no_text_bodies.h"
 #include "tests/store/disk_full.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -581,7 +582,8 @@ TEST_CASE("agent: on_written hears of a decision before its commit, in the round
     auto other = test::open_db(h.dir, store::Database::Mode::existing);
     REQUIRE(other);
     heard.push_back("written: own rows " + std::to_string(h.count("SELECT count(*) FROM v_actions")) +
-                    ", committed rows " + std::to_string(other->query_int("SELECT count(*) FROM v_actions").value()));
+                    ", committed rows " +
+                    std::to_string(test::query_int(*other, "SELECT count(*) FROM v_actions").value()));
   });
   h.agent->on_decision([&](const agent::Decision& d) {
     h.decisions.push_back(d);

@@ -21,6 +21,7 @@
 #include "tests/fakes/fake_transport.h"
 #include "tests/io_run.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 #include "tests/test_util.h"
 
 namespace dispatchd::test {
@@ -109,7 +110,7 @@ struct AgentHarness {
     run_until(io, [&] { return decisions.size() >= n; });
   }
 
-  long long count(const std::string& sql) { return db.query_int(sql).value(); }
+  long long count(const std::string& sql) { return test::query_int(db, sql).value(); }
 
   Turns turns(std::size_t request) const { return turns_of(bodies()[request], kind); }
   std::string system(std::size_t request) const { return system_of(bodies()[request], kind); }

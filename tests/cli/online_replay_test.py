@@ -8,7 +8,7 @@ must see no request at all. Ctrl-C (SIGINT) mid-run leaves a partial report (exi
 same command again finishes the run, every message reported once. eval's exit codes gate.
 With DISPATCHD_TEST_POSTGRESQL_DIR set (tests/postgresql/cluster.sh's folder) the history is
 seeded into a fresh database on that server: the scratch copy is then a snapshot of it in a
-SQLite file (store/sqlite_snapshot.h), and the same expectations hold.
+SQLite file (store/tools/sqlite_snapshot.h), and the same expectations hold.
 """
 import atexit
 import json
@@ -32,6 +32,9 @@ SEND = '{"action":"send_message","recipient":"{sender}","content":"Thanks, we ar
 def start(args):
     """Starts a fake that prints {"event":"listening","port":N} first; returns (process, port)."""
     p = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    # A crash of this script must not leave a fake holding CTest's output pipe open (CTest
+    # would then wait for the test's timeout).
+    atexit.register(lambda: p.poll() is None and p.kill())
     first = json.loads(p.stdout.readline())
     return p, first["port"]
 

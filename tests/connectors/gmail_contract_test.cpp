@@ -34,6 +34,7 @@
 #include "tests/connectors/channel_contract.h"
 #include "tests/connectors/fault_transport.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 #include "tests/test_util.h"
 
 using namespace dispatchd;
@@ -164,7 +165,7 @@ class GmailContractHarness final : public test::contract::Harness {
     REQUIRE(thread);
     m_delivered[n] = {*id, *thread};
     run_until([&] {
-      return m_db.query_int("SELECT count(*) FROM inbox WHERE provider_message_id = '" + *id + "'").value() == 1;
+      return test::query_int(m_db, "SELECT count(*) FROM inbox WHERE provider_message_id = '" + *id + "'").value() == 1;
     });
   }
   // Gmail no longer has the history the cursor points into (404): the next poll lists the
@@ -178,13 +179,13 @@ class GmailContractHarness final : public test::contract::Harness {
     const auto polls = counters.polls;
     run_until([&] { return counters.polls > polls; });  // the full sync's poll, completed
   }
-  std::int64_t inbox_rows() override { return m_db.query_int("SELECT count(*) FROM inbox").value(); }
+  std::int64_t inbox_rows() override { return test::query_int(m_db, "SELECT count(*) FROM inbox").value(); }
   int inbound_pokes() const override { return m_pokes; }
 
   store::OutboxItem reply_to(int n, const std::string& idempotency_key) override {
     REQUIRE(m_delivered.contains(n));
     const auto& [gmail_id, thread] = m_delivered.at(n);
-    const auto row = m_db.query_int("SELECT id FROM inbox WHERE provider_message_id = '" + gmail_id + "'");
+    const auto row = test::query_int(m_db, "SELECT id FROM inbox WHERE provider_message_id = '" + gmail_id + "'");
     REQUIRE(row);
     return {.id = n,
             .message_id = *row,

@@ -37,6 +37,7 @@
 #include "tests/connectors/channel_contract.h"
 #include "tests/fakes/fake_transport.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 #include "tests/test_util.h"
 
 using namespace dispatchd;
@@ -221,7 +222,7 @@ class ImapContractHarness final : public test::contract::Harness {
     append(n);
     const std::string id = "contract:order-" + std::to_string(n) + "." + m_run + "@example.test";
     run_until([&] {
-      return m_db.query_int("SELECT count(*) FROM inbox WHERE provider_message_id = '" + id + "'").value() == 1;
+      return test::query_int(m_db, "SELECT count(*) FROM inbox WHERE provider_message_id = '" + id + "'").value() == 1;
     });
   }
   // The same message APPENDed again (a new UID, the same Message-ID): read, stored once.
@@ -230,12 +231,12 @@ class ImapContractHarness final : public test::contract::Harness {
     append(n);
     run_until([&] { return m_channel->poll_counters()->duplicates > duplicates; });
   }
-  std::int64_t inbox_rows() override { return m_db.query_int("SELECT count(*) FROM inbox").value(); }
+  std::int64_t inbox_rows() override { return test::query_int(m_db, "SELECT count(*) FROM inbox").value(); }
   int inbound_pokes() const override { return m_pokes; }
 
   store::OutboxItem reply_to(int n, const std::string& idempotency_key) override {
     const std::string id = "contract:order-" + std::to_string(n) + "." + m_run + "@example.test";
-    const auto row = m_db.query_int("SELECT id FROM inbox WHERE provider_message_id = '" + id + "'");
+    const auto row = test::query_int(m_db, "SELECT id FROM inbox WHERE provider_message_id = '" + id + "'");
     REQUIRE(row);
     return {.id = n,
             .message_id = *row,

@@ -11,6 +11,7 @@
 #include "store/round.h"
 #include "tests/connectors/whatsapp_fixture.h"
 #include "tests/io_run.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using test::signed_post;
@@ -109,9 +110,10 @@ TEST_CASE("whatsapp channel: the agent hears of new messages in the round that s
   f.on_inbound = [&] {
     auto other = test::open_db(f.dir, store::Database::Mode::existing);
     REQUIRE(other);
-    heard.push_back("own rows " + std::to_string(f.db.query_int("SELECT count(*) FROM inbox").value()) +
-                    ", committed rows " + std::to_string(other->query_int("SELECT count(*) FROM inbox").value()) +
-                    ", answered " + std::to_string(f.statuses.size()));
+    heard.push_back("own rows " + std::to_string(test::query_int(f.db, "SELECT count(*) FROM inbox").value()) +
+                    ", committed rows " +
+                    std::to_string(test::query_int(*other, "SELECT count(*) FROM inbox").value()) + ", answered " +
+                    std::to_string(f.statuses.size()));
   };
   f.post(signed_post(text_webhook(1)));
   f.post(signed_post(text_webhook(1)));  // the same message again: nothing new to hear of

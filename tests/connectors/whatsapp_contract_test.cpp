@@ -20,6 +20,7 @@
 #include "tests/connectors/fault_transport.h"
 #include "tests/connectors/whatsapp_fixture.h"
 #include "tests/fakes/fake_graph.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using test::contract::Answer;
@@ -62,12 +63,12 @@ class WhatsAppContractHarness final : public test::contract::Harness {
   }
   // Meta delivers the same webhook again (it does when our 200 is late or lost).
   void redeliver(int n) override { deliver(n); }
-  std::int64_t inbox_rows() override { return m_db.query_int("SELECT count(*) FROM inbox").value(); }
+  std::int64_t inbox_rows() override { return test::query_int(m_db, "SELECT count(*) FROM inbox").value(); }
   int inbound_pokes() const override { return m_pokes; }
 
   store::OutboxItem reply_to(int n, const std::string& idempotency_key) override {
     const auto row =
-        m_db.query_int("SELECT id FROM inbox WHERE provider_message_id = 'wamid.read" + std::to_string(n) + "'");
+        test::query_int(m_db, "SELECT id FROM inbox WHERE provider_message_id = 'wamid.read" + std::to_string(n) + "'");
     REQUIRE(row);
     return {.id = n,
             .message_id = *row,

@@ -8,6 +8,7 @@
 #include "store/queue.h"
 #include "tests/store/escalate_fixture.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 #include "tests/support/seed.h"
 
 using namespace dispatchd;
@@ -26,7 +27,7 @@ store::MetricsSnapshot empty_snapshot(const test::TempDir& dir) {
 // The counts as full-table aggregates, what read_metrics computed before the counters
 // (migration 0008): the oracle the trigger-kept counts must equal.
 long long aggregate(store::Database& db, const std::string& sql) {
-  auto n = db.query_int(sql);
+  auto n = test::query_int(db, sql);
   REQUIRE(n);
   return *n;
 }
@@ -104,7 +105,7 @@ TEST_CASE("metrics: an upgraded database's counts are filled from its history", 
   // as they were before 0008, so that the history is written as a database without 0008's
   // counters would have been.
   if (!test::on_postgresql())
-    REQUIRE(db->exec("DROP TRIGGER metric_escalations_insert; DROP TRIGGER metric_escalations_status"));
+    REQUIRE(test::exec(*db, "DROP TRIGGER metric_escalations_insert; DROP TRIGGER metric_escalations_status"));
   REQUIRE(test::seed_history(*db, test::k_t0));
   test::migrate_all(*db, test::k_t0 + 48h);
   check_counts_equal_aggregates(*db);

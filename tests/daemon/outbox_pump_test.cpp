@@ -20,6 +20,7 @@
 #include "tests/io_run.h"
 #include "tests/store/disk_full.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -116,7 +117,7 @@ struct Fixture {
     }
     return "none";
   }
-  std::int64_t count(const std::string& sql) { return db.query_int(sql).value(); }
+  std::int64_t count(const std::string& sql) { return test::query_int(db, sql).value(); }
   // Runs the loop until the channel holds `n` sends, and a little more (to see no more come).
   void until_held(ScriptedChannel& c, std::size_t n) {
     test::run_until(io, [&] { return c.held.size() >= n; });

@@ -14,6 +14,7 @@
 #include "daemon/read_thread.h"
 #include "store/inbox.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 #include "tests/support/thread_names.h"
 
 using namespace dispatchd;
@@ -48,7 +49,7 @@ struct Reads {
     std::optional<daemon::Response> answer;
     reads->run(
         [sql](store::Database& conn) {
-          auto n = conn.query_int(sql);
+          auto n = test::query_int(conn, sql);
           return n ? daemon::Response{200, std::to_string(*n)} : daemon::Response{500, n.error().message};
         },
         [&](daemon::Response r) { answer = std::move(r); });
@@ -67,7 +68,7 @@ TEST_CASE("read thread: a read runs on its own thread and is answered on the loo
   r.reads->run(
       [&](store::Database& conn) {
         read_on = std::this_thread::get_id();
-        return daemon::Response{200, std::to_string(conn.query_int("SELECT 41 + 1").value())};
+        return daemon::Response{200, std::to_string(test::query_int(conn, "SELECT 41 + 1").value())};
       },
       [&](daemon::Response a) {
         answered_on = std::this_thread::get_id();
@@ -144,10 +145,10 @@ TEST_CASE("read thread: a read that throws is answered 500, and the thread goes 
 
 TEST_CASE("read thread: its connection sees what is committed, never the loop's open transaction") {
   Reads r;
-  REQUIRE(r.db.exec("BEGIN"));
+  REQUIRE(test::exec(r.db, "BEGIN"));
   REQUIRE(store::insert_inbound(r.db, {"whatsapp", "wamid.read.1", "c", "15550001", "hola", "{}"}, test::k_t0));
   CHECK(r.count("SELECT count(*) FROM inbox").body == "0");
-  REQUIRE(r.db.exec("COMMIT"));
+  REQUIRE(test::exec(r.db, "COMMIT"));
   CHECK(r.count("SELECT count(*) FROM inbox").body == "1");
 }
 
@@ -155,9 +156,9 @@ TEST_CASE("read thread: a read cut by a lost PostgreSQL connection runs again on
   if (!test::on_postgresql()) return;  // SQLite has no connection to lose
   Reads r;
   const auto pid = r.count("SELECT pg_backend_pid()").body;
-  REQUIRE(r.db.query_int("SELECT CASE WHEN pg_terminate_backend(" + pid + ") THEN 1 ELSE 0 END").value() == 1);
+  REQUIRE(test::query_int(r.db, "SELECT CASE WHEN pg_terminate_backend(" + pid + ") THEN 1 ELSE 0 END").value() == 1);
   const auto gone = [&] {
-    return r.db.query_int("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid).value() == 0;
+    return test::query_int(r.db, "SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid).value() == 0;
   };
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while (!gone() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
@@ -176,7 +177,7 @@ TEST_CASE("read-ahead: the reads run on the thread, and `then` comes on the loop
   const auto read_ahead = daemon::read_ahead_on(*r.reads, r.io, 10);
   connectors::InboundEvents keys;
   keys.messages.push_back({"whatsapp", "wamid.2", "5215510000001", "5215510000001", {}, {}, {}});
-  keys.reports.push_back({"wamid.out.1", "", "read", ""});
+  keys.reports.push_back({"wamid.out.1", "", store::DeliveryStatus::read, ""});
   std::optional<std::int64_t> blocks;
   std::thread::id called_on;
   read_ahead(keys, [&](std::int64_t b) {

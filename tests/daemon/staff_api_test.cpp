@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "store/audit.h"
-#include "store/notify.h"
+#include "store/escalation_feed.h"
 #include "tests/daemon/staff_api_fixture.h"
 #include "tests/store/escalate_fixture.h"
 

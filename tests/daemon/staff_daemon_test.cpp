@@ -20,6 +20,7 @@
 #include "tests/fakes/fake_model_server.h"
 #include "tests/io_run.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 
@@ -119,7 +120,7 @@ struct RunningDaemon {
   std::int64_t count(const std::string& sql) {
     auto db = test::open_db(dir, store::Database::Mode::existing);
     REQUIRE(db);
-    return db->query_int(sql).value();
+    return test::query_int(*db, sql).value();
   }
 };
 
@@ -215,7 +216,7 @@ TEST_CASE("staff daemon: sessions end at their maximum age and on revocation, ba
   {
     auto db = test::open_db(d.dir, store::Database::Mode::existing);
     REQUIRE(db);
-    REQUIRE(db->exec("UPDATE staff_sessions SET created_at = '2000-01-01T00:00:00Z'"));
+    REQUIRE(test::exec(*db, "UPDATE staff_sessions SET created_at = '2000-01-01T00:00:00Z'"));
   }
   const auto expired = d.call("GET", "/api/escalations", {{"Cookie", first.cookie}});
   CHECK(expired.status == 401);
@@ -246,7 +247,7 @@ TEST_CASE("staff daemon: a claim changes hands and takes notes through the runni
   {  // An hour later (the row aged by hand: the daemon's clock is the real one).
     auto db = test::open_db(d.dir, store::Database::Mode::existing);
     REQUIRE(db);
-    REQUIRE(db->exec("UPDATE escalations SET claimed_at = '2000-01-01T00:00:00Z'"));
+    REQUIRE(test::exec(*db, "UPDATE escalations SET claimed_at = '2000-01-01T00:00:00Z'"));
   }
   const auto taken = d.call("POST", base + "/takeover", as_ana, R"({"note":"luis is off today"})");
   CHECK(taken.status == 200);

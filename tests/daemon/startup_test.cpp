@@ -15,6 +15,7 @@
 #include "store/outbox.h"
 #include "tests/fakes/fake_transport.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -84,7 +85,8 @@ TEST_CASE("start-up: an interrupted send becomes unknown, and leases come back a
   auto ready = daemon::prepare_store(config, "host-1", k_t0 + 10s, {});
   REQUIRE(ready);
   CHECK(ready->unknown_sends == std::vector<std::int64_t>{action});
-  CHECK(ready->db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'").value() == 1);
+  CHECK(test::query_int(ready->db, "SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'").value() ==
+        1);
   auto taken = store::take_next(ready->db, "host-1", k_t0 + 11s, 60s);
   REQUIRE(taken);
   REQUIRE(*taken);

@@ -14,6 +14,7 @@
 #include "tests/connectors/whatsapp_fixture.h"
 #include "tests/io_run.h"
 #include "tests/store/disk_full.h"
+#include "tests/support/raw_sql.h"
 #include "validator/outbound.h"
 
 using namespace dispatchd;
@@ -38,7 +39,7 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
   test::run_until(f.io, [&] { return f.statuses.size() == 1 && f.transport.held.size() == 1; });
   REQUIRE(f.statuses == std::vector<int>{200});
   f.transport.answer_all();  // the read receipt
-  const std::int64_t message_id = f.db.query_int("SELECT id FROM inbox").value();
+  const std::int64_t message_id = test::query_int(f.db, "SELECT id FROM inbox").value();
   REQUIRE(store::add_action(f.db,
                             {.message_id = message_id,
                              .action = "send_message",
@@ -48,7 +49,7 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
                             test::k_t0));
   f.pump.pump();
   test::run_until(f.io, [&] { return f.transport.held.size() == 1; });  // the send, after its 'sending' mark
-  REQUIRE(f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sending'").value() == 1);
+  REQUIRE(test::query_int(f.db, "SELECT count(*) FROM actions WHERE status = 'sending'").value() == 1);
 
   // The disk fills while Graph answers: the round that records 'sent' fails at its COMMIT
   // (a deferred constraint is checked at COMMIT, as a full disk fails the WAL write).
@@ -58,13 +59,13 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
       R"({"messaging_product":"whatsapp","contacts":[{"input":"5215510000001","wa_id":"5215510000001"}],)"
       R"("messages":[{"id":"wamid.OUT1"}]})");
   test::run_until(f.io, [&] { return round.stats().failed_commits >= 2; });  // written again, lost again
-  CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sending'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM actions WHERE status = 'sending'").value() == 1);
 
   REQUIRE_FALSE(f.db.in_transaction());  // a failed COMMIT closes its round at once
   test::free_disk(f.db, "actions");
-  test::run_until(f.io,
-                  [&] { return f.db.query_int("SELECT count(*) FROM actions WHERE status = 'sent'").value() == 1; });
-  CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE provider_message_id = 'wamid.OUT1'").value() == 1);
+  test::run_until(
+      f.io, [&] { return test::query_int(f.db, "SELECT count(*) FROM actions WHERE status = 'sent'").value() == 1; });
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM actions WHERE provider_message_id = 'wamid.OUT1'").value() == 1);
   std::size_t sends = 0;
   for (const auto& request : f.transport.requests) sends += request.body.find(R"("type":"text")") != std::string::npos;
   CHECK(sends == 1);
@@ -74,7 +75,7 @@ TEST_CASE("whatsapp channel: a send result whose round was not stored is written
 TEST_CASE("whatsapp channel: a reply the model addressed to \"+<wa_id>\" goes out within the 24-hour window",
           "[whatsapp]") {
   SendFixture f;
-  const auto count = [&f](const std::string& sql) { return f.db.query_int(sql).value(); };
+  const auto count = [&f](const std::string& sql) { return test::query_int(f.db, sql).value(); };
   f.post(signed_post(text_webhook(1)));  // from 5215510000001, a moment ago
   test::run_until(f.io, [&] { return f.statuses.size() == 1 && f.transport.held.size() == 1; });
   REQUIRE(f.statuses == std::vector<int>{200});

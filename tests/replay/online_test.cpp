@@ -11,6 +11,7 @@
 #include "store/migrations.h"
 #include "tests/agent/harness.h"
 #include "tests/fakes/fake_graph.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 
@@ -105,14 +106,14 @@ TEST_CASE("online replay reports exactly the changed decisions and sends nothing
   std::set<std::string> changed;
   for (const auto& m : report.messages) {
     if (m.changes.empty()) {
-      CHECK(m.replayed.kind == "reply");
+      CHECK(m.replayed.kind == store::DecisionKind::reply);
       continue;
     }
     changed.insert(m.row.provider_message_id);
-    CHECK(m.recorded.kind == "reply");
+    CHECK(m.recorded.kind == store::DecisionKind::reply);
     CHECK(m.recorded.action == "send_message");
     CHECK(m.recorded.recipient == test::k_customer);
-    CHECK(m.replayed.kind == "escalate");
+    CHECK(m.replayed.kind == store::DecisionKind::escalate);
     CHECK(m.replayed.reason == "model_escalated");
     CHECK(m.replayed.action == "escalate_to_human");
     CHECK(std::ranges::find(m.changes, "field content") != m.changes.end());
@@ -138,8 +139,8 @@ TEST_CASE("online replay reports exactly the changed decisions and sends nothing
   REQUIRE(live_scratch);
   CHECK_FALSE(*live_scratch);
   // The new replies wait, approved, in the scratch outbox: no connector runs on it.
-  CHECK(scratch
-            ->query_int("SELECT count(*) FROM actions WHERE status NOT IN ('approved', 'proposed')"
+  CHECK(test::query_int(*scratch,
+                        "SELECT count(*) FROM actions WHERE status NOT IN ('approved', 'proposed')"
                         " AND id >= (SELECT first_action FROM replay_marks)")
             .value() == 0);
 }
@@ -192,12 +193,13 @@ TEST_CASE("a message half-way through a stopped run is asked again from the star
     auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
     REQUIRE(scratch);
     // As if killed after the first attempt of the first message, before its decision.
-    REQUIRE(
-        scratch->exec("UPDATE inbox SET state = 'processing', lease_owner = 'x', lease_expires_at = "
-                      "'2999-01-01T00:00:00Z' WHERE id = " +
-                      std::to_string(r.ids[0])));
-    REQUIRE(scratch->exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at) VALUES (" +
-                          std::to_string(r.ids[0]) + ", 1, 'openai', 'm', 'invalid', '2026-12-01T00:00:00Z')"));
+    REQUIRE(test::exec(*scratch,
+                       "UPDATE inbox SET state = 'processing', lease_owner = 'x', lease_expires_at = "
+                       "'2999-01-01T00:00:00Z' WHERE id = " +
+                           std::to_string(r.ids[0])));
+    REQUIRE(test::exec(*scratch,
+                       "INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at) VALUES (" +
+                           std::to_string(r.ids[0]) + ", 1, 'openai', 'm', 'invalid', '2026-12-01T00:00:00Z')"));
   }
   auto scratch = replay::open_scratch(r.h.db, {}, {r.scratch(), test::source_path("migrations")}, resumed);
   REQUIRE(scratch);
@@ -293,9 +295,9 @@ TEST_CASE("online replay pinned to a fallback asks that provider only, as config
       CHECK(requests[i].header("x-api-key") == "sk-fallback");
       CHECK(requests[i].body.find("\"fallback-model\"") != std::string::npos);
     }
-    const auto replayed = scratch->query_int("SELECT count(*) FROM attempts");
-    const auto by_fallback =
-        scratch->query_int("SELECT count(*) FROM attempts WHERE provider = 'anthropic' AND model = 'fallback-model'");
+    const auto replayed = test::query_int(*scratch, "SELECT count(*) FROM attempts");
+    const auto by_fallback = test::query_int(
+        *scratch, "SELECT count(*) FROM attempts WHERE provider = 'anthropic' AND model = 'fallback-model'");
     REQUIRE(replayed);
     REQUIRE(by_fallback);
     CHECK(*replayed == 4);

@@ -5,6 +5,7 @@
 #include "store/audit.h"
 #include "store/staff.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using std::chrono::hours;
@@ -59,9 +60,10 @@ TEST_CASE("accounts: secrets are random, 64 hex digits, and stored only as their
   store::Database db = test::migrated_db(dir);
   auto token = staff::add_account(db, "ana", "test", test::k_t0);
   REQUIRE(token);
-  CHECK(db.query_int("SELECT count(*) FROM staff_accounts WHERE token_hash = '" + staff::hash_secret(*token) + "'")
-            .value() == 1);
-  CHECK(db.query_int("SELECT count(*) FROM staff_accounts WHERE token_hash = '" + *token + "'").value() == 0);
+  CHECK(
+      test::query_int(db, "SELECT count(*) FROM staff_accounts WHERE token_hash = '" + staff::hash_secret(*token) + "'")
+          .value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM staff_accounts WHERE token_hash = '" + *token + "'").value() == 0);
 }
 
 TEST_CASE("accounts: log in, use, log out, revoke", "[accounts]") {
@@ -78,14 +80,14 @@ TEST_CASE("accounts: log in, use, log out, revoke", "[accounts]") {
   REQUIRE(session);
   CHECK(session->id != session->csrf);
   // The cookie's value is not stored, only its hash.
-  CHECK(db.query_int("SELECT count(*) FROM staff_sessions WHERE id_hash = '" + session->id + "'").value() == 0);
+  CHECK(test::query_int(db, "SELECT count(*) FROM staff_sessions WHERE id_hash = '" + session->id + "'").value() == 0);
 
   auto who = staff::session_staffer(db, session->id, test::k_t0 + minutes(5), policy);
   REQUIRE(who);
   CHECK(who->name == "ana");
   CHECK(who->csrf == session->csrf);
-  CHECK(db.query_int("SELECT count(*) FROM staff_sessions WHERE last_seen_at = '" +
-                     store::format_time(test::k_t0 + minutes(5)) + "'")
+  CHECK(test::query_int(db, "SELECT count(*) FROM staff_sessions WHERE last_seen_at = '" +
+                                store::format_time(test::k_t0 + minutes(5)) + "'")
             .value() == 1);
   CHECK(staff::token_staffer(db, *ana)->name == "ana");
   CHECK(staff::session_staffer(db, "", test::k_t0, policy).error().kind == staff::AuthFailureKind::missing);
@@ -114,9 +116,9 @@ TEST_CASE("accounts: log in, use, log out, revoke", "[accounts]") {
     REQUIRE(swept);
     CHECK(*swept == 1);
   }
-  const auto audit = db.query_int(
-      "SELECT count(*) FROM v_audit WHERE event IN ('staff_account_added', "
-      "'staff_login', 'staff_logout', 'staff_account_revoked')");
+  const auto audit = test::query_int(db,
+                                     "SELECT count(*) FROM v_audit WHERE event IN ('staff_account_added', "
+                                     "'staff_login', 'staff_logout', 'staff_account_revoked')");
   CHECK(audit.value() >= 2);
 }
 
@@ -130,11 +132,11 @@ TEST_CASE("accounts: the admin mark is set and cleared, audited, and lost with a
   CHECK_FALSE(store::staff_admin(db, "nobody").value());
   REQUIRE(staff::set_admin(db, "ana", true, "test", test::k_t0));
   CHECK(store::staff_admin(db, "ana").value());
-  CHECK(db.query_int("SELECT count(*) FROM v_staff WHERE admin = 1").value() == 2);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_staff WHERE admin = 1").value() == 2);
   REQUIRE(staff::set_admin(db, "ana", false, "test", test::k_t0));
   CHECK_FALSE(store::staff_admin(db, "ana").value());
   CHECK(staff::set_admin(db, "nobody", true, "test", test::k_t0).error().kind == staff::RefusalKind::not_found);
-  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'staff_account_admin'").value() == 3);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_audit WHERE event = 'staff_account_admin'").value() == 3);
   // A revoked admin is no admin, and comes back as an ordinary account.
   REQUIRE(staff::revoke_account(db, "ops", "test", test::k_t0));
   CHECK_FALSE(store::staff_admin(db, "ops").value());

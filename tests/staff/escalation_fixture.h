@@ -8,6 +8,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 namespace dispatchd::test {
 
@@ -44,7 +45,7 @@ struct EscalationFixture {
     escalation = *opened;
   }
 
-  std::int64_t count(const std::string& sql) { return db.query_int(sql).value(); }
+  std::int64_t count(const std::string& sql) { return test::query_int(db, sql).value(); }
 };
 
 }  // namespace dispatchd::test

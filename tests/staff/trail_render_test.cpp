@@ -56,7 +56,7 @@ std::string block_after(const std::string& markdown, const std::string& fence) {
   return markdown.substr(start, close + 1 - start);
 }
 
-store::TrailAttempt attempt(int n, const std::string& verdict, const std::string& raw) {
+store::TrailAttempt attempt(int n, store::Verdict verdict, const std::string& raw) {
   store::TrailAttempt a;
   a.row.attempt = n;
   a.row.provider = "openai";
@@ -70,8 +70,15 @@ store::TrailAttempt attempt(int n, const std::string& verdict, const std::string
 
 store::Trail hand_made() {
   store::Trail t;
-  t.message = {7,      "whatsapp", "wamid.7", "c", "15551234567", "2026-11-30T12:00:00Z", "Where is ORD-7?",
-               "done", "replied"};
+  t.message = {7,
+               "whatsapp",
+               "wamid.7",
+               "c",
+               "15551234567",
+               "2026-11-30T12:00:00Z",
+               "Where is ORD-7?",
+               store::InboxState::done,
+               store::Outcome::replied};
   t.history_limit = 10;
   return t;
 }
@@ -123,7 +130,7 @@ TEST_CASE("trail Markdown: raw output with backticks keeps its own fences inside
   auto t = hand_made();
   const std::string fenced = "```json\n{\"action\":\"send_message\"}\n```";
   const std::string longer = "see ````` here";
-  t.attempts = {attempt(1, "invalid", fenced), attempt(2, "invalid", longer)};
+  t.attempts = {attempt(1, store::Verdict::invalid, fenced), attempt(2, store::Verdict::invalid, longer)};
   const std::string md = staff::trail_markdown(t);
   CHECK(block_after(md, "````") == fenced + "\n");
   CHECK(block_after(md, "``````") == longer + "\n");
@@ -132,8 +139,8 @@ TEST_CASE("trail Markdown: raw output with backticks keeps its own fences inside
 TEST_CASE("trail: an accepted answer followed by another attempt is a tool call whose answer is not stored",
           "[trail]") {
   auto t = hand_made();
-  t.attempts = {attempt(1, "valid", R"({"action":"query_status","order":"ORD-7"})"),
-                attempt(2, "valid", R"({"action":"send_message","content":"Shipped"})")};
+  t.attempts = {attempt(1, store::Verdict::valid, R"({"action":"query_status","order":"ORD-7"})"),
+                attempt(2, store::Verdict::valid, R"({"action":"send_message","content":"Shipped"})")};
   const std::string md = staff::trail_markdown(t);
   CHECK(md.find("### Attempt 1: valid (tool call)") != std::string::npos);
   CHECK(md.find("### Attempt 2: valid\n") != std::string::npos);
@@ -156,7 +163,7 @@ TEST_CASE("trail: an outbox row with its body and the channel's delivery reports
            R"({"content":"It ships today"})",
            "15551234567",
            "It ships today",
-           "sent",
+           store::ActionStatus::sent,
            "dispatchd",
            "wamid.out11",
            std::nullopt,

@@ -2,13 +2,14 @@
 
 #include <set>
 
-#include "store/archive.h"
 #include "store/attempts.h"
 #include "store/audit_digest.h"
 #include "store/desk.h"
 #include "store/outbox.h"
 #include "store/queue.h"
+#include "store/tools/archive.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -118,10 +119,10 @@ store::ArchiveOptions options(const std::string& before, std::size_t batch = 500
 
 std::set<std::int64_t> ids(store::Database& db, const std::string& sql) {
   std::set<std::int64_t> out;
-  const auto n = db.query_int("SELECT count(*) FROM (" + sql + ") AS s");
+  const auto n = test::query_int(db, "SELECT count(*) FROM (" + sql + ") AS s");
   REQUIRE(n);
   for (long long i = 0; i < *n; ++i) {
-    const auto id = db.query_int(sql + " ORDER BY 1 LIMIT 1 OFFSET " + std::to_string(i));
+    const auto id = test::query_int(db, sql + " ORDER BY 1 LIMIT 1 OFFSET " + std::to_string(i));
     REQUIRE(id);
     out.insert(*id);
   }
@@ -158,7 +159,7 @@ TEST_CASE("archive: moves the finished messages before the day, with their rows,
   const auto c = h.replied(k_day2);
   const auto d = h.everything(k_day3);  // received on the day: stays
   const auto before = messages(db);
-  const auto events = db.query_int("SELECT count(*) FROM audit").value();
+  const auto events = test::query_int(db, "SELECT count(*) FROM audit").value();
 
   const auto result = store::archive_before(db, dir.file("a.db"), options("2026-11-03"));
   REQUIRE(result);
@@ -173,25 +174,26 @@ TEST_CASE("archive: moves the finished messages before the day, with their rows,
   for (const char* view : {"v_attempts", "v_actions", "v_escalations", "v_notes", "v_audit"}) {
     const std::string in_live = std::string("SELECT count(*) FROM ") + view + " WHERE message_id IN (" +
                                 std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + ")";
-    CHECK(db.query_int(in_live).value() == 0);
-    CHECK(archive.query_int(in_live).value() > 0);
+    CHECK(test::query_int(db, in_live).value() == 0);
+    CHECK(test::query_int(archive, in_live).value() > 0);
   }
-  CHECK(db.query_int("SELECT count(*) FROM audit").value() + archive.query_int("SELECT count(*) FROM audit").value() ==
+  CHECK(test::query_int(db, "SELECT count(*) FROM audit").value() +
+            test::query_int(archive, "SELECT count(*) FROM audit").value() ==
         events);
-  CHECK(result->moved.audit_events == archive.query_int("SELECT count(*) FROM audit").value());
+  CHECK(result->moved.audit_events == test::query_int(archive, "SELECT count(*) FROM audit").value());
   require_chains(db, archive, store::ArchiveLink::linked);
   const auto anchor = store::audit_anchor(db);
   REQUIRE(anchor);
   REQUIRE(*anchor);
-  CHECK((*anchor)->last_id == archive.query_int("SELECT max(id) FROM audit").value());
+  CHECK((*anchor)->last_id == test::query_int(archive, "SELECT max(id) FROM audit").value());
 
   SECTION("the live chain goes on from the anchor, and a trail segment verifies from it") {
     const auto e = h.everything(k_day3 + 1h);
-    CHECK(db.query_int("SELECT min(id) FROM audit").value() == (*anchor)->last_id + 1);
+    CHECK(test::query_int(db, "SELECT min(id) FROM audit").value() == (*anchor)->last_id + 1);
     const auto check = store::verify_audit(db);
     REQUIRE(check);
     CHECK_FALSE(check->first_broken);
-    const auto first = db.query_int("SELECT min(id) FROM audit").value();
+    const auto first = test::query_int(db, "SELECT min(id) FROM audit").value();
     const auto range = store::verify_audit_range(db, first, first + 2);
     REQUIRE(range);
     CHECK_FALSE(range->first_broken);
@@ -208,14 +210,14 @@ TEST_CASE("archive: moves the finished messages before the day, with their rows,
     require_chains(db, archive, store::ArchiveLink::linked);
   }
   SECTION("tampering with an archived event is detected") {
-    REQUIRE(archive.exec("DELETE FROM audit WHERE id = 3"));
+    REQUIRE(test::exec(archive, "DELETE FROM audit WHERE id = 3"));
     const auto joined = store::verify_audit_archive(db, archive);
     REQUIRE(joined);
     CHECK(joined->archive.first_broken == 4);
   }
   SECTION("deleting the first live events after the anchor is detected") {
     h.everything(k_day3 + 3h);
-    REQUIRE(db.exec("DELETE FROM audit WHERE id = (SELECT min(id) FROM audit)"));
+    REQUIRE(test::exec(db, "DELETE FROM audit WHERE id = (SELECT min(id) FROM audit)"));
     const auto check = store::verify_audit(db);
     REQUIRE(check);
     CHECK(check->first_broken);
@@ -294,7 +296,7 @@ TEST_CASE("archive: a finished message whose events straddle a held one's first 
   const auto second = h.escalated(k_day1 + 1h, false);
   const auto waiting = h.pending(k_day1 + 2h);
   const auto escalation =
-      db.query_int("SELECT escalation_id FROM v_escalations WHERE message_id = " + std::to_string(second));
+      test::query_int(db, "SELECT escalation_id FROM v_escalations WHERE message_id = " + std::to_string(second));
   REQUIRE(escalation);
   REQUIRE(store::close_escalation(db, *escalation, "ana", store::EscalationStatus::dismissed, "no", k_day1 + 3h));
   h.everything(k_day3);
@@ -366,9 +368,10 @@ TEST_CASE("archive: a run interrupted between the archive commit and the live de
     require_chains(restored, archive, store::ArchiveLink::linked);
   }
   SECTION("changed since (a delivery report): the copy is taken back, then archived again") {
-    const auto action = restored.query_int("SELECT min(action_id) FROM v_actions");
+    const auto action = test::query_int(restored, "SELECT min(action_id) FROM v_actions");
     REQUIRE(action);
-    REQUIRE(store::apply_delivery(restored, {"out." + std::to_string(*action), "", "read", ""}, k_day3 + 1h));
+    REQUIRE(store::apply_delivery(restored, {"out." + std::to_string(*action), "", store::DeliveryStatus::read, ""},
+                                  k_day3 + 1h));
     const auto next = store::archive_before(restored, dir.file("a.db"), options("2026-11-02"));
     REQUIRE(next);
     CHECK(next->undone_messages == 6);
@@ -399,13 +402,13 @@ TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to afte
     const store::AuditEvent event{store::format_time((id < 4 ? k_day1 : k_day2) + id * 1min), "config_reload",
                                   std::nullopt, "dispatchd", R"({"n":)" + std::to_string(id) + "}"};
     const auto hash = store::legacy_row_hash(head, id, event);
-    REQUIRE(db.exec("INSERT INTO audit (id, at, event, message_id, actor, detail, prev_hash, hash) VALUES (" +
-                    std::to_string(id) + ", '" + event.at + "', '" + event.event + "', NULL, '" + event.actor + "', '" +
-                    event.detail + "', '" + head + "', '" + hash + "')"));
+    REQUIRE(test::exec(db, "INSERT INTO audit (id, at, event, message_id, actor, detail, prev_hash, hash) VALUES (" +
+                               std::to_string(id) + ", '" + event.at + "', '" + event.event + "', NULL, '" +
+                               event.actor + "', '" + event.detail + "', '" + head + "', '" + hash + "')"));
     head = hash;
   }
   // Rows given their ids: PostgreSQL's identity must be moved past them (0001's header).
-  if (test::on_postgresql()) REQUIRE(db.exec("SELECT setval(pg_get_serial_sequence('audit', 'id'), 4)"));
+  if (test::on_postgresql()) REQUIRE(test::exec(db, "SELECT setval(pg_get_serial_sequence('audit', 'id'), 4)"));
   REQUIRE(store::schema_version(db).value() == 12);
 
   // The first run, still before 0013: the archive file is created at version 12 and takes
@@ -423,7 +426,7 @@ TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to afte
   // the anchor, the archive's last legacy hash) and chain_migrated follows; then the daemon
   // goes on writing messages, hashed through salted digests.
   test::migrate_all(db, k_day2 + 1h);
-  CHECK(db.query_int("SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 0);
+  CHECK(test::query_int(db, "SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 0);
   History h(db);
   std::set<std::int64_t> moved;
   for (int i = 0; i < 3; ++i) moved.insert(h.replied(k_day2 + 2h + i * 1min));
@@ -439,20 +442,20 @@ TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to afte
   CHECK(messages(archive) == moved);
   // Two segments in one file: ids 1-3 by the old formula, the rest through digests, among
   // them the row 0013 re-hashed live and its chain_migrated event.
-  CHECK(archive.query_int("SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 3);
-  CHECK(archive.query_int("SELECT max(id) FROM audit WHERE detail_digest IS NULL").value() == 3);
-  CHECK(archive.query_int("SELECT count(*) FROM audit WHERE id = 4 AND detail_digest IS NOT NULL").value() == 1);
-  CHECK(archive.query_int("SELECT count(*) FROM audit WHERE event = 'chain_migrated'").value() == 1);
-  CHECK(
-      archive.query_int("SELECT count(*) FROM audit a JOIN audit b ON b.id = 3 WHERE a.id = 4 AND a.prev_hash = b.hash")
-          .value() == 1);
+  CHECK(test::query_int(archive, "SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 3);
+  CHECK(test::query_int(archive, "SELECT max(id) FROM audit WHERE detail_digest IS NULL").value() == 3);
+  CHECK(test::query_int(archive, "SELECT count(*) FROM audit WHERE id = 4 AND detail_digest IS NOT NULL").value() == 1);
+  CHECK(test::query_int(archive, "SELECT count(*) FROM audit WHERE event = 'chain_migrated'").value() == 1);
+  CHECK(test::query_int(archive,
+                        "SELECT count(*) FROM audit a JOIN audit b ON b.id = 3 WHERE a.id = 4 AND a.prev_hash = b.hash")
+            .value() == 1);
   require_chains(db, archive, store::ArchiveLink::linked);
   CHECK(store::verify_audit_archive(db, archive).value().archive.events ==
-        archive.query_int("SELECT count(*) FROM audit").value());
+        test::query_int(archive, "SELECT count(*) FROM audit").value());
 
   // Each segment is checked by its own formula: an edit in either is caught.
   const auto first_broken_after = [&](const std::string& edit) {
-    REQUIRE(archive.exec("DROP TRIGGER audit_no_update; " + edit));  // the archive is SQLite
+    REQUIRE(test::exec(archive, "DROP TRIGGER audit_no_update; " + edit));  // the archive is SQLite
     return store::verify_audit_archive(db, archive).value().archive.first_broken;
   };
   SECTION("an edited legacy row") {

@@ -9,6 +9,7 @@
 #include "store/migrations.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/raw_sql.h"
 #include "tests/test_util.h"
 
 using namespace dispatchd;
@@ -43,9 +44,9 @@ struct OldChain {
       const std::string at = "2026-11-30T12:00:0" + std::to_string(id % 10) + "Z";
       const std::string detail = R"({"n":)" + std::to_string(id) + "}";
       const std::string hash = old_hash(head, id, at, detail);
-      REQUIRE(db.exec("INSERT INTO audit(id, at, event, message_id, actor, detail, prev_hash, hash) VALUES (" +
-                      std::to_string(id) + ", '" + at + "', 'received', NULL, 'dispatchd', '" + detail + "', '" + head +
-                      "', '" + hash + "')"));
+      REQUIRE(test::exec(db, "INSERT INTO audit(id, at, event, message_id, actor, detail, prev_hash, hash) VALUES (" +
+                                 std::to_string(id) + ", '" + at + "', 'received', NULL, 'dispatchd', '" + detail +
+                                 "', '" + head + "', '" + hash + "')"));
       head = hash;
     }
   }
@@ -74,23 +75,21 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
   CHECK(after.events == 6);
   CHECK_FALSE(after.first_broken);
   // Every row committed through a salt and digest; the first still links to the genesis.
-  CHECK(
-      old.db.query_int("SELECT count(*) FROM v_audit WHERE length(salt) = 32 AND length(detail_digest) = 64").value() ==
-      6);
-  CHECK(old.db
-            .query_int(std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") +
-                       store::k_audit_genesis + "'")
+  CHECK(test::query_int(old.db, "SELECT count(*) FROM v_audit WHERE length(salt) = 32 AND length(detail_digest) = 64")
+            .value() == 6);
+  CHECK(test::query_int(old.db, std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") +
+                                    store::k_audit_genesis + "'")
             .value() == 1);
-  CHECK(old.db.query_int("SELECT count(*) FROM audit WHERE hash = '" + old.head + "'").value() == 0);
+  CHECK(test::query_int(old.db, "SELECT count(*) FROM audit WHERE hash = '" + old.head + "'").value() == 0);
   // The auditor holding the old head finds it, and the old count, in the new chain.
-  CHECK(old.db
-            .query_int("SELECT count(*) FROM audit WHERE id = 6 AND event = 'chain_migrated' AND actor = 'dispatchd'"
-                       " AND " +
-                       test::json_text("detail", "old_head") + " = '" + old.head + "' AND " +
-                       test::json_integer("detail", "old_rows") + " = 5")
+  CHECK(test::query_int(old.db,
+                        "SELECT count(*) FROM audit WHERE id = 6 AND event = 'chain_migrated' AND actor = 'dispatchd'"
+                        " AND " +
+                            test::json_text("detail", "old_head") + " = '" + old.head + "' AND " +
+                            test::json_integer("detail", "old_rows") + " = 5")
             .value() == 1);
   // The details themselves are unchanged, and new events follow the new formula.
-  CHECK(old.db.query_int(R"(SELECT count(*) FROM audit WHERE id = 3 AND detail = '{"n":3}')").value() == 1);
+  CHECK(test::query_int(old.db, R"(SELECT count(*) FROM audit WHERE id = 3 AND detail = '{"n":3}')").value() == 1);
   REQUIRE(store::record_event(old.db, {k_digest_now, "config_reload", std::nullopt, "dispatchd", "{}"}));
   CHECK(old.verify().events == 7);
   CHECK_FALSE(old.verify().first_broken);
@@ -98,14 +97,14 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
 
 TEST_CASE("0013: a broken chain is refused, nothing migrated", "[audit][migrate]") {
   OldChain old(4);
-  REQUIRE(old.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":99}' WHERE id = 2"));
+  REQUIRE(test::exec(old.db, test::drop_audit_trigger() + "UPDATE audit SET detail = '{\"n\":99}' WHERE id = 2"));
   auto refused = store::migrate(old.db, shipped(), k_digest_now);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.starts_with("0013_audit_salted_digest.sql: "));
   CAPTURE(refused.error().message);
   CHECK(refused.error().message.find("broken at audit id 2") != std::string::npos);
   CHECK(store::schema_version(old.db).value() < 13);
-  CHECK(old.db.query_int(store::sql::column_exists(test::test_backend(), "audit", "salt")).value() == 0);
+  CHECK(test::query_int(old.db, store::sql::column_exists(test::test_backend(), "audit", "salt")).value() == 0);
   CHECK(old.verify().first_broken == 2);
 }
 
@@ -119,18 +118,18 @@ TEST_CASE("0013: the code step is skipped when the predicate says so, legacy row
   };
   REQUIRE(store::migrate(old.db, shipped(), k_digest_now, archive_file));
   CHECK(asked == 1);
-  CHECK(old.db.query_int("SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 3);
+  CHECK(test::query_int(old.db, "SELECT count(*) FROM audit WHERE detail_digest IS NULL").value() == 3);
   CHECK(old.verify().events == 3);
   CHECK_FALSE(old.verify().first_broken);
   // A legacy row edited is still caught by the old formula.
-  REQUIRE(old.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = 2"));
+  REQUIRE(test::exec(old.db, test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = 2"));
   CHECK(old.verify().first_broken == 2);
 }
 
 TEST_CASE("0013: an empty trail gets no chain_migrated event", "[audit][migrate]") {
   OldChain old(0);
   REQUIRE(store::migrate(old.db, shipped(), k_digest_now));
-  CHECK(old.db.query_int("SELECT count(*) FROM audit").value() == 0);
+  CHECK(test::query_int(old.db, "SELECT count(*) FROM audit").value() == 0);
 }
 
 namespace {
@@ -144,7 +143,7 @@ store::AuditCheck tampered_digest(int rows, const std::string& sql) {
         old.db, {k_digest_now, "received", std::nullopt, "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
   REQUIRE(old.verify().events == rows);
   REQUIRE_FALSE(old.verify().first_broken);
-  REQUIRE(old.db.exec(sql));
+  REQUIRE(test::exec(old.db, sql));
   return old.verify();
 }
 
@@ -194,10 +193,11 @@ TEST_CASE("0013: the trigger allows only an erasure's change", "[audit]") {
   REQUIRE(store::migrate(old.db, shipped(), k_digest_now));
   REQUIRE(
       store::record_event(old.db, {k_digest_now, "received", std::nullopt, "dispatchd", R"({"phone":"34600111222"})"}));
-  CHECK_FALSE(old.db.exec("UPDATE audit SET detail = '{}' WHERE id = 1"));
-  CHECK_FALSE(old.db.exec("UPDATE audit SET salt = NULL, detail = '{}' WHERE id = 1"));
-  CHECK_FALSE(old.db.exec("UPDATE audit SET salt = NULL, detail = '{\"erased\":true}', actor = 'x' WHERE id = 1"));
-  CHECK_FALSE(old.db.exec("UPDATE audit SET salt = 'aa', detail_digest = 'bb' WHERE id = 1"));
-  CHECK(old.db.exec("UPDATE audit SET salt = NULL, detail = '{\"erased\":true}' WHERE id = 1"));
+  CHECK_FALSE(test::exec(old.db, "UPDATE audit SET detail = '{}' WHERE id = 1"));
+  CHECK_FALSE(test::exec(old.db, "UPDATE audit SET salt = NULL, detail = '{}' WHERE id = 1"));
+  CHECK_FALSE(
+      test::exec(old.db, "UPDATE audit SET salt = NULL, detail = '{\"erased\":true}', actor = 'x' WHERE id = 1"));
+  CHECK_FALSE(test::exec(old.db, "UPDATE audit SET salt = 'aa', detail_digest = 'bb' WHERE id = 1"));
+  CHECK(test::exec(old.db, "UPDATE audit SET salt = NULL, detail = '{\"erased\":true}' WHERE id = 1"));
   CHECK_FALSE(old.verify().first_broken);
 }

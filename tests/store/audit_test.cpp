@@ -5,6 +5,7 @@
 #include "store/transaction.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/raw_sql.h"
 #include "tests/test_util.h"
 
 using namespace dispatchd;
@@ -17,10 +18,10 @@ store::Database trail(const test::TempDir& dir, int events) {
   REQUIRE(db);
   REQUIRE(store::migrate(*db, test::shipped_migrations(), "2026-11-30T12:00:00Z"));
   for (int i = 1; i <= events; ++i) {
-    REQUIRE(db->exec("BEGIN"));
+    REQUIRE(test::exec(*db, "BEGIN"));
     REQUIRE(store::append_audit(*db, {"2026-11-30T12:00:0" + std::to_string(i % 10) + "Z", "received", std::nullopt,
                                       "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
-    REQUIRE(db->exec("COMMIT"));
+    REQUIRE(test::exec(*db, "COMMIT"));
   }
   return std::move(*db);
 }
@@ -29,7 +30,7 @@ store::Database trail(const test::TempDir& dir, int events) {
 store::AuditCheck tampered(int events, const std::string& sql) {
   test::TempDir dir;
   auto db = trail(dir, events);
-  REQUIRE(db.exec(sql));
+  REQUIRE(test::exec(db, sql));
   const auto check = store::verify_audit(db);
   REQUIRE(check);
   return *check;
@@ -44,18 +45,19 @@ TEST_CASE("audit: a clean trail verifies, and each row chains to the previous", 
   REQUIRE(check);
   CHECK(check->events == 5);
   CHECK_FALSE(check->first_broken);
-  CHECK(db.query_int(
-              "SELECT count(*) FROM v_audit a JOIN v_audit b ON b.audit_id = a.audit_id + 1 WHERE b.prev_hash = a.hash")
-            .value() == 4);
-  CHECK(db.query_int(std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") + store::k_audit_genesis +
-                     "'")
+  CHECK(
+      test::query_int(
+          db, "SELECT count(*) FROM v_audit a JOIN v_audit b ON b.audit_id = a.audit_id + 1 WHERE b.prev_hash = a.hash")
+          .value() == 4);
+  CHECK(test::query_int(
+            db, std::string("SELECT count(*) FROM audit WHERE id = 1 AND prev_hash = '") + store::k_audit_genesis + "'")
             .value() == 1);
 }
 
 TEST_CASE("audit: the table refuses UPDATE unless the trigger is dropped", "[audit]") {
   test::TempDir dir;
   auto db = trail(dir, 2);
-  CHECK_FALSE(db.exec("UPDATE audit SET detail = '{}' WHERE id = 1"));
+  CHECK_FALSE(test::exec(db, "UPDATE audit SET detail = '{}' WHERE id = 1"));
 }
 
 TEST_CASE("audit: an edited row is named", "[audit]") {
@@ -127,5 +129,5 @@ TEST_CASE("audit: the remembered tail never skips a row rolled back or written b
   REQUIRE(store::record_event(*other, event("from dispatchctl")));
   REQUIRE(store::record_event(db, event("ours again")));
   verified(db, 7);
-  CHECK(db.query_int("SELECT count(*) FROM audit WHERE event = 'undone'").value() == 0);
+  CHECK(test::query_int(db, "SELECT count(*) FROM audit WHERE event = 'undone'").value() == 0);
 }

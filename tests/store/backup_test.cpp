@@ -6,8 +6,9 @@
 #include <thread>
 
 #include "store/audit.h"
-#include "store/backup.h"
+#include "store/tools/backup.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -46,8 +47,8 @@ TEST_CASE("backup: copies taken while another connection writes open and verify"
     CHECK_FALSE(check->first_broken);
     CHECK(check->events == result->audit_events);
     // A consistent moment: every message has its 'received' event, and nothing is half there.
-    CHECK(copy->query_int("SELECT count(*) FROM v_messages").value() ==
-          copy->query_int("SELECT count(*) FROM v_audit WHERE event = 'received'").value());
+    CHECK(test::query_int(*copy, "SELECT count(*) FROM v_messages").value() ==
+          test::query_int(*copy, "SELECT count(*) FROM v_audit WHERE event = 'received'").value());
     CHECK(check->events >= previous_events);
     previous_events = check->events;
     CHECK_FALSE(std::filesystem::exists(copy_path + ".partial"));

@@ -7,6 +7,7 @@
 #include "store/views.h"
 #include "tests/store/escalate_fixture.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -39,7 +40,7 @@ store::AttemptRecord attempt(std::int64_t message_id, int n, std::optional<doubl
 }
 
 long long count(store::Database& db, const std::string& sql) {
-  auto n = db.query_int(sql);
+  auto n = test::query_int(db, sql);
   REQUIRE(n);
   return *n;
 }
@@ -120,21 +121,21 @@ TEST_CASE("cost: migration 0010 on a database with old rows keeps them valid", "
   auto* db = &storage;
   // Messages as the binary before 0010 wrote them (its columns only: 0022's are not there).
   const auto old_message = [&](const std::string& id) {
-    REQUIRE(
-        db->exec("INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text,"
-                 " raw_payload) VALUES ('whatsapp', '" +
-                 id + "', '1555', '1555', '2026-11-30T12:00:00Z', 'hola', '{}')"));
+    REQUIRE(test::exec(*db,
+                       "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text,"
+                       " raw_payload) VALUES ('whatsapp', '" +
+                           id + "', '1555', '1555', '2026-11-30T12:00:00Z', 'hola', '{}')"));
     return count(*db, "SELECT id FROM inbox WHERE provider_message_id = '" + id + "'");
   };
   const auto asked = old_message("wamid.old1");
   const auto not_asked = old_message("wamid.old2");
   // Attempts as the binary before 0010 wrote them (its columns only).
   for (int n = 1; n <= 2; ++n) {
-    REQUIRE(
-        db->exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, latency_ms, input_tokens,"
-                 " output_tokens, created_at) VALUES (" +
-                 std::to_string(asked) + ", " + std::to_string(n) +
-                 ", 'gemini', 'gemini-2.5-flash', 'invalid', 300, 900, 40, '2026-11-30T12:00:00Z')"));
+    REQUIRE(test::exec(*db,
+                       "INSERT INTO attempts(message_id, attempt, provider, model, verdict, latency_ms, input_tokens,"
+                       " output_tokens, created_at) VALUES (" +
+                           std::to_string(asked) + ", " + std::to_string(n) +
+                           ", 'gemini', 'gemini-2.5-flash', 'invalid', 300, 900, 40, '2026-11-30T12:00:00Z')"));
   }
   test::migrate_all(*db, test::k_t0 + 24h);
 

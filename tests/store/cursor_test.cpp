@@ -5,6 +5,7 @@
 #include "store/outbox.h"
 #include "store/transaction.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -36,7 +37,7 @@ TEST_CASE("cursor: moves with the inbox rows in one transaction, or not at all",
   });
   REQUIRE_FALSE(failed);
   CHECK(store::read_cursor(db, "gmail", "me@example.com").value()->value == "10");
-  CHECK(db.query_int("SELECT count(*) FROM inbox").value() == 0);
+  CHECK(test::query_int(db, "SELECT count(*) FROM inbox").value() == 0);
 }
 
 TEST_CASE("stored_inbound: the raw payload and thread of a message, not_found for none", "[store][inbox]") {

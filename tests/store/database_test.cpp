@@ -4,6 +4,7 @@
 
 #include "store/database.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 
@@ -17,7 +18,7 @@ TEST_CASE("database: an error a failed system call caused names the system's rea
 
   auto db = store::Database::open(dir.file("d.db"), store::Database::Mode::create);
   REQUIRE(db);
-  auto syntax = db->exec("SELEC 1");  // no system call failed: SQLite's message alone
+  auto syntax = test::exec(*db, "SELEC 1");  // no system call failed: SQLite's message alone
   REQUIRE_FALSE(syntax);
   CHECK_THAT(syntax.error().message, Catch::Contains("syntax error") && !Catch::Contains("("));
 }
@@ -26,22 +27,22 @@ TEST_CASE("database: SQLite's failures arrive as kinds a caller can branch on", 
   test::TempDir dir;
   auto db = store::Database::open(dir.file("d.db"), store::Database::Mode::create);
   REQUIRE(db);
-  REQUIRE(db->exec("CREATE TABLE t (k TEXT PRIMARY KEY)"));
-  REQUIRE(db->exec("INSERT INTO t VALUES ('a')"));
+  REQUIRE(test::exec(*db, "CREATE TABLE t (k TEXT PRIMARY KEY)"));
+  REQUIRE(test::exec(*db, "INSERT INTO t VALUES ('a')"));
 
   SECTION("another writer holds the lock: busy, retryable") {
     auto other = store::Database::open(dir.file("d.db"), store::Database::Mode::existing);
     REQUIRE(other);
-    REQUIRE(other->exec("PRAGMA busy_timeout=0"));
-    REQUIRE(db->exec("BEGIN IMMEDIATE"));
-    auto busy = other->exec("BEGIN IMMEDIATE");
+    REQUIRE(test::exec(*other, "PRAGMA busy_timeout=0"));
+    REQUIRE(test::exec(*db, "BEGIN IMMEDIATE"));
+    auto busy = test::exec(*other, "BEGIN IMMEDIATE");
     REQUIRE_FALSE(busy);
     CHECK(busy.error().kind == store::ErrorKind::busy);
     CHECK(busy.error().retryable());
-    REQUIRE(db->exec("ROLLBACK"));
+    REQUIRE(test::exec(*db, "ROLLBACK"));
   }
   SECTION("a constraint the data breaks: refused, permanent") {
-    auto twice = db->exec("INSERT INTO t VALUES ('a')");
+    auto twice = test::exec(*db, "INSERT INTO t VALUES ('a')");
     REQUIRE_FALSE(twice);
     CHECK(twice.error().kind == store::ErrorKind::refused);
     CHECK_FALSE(twice.error().retryable());
@@ -59,7 +60,7 @@ TEST_CASE("database: SQLite's failures arrive as kinds a caller can branch on", 
     CHECK(missing.error().kind == store::ErrorKind::not_found);
   }
   SECTION("bad SQL: internal, permanent") {
-    auto syntax = db->exec("SELEC 1");
+    auto syntax = test::exec(*db, "SELEC 1");
     REQUIRE_FALSE(syntax);
     CHECK(syntax.error().kind == store::ErrorKind::internal);
   }

@@ -4,6 +4,7 @@
 
 #include "store/dialect.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 
@@ -113,7 +114,7 @@ TEST_CASE("dialect: the fragments mean the same on the engine the run uses", "[s
   const store::Backend b = db.backend();
   namespace sql = store::sql;
   const auto one = [&](const std::string& query) {
-    auto value = db.query_int(query);
+    auto value = test::query_int(db, query);
     INFO(query);
     REQUIRE(value);
     return *value;

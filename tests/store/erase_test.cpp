@@ -1,4 +1,4 @@
-// Erasing a customer's personal data (store/erase.h): no byte of it left in the database
+// Erasing a customer's personal data (store/tools/erase.h): no byte of it left in the database
 // file or its WAL, the other customers untouched, the audit chain still verifying.
 #include <catch2/catch.hpp>
 
@@ -12,10 +12,11 @@
 #include "store/attempts.h"
 #include "store/audit.h"
 #include "store/desk.h"
-#include "store/erase.h"
 #include "store/outbox.h"
 #include "store/queue.h"
+#include "store/tools/erase.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -51,7 +52,7 @@ void send_next(store::Database& db, const std::string& provider_id, store::Time 
   REQUIRE(item);
   REQUIRE(*item);
   REQUIRE(store::complete_send(db, (*item)->id, provider_id, now));
-  REQUIRE(store::apply_delivery(db, {provider_id, "", "delivered", ""}, now));
+  REQUIRE(store::apply_delivery(db, {provider_id, "", store::DeliveryStatus::delivered, ""}, now));
 }
 
 std::int64_t inbound(store::Database& db, const Customer& c, int n, store::Time now) {
@@ -186,36 +187,38 @@ TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouc
   CHECK_FALSE(check->first_broken);
 
   // The other customer's rows are as they were.
-  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE sender = '" + k_kept.number + "' AND text LIKE '%" +
-                       k_kept.marker + "' AND provider_message_id LIKE 'wamid.HBg%'")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_messages WHERE sender = '" + k_kept.number +
+                                  "' AND text LIKE '%" + k_kept.marker + "' AND provider_message_id LIKE 'wamid.HBg%'")
             .value() == 2);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE recipient = '" + k_kept.number + "' AND body LIKE '%" +
-                       k_kept.marker + "'")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE recipient = '" + k_kept.number +
+                                  "' AND body LIKE '%" + k_kept.marker + "'")
             .value() == 3);
-  CHECK(f.db.query_int("SELECT count(*) FROM audit a JOIN inbox m ON m.id = a.message_id WHERE m.sender = '" +
-                       k_kept.number + "' AND a.salt IS NULL")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM audit a JOIN inbox m ON m.id = a.message_id WHERE m.sender = '" +
+                                  k_kept.number + "' AND a.salt IS NULL")
             .value() == 0);
 
-  CHECK(f.db.query_int("SELECT count(*) FROM v_notes WHERE text = '[erased]'").value() == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_notes WHERE text LIKE '%" + k_kept.marker + "'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_notes WHERE text = '[erased]'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_notes WHERE text LIKE '%" + k_kept.marker + "'").value() == 1);
 
   // The erased customer's messages still group under one digest; outcomes and ids remain.
-  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE sender = '" + erased->digest +
-                       "' AND conversation_id = '" + erased->digest +
-                       "' AND text = '[erased]' AND outcome IN ('replied', 'escalated')")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_messages WHERE sender = '" + erased->digest +
+                                  "' AND conversation_id = '" + erased->digest +
+                                  "' AND text = '[erased]' AND outcome IN ('replied', 'escalated')")
             .value() == 2);
-  CHECK(f.db.query_int("SELECT count(*) FROM spend_conversation_days WHERE conversation_id = '" + erased->digest + "'")
+  CHECK(test::query_int(f.db,
+                        "SELECT count(*) FROM spend_conversation_days WHERE conversation_id = '" + erased->digest + "'")
             .value() >= 1);
-  CHECK(f.db.query_int("SELECT count(DISTINCT provider_message_id) FROM inbox WHERE sender = '" + erased->digest +
-                       "' AND provider_message_id LIKE 'erased:%'")
+  CHECK(test::query_int(f.db, "SELECT count(DISTINCT provider_message_id) FROM inbox WHERE sender = '" +
+                                  erased->digest + "' AND provider_message_id LIKE 'erased:%'")
             .value() == 2);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE recipient = '" + erased->digest +
-                       "' AND body = '[erased]' AND status IN ('sent', 'rejected')")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE recipient = '" + erased->digest +
+                                  "' AND body = '[erased]' AND status IN ('sent', 'rejected')")
             .value() == 3);
   // The erasure is in the chain, naming its actor and the digest only.
-  CHECK(f.db.query_int("SELECT count(*) FROM audit WHERE id = " + std::to_string(erased->audit_id) +
-                       " AND event = 'erased' AND actor = 'dpo-lucia' AND " + test::json_text("detail", "counterpart") +
-                       " = '" + erased->digest + "' AND " + test::json_integer("detail", "messages") + " = 2")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM audit WHERE id = " + std::to_string(erased->audit_id) +
+                                  " AND event = 'erased' AND actor = 'dpo-lucia' AND " +
+                                  test::json_text("detail", "counterpart") + " = '" + erased->digest + "' AND " +
+                                  test::json_integer("detail", "messages") + " = 2")
             .value() == 1);
 }
 
@@ -227,8 +230,8 @@ TEST_CASE("erase: refused while the agent or staff are not done, nothing changed
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == store::ErrorKind::refused);
   CHECK(refused.error().message.find("message " + std::to_string(waiting) + " is received") != std::string::npos);
-  CHECK(f.db.query_int("SELECT count(*) FROM inbox WHERE sender = '" + k_erased.number + "'").value() == 3);
-  CHECK(f.db.query_int("SELECT count(*) FROM audit WHERE salt IS NULL OR event = 'erased'").value() == 0);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM inbox WHERE sender = '" + k_erased.number + "'").value() == 3);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM audit WHERE salt IS NULL OR event = 'erased'").value() == 0);
 
   SECTION("an open escalation is named too") {
     take(f.db, waiting, k_t0 + 2min);
@@ -267,7 +270,7 @@ TEST_CASE("erase: an action the model addressed to the customer from another con
                                                     .body = "ok " + k_erased.marker,
                                                     .status = store::ActionStatus::proposed}},
                                   std::nullopt, k_t0 + 1min));
-  auto id = f.db.query_int("SELECT id FROM escalations WHERE message_id = " + std::to_string(injected));
+  auto id = test::query_int(f.db, "SELECT id FROM escalations WHERE message_id = " + std::to_string(injected));
   REQUIRE(store::close_escalation(f.db, *id, "ana", store::EscalationStatus::dismissed, "not for them", k_t0 + 2min));
   auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo", true, {"whatsapp"}}, k_t0 + 1h);
   REQUIRE(erased);
@@ -276,8 +279,8 @@ TEST_CASE("erase: an action the model addressed to the customer from another con
   const std::string after = f.db_bytes();
   CHECK(after.find(k_erased.marker) == std::string::npos);
   CHECK(after.find(k_erased.number) == std::string::npos);
-  CHECK(f.db.query_int("SELECT count(*) FROM inbox WHERE id = " + std::to_string(injected) + " AND sender = '" +
-                       k_kept.number + "'")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM inbox WHERE id = " + std::to_string(injected) + " AND sender = '" +
+                                  k_kept.number + "'")
             .value() == 1);
   CHECK_FALSE(store::verify_audit(f.db).value().first_broken);
 }
@@ -285,21 +288,22 @@ TEST_CASE("erase: an action the model addressed to the customer from another con
 TEST_CASE("erase: a reader holding the WAL is reported, and a later scrub finishes the job", "[erase][sqlite]") {
   EraseFixture f;
   seed(f.db, k_erased, k_t0);
-  REQUIRE(f.db.exec("PRAGMA busy_timeout=50"));  // the daemon's reads would be shorter-lived
+  REQUIRE(test::exec(f.db, "PRAGMA busy_timeout=50"));  // the daemon's reads would be shorter-lived
   auto reader = test::open_db(f.dir, store::Database::Mode::existing);
   REQUIRE(reader);
   // A read transaction on the snapshot before the erasure pins the WAL.
-  REQUIRE(reader->exec("BEGIN"));
-  REQUIRE(reader->query_int("SELECT count(*) FROM inbox").value() == 2);
+  REQUIRE(test::exec(*reader, "BEGIN"));
+  REQUIRE(test::query_int(*reader, "SELECT count(*) FROM inbox").value() == 2);
 
   auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo", false, {"whatsapp"}}, k_t0 + 1h);
   REQUIRE(erased);  // committed: the live rows are erased
   CHECK(erased->messages == 2);
   CHECK_FALSE(erased->scrub.wal_truncated);
   CHECK(erased->scrub.problem.find("the WAL was not truncated") != std::string::npos);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE text LIKE '%" + k_erased.marker + "%'").value() == 0);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_messages WHERE text LIKE '%" + k_erased.marker + "%'").value() ==
+        0);
 
-  REQUIRE(reader->exec("COMMIT"));
+  REQUIRE(test::exec(*reader, "COMMIT"));
   const auto scrub = store::scrub_free_space(f.db, true);
   CHECK(scrub.problem.empty());
   CHECK(scrub.vacuumed);
@@ -319,7 +323,7 @@ TEST_CASE("erase: while another connection writes (the daemon), it commits or fa
   REQUIRE(second);
   // A short busy timeout, so that the writer also meets the erasure's lock and its VACUUM as
   // a busy answer (the daemon retries those) rather than only as a wait.
-  REQUIRE(second->exec("PRAGMA busy_timeout=20"));
+  REQUIRE(test::exec(*second, "PRAGMA busy_timeout=20"));
 
   // The writer: inbound messages from other senders, one transaction each, until told to stop.
   // Catch2's assertions are not thread-safe: it only counts, and the test checks afterwards.
@@ -360,7 +364,7 @@ TEST_CASE("erase: while another connection writes (the daemon), it commits or fa
     } else {
       INFO(result.error().message);
       CHECK(store::is_retryable(result.error().kind));
-      CHECK(f.db.query_int("SELECT count(*) FROM audit WHERE event = 'erased'").value() == 0);
+      CHECK(test::query_int(f.db, "SELECT count(*) FROM audit WHERE event = 'erased'").value() == 0);
       ++refusals;
     }
   }
@@ -375,13 +379,13 @@ TEST_CASE("erase: while another connection writes (the daemon), it commits or fa
   CHECK(stored.load() >= after_erase + 5);
 
   // Every insert the writer saw committed is there once, and none of the erased data.
-  CHECK(f.db.query_int("SELECT count(DISTINCT provider_message_id) FROM v_messages WHERE sender LIKE '3461000%'")
+  CHECK(test::query_int(f.db, "SELECT count(DISTINCT provider_message_id) FROM v_messages WHERE sender LIKE '3461000%'")
             .value() == stored.load());
-  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE text LIKE '%" + k_erased.marker + "%' OR sender = '" +
-                       k_erased.number + "'")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_messages WHERE text LIKE '%" + k_erased.marker +
+                                  "%' OR sender = '" + k_erased.number + "'")
             .value() == 0);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE text LIKE '%" + k_kept.marker + "'").value() == 2);
-  CHECK(f.db.query_int("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_messages WHERE text LIKE '%" + k_kept.marker + "'").value() == 2);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'").value() == 1);
   const auto check = store::verify_audit(f.db);
   REQUIRE(check);
   CHECK_FALSE(check->first_broken);
@@ -402,12 +406,14 @@ TEST_CASE("erase: an MCP act's tool call and its follow-up reply are erased too"
   REQUIRE(erased);
   CHECK(erased->messages == 3);
   CHECK(erased->actions == 5);  // the three of seed(), the tool call and its follow-up
-  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE tool_name = 'book' AND body = '[erased]'"
-                       " AND follow_up = '[erased]' AND recipient = '" +
-                       erased->digest + "'")
+  CHECK(test::query_int(f.db,
+                        "SELECT count(*) FROM v_actions WHERE tool_name = 'book' AND body = '[erased]'"
+                        " AND follow_up = '[erased]' AND recipient = '" +
+                            erased->digest + "'")
             .value() == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE body LIKE '%" + k_erased.marker +
-                       "%' OR follow_up LIKE '%" + k_erased.marker + "%' OR arguments LIKE '%" + k_erased.marker + "%'")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE body LIKE '%" + k_erased.marker +
+                                  "%' OR follow_up LIKE '%" + k_erased.marker + "%' OR arguments LIKE '%" +
+                                  k_erased.marker + "%'")
             .value() == 0);
   const auto check = store::verify_audit(f.db);
   REQUIRE(check);

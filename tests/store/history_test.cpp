@@ -116,7 +116,7 @@ TEST_CASE("history: a customer's other cases carry their resolution", "[history]
   REQUIRE(others);
   REQUIRE(others->size() == 1);
   CHECK((*others)[0].id == f.ana_first);
-  CHECK((*others)[0].status == "resolved");
+  CHECK((*others)[0].status == store::EscalationStatus::resolved);
   CHECK((*others)[0].resolution == "replied");
   CHECK((*others)[0].assignee == "luis");
   auto from_first = store::customer_escalations(f.db, f.ana_first, 50);

@@ -8,6 +8,7 @@
 #include "store/migrations.h"
 #include "store/outbox.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -44,12 +45,12 @@ TEST_CASE("inbox: a redelivered message is stored once", "[inbox]") {
   CHECK_FALSE(first->duplicate);
   CHECK(again->duplicate);
   CHECK(again->id == first->id);
-  CHECK(db.query_int("SELECT count(*) FROM v_messages").value() == 1);
-  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'received'").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_messages").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_audit WHERE event = 'received'").value() == 1);
   auto gmail = message("wamid.A", "c1");
   gmail.channel = "gmail";  // the same id on another channel is another message
   REQUIRE(store::insert_inbound(db, gmail, k_t0));
-  CHECK(db.query_int("SELECT count(*) FROM v_messages").value() == 2);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_messages").value() == 2);
   CHECK(store::verify_audit(db)->first_broken == std::nullopt);
 }
 
@@ -67,10 +68,11 @@ TEST_CASE("inbox: a lease hides a message until it expires, then it is taken aga
   REQUIRE(retaken);
   REQUIRE(*retaken);
   CHECK((*retaken)->id == id);
-  CHECK(db.query_int("SELECT count(*) FROM inbox WHERE lease_owner = 'worker-2'").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM inbox WHERE lease_owner = 'worker-2'").value() == 1);
   REQUIRE(store::finish(db, id, store::Outcome::replied, k_t0 + 61s));
   CHECK_FALSE(*store::take_next(db, "worker-3", k_t0 + 3600s, 60s));
-  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE outcome = 'replied' AND state = 'done'").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_messages WHERE outcome = 'replied' AND state = 'done'").value() ==
+        1);
   CHECK_FALSE(store::finish(db, id, store::Outcome::replied, k_t0 + 62s));  // not twice
 }
 
@@ -87,17 +89,19 @@ TEST_CASE("inbox: the message type is stored, leased and shown, none is NULL", "
   CHECK((*taken)->id == id);
   CHECK((*taken)->type == "image");
   CHECK((*store::take_next(db, "w", k_t0, 60s))->type.empty());
-  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE message_type = 'image'").value() == 1);
-  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE message_type IS NULL").value() == 1);
-  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'received' AND " + test::json_text("detail", "type") +
-                     " = "
-                     "'image'")
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_messages WHERE message_type = 'image'").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_messages WHERE message_type IS NULL").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_audit WHERE event = 'received' AND " +
+                                test::json_text("detail", "type") +
+                                " = "
+                                "'image'")
             .value() == 1);
   REQUIRE(store::finish(db, id, store::Outcome::ignored, k_t0, "a reason"));
-  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'done' AND " + test::json_text("detail", "why") +
-                     " = "
-                     "'a reason' AND " +
-                     test::json_text("detail", "outcome") + " = 'ignored'")
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_audit WHERE event = 'done' AND " +
+                                test::json_text("detail", "why") +
+                                " = "
+                                "'a reason' AND " +
+                                test::json_text("detail", "outcome") + " = 'ignored'")
             .value() == 1);
 }
 
@@ -150,8 +154,8 @@ TEST_CASE("inbox: release_lease hands back one message, only the holder's", "[in
   CHECK_FALSE(store::take_next(db, "host-1", k_t0 + 3s, 300s).value());  // b keeps its lease
   REQUIRE(store::finish(db, b, store::Outcome::replied, k_t0 + 4s));
   REQUIRE(store::release_lease(db, b, "host-1"));  // finished: left as it is
-  CHECK(db.query_int("SELECT count(*) FROM inbox WHERE id = " + std::to_string(b) + " AND state = 'done'").value() ==
-        1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM inbox WHERE id = " + std::to_string(b) + " AND state = 'done'")
+            .value() == 1);
 }
 
 TEST_CASE("inbox: audit details are JSON whatever the provider id holds", "[inbox][audit]") {
@@ -159,11 +163,11 @@ TEST_CASE("inbox: audit details are JSON whatever the provider id holds", "[inbo
   auto db = migrated(dir);
   REQUIRE(store::insert_inbound(db, message(R"(id "with" \quotes)", "c1"), k_t0));
   // Valid JSON: SQLite's json_valid, PostgreSQL's cast (which fails on anything else).
-  CHECK(db.query_int(test::on_postgresql() ? "SELECT count(detail::jsonb) FROM audit WHERE event = 'received'"
-                                           : "SELECT json_valid(detail) FROM audit WHERE event = 'received'")
+  CHECK(test::query_int(db, test::on_postgresql() ? "SELECT count(detail::jsonb) FROM audit WHERE event = 'received'"
+                                                  : "SELECT json_valid(detail) FROM audit WHERE event = 'received'")
             .value() == 1);
-  CHECK(db.query_int("SELECT " + test::json_text("detail", "provider_message_id") +
-                     R"( = 'id "with" \quotes' FROM audit)")
+  CHECK(test::query_int(
+            db, "SELECT " + test::json_text("detail", "provider_message_id") + R"( = 'id "with" \quotes' FROM audit)")
             .value() == 1);
 }
 
@@ -175,8 +179,8 @@ TEST_CASE("store: a failing step inside a transaction rolls back the steps befor
   REQUIRE(store::finish(db, id, store::Outcome::replied, k_t0));
   // The UPDATE matched nothing the second time: an error, and no second 'done' event.
   CHECK_FALSE(store::finish(db, id, store::Outcome::replied, k_t0));
-  CHECK(db.query_int("SELECT count(*) FROM audit WHERE event = 'done'").value() == 1);
-  CHECK(db.query_int("SELECT outcome = 'replied' FROM v_messages").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM audit WHERE event = 'done'").value() == 1);
+  CHECK(test::query_int(db, "SELECT outcome = 'replied' FROM v_messages").value() == 1);
 }
 
 TEST_CASE("inbox: a decided message is never taken again, and lets the next one go", "[inbox]") {
@@ -193,7 +197,7 @@ TEST_CASE("inbox: a decided message is never taken again, and lets the next one 
   REQUIRE(*next);
   CHECK((*next)->id == second);  // A, decided, is not taken again even after its lease time
   CHECK_FALSE(store::take_next(db, "w", k_t0 + 3601s, 60s).value());
-  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'decided'").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_audit WHERE event = 'decided'").value() == 1);
 }
 
 TEST_CASE("inbox: a postponed message waits, then is taken again", "[inbox]") {

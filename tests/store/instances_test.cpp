@@ -21,6 +21,7 @@
 #include "store/outbox.h"
 #include "store/transaction.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -68,7 +69,7 @@ std::int64_t send_in_flight(store::Database& db, std::int64_t id, const std::str
 }
 
 std::int64_t count_of(store::Database& db, const std::string& sql) {
-  auto n = db.query_int(sql);
+  auto n = test::query_int(db, sql);
   REQUIRE(n);
   return *n;
 }
@@ -436,7 +437,7 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
   auto db = test::migrated_db(dir);
   auto first = connection(dir);
   auto second = connection(dir);
-  REQUIRE(first.exec(std::string(store::begin_write(first.backend()))));
+  REQUIRE(test::exec(first, std::string(store::begin_write(first.backend()))));
   auto early = store::insert_inbound(first, {"whatsapp", "wamid.1", "c1", "c1", "one", "{}"}, k_t0);
   REQUIRE(early);
   std::atomic<bool> done{false};
@@ -460,7 +461,7 @@ TEST_CASE("instances: messages inserted at once get ids in commit order", "[inst
     std::this_thread::sleep_for(300ms);  // SQLite's busy handler waits for the writer lock
   }
   CHECK_FALSE(done.load());  // waits for the first one's commit
-  REQUIRE(first.exec("COMMIT"));
+  REQUIRE(test::exec(first, "COMMIT"));
   writer.join();
   REQUIRE(late);
   CHECK(late->id > early->id);
@@ -525,7 +526,7 @@ TEST_CASE("instances: a taker holds the lock of the message it took, and of no o
   // take_next's two queries each find one. It takes the first; before the savepoint the
   // second stayed locked by the query that found it until the taker's transaction ended.
   auto taker = connection(dir);
-  REQUIRE(taker.exec(std::string(store::begin_write(taker.backend()))));
+  REQUIRE(test::exec(taker, std::string(store::begin_write(taker.backend()))));
   auto taken = store::take_next(taker, "b", k_t0 + 360s, 300s);
   REQUIRE(taken);
   REQUIRE(*taken);
@@ -539,13 +540,13 @@ TEST_CASE("instances: a taker holds the lock of the message it took, and of no o
     CHECK(lockable(first) == 0);
     CHECK(lockable(second) == 1);
     // Another instance takes the second meanwhile, without waiting for the first taker.
-    REQUIRE(other.exec("SET lock_timeout = '1s'"));
+    REQUIRE(test::exec(other, "SET lock_timeout = '1s'"));
     auto next = store::take_next(other, "c", k_t0 + 360s, 300s);
     REQUIRE(next);
     REQUIRE(*next);
     CHECK((*next)->id == second);
   }
-  REQUIRE(taker.exec("COMMIT"));
+  REQUIRE(test::exec(taker, "COMMIT"));
 }
 
 TEST_CASE("instances: two writers count the same metrics at once, and a scrape sums them", "[instances]") {
@@ -558,26 +559,26 @@ TEST_CASE("instances: two writers count the same metrics at once, and a scrape s
   // usage rows) and an inbox outcome (one 'messages' label set down, another up). Every
   // writer moves the same label sets.
   const auto count_a_decision = [](store::Database& writer, std::int64_t id) {
-    return writer.exec(
-        "INSERT INTO attempts(message_id, attempt, provider, model, verdict, latency_ms, input_tokens,"
-        " output_tokens, created_at) VALUES (" +
-        std::to_string(id) +
-        ", 1, 'openai', 'gpt-4o-mini', 'valid', 300, 1000, 40, '2026-11-30T12:00:00Z');"
-        " UPDATE inbox SET state = 'decided', outcome = 'replied' WHERE id = " +
-        std::to_string(id));
+    return test::exec(writer,
+                      "INSERT INTO attempts(message_id, attempt, provider, model, verdict, latency_ms, input_tokens,"
+                      " output_tokens, created_at) VALUES (" +
+                          std::to_string(id) +
+                          ", 1, 'openai', 'gpt-4o-mini', 'valid', 300, 1000, 40, '2026-11-30T12:00:00Z');"
+                          " UPDATE inbox SET state = 'decided', outcome = 'replied' WHERE id = " +
+                          std::to_string(id));
   };
   if (test::on_postgresql()) {
     // The second writer commits while the first still holds its counts: each connection
     // counts into rows of its own (migration 0015), so neither waits. With one row per label
     // set the second would wait for the first's COMMIT, busy after lock_timeout.
-    REQUIRE(first.exec("BEGIN"));
+    REQUIRE(test::exec(first, "BEGIN"));
     REQUIRE(count_a_decision(first, ids[0]));
-    REQUIRE(second.exec("SET lock_timeout = '1s'"));
-    REQUIRE(second.exec("BEGIN"));
+    REQUIRE(test::exec(second, "SET lock_timeout = '1s'"));
+    REQUIRE(test::exec(second, "BEGIN"));
     auto counted = count_a_decision(second, ids[1]);
     if (!counted) FAIL("the second writer waited for the first: " << counted.error().message);
-    REQUIRE(second.exec("COMMIT"));
-    REQUIRE(first.exec("COMMIT"));
+    REQUIRE(test::exec(second, "COMMIT"));
+    REQUIRE(test::exec(first, "COMMIT"));
   } else {
     // One writer at a time: the rows stay one per label set, in shard 0.
     REQUIRE(count_a_decision(first, ids[0]));
@@ -672,13 +673,13 @@ TEST_CASE("instances: a take holds its message until another take has it (the fe
     const auto second = insert_message(db, "wamid.2", "c2");
     const auto mine = leased(db, "a", k_t0);
     REQUIRE(mine.id == second);
-    REQUIRE(db.exec(std::string(store::begin_write(db.backend()))));
+    REQUIRE(test::exec(db, std::string(store::begin_write(db.backend()))));
     CHECK(holds(db, mine, "a"));
-    REQUIRE(other.exec("SET lock_timeout = '1s'"));
+    REQUIRE(test::exec(other, "SET lock_timeout = '1s'"));
     auto none = store::take_next(other, "c", k_t0 + 3600s, 300s);
     REQUIRE(none);
     CHECK_FALSE(*none);
-    REQUIRE(db.exec("COMMIT"));
+    REQUIRE(test::exec(db, "COMMIT"));
     auto now_free = store::take_next(other, "c", k_t0 + 3600s, 300s);
     REQUIRE(now_free);
     REQUIRE(*now_free);

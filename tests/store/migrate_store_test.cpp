@@ -1,6 +1,6 @@
-// store::migrate_store (store/migrate_store.h): a seeded SQLite store moved into a fresh
+// store::migrate_store (store/tools/migrate_store.h): a seeded SQLite store moved into a fresh
 // database on the test server (DISPATCHD_TEST_POSTGRESQL_DIR, tests/postgresql/cluster.sh);
-// and store::snapshot_to_sqlite (store/sqlite_snapshot.h), that store copied back.
+// and store::snapshot_to_sqlite (store/tools/sqlite_snapshot.h), that store copied back.
 // White-box only to read every table generically (store/internal/sql.h's Query), hence the
 // store's private flag on this target.
 
@@ -17,17 +17,18 @@
 #include <utility>
 #include <vector>
 
-#include "store/archive.h"
 #include "store/audit.h"
 #include "store/cursor.h"
+#include "store/escalation_feed.h"
 #include "store/inbox.h"
 #include "store/internal/sql.h"
-#include "store/migrate_store.h"
 #include "store/migrations.h"
-#include "store/notify.h"
-#include "store/sqlite_snapshot.h"
 #include "store/staff.h"
+#include "store/tools/archive.h"
+#include "store/tools/migrate_store.h"
+#include "store/tools/sqlite_snapshot.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/raw_sql.h"
 #include "tests/support/seed.h"
 #include "tests/test_util.h"
 
@@ -56,11 +57,12 @@ class TargetDatabase {
     m_server_uri = first_line(std::string(dir) + "/uri");
     m_password = first_line(std::string(dir) + "/password");
     m_name = "t_move_" + std::to_string(::getpid()) + "_" + std::to_string(++s_count);
-    REQUIRE(admin().exec("CREATE DATABASE " + m_name));
+    auto server = admin();
+    REQUIRE(test::exec(server, "CREATE DATABASE " + m_name));
   }
   ~TargetDatabase() {
     auto db = admin();
-    CHECK(db.exec("DROP DATABASE IF EXISTS " + m_name + " WITH (FORCE)"));
+    CHECK(test::exec(db, "DROP DATABASE IF EXISTS " + m_name + " WITH (FORCE)"));
   }
   TargetDatabase(const TargetDatabase&) = delete;
   TargetDatabase& operator=(const TargetDatabase&) = delete;
@@ -123,7 +125,7 @@ std::expected<store::MigrateStoreResult, store::MigrateStoreError> move_store(
 }
 
 long long count(Database& db, const std::string& sql) {
-  auto n = db.query_int(sql);
+  auto n = test::query_int(db, sql);
   REQUIRE(n);
   return *n;
 }
@@ -297,10 +299,10 @@ TEST_CASE("migrate_store moves a raw payload that is not UTF-8 as base64, its by
   // A mail's raw bytes in ISO-8859-1, as SQLite kept them before migration 0016: PostgreSQL's
   // TEXT would refuse them as they are.
   const long long id = count(source, "SELECT min(id) FROM inbox");
-  REQUIRE(
-      source.exec("UPDATE inbox SET raw_payload = CAST(X'5375626A6563743A20E96C20F161' AS TEXT),"
-                  " raw_encoding = NULL WHERE id = " +
-                  std::to_string(id)));
+  REQUIRE(test::exec(source,
+                     "UPDATE inbox SET raw_payload = CAST(X'5375626A6563743A20E96C20F161' AS TEXT),"
+                     " raw_encoding = NULL WHERE id = " +
+                         std::to_string(id)));
   TargetDatabase pg;
   auto target = pg.open();
   const auto moved = move_store(source, target);
@@ -316,9 +318,9 @@ TEST_CASE("migrate_store moves a raw payload that is not UTF-8 as base64, its by
 TEST_CASE("migrate_store refuses a source whose audit chain is broken, before writing anything", "[migrate_store]") {
   test::TempDir dir;
   auto source = seeded_source(dir);
-  REQUIRE(
-      source.exec("DROP TRIGGER audit_no_update; UPDATE audit SET actor = 'mallory' WHERE id = (SELECT max(id) - 2 "
-                  "FROM audit)"));
+  REQUIRE(test::exec(source,
+                     "DROP TRIGGER audit_no_update; UPDATE audit SET actor = 'mallory' WHERE id = (SELECT max(id) - 2 "
+                     "FROM audit)"));
   TargetDatabase pg;
   auto target = pg.open();
   const auto moved = move_store(source, target);
@@ -335,13 +337,13 @@ TEST_CASE("migrate_store rolls the whole target back when a row fails midway", "
   MigrateStoreFailure want = MigrateStoreFailure::database;
   SECTION("a foreign key SQLite did not check") {
     // actions comes after inbox, attempts and escalations: the failure is well into the copy.
-    REQUIRE(
-        source.exec("PRAGMA foreign_keys = OFF; UPDATE actions SET escalation_id = 999999 WHERE id = (SELECT "
-                    "max(id) FROM actions); PRAGMA foreign_keys = ON"));
+    REQUIRE(test::exec(source,
+                       "PRAGMA foreign_keys = OFF; UPDATE actions SET escalation_id = 999999 WHERE id = (SELECT "
+                       "max(id) FROM actions); PRAGMA foreign_keys = ON"));
     want = MigrateStoreFailure::database;
   }
   SECTION("a value whose type does not fit its column") {
-    REQUIRE(source.exec("UPDATE attempts SET latency_ms = 'slow' WHERE id = (SELECT max(id) FROM attempts)"));
+    REQUIRE(test::exec(source, "UPDATE attempts SET latency_ms = 'slow' WHERE id = (SELECT max(id) FROM attempts)"));
     want = MigrateStoreFailure::value_mismatch;
   }
   std::vector<std::string> copied;
@@ -394,7 +396,7 @@ TEST_CASE("migrate_store refuses engines the wrong way round", "[migrate_store]"
   CHECK(moved.error().failure == MigrateStoreFailure::schema_mismatch);
 }
 
-// ---- store::snapshot_to_sqlite (store/sqlite_snapshot.h): the way back, for online replay ----
+// ---- store::snapshot_to_sqlite (store/tools/sqlite_snapshot.h): the way back, for online replay ----
 
 namespace {
 
@@ -421,14 +423,14 @@ TEST_CASE("snapshot_to_sqlite copies a PostgreSQL store into a SQLite file row f
   auto source = seeded_source(dir);
   // A raw payload stored as base64 on the server (not UTF-8) stays base64 in the copy.
   const long long raw_id = count(source, "SELECT min(id) FROM inbox");
-  REQUIRE(source.exec("UPDATE inbox SET raw_payload = CAST(X'E96C' AS TEXT), raw_encoding = NULL WHERE id = " +
-                      std::to_string(raw_id)));
+  REQUIRE(test::exec(source, "UPDATE inbox SET raw_payload = CAST(X'E96C' AS TEXT), raw_encoding = NULL WHERE id = " +
+                                 std::to_string(raw_id)));
   TargetDatabase pg;
   auto server = pg.open();
   const auto moved = move_store(source, server);
   if (!moved) FAIL(moved.error().error.message);
-  REQUIRE(source.exec("UPDATE inbox SET raw_payload = '6Ww=', raw_encoding = 'base64' WHERE id = " +
-                      std::to_string(raw_id)));  // as 0016 and the move store it: base64 of E9 6C
+  REQUIRE(test::exec(source, "UPDATE inbox SET raw_payload = '6Ww=', raw_encoding = 'base64' WHERE id = " +
+                                 std::to_string(raw_id)));  // as 0016 and the move store it: base64 of E9 6C
 
   const auto copied = store::snapshot_to_sqlite(server, dir.file("copy.db"), migrations_of(store::Backend::sqlite),
                                                 store::format_time(k_start + 80h));
@@ -453,12 +455,12 @@ TEST_CASE("snapshot_to_sqlite copies a PostgreSQL store into a SQLite file row f
   CHECK_FALSE(chain->first_broken);
 
   // Counters spread over shards on the server (one per connection, 0015) sum to one row each.
-  REQUIRE(
-      server.exec("INSERT INTO metric_counts (metric, label1, label2, shard, n)"
-                  " SELECT metric, label1, label2, 7, 5 FROM metric_counts WHERE shard = 0"));
-  REQUIRE(
-      server.exec("INSERT INTO metric_usage (provider, model, shard, input_tokens, cost_usd)"
-                  " SELECT provider, model, 3, 100, 0.5 FROM metric_usage WHERE shard = 0"));
+  REQUIRE(test::exec(server,
+                     "INSERT INTO metric_counts (metric, label1, label2, shard, n)"
+                     " SELECT metric, label1, label2, 7, 5 FROM metric_counts WHERE shard = 0"));
+  REQUIRE(test::exec(server,
+                     "INSERT INTO metric_usage (provider, model, shard, input_tokens, cost_usd)"
+                     " SELECT provider, model, 3, 100, 0.5 FROM metric_usage WHERE shard = 0"));
   const auto folded = store::snapshot_to_sqlite(server, dir.file("folded.db"), migrations_of(store::Backend::sqlite),
                                                 store::format_time(k_start + 82h));
   if (!folded) FAIL(folded.error().message);

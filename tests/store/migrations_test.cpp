@@ -14,6 +14,7 @@
 #include "store/views.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/raw_sql.h"
 #include "tests/support/seed.h"
 #include "tests/test_util.h"
 
@@ -51,7 +52,7 @@ std::vector<store::Migration> load_run(const std::string& root) {
 }
 
 long long table_exists(store::Database& db, const std::string& table) {
-  return db.query_int(store::sql::table_exists(db.backend(), table)).value();
+  return test::query_int(db, store::sql::table_exists(db.backend(), table)).value();
 }
 
 // Applies the run's shipped migrations older than `version` to `db`: a database as an older
@@ -75,27 +76,26 @@ constexpr const char* k_kept_by_0035[] = {
 
 void keep_rows_before_0035(store::Database& db) {
   for (const char* name : k_kept_by_0035)
-    REQUIRE(db.exec("CREATE TEMPORARY TABLE kept_" + std::string(name) + " AS SELECT * FROM " + name));
+    REQUIRE(test::exec(db, "CREATE TEMPORARY TABLE kept_" + std::string(name) + " AS SELECT * FROM " + name));
 }
 
 // Rows in `name` that its copy lacks, plus rows in the copy that `name` lacks, plus the
 // difference of their counts (EXCEPT folds duplicate rows).
 long long rows_changed_since_0035(store::Database& db, const std::string& name) {
   const std::string kept = "kept_" + name;
-  return db
-      .query_int("SELECT (SELECT count(*) FROM (SELECT * FROM " + name + " EXCEPT SELECT * FROM " + kept +
-                 ") d1) + (SELECT count(*) FROM (SELECT * FROM " + kept + " EXCEPT SELECT * FROM " + name +
-                 ") d2) + abs((SELECT count(*) FROM " + name + ") - (SELECT count(*) FROM " + kept + "))")
+  return test::query_int(db, "SELECT (SELECT count(*) FROM (SELECT * FROM " + name + " EXCEPT SELECT * FROM " + kept +
+                                 ") d1) + (SELECT count(*) FROM (SELECT * FROM " + kept + " EXCEPT SELECT * FROM " +
+                                 name + ") d2) + abs((SELECT count(*) FROM " + name + ") - (SELECT count(*) FROM " +
+                                 kept + "))")
       .value();
 }
 
 // The CHECK constraints of a PostgreSQL table that involve `column`.
 long long pg_checks_on(store::Database& db, const std::string& table, const std::string& column) {
-  return db
-      .query_int(
-          "SELECT count(*) FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid"
-          " AND a.attnum = ANY (c.conkey) WHERE c.conrelid = '" +
-          table + "'::regclass AND c.contype = 'c' AND a.attname = '" + column + "'")
+  return test::query_int(db,
+                         "SELECT count(*) FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid"
+                         " AND a.attnum = ANY (c.conkey) WHERE c.conrelid = '" +
+                             table + "'::regclass AND c.contype = 'c' AND a.attname = '" + column + "'")
       .value();
 }
 
@@ -115,13 +115,13 @@ TEST_CASE("migrate: the shipped migrations build the documented views from empty
   CHECK(first->version == migrations.back().version);
   for (const char* view : {"v_messages", "v_attempts", "v_actions", "v_escalations", "v_audit"}) {
     CAPTURE(view);
-    CHECK(db.query_int(std::string(test::on_postgresql()
-                                       ? "SELECT count(*) FROM pg_views WHERE viewname='"
-                                       : "SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") +
-                       view + "'")
+    CHECK(test::query_int(db, std::string(test::on_postgresql()
+                                              ? "SELECT count(*) FROM pg_views WHERE viewname='"
+                                              : "SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") +
+                                  view + "'")
               .value() == 1);
   }
-  CHECK(db.query_int("SELECT count(*) FROM schema_migrations WHERE applied_at = '" + k_now + "'").value() ==
+  CHECK(test::query_int(db, "SELECT count(*) FROM schema_migrations WHERE applied_at = '" + k_now + "'").value() ==
         static_cast<long long>(migrations.size()));
 
   SECTION("a second run is a no-op") {
@@ -133,17 +133,17 @@ TEST_CASE("migrate: the shipped migrations build the documented views from empty
   SECTION("WAL, foreign keys and the unique inbox key are on") {
     auto other = test::open_db(dir).value();
     if (!test::on_postgresql()) {  // SQLite's settings per connection; PostgreSQL's are the server's
-      CHECK(other.query_int("PRAGMA foreign_keys").value() == 1);
-      CHECK(other.query_int("SELECT count(*) FROM pragma_journal_mode WHERE journal_mode='wal'").value() == 1);
+      CHECK(test::query_int(other, "PRAGMA foreign_keys").value() == 1);
+      CHECK(test::query_int(other, "SELECT count(*) FROM pragma_journal_mode WHERE journal_mode='wal'").value() == 1);
     }
     const char* insert =
         "INSERT INTO inbox(channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload)"
         " VALUES ('whatsapp', 'wamid.1', 'c', 's', 't', 'hi', '{}')";
-    REQUIRE(other.exec(insert));
-    CHECK_FALSE(other.exec(insert));  // a redelivered message is stored once
-    CHECK_FALSE(
-        other.exec("INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at)"
-                   " VALUES (999, 1, 'p', 'm', 'valid', 't')"));  // no such message
+    REQUIRE(test::exec(other, insert));
+    CHECK_FALSE(test::exec(other, insert));  // a redelivered message is stored once
+    CHECK_FALSE(test::exec(other,
+                           "INSERT INTO attempts(message_id, attempt, provider, model, verdict, created_at)"
+                           " VALUES (999, 1, 'p', 'm', 'valid', 't')"));  // no such message
   }
 }
 
@@ -185,7 +185,7 @@ TEST_CASE("migrate: a failing migration leaves nothing half-applied", "[store]")
   REQUIRE_FALSE(result);
   CHECK(result.error().message.starts_with("0002_bad.sql: "));
   CHECK(table_exists(db, "c") == 0);
-  CHECK(db.query_int("SELECT max(version) FROM schema_migrations").value() == 1);
+  CHECK(test::query_int(db, "SELECT max(version) FROM schema_migrations").value() == 1);
 }
 
 TEST_CASE("load_migrations: names and versions are checked", "[store]") {
@@ -248,27 +248,27 @@ TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain 
   const std::vector<store::Migration> before(migrations.begin(), migrations.begin() + 3);
   REQUIRE(before.back().name == "0003_message_indexes.sql");
   REQUIRE(store::migrate(db, before, k_now));
-  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 1);
   // Rows as the store wrote them then (the formula before 0013's salted digest).
   std::string prev = store::k_audit_genesis;
   for (int i = 1; i <= 5; ++i) {
     const store::AuditEvent event{k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"};
     const std::string hash = store::legacy_row_hash(prev, i, event);
-    REQUIRE(db.exec("INSERT INTO audit(id, at, event, actor, detail, prev_hash, hash) VALUES (" + std::to_string(i) +
-                    ", '" + k_now + "', 'received', 'dispatchd', '" + event.detail + "', '" + prev + "', '" + hash +
-                    "')"));
+    REQUIRE(test::exec(db, "INSERT INTO audit(id, at, event, actor, detail, prev_hash, hash) VALUES (" +
+                               std::to_string(i) + ", '" + k_now + "', 'received', 'dispatchd', '" + event.detail +
+                               "', '" + prev + "', '" + hash + "')"));
     prev = hash;
   }
   auto upgraded = store::migrate(db, migrations, k_now);
   REQUIRE(upgraded);
   CHECK(upgraded->applied.front() == "0004_audit_hash_not_indexed.sql");
-  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 0);
-  CHECK(db.query_int("SELECT count(*) FROM v_audit WHERE event = 'received'").value() == 5);
+  CHECK(test::query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_audit_1'").value() == 0);
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_audit WHERE event = 'received'").value() == 5);
   const auto check = store::verify_audit(db);
   REQUIRE(check);
   CHECK(check->events == 6);  // and 0013's chain_migrated
   CHECK_FALSE(check->first_broken);
-  CHECK_FALSE(db.exec("UPDATE audit SET actor = 'mallory' WHERE id = 2"));  // still append-only
+  CHECK_FALSE(test::exec(db, "UPDATE audit SET actor = 'mallory' WHERE id = 2"));  // still append-only
   REQUIRE(store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":6}"}));
   CHECK(store::verify_audit(db)->events == 7);
 }
@@ -284,34 +284,35 @@ TEST_CASE("migrate: 0034 lets escalations be window_closed and keeps every row, 
   auto held = store::open_escalation(
       db, {message->id, store::EscalationReason::conversation_limit, "{}", std::nullopt, std::nullopt}, test::k_t0);
   REQUIRE(held);
-  REQUIRE(db.exec("INSERT INTO conversation_holds (conversation_id, escalation_id, reason, since) VALUES ('c', " +
-                  std::to_string(*held) + ", 'conversation_limit', 't')"));
-  CHECK_FALSE(db.exec("INSERT INTO escalations (message_id, reason, created_at) VALUES (" +
-                      std::to_string(message->id) + ", 'window_closed', 't')"));
+  REQUIRE(
+      test::exec(db, "INSERT INTO conversation_holds (conversation_id, escalation_id, reason, since) VALUES ('c', " +
+                         std::to_string(*held) + ", 'conversation_limit', 't')"));
+  CHECK_FALSE(test::exec(db, "INSERT INTO escalations (message_id, reason, created_at) VALUES (" +
+                                 std::to_string(message->id) + ", 'window_closed', 't')"));
 
   auto upgraded = store::migrate(db, migrations, k_now);
   REQUIRE(upgraded);
   CHECK(upgraded->applied.front() == "0034_window_closed.sql");
-  CHECK(db.query_int("SELECT count(*) FROM v_escalations WHERE escalation_id = " + std::to_string(*held) +
-                     " AND reason = 'conversation_limit' AND status = 'open'")
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_escalations WHERE escalation_id = " + std::to_string(*held) +
+                                " AND reason = 'conversation_limit' AND status = 'open'")
             .value() == 1);
   auto closed = store::open_escalation(
       db, {message->id, store::EscalationReason::window_closed, "{}", std::string("{}"), std::nullopt}, test::k_t0);
   REQUIRE(closed);
   CHECK(*closed > *held);
   // The metric triggers count it; the hold's trigger still releases the conversation.
-  CHECK(db.query_int("SELECT n FROM metric_counts WHERE metric = 'escalations' AND label1 = 'window_closed'"
-                     " AND label2 = 'open'")
+  CHECK(test::query_int(db,
+                        "SELECT n FROM metric_counts WHERE metric = 'escalations' AND label1 = 'window_closed'"
+                        " AND label2 = 'open'")
             .value() == 1);
-  REQUIRE(db.exec("UPDATE escalations SET status = 'resolved' WHERE id = " + std::to_string(*held)));
-  CHECK(db.query_int("SELECT count(*) FROM conversation_holds").value() == 0);
+  REQUIRE(test::exec(db, "UPDATE escalations SET status = 'resolved' WHERE id = " + std::to_string(*held)));
+  CHECK(test::query_int(db, "SELECT count(*) FROM conversation_holds").value() == 0);
   if (!test::on_postgresql()) {
-    CHECK(
-        db.query_int("SELECT count(*) FROM sqlite_master WHERE tbl_name = 'escalations' AND type = 'index'").value() ==
-        3);
-    CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE tbl_name = 'escalations' AND type = 'trigger'")
+    CHECK(test::query_int(db, "SELECT count(*) FROM sqlite_master WHERE tbl_name = 'escalations' AND type = 'index'")
               .value() == 3);
-    CHECK(db.query_int("SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
+    CHECK(test::query_int(db, "SELECT count(*) FROM sqlite_master WHERE tbl_name = 'escalations' AND type = 'trigger'")
+              .value() == 3);
+    CHECK(test::query_int(db, "SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
   }
 }
 
@@ -325,7 +326,7 @@ TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and k
   // actions, escalations and audit events, a Gmail cursor, a tool call.
   if (auto seeded = test::seed_history(db, test::k_t0); !seeded) FAIL(seeded.error());
   REQUIRE(store::write_cursor(db, "gmail", "support@example.com", "123456", test::k_t0));
-  const auto first_message = db.query_int("SELECT min(id) FROM inbox").value();
+  const auto first_message = test::query_int(db, "SELECT min(id) FROM inbox").value();
   REQUIRE(store::record_tool_call(db,
                                   {.message_id = first_message,
                                    .action = "order_status",
@@ -334,20 +335,20 @@ TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and k
                                    .result_bytes = 80},
                                   test::k_t0));
   // Only WhatsApp and Gmail were allowed.
-  CHECK_FALSE(db.exec(k_imap_insert));
+  CHECK_FALSE(test::exec(db, k_imap_insert));
   CHECK_FALSE(store::write_cursor(db, "imap", "soporte@example.test", "1700000000:42", test::k_t0));
   const auto chain = store::verify_audit(db);
   REQUIRE(chain);
   REQUIRE_FALSE(chain->first_broken);
-  const auto last_message = db.query_int("SELECT max(id) FROM inbox").value();
-  CHECK(db.query_int("SELECT count(DISTINCT channel) FROM inbox").value() == 2);
+  const auto last_message = test::query_int(db, "SELECT max(id) FROM inbox").value();
+  CHECK(test::query_int(db, "SELECT count(DISTINCT channel) FROM inbox").value() == 2);
   if (test::on_postgresql()) {
     CHECK(pg_checks_on(db, "inbox", "channel") == 1);
     CHECK(pg_checks_on(db, "poll_cursors", "channel") == 1);
   } else {
-    REQUIRE(
-        db.exec("CREATE TEMPORARY TABLE kept_schema AS SELECT type, name, tbl_name, sql FROM sqlite_master"
-                " WHERE type <> 'table'"));
+    REQUIRE(test::exec(db,
+                       "CREATE TEMPORARY TABLE kept_schema AS SELECT type, name, tbl_name, sql FROM sqlite_master"
+                       " WHERE type <> 'table'"));
   }
   keep_rows_before_0035(db);
 
@@ -373,16 +374,20 @@ TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and k
     CHECK(pg_checks_on(db, "inbox", "raw_encoding") == 1);
   } else {
     // The indexes (the unique one among them), triggers and views as 0034 left them.
-    CHECK(db.query_int("SELECT count(*) FROM (SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type <> 'table'"
-                       " EXCEPT SELECT * FROM kept_schema) d")
+    CHECK(test::query_int(
+              db,
+              "SELECT count(*) FROM (SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type <> 'table'"
+              " EXCEPT SELECT * FROM kept_schema) d")
               .value() == 0);
-    CHECK(db.query_int("SELECT count(*) FROM (SELECT * FROM kept_schema EXCEPT SELECT type, name, tbl_name, sql"
-                       " FROM sqlite_master WHERE type <> 'table') d")
+    CHECK(test::query_int(db,
+                          "SELECT count(*) FROM (SELECT * FROM kept_schema EXCEPT SELECT type, name, tbl_name, sql"
+                          " FROM sqlite_master WHERE type <> 'table') d")
               .value() == 0);
-    CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_inbox_1'").value() == 1);
-    CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE instr(sql, 'rebuilt') > 0").value() == 0);
-    CHECK(db.query_int("SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
-    CHECK(db.query_int("PRAGMA foreign_keys").value() == 1);  // on again after the migration
+    CHECK(test::query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_autoindex_inbox_1'").value() ==
+          1);
+    CHECK(test::query_int(db, "SELECT count(*) FROM sqlite_master WHERE instr(sql, 'rebuilt') > 0").value() == 0);
+    CHECK(test::query_int(db, "SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
+    CHECK(test::query_int(db, "PRAGMA foreign_keys").value() == 1);  // on again after the migration
   }
 
   // A third channel's message and cursor.
@@ -394,12 +399,13 @@ TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and k
   CHECK_FALSE(stored->duplicate);
   CHECK(stored->id > last_message);
   const std::string id = std::to_string(stored->id);
-  CHECK(db.query_int("SELECT count(*) FROM v_messages WHERE message_id = " + id +
-                     " AND channel = 'imap' AND provider_message_id = '<a1@example.test>'"
-                     " AND conversation_id = 'imap:a1' AND sender = 'ana@example.test' AND text = 'hola'"
-                     " AND message_type = 'email' AND state = 'received' AND outcome = 'pending'")
+  CHECK(test::query_int(db, "SELECT count(*) FROM v_messages WHERE message_id = " + id +
+                                " AND channel = 'imap' AND provider_message_id = '<a1@example.test>'"
+                                " AND conversation_id = 'imap:a1' AND sender = 'ana@example.test' AND text = 'hola'"
+                                " AND message_type = 'email' AND state = 'received' AND outcome = 'pending'")
             .value() == 1);
-  CHECK(db.query_int("SELECT n FROM metric_counts WHERE metric = 'messages' AND label1 = 'imap' AND label2 = 'pending'")
+  CHECK(test::query_int(
+            db, "SELECT n FROM metric_counts WHERE metric = 'messages' AND label1 = 'imap' AND label2 = 'pending'")
             .value() == 1);
   REQUIRE(store::write_cursor(db, "imap", "soporte@example.test", "1700000000:42", later));
   auto cursor = store::read_cursor(db, "imap", "soporte@example.test");
@@ -414,17 +420,20 @@ TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and k
   REQUIRE(again);
   CHECK(again->duplicate);
   CHECK(again->id == stored->id);
-  CHECK_FALSE(db.exec(k_imap_insert));
+  CHECK_FALSE(test::exec(db, k_imap_insert));
   auto on_gmail =
       store::insert_inbound(db, {"gmail", mail.provider_message_id, "gm:a1", mail.sender, "hola", "{}"}, later + 2s);
   REQUIRE(on_gmail);
   CHECK_FALSE(on_gmail->duplicate);
-  CHECK_FALSE(db.exec(
+  CHECK_FALSE(test::exec(
+      db,
       "INSERT INTO inbox (channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload)"
       " VALUES (NULL, 'm.null', 'c', 's', 't', 'x', '{}')"));
-  CHECK_FALSE(db.exec(
+  CHECK_FALSE(test::exec(
+      db,
       "INSERT INTO poll_cursors (channel, mailbox, cursor, started_at, updated_at) VALUES (NULL, 'm', 'c', 't', 't')"));
-  CHECK_FALSE(db.exec(
+  CHECK_FALSE(test::exec(
+      db,
       "INSERT INTO inbox (channel, provider_message_id, conversation_id, sender, received_at, text, raw_payload,"
       " state) VALUES ('imap', 'm.state', 'c', 's', 't', 'x', '{}', 'lost')"));  // other CHECKs stay
 
@@ -439,7 +448,8 @@ TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and k
                                  .verdict = store::Verdict::review,
                                  .cost_usd = 0.001},
                                 later));
-  CHECK(db.query_int("SELECT count(*) FROM spend_conversation_days WHERE conversation_id = 'imap:a1'").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM spend_conversation_days WHERE conversation_id = 'imap:a1'").value() ==
+        1);
   auto escalation = store::open_escalation(
       db, {stored->id, store::EscalationReason::review_flags, "{}", std::nullopt, std::nullopt}, later);
   REQUIRE(escalation);

@@ -4,6 +4,7 @@
 #include "store/audit.h"
 #include "store/outbox.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -36,7 +37,7 @@ struct OutboxFixture {
   }
 
   std::int64_t count(const std::string& where) {
-    return db.query_int("SELECT count(*) FROM v_actions WHERE " + where).value();
+    return test::query_int(db, "SELECT count(*) FROM v_actions WHERE " + where).value();
   }
 };
 
@@ -56,7 +57,7 @@ TEST_CASE("outbox: approved -> sending is committed before the provider call", "
   // Another connection (a crash right now would leave this) already sees 'sending'.
   auto reader = test::open_db(f.dir, store::Database::Mode::existing);
   REQUIRE(reader);
-  CHECK(reader->query_int("SELECT count(*) FROM v_actions WHERE status = 'sending'").value() == 1);
+  CHECK(test::query_int(*reader, "SELECT count(*) FROM v_actions WHERE status = 'sending'").value() == 1);
   CHECK_FALSE(store::begin_send(f.db, k_t0 + 2s).value());  // taken once
   REQUIRE(store::complete_send(f.db, id, "wamid.OUT", k_t0 + 3s));
   CHECK(f.count("status = 'sent' AND provider_message_id = 'wamid.OUT'") == 1);
@@ -69,7 +70,7 @@ TEST_CASE("outbox: idempotency keys are unique per action of a message", "[outbo
   OutboxFixture f;
   f.add_reply("one");
   f.add_reply("two");
-  CHECK(f.db.query_int("SELECT count(DISTINCT idempotency_key) FROM v_actions").value() == 2);
+  CHECK(test::query_int(f.db, "SELECT count(DISTINCT idempotency_key) FROM v_actions").value() == 2);
 }
 
 TEST_CASE("outbox: a call that never left goes back in line, a refused one escalates", "[outbox]") {
@@ -82,9 +83,10 @@ TEST_CASE("outbox: a call that never left goes back in line, a refused one escal
   auto escalation = store::fail_send(f.db, id, "(#131026) Message undeliverable", k_t0 + 3s);
   REQUIRE(escalation);
   CHECK(f.count("status = 'failed'") == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed' AND status = 'open'"
-                       " AND " +
-                       test::json_text("detail", "error") + " = '(#131026) Message undeliverable'")
+  CHECK(test::query_int(f.db,
+                        "SELECT count(*) FROM v_escalations WHERE reason = 'send_failed' AND status = 'open'"
+                        " AND " +
+                            test::json_text("detail", "error") + " = '(#131026) Message undeliverable'")
             .value() == 1);
   CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
 }
@@ -97,11 +99,12 @@ TEST_CASE("outbox: a send refused because the reply window closed escalates wind
       store::fail_send(f.db, id, "(#131047) Re-engagement message", k_t0 + 1s, store::SendFailure::window_closed);
   REQUIRE(escalation);
   CHECK(f.count("status = 'failed'") == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'window_closed' AND status = 'open'"
-                       " AND proposed_action = '{\"action\":\"send_message\"}' AND escalation_id = " +
-                       std::to_string(*escalation))
+  CHECK(test::query_int(f.db,
+                        "SELECT count(*) FROM v_escalations WHERE reason = 'window_closed' AND status = 'open'"
+                        " AND proposed_action = '{\"action\":\"send_message\"}' AND escalation_id = " +
+                            std::to_string(*escalation))
             .value() == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'").value() == 0);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_escalations WHERE reason = 'send_failed'").value() == 0);
 }
 
 TEST_CASE("outbox: after a crash mid-send the action is unknown, escalated and never resent", "[outbox]") {
@@ -114,7 +117,7 @@ TEST_CASE("outbox: after a crash mid-send the action is unknown, escalated and n
   REQUIRE(recovered);
   CHECK(*recovered == std::vector<std::int64_t>{sent});
   CHECK(f.count("status = 'unknown' AND action_id = " + std::to_string(sent)) == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_escalations WHERE reason = 'delivery_unknown'").value() == 1);
   auto next = store::begin_send(f.db, k_t0 + 61s);
   REQUIRE(next);
   REQUIRE(*next);
@@ -149,8 +152,9 @@ TEST_CASE("attempts: recorded with their audit event, counted per message, never
   CHECK(counts.failed == 1);
   CHECK(counts.last_verdict == store::Verdict::valid);
   CHECK(counts.last_raw_output == R"({"action":"reply"})");
-  CHECK(f.db.query_int("SELECT count(*) FROM v_attempts WHERE error_class = 'enum' AND latency_ms = 812").value() == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event = 'attempt'").value() == 2);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_attempts WHERE error_class = 'enum' AND latency_ms = 812")
+            .value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_audit WHERE event = 'attempt'").value() == 2);
 }
 
 TEST_CASE("outbox: a decided message is done with its send's outcome", "[outbox]") {
@@ -174,8 +178,11 @@ TEST_CASE("outbox: a decided message is done with its send's outcome", "[outbox]
   REQUIRE(store::complete_send(f.db, sent, "wamid.OUT", k_t0 + 2s));
   REQUIRE(store::begin_send(f.db, k_t0 + 3s).value());
   REQUIRE(store::fail_send(f.db, *failing, "(#131047) window closed", k_t0 + 4s));
-  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'replied'").value() == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'escalated'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'replied'").value() ==
+        1);
+  CHECK(
+      test::query_int(f.db, "SELECT count(*) FROM v_messages WHERE state = 'done' AND outcome = 'escalated'").value() ==
+      1);
 }
 
 TEST_CASE("outbox: delivery reports confirm an unknown send or fail a sent one", "[outbox]") {
@@ -188,18 +195,20 @@ TEST_CASE("outbox: delivery reports confirm an unknown send or fail a sent one",
   REQUIRE(store::unknown_send(f.db, second, "timed out after the request left", k_t0 + 3s));
   // The status webhook of the unknown one names our idempotency key as its tracker.
   auto confirmed = store::apply_delivery(
-      f.db, {"wamid.TWO", "dispatchd-" + std::to_string(f.message_id) + "-2", "delivered", ""}, k_t0 + 4s);
+      f.db, {"wamid.TWO", "dispatchd-" + std::to_string(f.message_id) + "-2", store::DeliveryStatus::delivered, ""},
+      k_t0 + 4s);
   REQUIRE(confirmed);
   CHECK(confirmed->action_id == second);
   CHECK(f.count("status = 'sent' AND provider_message_id = 'wamid.TWO'") == 1);
   // A later failure of the first one.
-  auto failed = store::apply_delivery(f.db, {"wamid.ONE", "", "failed", "(#131047) re-engagement"}, k_t0 + 5s);
+  auto failed = store::apply_delivery(f.db, {"wamid.ONE", "", store::DeliveryStatus::failed, "(#131047) re-engagement"},
+                                      k_t0 + 5s);
   REQUIRE(failed);
   CHECK(failed->escalation_id.has_value());
   CHECK(f.count("status = 'failed' AND action_id = " + std::to_string(first)) == 1);
   // Not ours: nothing happens, nothing fails.
-  auto foreign = store::apply_delivery(f.db, {"wamid.OTHER", "", "read", ""}, k_t0 + 6s);
+  auto foreign = store::apply_delivery(f.db, {"wamid.OTHER", "", store::DeliveryStatus::read, ""}, k_t0 + 6s);
   REQUIRE(foreign);
   CHECK_FALSE(foreign->action_id);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event = 'delivery'").value() == 2);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_audit WHERE event = 'delivery'").value() == 2);
 }

@@ -18,11 +18,12 @@
 #include <optional>
 #include <string>
 
-#include "store/backup.h"
 #include "store/database.h"
 #include "store/internal/sql.h"
 #include "store/round.h"
+#include "store/tools/backup.h"
 #include "store/transaction.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using store::Database;
@@ -64,18 +65,18 @@ class Scratch {
  public:
   Scratch() : m_server(server()), m_name("t_" + std::to_string(::getpid()) + "_" + std::to_string(++s_count)) {
     auto db = connect(m_server);
-    REQUIRE(db.exec("DROP SCHEMA IF EXISTS " + m_name + " CASCADE; CREATE SCHEMA " + m_name));
+    REQUIRE(test::exec(db, "DROP SCHEMA IF EXISTS " + m_name + " CASCADE; CREATE SCHEMA " + m_name));
   }
   ~Scratch() {
     auto db = Database::open(m_server.uri, Database::Mode::existing, {m_server.password});
-    if (db) CHECK(db->exec("DROP SCHEMA IF EXISTS " + m_name + " CASCADE"));
+    if (db) CHECK(test::exec(*db, "DROP SCHEMA IF EXISTS " + m_name + " CASCADE"));
   }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
 
   Database open() const {
     auto db = connect(m_server);
-    REQUIRE(db.exec("SET search_path TO " + m_name));
+    REQUIRE(test::exec(db, "SET search_path TO " + m_name));
     return db;
   }
   const Server& server_info() const { return m_server; }
@@ -117,7 +118,7 @@ class PrivateServer {
 };
 
 std::int64_t count(Database& db, const std::string& sql) {
-  auto n = db.query_int(sql);
+  auto n = test::query_int(db, sql);
   REQUIRE(n);
   return *n;
 }
@@ -166,7 +167,7 @@ TEST_CASE("postgresql: connects with the password given in the options, a wrong 
 TEST_CASE("postgresql: parameters and columns keep their values", "[postgresql]") {
   Scratch scratch;
   auto db = scratch.open();
-  REQUIRE(db.exec("CREATE TABLE v (id bigserial PRIMARY KEY, s text, i bigint, d double precision, n text)"));
+  REQUIRE(test::exec(db, "CREATE TABLE v (id bigserial PRIMARY KEY, s text, i bigint, d double precision, n text)"));
   const std::string text = "naïve 'quoted' \"double\" ? $1 -- ✓ 中文 \\ end";
   constexpr auto max = std::numeric_limits<std::int64_t>::max();
   constexpr auto min = std::numeric_limits<std::int64_t>::min();
@@ -245,7 +246,7 @@ TEST_CASE("postgresql: parameters and columns keep their values", "[postgresql]"
     CHECK(seen == std::vector<std::int64_t>{max, min});
   }
   SECTION("ON CONFLICT DO NOTHING ... RETURNING: no id for a duplicate") {
-    REQUIRE(db.exec("CREATE TABLE k (id bigserial PRIMARY KEY, key text UNIQUE)"));
+    REQUIRE(test::exec(db, "CREATE TABLE k (id bigserial PRIMARY KEY, key text UNIQUE)"));
     auto add = [&] {
       auto ins = Query::prepare(db, "INSERT INTO k(key) VALUES (?) ON CONFLICT (key) DO NOTHING RETURNING id");
       REQUIRE(ins);
@@ -262,8 +263,8 @@ TEST_CASE("postgresql: parameters and columns keep their values", "[postgresql]"
 TEST_CASE("postgresql: store::transaction commits, rolls back, and undoes only a failed nested part", "[postgresql]") {
   Scratch scratch;
   auto db = scratch.open();
-  REQUIRE(db.exec("CREATE TABLE t (k text PRIMARY KEY)"));
-  const auto add = [&](const char* key) { return db.exec(std::string("INSERT INTO t VALUES ('") + key + "')"); };
+  REQUIRE(test::exec(db, "CREATE TABLE t (k text PRIMARY KEY)"));
+  const auto add = [&](const char* key) { return test::exec(db, std::string("INSERT INTO t VALUES ('") + key + "')"); };
   const auto fail = [](const char* why) -> store::Result<int> { return std::unexpected(store::Error::refused(why)); };
 
   auto committed = store::transaction<int>(db, [&]() -> store::Result<int> {
@@ -308,10 +309,11 @@ TEST_CASE("postgresql: store::transaction commits, rolls back, and undoes only a
 TEST_CASE("postgresql: a broken constraint is refused, a row lock past lock_timeout is busy", "[postgresql]") {
   Scratch scratch;
   auto db = scratch.open();
-  REQUIRE(db.exec("CREATE TABLE t (k text PRIMARY KEY, n bigint NOT NULL DEFAULT 0); INSERT INTO t VALUES ('a', 0)"));
+  REQUIRE(test::exec(
+      db, "CREATE TABLE t (k text PRIMARY KEY, n bigint NOT NULL DEFAULT 0); INSERT INTO t VALUES ('a', 0)"));
 
   SECTION("unique violation, through exec and through a statement") {
-    auto twice = db.exec("INSERT INTO t VALUES ('a', 1)");
+    auto twice = test::exec(db, "INSERT INTO t VALUES ('a', 1)");
     REQUIRE_FALSE(twice);
     CHECK(twice.error().kind == ErrorKind::refused);
     CHECK_FALSE(twice.error().retryable());
@@ -326,8 +328,8 @@ TEST_CASE("postgresql: a broken constraint is refused, a row lock past lock_time
   }
   SECTION("another connection holds the row") {
     auto other = scratch.open();
-    REQUIRE(db.exec("BEGIN; UPDATE t SET n = 1 WHERE k = 'a'"));
-    REQUIRE(other.exec("SET lock_timeout = '100ms'"));
+    REQUIRE(test::exec(db, "BEGIN; UPDATE t SET n = 1 WHERE k = 'a'"));
+    REQUIRE(test::exec(other, "SET lock_timeout = '100ms'"));
     auto q = Query::prepare(other, "UPDATE t SET n = 2 WHERE k = ?");
     REQUIRE(q);
     q->bind(1, "a");
@@ -335,7 +337,7 @@ TEST_CASE("postgresql: a broken constraint is refused, a row lock past lock_time
     REQUIRE_FALSE(blocked);
     CHECK(blocked.error().kind == ErrorKind::busy);
     CHECK(blocked.error().retryable());
-    REQUIRE(db.exec("COMMIT"));
+    REQUIRE(test::exec(db, "COMMIT"));
     CHECK(count(other, "SELECT n FROM t WHERE k = 'a'") == 1);
   }
   SECTION("SQL the server rejects is internal, with the statement named") {
@@ -349,7 +351,7 @@ TEST_CASE("postgresql: a broken constraint is refused, a row lock past lock_time
 TEST_CASE("postgresql: after a server restart the old connection fails io and a new one works", "[postgresql]") {
   PrivateServer server;
   auto db = connect(server.info());
-  REQUIRE(db.exec("CREATE TABLE t (k text PRIMARY KEY); INSERT INTO t VALUES ('kept')"));
+  REQUIRE(test::exec(db, "CREATE TABLE t (k text PRIMARY KEY); INSERT INTO t VALUES ('kept')"));
   {
     auto q = Query::prepare(db, "SELECT count(*) FROM t WHERE k = ?");
     REQUIRE(q);
@@ -360,7 +362,7 @@ TEST_CASE("postgresql: after a server restart the old connection fails io and a 
 
   REQUIRE(server.cluster("restart") == 0);
 
-  auto lost = db.query_int("SELECT count(*) FROM t");
+  auto lost = test::query_int(db, "SELECT count(*) FROM t");
   REQUIRE_FALSE(lost);
   CHECK(lost.error().kind == ErrorKind::io);
   CHECK(lost.error().retryable());
@@ -379,7 +381,7 @@ TEST_CASE("postgresql: a round is one plain transaction, its waiters hear after 
   Scratch scratch;
   auto db = scratch.open();
   auto observer = scratch.open();
-  REQUIRE(db.exec("CREATE TABLE t (k text PRIMARY KEY)"));
+  REQUIRE(test::exec(db, "CREATE TABLE t (k text PRIMARY KEY)"));
   std::deque<std::function<void()>> posted;  // the loop's queue, run by hand
   const auto run_queue = [&] {
     while (!posted.empty()) {
@@ -394,7 +396,7 @@ TEST_CASE("postgresql: a round is one plain transaction, its waiters hear after 
     CHECK(round.setting_failures().empty());
     for (const char* key : {"a", "b"}) {
       REQUIRE(store::transaction<int>(db, [&]() -> store::Result<int> {
-        DISPATCHD_TRY(db.exec(std::string("INSERT INTO t VALUES ('") + key + "')"));
+        DISPATCHD_TRY(test::exec(db, std::string("INSERT INTO t VALUES ('") + key + "')"));
         return 0;
       }));
       store::after_commit(db, [&](bool durable) { heard.push_back(durable); });
@@ -409,7 +411,7 @@ TEST_CASE("postgresql: a round is one plain transaction, its waiters hear after 
     CHECK(round.stats().syncs == 0);  // the server synced its own log
 
     REQUIRE(store::transaction<int>(db, [&]() -> store::Result<int> {
-      DISPATCHD_TRY(db.exec("INSERT INTO t VALUES ('c')"));
+      DISPATCHD_TRY(test::exec(db, "INSERT INTO t VALUES ('c')"));
       return 0;
     }));
     store::after_commit(db, [&](bool durable) { heard.push_back(durable); });
@@ -417,7 +419,12 @@ TEST_CASE("postgresql: a round is one plain transaction, its waiters hear after 
   CHECK(heard == std::vector<bool>{true, true, true});
   CHECK(count(observer, "SELECT count(*) FROM t") == 3);
   CHECK_FALSE(db.in_transaction());
-  CHECK(db.round() == nullptr);
+  // No round holds the database any more: a transaction commits by itself.
+  REQUIRE(store::transaction<int>(db, [&]() -> store::Result<int> {
+    DISPATCHD_TRY(test::exec(db, "INSERT INTO t VALUES ('after')"));
+    return 0;
+  }));
+  CHECK(count(observer, "SELECT count(*) FROM t") == 4);
 }
 
 TEST_CASE("postgresql: dispatchctl's file backup is refused, naming pg_dump", "[postgresql]") {

@@ -255,14 +255,19 @@ TEST_CASE("query plans: no statement on a message's way through the store scans 
   const auto steps = scan_steps_during(db, [&] {
     // What the channel reads ahead off the loop while storing is slow (store/read_ahead.h).
     const store::InboundMessage key{"whatsapp", "wamid.new", "15550000003", "15550000003", {}, {}, {}};
-    const store::DeliveryReport old_report{"wamid.out7", "", "read", ""};
+    const store::DeliveryReport old_report{"wamid.out7", "", store::DeliveryStatus::read, ""};
     REQUIRE(store::read_ahead(db, std::span(&key, 1), std::span(&old_report, 1), 10));
     const auto answer = taken("wamid.new", "15550000003");
     REQUIRE(store::queue_reply(db, reply(answer, "15550000003", "ok"), k_t0));
     const auto item = sent("wamid.out.new");
-    REQUIRE(store::apply_delivery(db, {"wamid.out.new", "", "delivered", ""}, k_t0).value().action_id == item.id);
-    REQUIRE(store::apply_delivery(db, {"", item.idempotency_key, "read", ""}, k_t0).value().action_id == item.id);
-    REQUIRE(!store::apply_delivery(db, {"wamid.not.ours", "", "read", ""}, k_t0).value().action_id);
+    REQUIRE(store::apply_delivery(db, {"wamid.out.new", "", store::DeliveryStatus::delivered, ""}, k_t0)
+                .value()
+                .action_id == item.id);
+    REQUIRE(store::apply_delivery(db, {"", item.idempotency_key, store::DeliveryStatus::read, ""}, k_t0)
+                .value()
+                .action_id == item.id);
+    REQUIRE(
+        !store::apply_delivery(db, {"wamid.not.ours", "", store::DeliveryStatus::read, ""}, k_t0).value().action_id);
 
     const auto escalation = escalated(taken("wamid.new2", "15550000004"), "15550000004");
     sent("wamid.out.holding");

@@ -5,6 +5,7 @@
 #include "store/migrations.h"
 #include "store/queue.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -40,17 +41,19 @@ struct Fixture {
 
 TEST_CASE("queue: open -> claimed -> resolved, each step audited", "[queue]") {
   Fixture f;
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'open' AND reason = 'needs_approval'")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_escalations WHERE status = 'open' AND reason = 'needs_approval'")
             .value() == 1);
   REQUIRE(store::claim_escalation(f.db, f.escalation, "ana", k_t0 + 2s));
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'claimed' AND assignee = 'ana'").value() ==
-        1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_escalations WHERE status = 'claimed' AND assignee = 'ana'")
+            .value() == 1);
   REQUIRE(store::claim_escalation(f.db, f.escalation, "ana", k_t0 + 3s));  // claiming again is harmless
   REQUIRE(store::close_escalation(f.db, f.escalation, "ana", store::EscalationStatus::resolved, "approved as proposed",
                                   k_t0 + 4s));
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolved_at IS NOT NULL")
-            .value() == 1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event IN ('escalation', 'staff_claim', 'staff_resolved')")
+  CHECK(
+      test::query_int(f.db, "SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolved_at IS NOT NULL")
+          .value() == 1);
+  CHECK(test::query_int(f.db,
+                        "SELECT count(*) FROM v_audit WHERE event IN ('escalation', 'staff_claim', 'staff_resolved')")
             .value() == 4);
   CHECK_FALSE(store::verify_audit(f.db)->first_broken);
 }
@@ -79,14 +82,15 @@ TEST_CASE("queue: a resolved item cannot be resolved, dismissed or claimed again
   CHECK_FALSE(store::claim_escalation(f.db, f.escalation, "luis", k_t0 + 4s));
   CHECK_FALSE(store::close_escalation(f.db, f.escalation, "ana", store::EscalationStatus::claimed, "x", k_t0 + 5s));
   CHECK_FALSE(store::claim_escalation(f.db, 999, "ana", k_t0));
-  CHECK(f.db.query_int("SELECT count(*) FROM v_audit WHERE event LIKE 'staff_%'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_audit WHERE event LIKE 'staff_%'").value() == 1);
 }
 
 TEST_CASE("queue: a proposal waits as a 'proposed' outbox row shown on the escalation", "[queue][outbox]") {
   Fixture f;
-  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'proposed' AND escalation_id IS NOT NULL")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE status = 'proposed' AND escalation_id IS NOT NULL")
             .value() == 1);
-  CHECK(f.db.query_int("SELECT " + test::json_text("proposed_action", "content") + " = 'Refunded.' FROM v_escalations")
+  CHECK(test::query_int(f.db,
+                        "SELECT " + test::json_text("proposed_action", "content") + " = 'Refunded.' FROM v_escalations")
             .value() == 1);
   CHECK_FALSE(store::begin_send(f.db, k_t0 + 2s).value());  // nothing is sent before approval
 }
@@ -95,11 +99,11 @@ TEST_CASE("queue: approving sends the proposal as it is, once", "[queue][outbox]
   Fixture f;
   auto action = store::approve_escalation(f.db, f.escalation, "ana", k_t0 + 2s);
   REQUIRE(action);
-  CHECK(
-      f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'approved' AND created_by = 'dispatchd'").value() ==
-      1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolution = 'approved'"
-                       " AND assignee = 'ana'")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE status = 'approved' AND created_by = 'dispatchd'")
+            .value() == 1);
+  CHECK(test::query_int(f.db,
+                        "SELECT count(*) FROM v_escalations WHERE status = 'resolved' AND resolution = 'approved'"
+                        " AND assignee = 'ana'")
             .value() == 1);
   auto again = store::approve_escalation(f.db, f.escalation, "ana", k_t0 + 3s);
   REQUIRE_FALSE(again);
@@ -123,12 +127,12 @@ TEST_CASE("queue: a staff action replaces the proposal, which ends rejected", "[
   CHECK(refused.error().message == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
   auto action = store::resolve_with_action(f.db, f.escalation, "ana", reply, "replied", k_t0 + 4s);
   REQUIRE(action);
-  CHECK(
-      f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'rejected' AND action = 'send_message'").value() ==
-      1);
-  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'approved' AND action = 'staff_reply'"
-                       " AND created_by = 'ana' AND message_id = " +
-                       std::to_string(f.message_id))
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE status = 'rejected' AND action = 'send_message'")
+            .value() == 1);
+  CHECK(test::query_int(f.db,
+                        "SELECT count(*) FROM v_actions WHERE status = 'approved' AND action = 'staff_reply'"
+                        " AND created_by = 'ana' AND message_id = " +
+                            std::to_string(f.message_id))
             .value() == 1);
   CHECK(store::verify_audit(f.db)->first_broken == std::nullopt);
 }
@@ -137,7 +141,7 @@ TEST_CASE("queue: dismissing rejects the proposal and sends nothing", "[queue][o
   Fixture f;
   REQUIRE(store::close_escalation(f.db, f.escalation, "ana", store::EscalationStatus::dismissed,
                                   "customer called instead", k_t0 + 2s));
-  CHECK(f.db.query_int("SELECT count(*) FROM v_actions WHERE status = 'rejected'").value() == 1);
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE status = 'rejected'").value() == 1);
   CHECK_FALSE(store::begin_send(f.db, k_t0 + 3s).value());
 }
 
@@ -149,6 +153,7 @@ TEST_CASE("queue: approving an escalation without a proposal is refused", "[queu
   auto approved = store::approve_escalation(f.db, *plain, "ana", k_t0 + 1s);
   REQUIRE_FALSE(approved);
   CHECK(approved.error().message == "escalation " + std::to_string(*plain) + " has no proposed action to approve");
-  CHECK(f.db.query_int("SELECT status = 'open' FROM v_escalations WHERE escalation_id = " + std::to_string(*plain))
-            .value() == 1);
+  CHECK(
+      test::query_int(f.db, "SELECT status = 'open' FROM v_escalations WHERE escalation_id = " + std::to_string(*plain))
+          .value() == 1);
 }

@@ -8,6 +8,7 @@
 #include "store/inbox.h"
 #include "store/raw_payload.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 
@@ -59,7 +60,7 @@ TEST_CASE("raw payload: a mail in ISO-8859-1 is stored and read back byte for by
   auto back = store::stored_inbound(db, stored->id);
   REQUIRE(back);
   CHECK(back->raw_payload == raw);
-  auto encoding = db.query_int("SELECT count(*) FROM inbox WHERE raw_encoding = 'base64'");
+  auto encoding = test::query_int(db, "SELECT count(*) FROM inbox WHERE raw_encoding = 'base64'");
   REQUIRE(encoding);
   CHECK(*encoding == 1);
 }

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "store/attempts.h"
-#include "store/replay.h"
+#include "store/tools/replay.h"
 #include "tests/store/store_fixture.h"
 
 using namespace dispatchd;

@@ -17,6 +17,7 @@
 #include "store/round.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/raw_sql.h"
 #include "tests/test_util.h"
 
 namespace dispatchd::test {
@@ -69,7 +70,7 @@ struct RoundFixture {
     const std::lock_guard lock(mutex);
     return queue.size();
   }
-  long long committed_events() { return observer->query_int("SELECT count(*) FROM audit").value(); }
+  long long committed_events() { return test::query_int(*observer, "SELECT count(*) FROM audit").value(); }
   store::Result<void> event(const std::string& name) {
     return store::record_event(*db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
   }

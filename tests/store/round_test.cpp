@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "store/audit.h"
+#include "store/internal/access.h"
 #include "store/internal/writer_intent.h"
 #include "store/round.h"
 #include "store/transaction.h"
 #include "tests/store/round_fixture.h"
+#include "tests/support/raw_sql.h"
 #include "tests/support/thread_names.h"
 
 using namespace dispatchd;
@@ -102,12 +104,14 @@ TEST_CASE("round: before_commit runs inside the round before its COMMIT, whose s
 TEST_CASE("round: a failed COMMIT takes back what a before_commit hook wrote, and tells its waiters", "[round]") {
   Fixture f;
   // A deferred constraint fails at COMMIT, the way a full disk would.
-  REQUIRE(f.db->exec("CREATE TABLE deferred_check (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(
+      test::exec(*f.db, "CREATE TABLE deferred_check (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
   REQUIRE(f.event("decision"));
   std::optional<bool> mark_durable;
   REQUIRE(store::before_commit(*f.db, [&] {
     REQUIRE(f.event("sending mark"));
-    REQUIRE(store::transaction<void>(*f.db, [&] { return f.db->exec("INSERT INTO deferred_check VALUES (999)"); }));
+    REQUIRE(
+        store::transaction<void>(*f.db, [&] { return test::exec(*f.db, "INSERT INTO deferred_check VALUES (999)"); }));
     store::after_commit(*f.db, [&](bool durable) { mark_durable = durable; });
   }));
   f.run_until([&] { return mark_durable.has_value(); });
@@ -215,17 +219,19 @@ TEST_CASE("round: a failing call undoes only its own changes, the round goes on"
   REQUIRE(f.event("kept too"));
   f.run_queue();
   CHECK(f.committed_events() == 2);
-  CHECK(f.observer->query_int("SELECT count(*) FROM audit WHERE event = 'undone'").value() == 0);
+  CHECK(test::query_int(*f.observer, "SELECT count(*) FROM audit WHERE event = 'undone'").value() == 0);
 }
 
 TEST_CASE("round: a failed commit rolls the round back and tells every waiter", "[round]") {
   Fixture f;
   // A deferred constraint fails at COMMIT, the way a full disk would.
-  REQUIRE(f.db->exec("CREATE TABLE deferred_check (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(
+      test::exec(*f.db, "CREATE TABLE deferred_check (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
   std::vector<std::pair<bool, std::string>> watched;
   f.round->watch([&](bool ok, const std::string& why) { watched.emplace_back(ok, why); });
   REQUIRE(f.event("lost"));
-  REQUIRE(store::transaction<void>(*f.db, [&] { return f.db->exec("INSERT INTO deferred_check VALUES (999)"); }));
+  REQUIRE(
+      store::transaction<void>(*f.db, [&] { return test::exec(*f.db, "INSERT INTO deferred_check VALUES (999)"); }));
   std::vector<bool> waiters;
   store::after_commit(*f.db, [&](bool durable) { waiters.push_back(durable); });
   store::after_commit(*f.db, [&](bool durable) { waiters.push_back(durable); });
@@ -267,7 +273,7 @@ TEST_CASE("round: nothing reaches the disk before the COMMIT, however much the r
   const auto before = std::filesystem::file_size(wal);
   // A cache of 10 pages and a round that changes hundreds: SQLite would spill them into the
   // WAL mid-transaction, where a full disk fails the statement instead of the COMMIT.
-  REQUIRE(f.db->exec("PRAGMA cache_size=10"));
+  REQUIRE(test::exec(*f.db, "PRAGMA cache_size=10"));
   for (int i = 0; i < 500; ++i) REQUIRE(f.event("event " + std::to_string(i) + std::string(200, 'x')));
   CHECK(std::filesystem::file_size(wal) == before);
   // The round's end (once the first round's sync is answered).
@@ -284,7 +290,7 @@ TEST_CASE("round: destroying the round commits what is open and answers every wa
   CHECK(f.committed_events() == 1);
   REQUIRE(answered.has_value());
   CHECK(*answered);
-  CHECK(f.db->round() == nullptr);
+  CHECK(store::internal::Access::round(*f.db) == nullptr);
   REQUIRE(f.event("after"));  // plain transactions again
   CHECK(f.committed_events() == 2);
 }
@@ -309,9 +315,9 @@ TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[ro
     f.run_until([&] { return synced; });
   }
   CHECK(f.round->stats().checkpoints >= 1);
-  CHECK(f.db->query_int("PRAGMA wal_autocheckpoint").value() == 0);  // SQLite's own is off meanwhile
+  CHECK(test::query_int(*f.db, "PRAGMA wal_autocheckpoint").value() == 0);  // SQLite's own is off meanwhile
   f.round.reset();
-  CHECK(f.db->query_int("PRAGMA wal_autocheckpoint").value() == 1000);
+  CHECK(test::query_int(*f.db, "PRAGMA wal_autocheckpoint").value() == 1000);
   const auto check = store::verify_audit(*f.observer);
   REQUIRE(check);
   CHECK_FALSE(check->first_broken);

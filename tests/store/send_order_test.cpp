@@ -13,6 +13,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -77,8 +78,9 @@ TEST_CASE("send order: a reply waits until the one queued before it to the same 
        }},
       {"confirmed by a delivery report while sending",
        [](store::Database& db, const store::OutboxItem& sent) {
-         REQUIRE(store::apply_delivery(db, {"", sent.idempotency_key, "delivered", ""}, k_t0).value().action_id ==
-                 sent.id);
+         REQUIRE(store::apply_delivery(db, {"", sent.idempotency_key, store::DeliveryStatus::delivered, ""}, k_t0)
+                     .value()
+                     .action_id == sent.id);
        }},
   };
   for (const auto& row : table) {
@@ -167,8 +169,8 @@ TEST_CASE("send order: tool calls neither wait for nor hold back the replies to 
   CHECK(f.claim() == 0);
   REQUIRE(store::complete_send(f.db, later, "wamid.2", k_t0));
   const auto follow_up = f.claim();
-  CHECK(f.db.query_int("SELECT count(*) FROM actions WHERE id = " + std::to_string(follow_up) +
-                       " AND body = 'Booked.' AND tool_server IS NULL")
+  CHECK(test::query_int(f.db, "SELECT count(*) FROM actions WHERE id = " + std::to_string(follow_up) +
+                                  " AND body = 'Booked.' AND tool_server IS NULL")
             .value() == 1);
 }
 
@@ -203,7 +205,8 @@ TEST_CASE("send order: the holding reply leaves before staff's answer to the esc
             SendOrderFixture::reply(message, k_order_customer, "A colleague will answer shortly."), k_t0);
         REQUIRE(escalation);
         const auto holding =
-            f.db.query_int("SELECT id FROM actions WHERE action = 'send_message' AND status = 'approved'").value();
+            test::query_int(f.db, "SELECT id FROM actions WHERE action = 'send_message' AND status = 'approved'")
+                .value();
         if (retried) {
           REQUIRE(f.claim() == holding);
           REQUIRE(store::retry_send(f.db, holding, "rate limit", k_t0));

@@ -8,6 +8,7 @@
 #include "store/send_pricing.h"
 #include "store/views.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -96,8 +97,8 @@ TEST_CASE("send pricing: a delivery report's pricing is kept per send and shown 
   REQUIRE(store::begin_send(db, k_t0 + 1s).value());
   REQUIRE(store::complete_send(db, *action, "wamid.OUT", k_t0 + 2s));
   const auto view = [&](const std::string& column) {
-    return db.query_int("SELECT count(*) FROM v_messages WHERE message_id = " + std::to_string(message->id) + " AND " +
-                        column);
+    return test::query_int(
+        db, "SELECT count(*) FROM v_messages WHERE message_id = " + std::to_string(message->id) + " AND " + column);
   };
   CHECK(view("send_category IS NULL AND send_cost IS NULL").value() == 1);
 
@@ -109,23 +110,24 @@ TEST_CASE("send pricing: a delivery report's pricing is kept per send and shown 
                           "service",
                           0.0,
                           "USD"};
-  auto sent = store::apply_delivery(db, {"wamid.OUT", "", "sent", "", free, "service"}, k_t0 + 3s);
+  auto sent = store::apply_delivery(db, {"wamid.OUT", "", store::DeliveryStatus::sent, "", free, "service"}, k_t0 + 3s);
   REQUIRE(sent);
   CHECK(sent->action_id == *action);
   CHECK(view("send_category = 'service' AND send_billable = 0 AND send_cost = 0 AND send_currency = 'USD'").value() ==
         1);
   // delivered: the same message reported again, now as marketing: the row is replaced.
-  auto delivered =
-      store::apply_delivery(db, {"wamid.OUT", "", "delivered", "", marketing(true, 0.0436), "marketing"}, k_t0 + 4s);
+  auto delivered = store::apply_delivery(
+      db, {"wamid.OUT", "", store::DeliveryStatus::delivered, "", marketing(true, 0.0436), "marketing"}, k_t0 + 4s);
   REQUIRE(delivered);
-  CHECK(db.query_int("SELECT count(*) FROM send_pricing").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM send_pricing").value() == 1);
   CHECK(
       view("send_category = 'marketing' AND send_billable = 1 AND send_cost > 0.0435 AND send_cost < 0.0437").value() ==
       1);
   // A category this version does not know: kept as unknown, its text in the audit event.
   store::SendPricing strange = marketing(true, std::nullopt);
   strange.category = PricingCategory::unknown;
-  REQUIRE(store::apply_delivery(db, {"wamid.OUT", "", "read", "", strange, "marketing_ultra"}, k_t0 + 5s));
+  REQUIRE(store::apply_delivery(db, {"wamid.OUT", "", store::DeliveryStatus::read, "", strange, "marketing_ultra"},
+                                k_t0 + 5s));
   CHECK(view("send_category = 'unknown' AND send_cost IS NULL").value() == 1);
   auto audit = store::list_audit(db, message->id, std::nullopt);
   REQUIRE(audit);
@@ -165,7 +167,7 @@ TEST_CASE("send pricing: the totals are per channel, category and currency", "[s
     REQUIRE(action);
     REQUIRE(store::begin_send(db, k_t0 + 1s).value());
     REQUIRE(store::complete_send(db, *action, out, k_t0 + 2s));
-    REQUIRE(store::apply_delivery(db, {out, "", "sent", "", pricing, ""}, k_t0 + 3s));
+    REQUIRE(store::apply_delivery(db, {out, "", store::DeliveryStatus::sent, "", pricing, ""}, k_t0 + 3s));
   }
   auto totals = store::read_send_costs(db);
   REQUIRE(totals);

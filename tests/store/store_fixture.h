@@ -23,11 +23,12 @@
 #include <utility>
 #include <vector>
 
-#include "store/backup.h"
 #include "store/dialect.h"
 #include "store/inbox.h"
 #include "store/migrations.h"
+#include "store/tools/backup.h"
 #include "tests/store/temp_dir.h"
+#include "tests/support/raw_sql.h"
 #include "tests/test_util.h"
 
 namespace dispatchd::test {
@@ -61,7 +62,7 @@ class PostgresqlTestServer {
       if (made_for == dir) return uri_of(name);
     drop_finished();
     const std::string name = database_name(dir);
-    auto made = admin().exec("CREATE DATABASE " + name);
+    auto made = test::exec(admin(), "CREATE DATABASE " + name);
     if (!made) FAIL("cannot create the test database " << name << ": " << made.error().message);
     m_created.emplace_back(dir, name);
     return uri_of(name);
@@ -75,7 +76,7 @@ class PostgresqlTestServer {
     REQUIRE(source != m_created.end());
     const std::string source_name = source->second;
     const std::string name = database_name(to);
-    auto made = admin().exec("CREATE DATABASE " + name + " TEMPLATE " + source_name);
+    auto made = test::exec(admin(), "CREATE DATABASE " + name + " TEMPLATE " + source_name);
     if (!made) FAIL("cannot copy the test database " << source_name << ": " << made.error().message);
     m_created.emplace_back(to, name);
   }
@@ -120,7 +121,7 @@ class PostgresqlTestServer {
   // FORCE: a connection the finished test left open must not keep its database.
   void drop(const std::string& name) {
     // Also runs at exit, outside any test case: stderr, not Catch.
-    if (auto dropped = admin().exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); !dropped)
+    if (auto dropped = test::exec(admin(), "DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); !dropped)
       std::fprintf(stderr, "cannot drop the test database %s: %s\n", name.c_str(), dropped.error().message.c_str());
   }
 

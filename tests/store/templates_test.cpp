@@ -6,6 +6,7 @@
 #include "store/audit.h"
 #include "store/templates.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -25,7 +26,7 @@ store::Template stored_template(std::string name, std::string language, store::T
 }
 
 long long template_count(store::Database& db, const std::string& sql) {
-  auto n = db.query_int(sql);
+  auto n = test::query_int(db, sql);
   REQUIRE(n);
   return *n;
 }

@@ -8,6 +8,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -40,7 +41,7 @@ struct ToolRowFixture {
     return *id;
   }
 
-  long long scalar(const std::string& sql) { return db.query_int(sql).value(); }
+  long long scalar(const std::string& sql) { return test::query_int(db, sql).value(); }
 };
 
 }  // namespace
@@ -127,29 +128,31 @@ TEST_CASE("migration 0021: escalations rebuilt with every row, id and reference,
   REQUIRE(escalation);
   // A proposal that points at it, written with the columns of schema 20 (today's store writes
   // 0021's columns too).
-  REQUIRE(
-      db.exec("INSERT INTO actions (message_id, escalation_id, action, arguments, recipient, body, status,"
-              " created_by, idempotency_key, created_at, updated_at) VALUES (" +
-              std::to_string(message->id) + ", " + std::to_string(*escalation) +
-              ", 'say', '{}', '15551234567', 'hola', 'proposed', 'dispatchd', 'k-1', 'x', 'x')"));
-  const auto before = db.query_int("SELECT count(*) FROM metric_counts WHERE metric = 'escalations'").value();
+  REQUIRE(test::exec(db,
+                     "INSERT INTO actions (message_id, escalation_id, action, arguments, recipient, body, status,"
+                     " created_by, idempotency_key, created_at, updated_at) VALUES (" +
+                         std::to_string(message->id) + ", " + std::to_string(*escalation) +
+                         ", 'say', '{}', '15551234567', 'hola', 'proposed', 'dispatchd', 'k-1', 'x', 'x')"));
+  const auto before = test::query_int(db, "SELECT count(*) FROM metric_counts WHERE metric = 'escalations'").value();
   test::migrate_all(db, k_t0 + 1s);
 
-  CHECK(db.query_int("SELECT count(*) FROM escalations WHERE id = " + std::to_string(*escalation) +
-                     " AND reason = 'needs_approval'")
+  CHECK(test::query_int(db, "SELECT count(*) FROM escalations WHERE id = " + std::to_string(*escalation) +
+                                " AND reason = 'needs_approval'")
             .value() == 1);
-  CHECK(db.query_int("SELECT count(*) FROM actions WHERE escalation_id = " + std::to_string(*escalation)).value() == 1);
-  CHECK(db.query_int("SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
-  CHECK(db.query_int("PRAGMA foreign_keys").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM actions WHERE escalation_id = " + std::to_string(*escalation))
+            .value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM pragma_foreign_key_check").value() == 0);
+  CHECK(test::query_int(db, "PRAGMA foreign_keys").value() == 1);
   // The new reason is allowed, the indexes and the metric triggers are back.
   auto failed =
       store::open_escalation(db, {message->id, store::EscalationReason::tool_failed, "{}", {}, {}}, k_t0 + 2s);
   REQUIRE(failed);
-  CHECK(db.query_int("SELECT count(*) FROM metric_counts WHERE metric = 'escalations' AND label1 = 'tool_failed'")
-            .value() == 1);
-  CHECK(db.query_int("SELECT count(*) FROM metric_counts WHERE metric = 'escalations'").value() == before + 1);
-  CHECK(db.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'escalations'").value() ==
-        3);
+  CHECK(
+      test::query_int(db, "SELECT count(*) FROM metric_counts WHERE metric = 'escalations' AND label1 = 'tool_failed'")
+          .value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM metric_counts WHERE metric = 'escalations'").value() == before + 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'escalations'")
+            .value() == 3);
   // A reference to a row that does not exist is still refused.
-  CHECK_FALSE(db.exec("UPDATE actions SET escalation_id = 999999"));
+  CHECK_FALSE(test::exec(db, "UPDATE actions SET escalation_id = 999999"));
 }

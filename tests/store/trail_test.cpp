@@ -8,6 +8,7 @@
 #include "staff/trail_render.h"
 #include "store/outbox.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 #include "tests/support/seed.h"
 
 namespace dispatchd::test {
@@ -40,14 +41,14 @@ TEST_CASE("trail of a replied message: the attempt, the sent action and its even
   Seeded s;
   const auto t = s.trail(1);
   CHECK(t.message.provider_message_id == "wamid.seed1");
-  CHECK(t.message.outcome == "replied");
+  CHECK(t.message.outcome == store::Outcome::replied);
   CHECK(t.history.empty());
   REQUIRE(t.attempts.size() == 1);
-  CHECK(t.attempts[0].row.verdict == "valid");
+  CHECK(t.attempts[0].row.verdict == store::Verdict::valid);
   CHECK(t.attempts[0].row.raw_output->find("ORD-1001 ships tomorrow.") != std::string::npos);
   CHECK(t.attempts[0].request_summary == R"({"turns":2})");
   REQUIRE(t.actions.size() == 1);
-  CHECK(t.actions[0].row.status == "sent");
+  CHECK(t.actions[0].row.status == store::ActionStatus::sent);
   CHECK(t.actions[0].row.provider_message_id == "out.dispatchd-1-1");
   CHECK(t.actions[0].row.body == "ORD-1001 ships tomorrow.");
   CHECK(t.escalations.empty());
@@ -63,15 +64,15 @@ TEST_CASE("trail of a replied message: the attempt, the sent action and its even
 TEST_CASE("trail of an escalated message: three rejected attempts and the open escalation", "[trail]") {
   Seeded s;
   const auto t = s.trail(3);
-  CHECK(t.message.outcome == "escalated");
+  CHECK(t.message.outcome == store::Outcome::escalated);
   REQUIRE(t.attempts.size() == 3);
   CHECK(t.attempts[0].row.error_class == "recipient");
   CHECK(t.attempts[2].row.error_class == "truncated");
   CHECK(t.attempts[2].row.errors.find("the reply ends before the JSON object does") != std::string::npos);
   CHECK(t.actions.empty());
   REQUIRE(t.escalations.size() == 1);
-  CHECK(t.escalations[0].reason == "contract_failed");
-  CHECK(t.escalations[0].status == "open");
+  CHECK(t.escalations[0].reason == store::EscalationReason::contract_failed);
+  CHECK(t.escalations[0].status == store::EscalationStatus::open);
   CHECK_FALSE(t.escalations[0].assignee);
 }
 
@@ -85,14 +86,14 @@ TEST_CASE("trail of a staff-edited message: the rejected proposal, the edit, who
   CHECK(t.history[1].text == "ORD-1001 ships tomorrow.");
   CHECK(s.trail(4, 1).history.size() == 1);
   REQUIRE(t.actions.size() == 2);
-  CHECK(t.actions[0].row.status == "rejected");
+  CHECK(t.actions[0].row.status == store::ActionStatus::rejected);
   CHECK(t.actions[0].row.created_by == "dispatchd");
-  CHECK(t.actions[1].row.status == "sent");
+  CHECK(t.actions[1].row.status == store::ActionStatus::sent);
   CHECK(t.actions[1].row.created_by == "ana");
   CHECK(t.actions[1].row.body == "Your refund for ORD-1001 is on its way (3-5 days).");
   CHECK(t.actions[1].escalation_id == t.escalations.at(0).id);
   REQUIRE(t.escalations.size() == 1);
-  CHECK(t.escalations[0].status == "resolved");
+  CHECK(t.escalations[0].status == store::EscalationStatus::resolved);
   CHECK(t.escalations[0].resolution == "edited");
   CHECK(t.escalations[0].assignee == "ana");
   const auto e = events(t);
@@ -103,10 +104,11 @@ TEST_CASE("trail of a staff-edited message: the rejected proposal, the edit, who
 
 TEST_CASE("trail: delivery reports are listed under their action", "[trail]") {
   Seeded s;
-  auto delivered =
-      store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "delivered", ""}, k_t0 + std::chrono::hours(72));
+  auto delivered = store::apply_delivery(s.db, {"out.dispatchd-1-1", "", store::DeliveryStatus::delivered, ""},
+                                         k_t0 + std::chrono::hours(72));
   REQUIRE(delivered);
-  auto read = store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "read", ""}, k_t0 + std::chrono::hours(73));
+  auto read = store::apply_delivery(s.db, {"out.dispatchd-1-1", "", store::DeliveryStatus::read, ""},
+                                    k_t0 + std::chrono::hours(73));
   REQUIRE(read);
   const auto t = s.trail(1);
   REQUIRE(t.actions.size() == 1);
@@ -130,7 +132,8 @@ TEST_CASE("trail: what the channel billed is shown under its action", "[trail][p
                                   "marketing",
                                   0.0436,
                                   "USD"};
-  REQUIRE(store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "delivered", "", billed, "marketing"},
+  REQUIRE(store::apply_delivery(s.db,
+                                {"out.dispatchd-1-1", "", store::DeliveryStatus::delivered, "", billed, "marketing"},
                                 k_t0 + std::chrono::hours(72)));
   auto t = s.trail(1);
   REQUIRE(t.actions.at(0).pricing.has_value());
@@ -157,7 +160,7 @@ TEST_CASE("trail: what the channel billed is shown under its action", "[trail][p
   int hour = 73;
   for (const auto& [pricing, line] : rows) {
     INFO(line);
-    REQUIRE(store::apply_delivery(s.db, {"out.dispatchd-1-1", "", "read", "", pricing, ""},
+    REQUIRE(store::apply_delivery(s.db, {"out.dispatchd-1-1", "", store::DeliveryStatus::read, "", pricing, ""},
                                   k_t0 + std::chrono::hours(hour++)));
     CHECK(staff::trail_markdown(s.trail(1)).find(line) != std::string::npos);
   }
@@ -168,18 +171,18 @@ TEST_CASE("trail: the chain check names a changed or deleted row in the segment"
   const auto before = s.trail(4);
   const std::int64_t second = before.audit.at(1).id;
   SECTION("a row of the message changed") {
-    REQUIRE(
-        s.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = " + std::to_string(second)));
+    REQUIRE(test::exec(
+        s.db, test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = " + std::to_string(second)));
     const auto t = s.trail(4);
     CHECK(t.chain->check.first_broken == second);
     CHECK(t.chain->check.reason.find("do not match its hash") != std::string::npos);
   }
   SECTION("the row before the segment deleted: the first row's link breaks") {
-    REQUIRE(s.db.exec("DELETE FROM audit WHERE id = " + std::to_string(before.audit.front().id - 1)));
+    REQUIRE(test::exec(s.db, "DELETE FROM audit WHERE id = " + std::to_string(before.audit.front().id - 1)));
     CHECK(s.trail(4).chain->check.first_broken == before.audit.front().id);
   }
   SECTION("a row outside the segment changed: this message's segment still verifies") {
-    REQUIRE(s.db.exec(test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = 1"));
+    REQUIRE(test::exec(s.db, test::drop_audit_trigger() + "UPDATE audit SET detail = '{}' WHERE id = 1"));
     CHECK_FALSE(s.trail(4).chain->check.first_broken);
     auto whole = store::verify_audit(s.db);
     REQUIRE(whole);
@@ -198,7 +201,7 @@ TEST_CASE("trail: a missing message, and messages found by provider id", "[trail
   CHECK(store::messages_with_provider_id(s.db, "wamid.nope", {"whatsapp", "gmail"})->empty());
   // A message nobody took yet has a trail too: received, nothing else.
   const auto waiting = s.trail(8);
-  CHECK(waiting.message.outcome == "pending");
+  CHECK(waiting.message.outcome == store::Outcome::pending);
   CHECK(waiting.attempts.empty());
   CHECK(events(waiting) == std::vector<std::string>{"received/dispatchd"});
 }

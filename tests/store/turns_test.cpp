@@ -10,6 +10,7 @@
 #include "store/outbox.h"
 #include "store/turns.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -35,7 +36,7 @@ std::vector<std::int64_t> joined_ids(const store::Leased& lead) {
   return out;
 }
 
-std::int64_t count(store::Database& db, const std::string& sql) { return db.query_int(sql).value(); }
+std::int64_t count(store::Database& db, const std::string& sql) { return test::query_int(db, sql).value(); }
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include "store/unit_of_work.h"
 #include "tests/store/round_fixture.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using namespace std::chrono_literals;
@@ -29,12 +30,13 @@ struct FakeTime {
 
 // Makes every round that writes an audit event fail at its COMMIT, as a full disk does.
 void fill_the_disk(store::Database& db) {
-  REQUIRE(db.exec("CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
-  REQUIRE(db.exec(test::on_postgresql()
-                      ? "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS"
-                        " $$ BEGIN INSERT INTO doomed VALUES (-1); RETURN NULL; END $$;"
-                        " CREATE TRIGGER disk_full AFTER INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full()"
-                      : "CREATE TRIGGER disk_full AFTER INSERT ON audit BEGIN INSERT INTO doomed VALUES (-1); END"));
+  REQUIRE(test::exec(db, "CREATE TABLE doomed (x INTEGER REFERENCES inbox (id) DEFERRABLE INITIALLY DEFERRED)"));
+  REQUIRE(
+      test::exec(db, test::on_postgresql()
+                         ? "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS"
+                           " $$ BEGIN INSERT INTO doomed VALUES (-1); RETURN NULL; END $$;"
+                           " CREATE TRIGGER disk_full AFTER INSERT ON audit FOR EACH ROW EXECUTE FUNCTION disk_full()"
+                         : "CREATE TRIGGER disk_full AFTER INSERT ON audit BEGIN INSERT INTO doomed VALUES (-1); END"));
 }
 
 store::Result<void> write_event(store::Database& db, const std::string& name) {
@@ -138,14 +140,14 @@ TEST_CASE("Redo: a lost write is kept and done again after each pause until it i
   f.run_until([&] { return redo.kept() == 1; });
   CHECK(time.wakes == std::vector<milliseconds>{1000ms, 2000ms});
 
-  REQUIRE(
-      f.db->exec(test::on_postgresql() ? "DROP TRIGGER disk_full ON audit" : "DROP TRIGGER disk_full"));  // space again
+  REQUIRE(test::exec(
+      *f.db, test::on_postgresql() ? "DROP TRIGGER disk_full ON audit" : "DROP TRIGGER disk_full"));  // space again
   time.now += 2000ms;
   redo.resume();
   f.run_until([&] { return f.committed_events() == 1 && redo.pause() == 0ms; });
   CHECK(runs == 3);
   CHECK(redo.kept() == 0);
-  CHECK(f.observer->query_int("SELECT count(*) FROM audit WHERE event = 'must be stored'").value() == 1);
+  CHECK(test::query_int(*f.observer, "SELECT count(*) FROM audit WHERE event = 'must be stored'").value() == 1);
 }
 
 TEST_CASE("Redo: work kept with later() runs after the pause and does not end the row", "[unit_of_work]") {

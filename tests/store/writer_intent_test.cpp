@@ -6,6 +6,7 @@
 
 #include "store/internal/writer_intent.h"
 #include "tests/store/store_fixture.h"
+#include "tests/support/raw_sql.h"
 
 using namespace dispatchd;
 using store::internal::WriterIntent;
@@ -56,18 +57,18 @@ TEST_CASE("writer intent: a connection without a Round announces itself while it
   auto waiter = test::open_db(dir);
   REQUIRE(waiter);
   WriterIntent probe(holder.path());
-  REQUIRE(holder.exec("BEGIN IMMEDIATE"));
+  REQUIRE(test::exec(holder, "BEGIN IMMEDIATE"));
   CHECK_FALSE(probe.others_waiting());  // the holder's BEGIN did not wait, and is over
   std::atomic<bool> began = false, finished = false;
   std::thread writer([&] {
-    began = waiter->exec("BEGIN IMMEDIATE").has_value();  // waits on the busy timeout (5 s)
+    began = test::exec(*waiter, "BEGIN IMMEDIATE").has_value();  // waits on the busy timeout (5 s)
     finished = true;
   });
   CHECK(eventually([&] { return probe.others_waiting(); }));
   CHECK_FALSE(finished);
-  REQUIRE(holder.exec("COMMIT"));
+  REQUIRE(test::exec(holder, "COMMIT"));
   writer.join();
   CHECK(began);
   CHECK_FALSE(probe.others_waiting());  // withdrawn once the BEGIN returned
-  REQUIRE(waiter->exec("ROLLBACK"));
+  REQUIRE(test::exec(*waiter, "ROLLBACK"));
 }

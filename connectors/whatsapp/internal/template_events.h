@@ -21,7 +21,8 @@ constexpr std::string_view k_template_category_field = "template_category_update
 // Reads `value` of a change whose field is one of the two above; the reason it cannot (a
 // missing name or language, a status event without "event", a category change without
 // "new_category").
-std::expected<TemplateEvent, std::string> read_template_change(const rapidjson::Value& value, std::string_view field,
-                                                               std::string waba_id);
+[[nodiscard]] std::expected<TemplateEvent, std::string> read_template_change(const rapidjson::Value& value,
+                                                                             std::string_view field,
+                                                                             std::string waba_id);
 
 }  // namespace dispatchd::whatsapp::detail
