@@ -62,7 +62,9 @@ class SqliteStatement final : public Statement {
   SqliteStatement& operator=(const SqliteStatement&) = delete;
 
   void bind_text(int index, std::string_view value) override {
-    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    // A null pointer would bind NULL: an empty text is "" here, as on PostgreSQL.
+    sqlite3_bind_text(m_stmt, index, value.empty() ? "" : value.data(), static_cast<int>(value.size()),
+                      SQLITE_TRANSIENT);
   }
   void bind_int64(int index, std::int64_t value) override { sqlite3_bind_int64(m_stmt, index, value); }
   void bind_double(int index, double value) override { sqlite3_bind_double(m_stmt, index, value); }
