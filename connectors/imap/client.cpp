@@ -296,7 +296,10 @@ class ImapWatch {
     return arrived;
   }
 
-  // Whether any byte came in since forget_received() (a connection that answered is not stale).
+  // Whether a line other than the server's goodbye (an untagged BYE) came in since
+  // forget_received(): a connection that answered is not stale. A BYE alone is: the server
+  // said it before it read the call (a shutdown or a kick racing the call), so the call was
+  // not carried out.
   bool received() const { return m_received; }
   void forget_received() { m_received = false; }
 
@@ -364,7 +367,6 @@ class ImapWatch {
     if (code != CURLE_OK) return std::unexpected(lost(std::string("receiving: ") + curl_easy_strerror(code)));
     if (got == 0) return std::unexpected(lost("the server closed the connection"));
     m_buffer.append(chunk, got);
-    m_received = true;
     return true;
   }
 
@@ -446,6 +448,7 @@ class ImapWatch {
       }
       std::string line = m_buffer.substr(0, end);
       m_buffer.erase(0, end + 2);
+      if (parse_untagged(line).type != Untagged::Type::bye) m_received = true;
       return line;
     }
   }
@@ -535,8 +538,8 @@ struct Client::Impl {
   }
 
   // Runs `run` on the watch connection, opening it first when there is none. A connection
-  // that turns out dead (it sat unused; nothing came back for this call) is opened again,
-  // once; a connection a call broke is dropped.
+  // that turns out dead (it sat unused; nothing but a goodbye came back for this call) is
+  // opened again, once; a connection a call broke is dropped.
   template <class T, class Run>
   Result<T> on_watch(Run&& run) {
     for (int attempt = 0;; ++attempt) {
@@ -555,7 +558,8 @@ struct Client::Impl {
       bool answered = watch->received();
       if (result || !imap_breaks_connection(result.error().kind)) return result;
       watch.reset();
-      bool stale = reused && previously_used && !answered && result.error().kind == ErrorKind::connection;
+      bool stale = reused && previously_used && !answered &&
+                   (result.error().kind == ErrorKind::connection || result.error().kind == ErrorKind::unavailable);
       if (!stale || attempt > 0) return result;
     }
   }

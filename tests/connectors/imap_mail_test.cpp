@@ -1,6 +1,7 @@
 // The IMAP and SMTP clients (connectors/imap/) against real servers: the Dovecot and Postfix
-// pair of tests/mail/servers.sh, and tests/fakes/fake_smtp.py for the failures Postfix cannot
-// be made to show. Run by tests/mail/imap_clients_test.py, which starts them and passes:
+// pair of tests/mail/servers.sh, and tests/fakes/fake_smtp.py and fake_imap_goodbye.py for the
+// failures Postfix and Dovecot cannot be made to show. Run by tests/mail/imap_clients_test.py, which starts them and
+// passes:
 //   DISPATCHD_MAIL_DIR        the pair's folder (its `env` file)
 //   DISPATCHD_WRONG_CA_FILE   a CA that did not sign the servers' certificate
 //   DISPATCHD_FAKE_SMTP_PORT  fake_smtp.py's port (implicit TLS, the pair's certificate)
@@ -10,9 +11,11 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -527,4 +530,46 @@ TEST_CASE("imap mail: with Dovecot gone, errors are retryable", "[outage]") {
   auto fetched = fresh.fetch_raw("INBOX", status->uidvalidity, 1);
   REQUIRE_FALSE(fetched.has_value());
   CHECK(fetched.error().kind == ErrorKind::connection);
+}
+
+// A shutdown racing a call: the server's BYE comes after the call was sent on a connection
+// that sat unused, and nothing else with it. The server said it before it read the call, so
+// the call was not carried out: the client opens a new connection and calls again, once.
+// A BYE after the server began to answer is the call's outcome (unavailable), not retried.
+// tests/fakes/fake_imap_goodbye.py plays the server (Dovecot cannot be made to race).
+TEST_CASE("imap mail: a goodbye alone on an unused connection is a stale connection, opened again once") {
+  std::string ca = mail_get("CA_FILE");
+  std::string tls = ca.substr(0, ca.rfind('/'));
+  std::string log = tls + "/../fake-imap-goodbye.log";
+  std::string line = "python3 " DISPATCHD_SOURCE_DIR "/tests/fakes/fake_imap_goodbye.py " + tls + "/server.pem " + tls +
+                     "/server.key " + log + " ok bye ok late-bye";
+  FILE* fake = popen(line.c_str(), "r");
+  REQUIRE(fake != nullptr);
+  char port_line[32] = {};
+  bool have_port = std::fgets(port_line, sizeof port_line, fake) != nullptr;
+  if (!have_port) pclose(fake);
+  REQUIRE(have_port);
+
+  ServerSettings settings = imaps_settings();
+  settings.port = static_cast<std::uint16_t>(std::stoi(port_line));
+  {
+    Client client(settings);
+    auto first = client.examine("INBOX");
+    INFO((first ? std::string() : first.error().message));
+    CHECK(first.has_value());
+    auto second = client.examine("INBOX");  // BYE alone: opened again, called again
+    INFO((second ? std::string() : second.error().message));
+    REQUIRE(second.has_value());
+    CHECK(second->uidvalidity == 7);
+    CHECK(second->exists == 3);
+    auto third = client.examine("INBOX");  // "* 3 EXISTS", then BYE: the call's outcome
+    REQUIRE_FALSE(third.has_value());
+    INFO(third.error().message);
+    CHECK(third.error().kind == ErrorKind::unavailable);
+    CHECK(is_retryable(third.error().kind));
+  }
+  CHECK(pclose(fake) == 0);
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "connection 1\nexamine 1 ok\nexamine 2 bye\nconnection 2\nexamine 3 ok\nexamine 4 late-bye\n");
 }
