@@ -114,8 +114,8 @@ Result<double> run(const Options& o, const std::string& target, int writers, int
       auto& db = dbs[static_cast<std::size_t>(w)];
       go.arrive_and_wait();
       for (int n = 0; n < o.events; ++n) {
-        const store::AuditEvent event{"2026-12-02T12:00:00Z", "bench", std::nullopt, "writer-" + std::to_string(w),
-                                      "{\"n\":" + std::to_string(n) + "}"};
+        const store::AuditEvent event{"2026-12-02T12:00:00Z", store::AuditKind::config_reload, std::nullopt,
+                                      "writer-" + std::to_string(w), "{\"n\":" + std::to_string(n) + "}"};
         auto ok = store::transaction<void>(db, [&]() -> Result<void> {
           if (auto hash = store::append_audit(db, event); !hash) return std::unexpected(hash.error());
           if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));

@@ -127,8 +127,8 @@ class History {
     if (auto claimed = store::claim_escalation(m_db, *opened, "ana", at + 10min); !claimed) return claimed;
     if (sender.empty())
       return store::close_escalation(m_db, *opened, "ana", store::EscalationStatus::dismissed, "spam", at + 11min);
-    auto resolved =
-        store::resolve_with_action(m_db, *opened, "ana", reply(message, sender, "Lo revisamos."), "ok", at + 11min);
+    auto resolved = store::resolve_with_action(m_db, *opened, "ana", reply(message, sender, "Lo revisamos."),
+                                               store::Resolution::replied, at + 11min);
     if (!resolved) return std::unexpected(resolved.error());
     return deliver(at + 12min);
   }

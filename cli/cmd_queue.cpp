@@ -56,9 +56,9 @@ int list_queue(Target& target, const Args& args, store::Time at) {
 void show_desk(const store::EscalationCase& item) {
   if (!item.hand_overs.empty()) std::printf("\nhand-overs:\n");
   for (const auto& h : item.hand_overs) {
-    std::printf("  %s %s by %s: %s -> %s (rule %s)%s\n", h.at.c_str(), h.kind.c_str(), h.actor.c_str(),
-                h.from.value_or("-").c_str(), h.to.value_or("open").c_str(), h.rule.c_str(),
-                h.note.empty() ? "" : (": " + h.note).c_str());
+    std::printf("  %s %s by %s: %s -> %s (rule %s)%s\n", h.at.c_str(), std::string(store::to_text(h.kind)).c_str(),
+                h.actor.c_str(), h.from.value_or("-").c_str(), h.to.value_or("open").c_str(),
+                std::string(store::to_text(h.rule)).c_str(), h.note.empty() ? "" : (": " + h.note).c_str());
   }
   if (!item.notes.empty()) std::printf("\nnotes (internal, never sent):\n");
   for (const auto& n : item.notes) std::printf("  %s %s: %s\n", n.created_at.c_str(), n.author.c_str(), n.text.c_str());

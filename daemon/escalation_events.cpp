@@ -21,7 +21,7 @@ std::string sse_event(const store::EscalationEvent& event) {
       .field("assignee", event.assignee)
       .field("reason", store::to_sql(event.reason));
   // What changed, so that a page showing the case knows to read its notes or hand-overs again.
-  if (!event.change.empty()) out.field("change", event.change);
+  if (event.change) out.field("change", store::to_sql(*event.change));
   const std::string data = out.end_object().str();
   return "id: " + std::to_string(event.audit_id) +
          "\nevent: " + (event.created ? "escalation.created" : "escalation.updated") + "\ndata: " + data + "\n\n";

@@ -711,9 +711,9 @@ void Service::reload() {
   // Applied once its audit event is on disk: a reload the audit trail cannot record (a full
   // disk) is refused, so the trail never misses a catalog that decided messages.
   const std::string name = (*setup)->catalog.name();
-  auto recorded =
-      store::record_event(p.store.db, {store::format_time(wall_now()), "config_reload", std::nullopt, "dispatchd",
-                                       JsonOut().begin_object().field("catalog", name).end_object().str()});
+  auto recorded = store::record_event(
+      p.store.db, {store::format_time(wall_now()), store::AuditKind::config_reload, std::nullopt, "dispatchd",
+                   JsonOut().begin_object().field("catalog", name).end_object().str()});
   if (!recorded) {
     spdlog::error("reload refused, the running catalog and prompt stay: cannot record it: {}",
                   recorded.error().message);

@@ -117,7 +117,7 @@ std::expected<std::int64_t, Refusal> approve(store::Database& db, const catalog:
   // action, addressed to the counterpart as stored, is approved in its place.
   const auto proposal = std::ranges::find(item->actions, store::ActionStatus::proposed, &store::ActionRow::status);
   if (proposal != item->actions.end() && proposal->recipient != checked->recipient) {
-    return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), "approved", now));
+    return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), store::Resolution::approved, now));
   }
   return lift(store::approve_escalation(db, escalation, who, now));
 }
@@ -127,7 +127,7 @@ std::expected<std::int64_t, Refusal> edit(store::Database& db, const catalog::Ca
                                           WindowRuleOf windows) {
   auto checked = checked_action(db, catalog, escalation, action_json, windows, now);
   if (!checked) return std::unexpected(std::move(checked.error()));
-  return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), "edited", now));
+  return lift(store::resolve_with_action(db, escalation, who, std::move(*checked), store::Resolution::edited, now));
 }
 
 std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t escalation, const std::string& who,
@@ -153,7 +153,7 @@ std::expected<std::int64_t, Refusal> reply(store::Database& db, std::int64_t esc
                           .arguments = JsonOut().begin_object().field("text", text).end_object().str(),
                           .recipient = item->message.sender,
                           .body = text};
-  return lift(store::resolve_with_action(db, escalation, who, std::move(action), "replied", now));
+  return lift(store::resolve_with_action(db, escalation, who, std::move(action), store::Resolution::replied, now));
 }
 
 std::expected<void, Refusal> dismiss(store::Database& db, std::int64_t escalation, const std::string& who,

@@ -150,8 +150,16 @@ std::string case_json(const store::EscalationCase& c, const std::optional<DeskCl
   }
   out.end_array().begin_array("hand_overs");
   for (const auto& h : c.hand_overs) {
-    out.begin_object().field("audit_id", h.audit_id).field("at", h.at).field("kind", h.kind).field("actor", h.actor);
-    out.field("from", h.from).field("to", h.to).field("rule", h.rule).field("note", h.note).end_object();
+    out.begin_object()
+        .field("audit_id", h.audit_id)
+        .field("at", h.at)
+        .field("kind", store::to_text(h.kind))
+        .field("actor", h.actor);
+    out.field("from", h.from)
+        .field("to", h.to)
+        .field("rule", store::to_text(h.rule))
+        .field("note", h.note)
+        .end_object();
   }
   out.end_array();
   if (clock) out.field("takeover_in_minutes", takeover_in_minutes(c.claim, *clock));

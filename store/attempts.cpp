@@ -25,7 +25,7 @@ Result<std::int64_t> record_attempt(Database& db, const AttemptRecord& a, Time n
     JsonOut detail;
     detail.begin_object().field("attempt", a.attempt).field("provider", a.provider).field("model", a.model);
     detail.field("verdict", to_sql(a.verdict)).field_if_set("error_class", a.error_class).end_object();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "attempt", a.message_id, "dispatchd", detail.str()}));
+    DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::attempt, a.message_id, "dispatchd", detail.str()}));
     return id;
   });
 }

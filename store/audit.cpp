@@ -1,6 +1,7 @@
 #include "store/audit.h"
 
 #include "store/audit_digest.h"
+#include "store/internal/audit_append.h"
 #include "store/internal/locks.h"
 #include "store/internal/sql.h"
 #include "store/migrations.h"
@@ -31,6 +32,11 @@ Result<std::optional<AuditAnchor>> newest_audit_event(Database& db) {
 }
 
 Result<std::string> append_audit(Database& db, const AuditEvent& event) {
+  return internal::append_audit_record(
+      db, {event.at, std::string(to_sql(event.event)), event.message_id, event.actor, event.detail});
+}
+
+Result<std::string> internal::append_audit_record(Database& db, const AuditRecord& event) {
   std::int64_t id = 1;
   std::string prev = k_audit_genesis;
   auto& tail = internal::Access::audit_tail(db);

@@ -16,15 +16,28 @@
 
 #include "store/database.h"
 #include "store/error.h"
+#include "store/states.h"
 
 namespace dispatchd::store {
 
+// An event to append.
 struct AuditEvent {
-  std::string at;     // ISO 8601 UTC
-  std::string event;  // received, attempt, action, escalation, done, staff_*, ... (docs/sql.md)
+  std::string at;  // ISO 8601 UTC
+  AuditKind event = AuditKind::received;
   std::optional<std::int64_t> message_id;
   std::string actor;   // "dispatchd" or the staff member
   std::string detail;  // compact JSON
+};
+
+// A row's content as stored, its kind as text (what the chain's hash commits to;
+// store/audit_digest.h): a row written by another version may name a kind this one does
+// not know.
+struct AuditRecord {
+  std::string at;
+  std::string event;
+  std::optional<std::int64_t> message_id;
+  std::string actor;
+  std::string detail;
 };
 
 // Appends `event` after the newest row. REQUIRES: called inside the transaction of the

@@ -23,7 +23,7 @@ class Canonical {
     return *this;
   }
   // The fields every form shares, in their order.
-  Canonical& head(std::int64_t id, const AuditEvent& e) {
+  Canonical& head(std::int64_t id, const AuditRecord& e) {
     field(std::to_string(id)).field(e.at).field(e.event);
     return field(e.message_id ? std::to_string(*e.message_id) : "").field(e.actor);
   }
@@ -51,12 +51,12 @@ std::string detail_digest(std::string_view salt, std::string_view detail) {
   return sha256_hex(bytes);
 }
 
-std::string digested_row_hash(std::string_view prev_hash, std::int64_t id, const AuditEvent& event,
+std::string digested_row_hash(std::string_view prev_hash, std::int64_t id, const AuditRecord& event,
                               std::string_view digest) {
   return sha256_hex(std::string(prev_hash) + Canonical().field(k_digested_form).head(id, event).field(digest).str());
 }
 
-std::string legacy_row_hash(std::string_view prev_hash, std::int64_t id, const AuditEvent& event) {
+std::string legacy_row_hash(std::string_view prev_hash, std::int64_t id, const AuditRecord& event) {
   return sha256_hex(std::string(prev_hash) + Canonical().head(id, event).field(event.detail).str());
 }
 
@@ -152,7 +152,7 @@ Result<void> rechain_audit(Database& db, const std::string& now) {
                                  .field("formula", "sha256(prev_hash || canonical(..., sha256(salt || detail)))")
                                  .end_object()
                                  .str();
-  DISPATCHD_TRY(append_audit(db, {now, "chain_migrated", std::nullopt, "dispatchd", detail}));
+  DISPATCHD_TRY(append_audit(db, {now, AuditKind::chain_migrated, std::nullopt, "dispatchd", detail}));
   auto after = verify_audit(db);
   if (!after) return std::unexpected(after.error());
   if (after->first_broken) {

@@ -32,7 +32,7 @@ inline constexpr std::string_view k_erased_detail = R"({"erased":true})";
 
 struct ChainRow {
   std::int64_t id = 0;
-  AuditEvent event;
+  AuditRecord event;
   std::optional<std::string> salt;
   std::optional<std::string> detail_digest;
   std::string prev_hash;
@@ -45,11 +45,11 @@ struct ChainRow {
 std::string detail_digest(std::string_view salt, std::string_view detail);
 
 // The hash of row `id` holding `event` after `prev_hash`, committing to `digest`.
-std::string digested_row_hash(std::string_view prev_hash, std::int64_t id, const AuditEvent& event,
+std::string digested_row_hash(std::string_view prev_hash, std::int64_t id, const AuditRecord& event,
                               std::string_view digest);
 
 // The hash before 0013: committing to the detail itself.
-std::string legacy_row_hash(std::string_view prev_hash, std::int64_t id, const AuditEvent& event);
+std::string legacy_row_hash(std::string_view prev_hash, std::int64_t id, const AuditRecord& event);
 
 // Why `row` does not match its own hash (its link to the row before is not checked here);
 // nullopt when it does.

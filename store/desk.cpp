@@ -26,6 +26,26 @@ std::string_view to_text(HandOverKind kind) {
   return "release";
 }
 
+namespace {
+
+// The audit event of a hand-over, and back.
+AuditKind audit_kind_of(HandOverKind kind) {
+  switch (kind) {
+    case HandOverKind::release: return AuditKind::staff_release;
+    case HandOverKind::takeover: return AuditKind::staff_takeover;
+    case HandOverKind::reassign: return AuditKind::staff_reassign;
+  }
+  return AuditKind::staff_release;
+}
+
+std::optional<HandOverKind> hand_over_of(AuditKind event) {
+  for (const auto kind : {HandOverKind::release, HandOverKind::takeover, HandOverKind::reassign})
+    if (audit_kind_of(kind) == event) return kind;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<HandOverKind> hand_over_kind(std::string_view word) {
   for (const auto kind : {HandOverKind::release, HandOverKind::takeover, HandOverKind::reassign})
     if (to_text(kind) == word) return kind;
@@ -40,6 +60,12 @@ std::string_view to_text(HandOverRule rule) {
     case HandOverRule::admin: return "admin";
   }
   return "holder";
+}
+
+std::optional<HandOverRule> hand_over_rule(std::string_view word) {
+  for (const auto rule : {HandOverRule::holder, HandOverRule::idle, HandOverRule::holder_revoked, HandOverRule::admin})
+    if (to_text(rule) == word) return rule;
+  return std::nullopt;
 }
 
 Result<ClaimState> claim_state(Database& db, std::int64_t id) {
@@ -83,8 +109,7 @@ Result<void> record_hand_over(Database& db, std::int64_t id, const HandOver& h, 
                           .field("note", h.note)
                           .end_object()
                           .str();
-  DISPATCHD_TRY(append_audit(
-      db, {format_time(now), "staff_" + std::string(to_text(h.kind)), state->message_id, h.actor, detail}));
+  DISPATCHD_TRY(append_audit(db, {format_time(now), audit_kind_of(h.kind), state->message_id, h.actor, detail}));
   return {};
 }
 
@@ -101,15 +126,16 @@ Result<std::vector<HandOverRow>> list_hand_overs(Database& db, std::int64_t esca
                      }));
   if (!query) return std::unexpected(query.error());
   query->bind(1, escalation_id);
-  return collect<HandOverRow>(*query, [](const Query& q) {
-    return HandOverRow{q.integer(0),
-                       q.text(1),
-                       q.text(2).substr(std::string_view("staff_").size()),
-                       q.text(3),
-                       q.optional_text(4),
-                       q.optional_text(5),
-                       q.optional_text(6).value_or(""),
-                       q.optional_text(7).value_or("")};
+  return collect<HandOverRow>(*query, [](const Query& q) -> Result<HandOverRow> {
+    auto event = q.state<AuditKind>(2);
+    if (!event) return std::unexpected(event.error());
+    const auto kind = hand_over_of(*event);
+    const std::string rule_text = q.optional_text(6).value_or("");
+    const auto rule = hand_over_rule(rule_text);
+    if (!kind || !rule)
+      return std::unexpected(Error::internal("a hand-over's rule this dispatchd does not know: " + rule_text));
+    return HandOverRow{q.integer(0),       q.text(1),          *kind, q.text(3),
+                       q.optional_text(4), q.optional_text(5), *rule, q.optional_text(7).value_or("")};
   });
 }
 
@@ -139,7 +165,7 @@ Result<std::int64_t> add_note(Database& db, std::int64_t escalation_id, const st
                             .field("text", text)
                             .end_object()
                             .str();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "staff_note", state->message_id, author, detail}));
+    DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::staff_note, state->message_id, author, detail}));
     return *id;
   });
 }

@@ -35,12 +35,15 @@ enum class HandOverKind { release, takeover, reassign };
 // idle past staff.claim_idle_minutes, the holder's account revoked, an admin's reassignment.
 enum class HandOverRule { holder, idle, holder_revoked, admin };
 
-// "release", "takeover", "reassign"; the audit event is "staff_" + this.
+// "release", "takeover", "reassign"; the audit events are staff_release, staff_takeover and
+// staff_reassign.
 std::string_view to_text(HandOverKind kind);
 // The kind named by to_text's word (the API's path, dispatchctl's verb); nullopt for another.
 std::optional<HandOverKind> hand_over_kind(std::string_view word);
-// "holder", "idle", "holder_revoked", "admin".
+// "holder", "idle", "holder_revoked", "admin"; recorded in the audit event's detail.
 std::string_view to_text(HandOverRule rule);
+// The rule named by to_text's word; nullopt for another.
+std::optional<HandOverRule> hand_over_rule(std::string_view word);
 
 // An escalation's claim as the hand-over rule reads it.
 struct ClaimState {
@@ -73,11 +76,11 @@ struct HandOver {
 struct HandOverRow {
   std::int64_t audit_id = 0;
   std::string at;
-  std::string kind;  // release, takeover, reassign
+  HandOverKind kind = HandOverKind::release;
   std::string actor;
   std::optional<std::string> from;
   std::optional<std::string> to;
-  std::string rule;
+  HandOverRule rule = HandOverRule::holder;
   std::string note;
 };
 [[nodiscard]] Result<std::vector<HandOverRow>> list_hand_overs(Database& db, std::int64_t escalation_id);

@@ -131,7 +131,8 @@ Result<bool> notice_breach(Database& db, std::int64_t id, Time due_at, Time now)
                                    .field("due_at", format_time(due_at))
                                    .end_object()
                                    .str();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "escalation_breached", message_id, "dispatchd", detail}));
+    DISPATCHD_TRY(
+        append_audit(db, {format_time(now), AuditKind::escalation_breached, message_id, "dispatchd", detail}));
     return true;
   });
 }

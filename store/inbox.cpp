@@ -78,7 +78,7 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Insta
     detail.begin_object().field("channel", m.channel).field("provider_message_id", m.provider_message_id);
     if (!m.type.empty()) detail.field("type", m.type);
     detail.field("bytes", m.text.size()).end_object();
-    DISPATCHD_TRY(append_audit(db, {at, "received", id, "dispatchd", detail.str()}));
+    DISPATCHD_TRY(append_audit(db, {at, AuditKind::received, id, "dispatchd", detail.str()}));
     return InsertResult{id, false};
   });
 }
@@ -222,7 +222,7 @@ Result<void> decide(Database& db, std::int64_t id, Time now) {
     if (changed->empty() || changed->front() != id)
       return std::unexpected(Error::refused("message " + std::to_string(id) + " is not being processed"));
     for (const auto message : *changed)
-      DISPATCHD_TRY(append_audit(db, {format_time(now), "decided", message, "dispatchd", "{}"}));
+      DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::decided, message, "dispatchd", "{}"}));
     return {};
   });
 }
@@ -243,7 +243,7 @@ Result<void> finish(Database& db, std::int64_t id, Outcome outcome, Time now, co
     if (!why.empty()) detail.field("why", why);
     detail.end_object();
     for (const auto message : *changed)
-      DISPATCHD_TRY(append_audit(db, {format_time(now), "done", message, "dispatchd", detail.str()}));
+      DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::done, message, "dispatchd", detail.str()}));
     return {};
   });
 }

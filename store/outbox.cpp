@@ -48,7 +48,7 @@ Result<std::int64_t> move_action(Database& db, std::int64_t id, const ActionChan
   JsonOut detail;
   detail.begin_object().field("action", id).field("from", to_sql(c.from)).field("to", to_sql(c.to));
   detail.field_if_set("error", c.error).field_if_set("provider_message_id", c.provider_message_id).end_object();
-  DISPATCHD_TRY(append_audit(db, {format_time(now), "action", message_id, actor, detail.str()}));
+  DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::action, message_id, actor, detail.str()}));
   return message_id;
 }
 
@@ -61,7 +61,7 @@ Result<void> finish_if_decided(Database& db, std::int64_t message_id, Outcome ou
   auto changed = internal::change_turn(db, k_done, message_id, [&](Query& q) { q.bind(2, outcome); });
   if (!changed) return std::unexpected(changed.error());
   for (const auto id : *changed) {
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "done", id, "dispatchd",
+    DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::done, id, "dispatchd",
                                     JsonOut().begin_object().field("outcome", to_sql(outcome)).end_object().str()}));
   }
   return {};
@@ -141,7 +141,7 @@ Result<std::int64_t> add_action(Database& db, const NewAction& a, Time now) {
     detail.field_if_set("recipient", a.recipient).field_if_set("recipient_written", a.recipient_written);
     detail.field_if_set("tool_server", a.tool_server).field_if_set("tool_name", a.tool_name);
     detail.raw("arguments", a.arguments).end_object();
-    DISPATCHD_TRY(append_audit(db, {at, "action", a.message_id, a.created_by, detail.str()}));
+    DISPATCHD_TRY(append_audit(db, {at, AuditKind::action, a.message_id, a.created_by, detail.str()}));
     return id;
   });
 }
@@ -307,7 +307,7 @@ Result<DeliveryResult> apply_delivery(Database& db, const DeliveryReport& report
       DISPATCHD_TRY(internal::record_send_pricing(db, id, message_id, *report.pricing, now));
     }
     detail.end_object();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "delivery", message_id, "dispatchd", detail.str()}));
+    DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::delivery, message_id, "dispatchd", detail.str()}));
     const bool confirmed = report.status == DeliveryStatus::sent || report.status == DeliveryStatus::delivered ||
                            report.status == DeliveryStatus::read;
     if (confirmed && (status == ActionStatus::sending || status == ActionStatus::unknown)) {

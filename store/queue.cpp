@@ -64,8 +64,8 @@ Result<void> close(Database& db, std::int64_t id, const Item& item, const std::s
   DISPATCHD_TRY(update->run());
   const auto detail =
       JsonOut().begin_object().field("escalation", id).field("resolution", resolution).end_object().str();
-  DISPATCHD_TRY(
-      append_audit(db, {format_time(now), "staff_" + std::string(to_sql(status)), item.message_id, who, detail}));
+  const AuditKind kind = status == EscalationStatus::resolved ? AuditKind::staff_resolved : AuditKind::staff_dismissed;
+  DISPATCHD_TRY(append_audit(db, {format_time(now), kind, item.message_id, who, detail}));
   return {};
 }
 
@@ -87,7 +87,7 @@ Result<std::int64_t> open_escalation(Database& db, const NewEscalation& e, Time 
     const std::int64_t id = *inserted;
     // The audit row names the message; the escalation id goes in the detail.
     DISPATCHD_TRY(append_audit(
-        db, {format_time(now), "escalation", e.message_id, "dispatchd",
+        db, {format_time(now), AuditKind::escalation, e.message_id, "dispatchd",
              JsonOut().begin_object().field("escalation", id).field("reason", to_sql(e.reason)).end_object().str()}));
     if (e.proposal) {
       NewAction proposal = *e.proposal;
@@ -124,7 +124,7 @@ Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& 
     update->bind(1, who).bind(2, format_time(now)).bind(3, id);
     DISPATCHD_TRY(update->run());
     const auto detail = JsonOut().begin_object().field("escalation", id).end_object().str();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "staff_claim", item->message_id, who, detail}));
+    DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::staff_claim, item->message_id, who, detail}));
     return {};
   });
 }
@@ -153,13 +153,15 @@ Result<std::int64_t> approve_escalation(Database& db, std::int64_t id, const std
       return std::unexpected(Error::refused("escalation " + std::to_string(id) + " has no proposed action to approve"));
     DISPATCHD_TRY(move_action(db, **proposal,
                               {ActionStatus::proposed, ActionStatus::approved, std::nullopt, std::nullopt}, now, who));
-    DISPATCHD_TRY(close(db, id, *item, who, EscalationStatus::resolved, "approved", now));
+    DISPATCHD_TRY(
+        close(db, id, *item, who, EscalationStatus::resolved, std::string(to_sql(Resolution::approved)), now));
     return **proposal;
   });
 }
 
 Result<std::int64_t> resolve_with_action(Database& db, std::int64_t id, const std::string& who, NewAction action,
-                                         const std::string& resolution, Time now) {
+                                         Resolution how, Time now) {
+  const std::string resolution(to_sql(how));
   return transaction<std::int64_t>(db, [&]() -> Result<std::int64_t> {
     auto item = load(db, id);
     if (!item) return std::unexpected(item.error());

@@ -42,7 +42,8 @@ struct NewEscalation {
 
 [[nodiscard]] Result<void> claim_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
 
-// `status` is resolved or dismissed; a pending proposal is rejected.
+// `status` is resolved or dismissed; a pending proposal is rejected. `resolution` is
+// to_sql(Resolution) for a resolved one, staff's note for a dismissed one.
 [[nodiscard]] Result<void> close_escalation(Database& db, std::int64_t id, const std::string& who,
                                             EscalationStatus status, const std::string& resolution, Time now);
 
@@ -50,8 +51,8 @@ struct NewEscalation {
 [[nodiscard]] Result<std::int64_t> approve_escalation(Database& db, std::int64_t id, const std::string& who, Time now);
 
 // Resolves the escalation with `action` (created by `who`, status approved), rejecting a
-// pending proposal; `resolution` says how ("edited", "replied"). Returns the action id.
+// pending proposal; `how` is its resolution (edited, replied). Returns the action id.
 [[nodiscard]] Result<std::int64_t> resolve_with_action(Database& db, std::int64_t id, const std::string& who,
-                                                       NewAction action, const std::string& resolution, Time now);
+                                                       NewAction action, Resolution how, Time now);
 
 }  // namespace dispatchd::store

@@ -15,7 +15,7 @@ SavedReply row_of(const Query& q) {
   return SavedReply{q.integer(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5)};
 }
 
-Result<void> audit_reply(Database& db, const std::string& event, std::int64_t id, const std::string& name,
+Result<void> audit_reply(Database& db, AuditKind event, std::int64_t id, const std::string& name,
                          const std::optional<std::string>& text, const std::string& actor, Time now) {
   JsonOut out;
   out.begin_object().field("saved_reply", id).field("name", name);
@@ -46,7 +46,7 @@ Result<std::int64_t> add_saved_reply(Database& db, const std::string& name, cons
     insert->bind(1, name).bind(2, text).bind(3, actor).bind(4, format_time(now));
     auto id = insert->inserted_id();
     if (!id) return std::unexpected(id.error());
-    DISPATCHD_TRY(audit_reply(db, "saved_reply_added", *id, name, text, actor, now));
+    DISPATCHD_TRY(audit_reply(db, AuditKind::saved_reply_added, *id, name, text, actor, now));
     return *id;
   });
 }
@@ -63,7 +63,7 @@ Result<void> change_saved_reply(Database& db, std::int64_t id, const std::string
     if (!*row) return std::unexpected(no_reply(id));
     const std::string name = update->text(0);
     DISPATCHD_TRY(update->run());  // to the end, as run() finishes a statement
-    return audit_reply(db, "saved_reply_changed", id, name, text, actor, now);
+    return audit_reply(db, AuditKind::saved_reply_changed, id, name, text, actor, now);
   });
 }
 
@@ -78,7 +78,7 @@ Result<void> remove_saved_reply(Database& db, std::int64_t id, const std::string
     if (!*row) return std::unexpected(no_reply(id));
     const std::string name = update->text(0);
     DISPATCHD_TRY(update->run());  // to the end, as run() finishes a statement
-    return audit_reply(db, "saved_reply_removed", id, name, std::nullopt, actor, now);
+    return audit_reply(db, AuditKind::saved_reply_removed, id, name, std::nullopt, actor, now);
   });
 }
 

@@ -7,8 +7,8 @@
 namespace dispatchd::store {
 namespace {
 
-Result<void> audit_account(Database& db, const std::string& event, const std::string& name, const std::string& actor,
-                           Time now, std::optional<bool> admin = std::nullopt) {
+Result<void> audit_account(Database& db, AuditKind event, const std::string& name, const std::string& actor, Time now,
+                           std::optional<bool> admin = std::nullopt) {
   JsonOut out;
   out.begin_object().field("account", name);
   if (admin) out.field("admin", *admin);
@@ -50,7 +50,7 @@ Result<void> add_staff(Database& db, const std::string& name, const std::string&
     upsert->bind(1, name).bind(2, token_hash).bind(3, format_time(now));
     DISPATCHD_TRY(upsert->run());
     if (upsert->changes() == 0) return std::unexpected(Error::refused("staff account " + name + " already exists"));
-    return audit_account(db, "staff_account_added", name, actor, now);
+    return audit_account(db, AuditKind::staff_account_added, name, actor, now);
   });
 }
 
@@ -65,7 +65,7 @@ Result<void> revoke_staff(Database& db, const std::string& name, const std::stri
     if (!sessions) return std::unexpected(sessions.error());
     sessions->bind(1, name);
     DISPATCHD_TRY(sessions->run());
-    return audit_account(db, "staff_account_revoked", name, actor, now);
+    return audit_account(db, AuditKind::staff_account_revoked, name, actor, now);
   });
 }
 
@@ -76,7 +76,7 @@ Result<void> set_staff_admin(Database& db, const std::string& name, bool admin, 
     update->bind(1, admin ? 1 : 0).bind(2, name);
     DISPATCHD_TRY(update->run());
     if (update->changes() == 0) return std::unexpected(Error::not_found("no active staff account " + name));
-    return audit_account(db, "staff_account_admin", name, actor, now, admin);
+    return audit_account(db, AuditKind::staff_account_admin, name, actor, now, admin);
   });
 }
 
@@ -122,7 +122,7 @@ Result<void> open_session(Database& db, const std::string& id_hash, const std::s
     insert->bind(1, id_hash).bind(2, name).bind(3, csrf).bind(4, format_time(now));
     DISPATCHD_TRY(insert->run());
     if (insert->changes() == 0) return std::unexpected(Error::not_found("no active staff account " + name));
-    return audit_account(db, "staff_login", name, name, now);
+    return audit_account(db, AuditKind::staff_login, name, name, now);
   });
 }
 
@@ -161,7 +161,7 @@ Result<void> close_session(Database& db, const std::string& id_hash, Time now) {
     if (!remove) return std::unexpected(remove.error());
     remove->bind(1, id_hash);
     DISPATCHD_TRY(remove->run());
-    return audit_account(db, "staff_logout", **name, **name, now);
+    return audit_account(db, AuditKind::staff_logout, **name, **name, now);
   });
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // The states and codes the store writes as text. Their SQL text is the audit contract
 // (docs/sql.md's views: v_attempts.verdict, v_messages.outcome, v_actions.status,
-// v_escalations.reason and status), so each enum has exactly one table to and from it,
-// here; code passes the enums, and a typo in a state does not compile.
+// v_escalations.reason, status and resolution, v_audit.event), so each enum has exactly one
+// table to and from it, here; code passes the enums, and a typo in a state does not compile.
 //
 //   to_sql(e)          the text stored for e
 //   from_sql<E>(text)  the enum for a stored text; nullopt for any other text
@@ -63,6 +63,47 @@ enum class ToolKind { http, mcp };
 // something unreadable (bad_answer), or never made (disabled: the action is not pinned to a
 // compatible tool).
 enum class ToolOutcome { ok, tool_error, rejected, unavailable, timed_out, bad_answer, disabled };
+
+// How staff resolved an escalation (v_escalations.resolution of a resolved one): approved
+// its proposal as it was, edited it, or wrote their own reply. A dismissed escalation's
+// resolution is staff's note instead, free text.
+enum class Resolution { approved, edited, replied };
+
+// What an audit row records (v_audit.event; docs/sql.md lists each with its detail). A row
+// keeps its kind as text, and the chain commits to that text: a row written by a newer
+// version may name a kind this one does not know, and still verifies and lists.
+enum class AuditKind {
+  received,
+  attempt,
+  decided,
+  done,
+  escalation,
+  action,
+  delivery,
+  staff_claim,
+  staff_resolved,
+  staff_dismissed,
+  staff_release,
+  staff_takeover,
+  staff_reassign,
+  escalation_breached,
+  staff_note,
+  staff_account_added,
+  staff_account_revoked,
+  staff_account_admin,
+  saved_reply_added,
+  saved_reply_changed,
+  saved_reply_removed,
+  staff_login,
+  staff_logout,
+  tool_call,
+  templates_refreshed,
+  template_status,
+  template_category,
+  config_reload,
+  chain_migrated,
+  erased,
+};
 
 template <typename E>
 struct SqlNames;
@@ -170,6 +211,51 @@ struct SqlNames<EscalationStatus> {
       {EscalationStatus::claimed, "claimed"},
       {EscalationStatus::resolved, "resolved"},
       {EscalationStatus::dismissed, "dismissed"},
+  }};
+};
+
+template <>
+struct SqlNames<Resolution> {
+  static constexpr std::array<std::pair<Resolution, std::string_view>, 3> table{{
+      {Resolution::approved, "approved"},
+      {Resolution::edited, "edited"},
+      {Resolution::replied, "replied"},
+  }};
+};
+
+template <>
+struct SqlNames<AuditKind> {
+  static constexpr std::array<std::pair<AuditKind, std::string_view>, 30> table{{
+      {AuditKind::received, "received"},
+      {AuditKind::attempt, "attempt"},
+      {AuditKind::decided, "decided"},
+      {AuditKind::done, "done"},
+      {AuditKind::escalation, "escalation"},
+      {AuditKind::action, "action"},
+      {AuditKind::delivery, "delivery"},
+      {AuditKind::staff_claim, "staff_claim"},
+      {AuditKind::staff_resolved, "staff_resolved"},
+      {AuditKind::staff_dismissed, "staff_dismissed"},
+      {AuditKind::staff_release, "staff_release"},
+      {AuditKind::staff_takeover, "staff_takeover"},
+      {AuditKind::staff_reassign, "staff_reassign"},
+      {AuditKind::escalation_breached, "escalation_breached"},
+      {AuditKind::staff_note, "staff_note"},
+      {AuditKind::staff_account_added, "staff_account_added"},
+      {AuditKind::staff_account_revoked, "staff_account_revoked"},
+      {AuditKind::staff_account_admin, "staff_account_admin"},
+      {AuditKind::saved_reply_added, "saved_reply_added"},
+      {AuditKind::saved_reply_changed, "saved_reply_changed"},
+      {AuditKind::saved_reply_removed, "saved_reply_removed"},
+      {AuditKind::staff_login, "staff_login"},
+      {AuditKind::staff_logout, "staff_logout"},
+      {AuditKind::tool_call, "tool_call"},
+      {AuditKind::templates_refreshed, "templates_refreshed"},
+      {AuditKind::template_status, "template_status"},
+      {AuditKind::template_category, "template_category"},
+      {AuditKind::config_reload, "config_reload"},
+      {AuditKind::chain_migrated, "chain_migrated"},
+      {AuditKind::erased, "erased"},
   }};
 };
 

@@ -65,8 +65,8 @@ Result<void> template_remove(Database& db, const TemplateKey& key) {
   return q->run();
 }
 
-Result<void> template_audit(Database& db, std::string_view event, const std::string& detail, Time now) {
-  auto appended = append_audit(db, {format_time(now), std::string(event), std::nullopt, "dispatchd", detail});
+Result<void> template_audit(Database& db, AuditKind event, const std::string& detail, Time now) {
+  auto appended = append_audit(db, {format_time(now), event, std::nullopt, "dispatchd", detail});
   if (!appended) return std::unexpected(appended.error());
   return {};
 }
@@ -133,7 +133,7 @@ Result<TemplatesReplaced> replace_templates(Database& db, const std::string& wab
       JsonOut detail;
       detail.begin_object().field("waba", waba_id).field("added", counts.added).field("changed", counts.changed);
       detail.field("removed", counts.removed).field("templates", static_cast<std::int64_t>(templates.size()));
-      DISPATCHD_TRY(template_audit(db, "templates_refreshed", detail.end_object().str(), now));
+      DISPATCHD_TRY(template_audit(db, AuditKind::templates_refreshed, detail.end_object().str(), now));
     }
     return counts;
   });
@@ -145,7 +145,7 @@ Result<bool> set_template_status(Database& db, const std::string& name, const st
     auto old = template_change_column(db, "status", name, language, to_sql(status), now);
     if (!old) return std::unexpected(old.error());
     if (!*old) return false;
-    DISPATCHD_TRY(template_audit(db, "template_status",
+    DISPATCHD_TRY(template_audit(db, AuditKind::template_status,
                                  template_change_detail(name, language, **old, to_sql(status), detail), now));
     return true;
   });
@@ -157,7 +157,7 @@ Result<bool> set_template_category(Database& db, const std::string& name, const 
     auto old = template_change_column(db, "category", name, language, to_sql(category), now);
     if (!old) return std::unexpected(old.error());
     if (!*old) return false;
-    DISPATCHD_TRY(template_audit(db, "template_category",
+    DISPATCHD_TRY(template_audit(db, AuditKind::template_category,
                                  template_change_detail(name, language, **old, to_sql(category), {}), now));
     return true;
   });

@@ -23,7 +23,7 @@ Result<std::int64_t> record_tool_call(Database& db, const ToolCallRecord& c, Tim
     detail.begin_object().field("action", c.action).field("kind", to_sql(c.kind)).field_if_set("server", c.server);
     detail.field("tool", c.tool).field("outcome", to_sql(c.outcome)).field("duration_ms", c.duration_ms);
     detail.field("result_bytes", c.result_bytes).field_if_set("action_id", c.action_id).end_object();
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "tool_call", c.message_id, "dispatchd", detail.str()}));
+    DISPATCHD_TRY(append_audit(db, {format_time(now), AuditKind::tool_call, c.message_id, "dispatchd", detail.str()}));
     return *inserted;
   });
 }

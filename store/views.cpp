@@ -184,8 +184,10 @@ Result<std::vector<EscalationEvent>> escalation_events(Database& db, std::int64_
     if (!status) return std::unexpected(status.error());
     const auto reason = q.state<EscalationReason>(5);
     if (!reason) return std::unexpected(reason.error());
-    return EscalationEvent{q.integer(0), q.text(1) == "escalation", q.integer(2), *status, q.optional_text(4), *reason,
-                           q.text(1)};
+    const auto change = q.state<AuditKind>(1);
+    if (!change) return std::unexpected(change.error());
+    return EscalationEvent{
+        q.integer(0), *change == AuditKind::escalation, q.integer(2), *status, q.optional_text(4), *reason, *change};
   });
 }
 
@@ -207,8 +209,9 @@ Result<std::vector<AuditRow>> list_audit(Database& db, std::optional<std::int64_
   if (!query) return std::unexpected(query.error());
   query->bind(1, message_id).bind(2, since);
   return collect<AuditRow>(*query, [](const Query& q) {
-    return AuditRow{q.integer(0), q.text(1), q.text(2), q.optional_integer(3),
-                    q.text(4),    q.text(5), q.text(6), q.text(7)};
+    return AuditRow{
+        q.integer(0), q.text(1), q.text(2), from_sql<AuditKind>(q.text(2)), q.optional_integer(3), q.text(4),
+        q.text(5),    q.text(6), q.text(7)};
   });
 }
 

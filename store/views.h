@@ -123,7 +123,7 @@ struct EscalationEvent {
   EscalationStatus status = EscalationStatus::open;
   std::optional<std::string> assignee;
   EscalationReason reason = EscalationReason::contract_failed;
-  std::string change;  // the audit event: escalation, staff_claim, staff_takeover, staff_note, ...
+  std::optional<AuditKind> change;  // the audit event: escalation, staff_claim, staff_takeover, staff_note, ...
 };
 
 // At most `limit` escalation events in audit rows (after, up_to], in order.
@@ -136,7 +136,8 @@ struct EscalationEvent {
 struct AuditRow {
   std::int64_t id = 0;
   std::string at;
-  std::string event;
+  std::string event;              // as stored, what auditors read and the chain commits to
+  std::optional<AuditKind> kind;  // nullopt: a kind this dispatchd does not know (a newer one's)
   std::optional<std::int64_t> message_id;
   std::string actor;
   std::string detail;  // JSON

@@ -243,7 +243,8 @@ Result<EraseResult> erase_in_transaction(Database& db, const EraseRequest& reque
     }
     auto erased = erase_rows(db, s);
     if (!erased) return std::unexpected(erased.error());
-    DISPATCHD_TRY(append_audit(db, {format_time(now), "erased", std::nullopt, request.actor, erased_detail(*erased)}));
+    DISPATCHD_TRY(
+        append_audit(db, {format_time(now), AuditKind::erased, std::nullopt, request.actor, erased_detail(*erased)}));
     erased->audit_id = internal::Access::audit_tail(db) ? internal::Access::audit_tail(db)->id : 0;
     return erased;
   });

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "daemon/escalation_events.h"
 #include "staff/decisions.h"
@@ -32,17 +33,19 @@ TEST_CASE("escalation events: the SSE wire format", "[events]") {
     store::EscalationEvent event;
     std::string expected;
   };
-  const Row rows[] = {
-      {{7, true, 3, store::EscalationStatus::open, std::nullopt, store::EscalationReason::contract_failed},
+  const std::vector<Row> rows = {
+      {{7, true, 3, store::EscalationStatus::open, std::nullopt, store::EscalationReason::contract_failed,
+        std::nullopt},
        "id: 7\nevent: escalation.created\ndata: "
        R"({"escalation_id":3,"status":"open","assignee":null,"reason":"contract_failed"})"
        "\n\n"},
-      {{9, false, 3, store::EscalationStatus::claimed, "ana", store::EscalationReason::contract_failed},
+      {{9, false, 3, store::EscalationStatus::claimed, "ana", store::EscalationReason::contract_failed, std::nullopt},
        "id: 9\nevent: escalation.updated\ndata: "
        R"({"escalation_id":3,"status":"claimed","assignee":"ana","reason":"contract_failed"})"
        "\n\n"},
       // A name is data, JSON-escaped: it cannot end the event or start another line.
-      {{10, false, 3, store::EscalationStatus::claimed, "a\n\ndata: x", store::EscalationReason::needs_approval},
+      {{10, false, 3, store::EscalationStatus::claimed, "a\n\ndata: x", store::EscalationReason::needs_approval,
+        std::nullopt},
        "id: 10\nevent: escalation.updated\ndata: "
        R"({"escalation_id":3,"status":"claimed","assignee":"a\n\ndata: x","reason":"needs_approval"})"
        "\n\n"},
@@ -50,7 +53,7 @@ TEST_CASE("escalation events: the SSE wire format", "[events]") {
   for (const auto& row : rows) CHECK(daemon::sse_event(row.event) == row.expected);
   // An event read from the audit trail names the change.
   CHECK(daemon::sse_event({11, false, 3, store::EscalationStatus::claimed, "bo",
-                           store::EscalationReason::contract_failed, "staff_takeover"}) ==
+                           store::EscalationReason::contract_failed, store::AuditKind::staff_takeover}) ==
         "id: 11\nevent: escalation.updated\ndata: "
         R"({"escalation_id":3,"status":"claimed","assignee":"bo","reason":"contract_failed","change":"staff_takeover"})"
         "\n\n");

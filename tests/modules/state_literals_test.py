@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """No code outside store/ compares a stored state to a string literal: states, outcomes,
-verdicts, statuses, reasons and decision kinds are store/states.h's enums (or a module's own
-enum), compared as enums; their text is the store's business (to_sql / from_sql).
+verdicts, statuses, reasons, decision kinds, audit event kinds, resolutions and hand-over
+rules are store/states.h's enums (or a module's own enum), compared as enums; their text is
+the store's business (to_sql / from_sql).
 
 Flagged, in the C++ of every folder but store/, tests/, bench/ and fuzz/: a comparison
 (== or !=) between a string literal and a name or member called state, outcome, verdict,
-status, reason or kind, or an element of a metric's `labels`, in either order, and a search
+status, reason, kind, event, change, resolution or rule, or an element of a metric's `labels`, in either order, and a search
 for a literal by such a member (std::ranges::find(rows, "sent", &Row::status)). Parsing a
 provider's wire text into an enum is done with from_sql (or a table), never by comparing a
 member named so; comments and the literals inside other strings are not code.
@@ -18,7 +19,7 @@ import re
 import sys
 
 EXCLUDED = ("store", "tests", "bench", "fuzz", "build")
-NAMES = r"(?:state|outcome|verdict|status|reason|kind|labels\s*\[\s*\d+\s*\])"
+NAMES = r"(?:state|outcome|verdict|status|reason|kind|event|change|resolution|rule|labels\s*\[\s*\d+\s*\])"
 OPERAND = rf"(?:[\w\]\)]+\s*(?:\.|->)\s*)*{NAMES}(?:\s*\(\s*\))?"
 LITERAL = r'"(?:[^"\\]|\\.)*"'
 COMPARISON = re.compile(rf"(?<![\w.>]){OPERAND}\s*[!=]=\s*{LITERAL}|{LITERAL}\s*[!=]=\s*{OPERAND}(?![\w(])"
@@ -66,6 +67,10 @@ BAD = [
     'const bool final = status == "sent" || status == "failed";',
     'if (item->status() == "claimed") return;',
     'const auto p = std::ranges::find(item->actions, "proposed", &store::ActionRow::status);',
+    'if (row.event == "staff_note") notes.push_back(row);',
+    'if (e.resolution == "approved") ++approved;',
+    'const bool created = event.change == "escalation";',
+    'if (h.rule != "holder") out += " by rule";',
 ]
 GOOD = [
     'if (a.row.status == store::ActionStatus::sent) f.sent.push_back(a.row.id);',
@@ -75,6 +80,7 @@ GOOD = [
     'const auto status = store::from_sql<store::ActionStatus>(text);',
     'if (response.status_code == 200) return;',
     'if (name == "status") return;',
+    'if (row.kind == store::AuditKind::staff_note) notes.push_back(row);',
 ]
 
 

@@ -131,10 +131,10 @@ TEST_CASE("handover: the holder releases, the item is open again and anyone may 
   auto item = store::show_escalation(d.f.db, d.f.escalation);
   REQUIRE(item);
   REQUIRE(item->hand_overs.size() == 1);
-  CHECK(item->hand_overs[0].kind == "release");
+  CHECK(item->hand_overs[0].kind == store::HandOverKind::release);
   CHECK(item->hand_overs[0].from == "luis");
   CHECK_FALSE(item->hand_overs[0].to);
-  CHECK(item->hand_overs[0].rule == "holder");
+  CHECK(item->hand_overs[0].rule == store::HandOverRule::holder);
   CHECK(item->hand_overs[0].note == "off shift");
 }
 
@@ -190,7 +190,7 @@ TEST_CASE("handover: an admin reassigns to an active account only", "[staff][han
   REQUIRE(item->hand_overs.size() == 1);
   CHECK(item->hand_overs[0].from == "luis");
   CHECK(item->hand_overs[0].to == "ana");
-  CHECK(item->hand_overs[0].rule == "admin");
+  CHECK(item->hand_overs[0].rule == store::HandOverRule::admin);
 }
 
 TEST_CASE("handover: notes are stored, audited, never in the outbox, and allowed on closed items",

@@ -55,7 +55,7 @@ class History {
     auto e = store::open_escalation(m_db, {id, store::EscalationReason::model_escalated, "{}", {}, {}}, at + 1s);
     REQUIRE(e);
     REQUIRE(store::finish(m_db, id, store::Outcome::escalated, at + 2s));
-    REQUIRE(store::resolve_with_action(m_db, *e, "ana", reply(id), "replied", at + 3s));
+    REQUIRE(store::resolve_with_action(m_db, *e, "ana", reply(id), store::Resolution::replied, at + 3s));
     return id;
   }
   // Everything at once, as the newest message: an attempt, an escalation resolved by a
@@ -67,7 +67,7 @@ class History {
     auto e = store::open_escalation(m_db, {id, store::EscalationReason::model_escalated, "{}", {}, {}}, at + 1s);
     REQUIRE(e);
     REQUIRE(store::finish(m_db, id, store::Outcome::escalated, at + 2s));
-    REQUIRE(store::resolve_with_action(m_db, *e, "ana", reply(id), "replied", at + 3s));
+    REQUIRE(store::resolve_with_action(m_db, *e, "ana", reply(id), store::Resolution::replied, at + 3s));
     REQUIRE(store::add_note(m_db, *e, "ana", "replied by phone too", at + 3s));
     send(at + 4s);
     return id;
@@ -399,8 +399,8 @@ TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to afte
   }
   std::string head = store::k_audit_genesis;
   for (int id = 1; id <= 4; ++id) {
-    const store::AuditEvent event{store::format_time((id < 4 ? k_day1 : k_day2) + id * 1min), "config_reload",
-                                  std::nullopt, "dispatchd", R"({"n":)" + std::to_string(id) + "}"};
+    const store::AuditRecord event{store::format_time((id < 4 ? k_day1 : k_day2) + id * 1min), "config_reload",
+                                   std::nullopt, "dispatchd", R"({"n":)" + std::to_string(id) + "}"};
     const auto hash = store::legacy_row_hash(head, id, event);
     REQUIRE(test::exec(db, "INSERT INTO audit (id, at, event, message_id, actor, detail, prev_hash, hash) VALUES (" +
                                std::to_string(id) + ", '" + event.at + "', '" + event.event + "', NULL, '" +

@@ -90,7 +90,8 @@ TEST_CASE("0013: an existing chain is verified, re-hashed with salted digests, v
             .value() == 1);
   // The details themselves are unchanged, and new events follow the new formula.
   CHECK(test::query_int(old.db, R"(SELECT count(*) FROM audit WHERE id = 3 AND detail = '{"n":3}')").value() == 1);
-  REQUIRE(store::record_event(old.db, {k_digest_now, "config_reload", std::nullopt, "dispatchd", "{}"}));
+  REQUIRE(
+      store::record_event(old.db, {k_digest_now, store::AuditKind::config_reload, std::nullopt, "dispatchd", "{}"}));
   CHECK(old.verify().events == 7);
   CHECK_FALSE(old.verify().first_broken);
 }
@@ -139,8 +140,8 @@ store::AuditCheck tampered_digest(int rows, const std::string& sql) {
   OldChain old(0);
   REQUIRE(store::migrate(old.db, shipped(), k_digest_now));
   for (int i = 1; i <= rows; ++i)
-    REQUIRE(store::record_event(
-        old.db, {k_digest_now, "received", std::nullopt, "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
+    REQUIRE(store::record_event(old.db, {k_digest_now, store::AuditKind::received, std::nullopt, "dispatchd",
+                                         R"({"n":)" + std::to_string(i) + "}"}));
   REQUIRE(old.verify().events == rows);
   REQUIRE_FALSE(old.verify().first_broken);
   REQUIRE(test::exec(old.db, sql));
@@ -191,8 +192,8 @@ TEST_CASE("0013: tampering is still detected through the digest and the hash", "
 TEST_CASE("0013: the trigger allows only an erasure's change", "[audit]") {
   OldChain old(0);
   REQUIRE(store::migrate(old.db, shipped(), k_digest_now));
-  REQUIRE(
-      store::record_event(old.db, {k_digest_now, "received", std::nullopt, "dispatchd", R"({"phone":"34600111222"})"}));
+  REQUIRE(store::record_event(
+      old.db, {k_digest_now, store::AuditKind::received, std::nullopt, "dispatchd", R"({"phone":"34600111222"})"}));
   CHECK_FALSE(test::exec(old.db, "UPDATE audit SET detail = '{}' WHERE id = 1"));
   CHECK_FALSE(test::exec(old.db, "UPDATE audit SET salt = NULL, detail = '{}' WHERE id = 1"));
   CHECK_FALSE(

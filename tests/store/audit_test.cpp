@@ -3,6 +3,7 @@
 #include "store/audit.h"
 #include "store/migrations.h"
 #include "store/transaction.h"
+#include "store/views.h"
 #include "tests/store/store_fixture.h"
 #include "tests/store/temp_dir.h"
 #include "tests/support/raw_sql.h"
@@ -19,8 +20,8 @@ store::Database trail(const test::TempDir& dir, int events) {
   REQUIRE(store::migrate(*db, test::shipped_migrations(), "2026-11-30T12:00:00Z"));
   for (int i = 1; i <= events; ++i) {
     REQUIRE(test::exec(*db, "BEGIN"));
-    REQUIRE(store::append_audit(*db, {"2026-11-30T12:00:0" + std::to_string(i % 10) + "Z", "received", std::nullopt,
-                                      "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
+    REQUIRE(store::append_audit(*db, {"2026-11-30T12:00:0" + std::to_string(i % 10) + "Z", store::AuditKind::received,
+                                      std::nullopt, "dispatchd", R"({"n":)" + std::to_string(i) + "}"}));
     REQUIRE(test::exec(*db, "COMMIT"));
   }
   return std::move(*db);
@@ -54,6 +55,28 @@ TEST_CASE("audit: a clean trail verifies, and each row chains to the previous", 
             .value() == 1);
 }
 
+// A newer dispatchd may write a kind this one does not know: the row still verifies and
+// lists, as stored, with no kind; the known ones list with theirs.
+TEST_CASE("audit: a row of a kind this dispatchd does not know verifies and lists", "[audit]") {
+  test::TempDir dir;
+  auto db = trail(dir, 2);
+  REQUIRE(test::record_named_event(db, {"2026-12-01T12:00:00Z", "invoice_sent", std::nullopt, "dispatchd", "{}"}));
+  REQUIRE(store::record_event(
+      db, {"2026-12-01T12:00:01Z", store::AuditKind::config_reload, std::nullopt, "dispatchd", R"({"catalog":"x"})"}));
+  const auto check = store::verify_audit(db);
+  REQUIRE(check);
+  CHECK(check->events == 4);
+  CHECK_FALSE(check->first_broken);
+  auto rows = store::list_audit(db, std::nullopt, std::nullopt);
+  REQUIRE(rows);
+  REQUIRE(rows->size() == 4);
+  CHECK(rows->at(0).kind == store::AuditKind::received);
+  CHECK(rows->at(2).event == "invoice_sent");
+  CHECK_FALSE(rows->at(2).kind);
+  CHECK(rows->at(3).event == "config_reload");
+  CHECK(rows->at(3).kind == store::AuditKind::config_reload);
+}
+
 TEST_CASE("audit: the table refuses UPDATE unless the trigger is dropped", "[audit]") {
   test::TempDir dir;
   auto db = trail(dir, 2);
@@ -80,12 +103,12 @@ TEST_CASE("audit: a row re-hashed by hand still breaks the next link", "[audit]"
 
 namespace {
 
-store::AuditEvent event(const std::string& name) {
+store::AuditRecord event(const std::string& name) {
   return {"2026-12-01T12:00:00Z", name, std::nullopt, "dispatchd", "{}"};
 }
 
 store::Result<void> append(store::Database& db, const std::string& name) {
-  auto appended = store::append_audit(db, event(name));
+  auto appended = test::append_named_event(db, event(name));
   if (!appended) return std::unexpected(appended.error());
   return {};
 }
@@ -126,8 +149,8 @@ TEST_CASE("audit: the remembered tail never skips a row rolled back or written b
   verified(db, 5);
 
   // Another connection appends between our transactions.
-  REQUIRE(store::record_event(*other, event("from dispatchctl")));
-  REQUIRE(store::record_event(db, event("ours again")));
+  REQUIRE(test::record_named_event(*other, event("from dispatchctl")));
+  REQUIRE(test::record_named_event(db, event("ours again")));
   verified(db, 7);
   CHECK(test::query_int(db, "SELECT count(*) FROM audit WHERE event = 'undone'").value() == 0);
 }

@@ -125,7 +125,7 @@ void seed(store::Database& db, const Customer& c, store::Time now) {
                                       .recipient = c.number,
                                       .body = "staff " + c.marker,
                                       .created_by = "ana"},
-                                     "replied", now + 2s));
+                                     store::Resolution::replied, now + 2s));
   send_next(db, "wamid.out" + c.number + ".2", now + 3s);
 }
 

@@ -48,7 +48,7 @@ struct Fixture {
          .recipient = std::string(k_ana),
          .body = "Ya va.",
          .created_by = "luis"},
-        "replied", k_t0 + 3s);
+        store::Resolution::replied, k_t0 + 3s);
     REQUIRE(reply);
     ana_reply = *reply;
     ana_chat = message("whatsapp", "wamid.A2", "c-ana-1", k_ana, "gracias", k_t0 + 1h);

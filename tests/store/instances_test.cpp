@@ -417,7 +417,7 @@ TEST_CASE("instances: concurrent writers append one audit chain that verifies", 
   constexpr int k_events = 200;
   const auto errors = run_instances(dir, 3, [&](store::Database& mine, std::size_t i) -> std::string {
     for (int n = 0; n < k_events; ++n) {
-      const store::AuditEvent event{store::format_time(k_t0), "config_reload", std::nullopt,
+      const store::AuditEvent event{store::format_time(k_t0), store::AuditKind::config_reload, std::nullopt,
                                     "instance-" + std::to_string(i), "{\"n\":" + std::to_string(n) + "}"};
       if (auto ok = store::record_event(mine, event); !ok) return ok.error().message;
     }

@@ -370,8 +370,8 @@ TEST_CASE("migrate_store rolls the target back when the source is written to dur
     if (wrote) return;
     wrote = true;
     // A daemon still running: its commit lands after the snapshot began.
-    REQUIRE(store::record_event(*daemon,
-                                {store::format_time(k_start + 80h), "config_reload", std::nullopt, "dispatchd", "{}"}));
+    REQUIRE(store::record_event(*daemon, {store::format_time(k_start + 80h), store::AuditKind::config_reload,
+                                          std::nullopt, "dispatchd", "{}"}));
   };
   const auto moved = move_store(source, target, options);
   REQUIRE(wrote);

@@ -252,7 +252,7 @@ TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain 
   // Rows as the store wrote them then (the formula before 0013's salted digest).
   std::string prev = store::k_audit_genesis;
   for (int i = 1; i <= 5; ++i) {
-    const store::AuditEvent event{k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"};
+    const store::AuditRecord event{k_now, "received", std::nullopt, "dispatchd", "{\"n\":" + std::to_string(i) + "}"};
     const std::string hash = store::legacy_row_hash(prev, i, event);
     REQUIRE(test::exec(db, "INSERT INTO audit(id, at, event, actor, detail, prev_hash, hash) VALUES (" +
                                std::to_string(i) + ", '" + k_now + "', 'received', 'dispatchd', '" + event.detail +
@@ -269,7 +269,7 @@ TEST_CASE("migrate: 0004 rebuilds the audit table with every row, and the chain 
   CHECK(check->events == 6);  // and 0013's chain_migrated
   CHECK_FALSE(check->first_broken);
   CHECK_FALSE(test::exec(db, "UPDATE audit SET actor = 'mallory' WHERE id = 2"));  // still append-only
-  REQUIRE(store::record_event(db, {k_now, "received", std::nullopt, "dispatchd", "{\"n\":6}"}));
+  REQUIRE(store::record_event(db, {k_now, store::AuditKind::received, std::nullopt, "dispatchd", "{\"n\":6}"}));
   CHECK(store::verify_audit(db)->events == 7);
 }
 

@@ -122,10 +122,10 @@ TEST_CASE("queue: a staff action replaces the proposal, which ends rejected", "[
                          .arguments = R"({"text":"Done, sorry for the wait."})",
                          .recipient = "15551234567",
                          .body = "Done, sorry for the wait."};
-  auto refused = store::resolve_with_action(f.db, f.escalation, "luis", reply, "replied", k_t0 + 3s);
+  auto refused = store::resolve_with_action(f.db, f.escalation, "luis", reply, store::Resolution::replied, k_t0 + 3s);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message == "escalation " + std::to_string(f.escalation) + " is claimed by ana");
-  auto action = store::resolve_with_action(f.db, f.escalation, "ana", reply, "replied", k_t0 + 4s);
+  auto action = store::resolve_with_action(f.db, f.escalation, "ana", reply, store::Resolution::replied, k_t0 + 4s);
   REQUIRE(action);
   CHECK(test::query_int(f.db, "SELECT count(*) FROM v_actions WHERE status = 'rejected' AND action = 'send_message'")
             .value() == 1);

@@ -72,7 +72,7 @@ struct RoundFixture {
   }
   long long committed_events() { return test::query_int(*observer, "SELECT count(*) FROM audit").value(); }
   store::Result<void> event(const std::string& name) {
-    return store::record_event(*db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
+    return test::record_named_event(*db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
   }
 
   TempDir dir;

@@ -308,7 +308,7 @@ TEST_CASE("round: the syncer thread checkpoints a grown WAL, off the loop", "[ro
   const std::string detail = "{\"pad\":\"" + std::string(16 * 1024, 'x') + "\"}";
   bool synced = false;
   for (int i = 0; i < 400 && f.round->stats().checkpoints == 0; ++i) {
-    REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
+    REQUIRE(test::record_named_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
     synced = false;
     store::after_commit(*f.db, [&](bool durable) { synced = durable; });
     f.round->commit();
@@ -331,7 +331,7 @@ TEST_CASE("round: the WAL is checkpointed per 1000 pages written, not after ever
   const std::string detail = "{\"pad\":\"" + std::string(16 * 1024, 'x') + "\"}";
   constexpr int k_commits = 600;  // about 6 pages each: a few thousand pages in all
   for (int i = 0; i < k_commits; ++i) {
-    REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
+    REQUIRE(test::record_named_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
     bool synced = false;
     store::after_commit(*f.db, [&](bool durable) { synced = durable; });
     f.round->commit();
@@ -355,7 +355,7 @@ TEST_CASE("round: under commits that never pause the WAL still starts over", "[r
   int last = 0;
   int written = 0;
   while (restarts < 2 && written < 20000) {
-    REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
+    REQUIRE(test::record_named_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
     store::after_commit(*f.db, [&](bool durable) { synced += durable ? 1 : 0; });
     f.round->commit();
     ++written;
@@ -387,7 +387,7 @@ TEST_CASE("round: after steady commits the WAL starts over once they pause", "[r
   // more than the 1000 pages that make a pause's checkpoint due.
   while (written < k_burst || f.round->stats().wal_pages <= 1000) {
     REQUIRE(written < 20 * k_burst);
-    REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
+    REQUIRE(test::record_named_event(*f.db, {"2026-12-01T12:00:01Z", "padding", std::nullopt, "dispatchd", detail}));
     store::after_commit(*f.db, [&](bool durable) { synced += durable ? 1 : 0; });
     f.round->commit();
     ++written;
@@ -400,7 +400,7 @@ TEST_CASE("round: after steady commits the WAL starts over once they pause", "[r
   const auto paused = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   f.run_until([&] { return std::chrono::steady_clock::now() > paused; });
   // ...and the next write starts the WAL over.
-  REQUIRE(store::record_event(*f.db, {"2026-12-01T12:00:02Z", "padding", std::nullopt, "dispatchd", detail}));
+  REQUIRE(test::record_named_event(*f.db, {"2026-12-01T12:00:02Z", "padding", std::nullopt, "dispatchd", detail}));
   bool done = false;
   store::after_commit(*f.db, [&](bool durable) { done = durable; });
   f.round->commit();

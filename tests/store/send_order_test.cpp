@@ -189,7 +189,7 @@ TEST_CASE("send order: the holding reply leaves before staff's answer to the esc
        [](store::Database& db, std::int64_t escalation, std::int64_t message) {
          return store::resolve_with_action(db, escalation, "ana",
                                            SendOrderFixture::reply(message, k_order_customer, "It ships today."),
-                                           "replied", k_t0)
+                                           store::Resolution::replied, k_t0)
              .value();
        }},
   };

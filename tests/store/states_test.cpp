@@ -105,3 +105,35 @@ TEST_CASE("states: a delivery status reads back from its text, any other text is
   CHECK(store::from_sql<store::DeliveryStatus>("sent") == store::DeliveryStatus::sent);
   CHECK_FALSE(store::from_sql<store::DeliveryStatus>("deleted"));
 }
+
+namespace {
+
+// The first column's `code` values of the rows (not the header) of the table under `heading`
+// in a docs page.
+std::set<std::string> documented(const std::string& page, const std::string& heading) {
+  const std::string text = test::read_file(test::source_path(page));
+  const auto at = text.find("\n" + heading + "\n");
+  REQUIRE(at != std::string::npos);
+  const auto rows = text.find("\n|---", at);
+  REQUIRE(rows != std::string::npos);
+  const auto end = text.find("\n## ", at + 1);
+  const std::string section = text.substr(rows + 1, end == std::string::npos ? std::string::npos : end - rows - 1);
+  std::set<std::string> out;
+  const std::regex row(R"(\n\| `([a-z_]+)` \|)");
+  for (auto it = std::sregex_iterator(section.begin(), section.end(), row); it != std::sregex_iterator(); ++it)
+    out.insert((*it)[1]);
+  return out;
+}
+
+}  // namespace
+
+// The audit trail has no CHECK list (a newer version may add kinds an older one must still
+// list): its contract is docs/sql.md's table, one row a kind.
+TEST_CASE("states: the audit kinds are exactly docs/sql.md's table of audit event kinds", "[store]") {
+  CHECK(names<store::AuditKind>() == documented("docs/sql.md", "## Audit event kinds"));
+}
+
+TEST_CASE("states: a resolution reads back from its text, a dismissal's note is none", "[store]") {
+  CHECK(names<store::Resolution>() == std::set<std::string>{"approved", "edited", "replied"});
+  CHECK_FALSE(store::from_sql<store::Resolution>("not for us"));
+}

@@ -40,7 +40,7 @@ void fill_the_disk(store::Database& db) {
 }
 
 store::Result<void> write_event(store::Database& db, const std::string& name) {
-  return store::record_event(db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
+  return test::record_named_event(db, {"2026-12-01T12:00:01Z", name, std::nullopt, "dispatchd", "{}"});
 }
 
 }  // namespace

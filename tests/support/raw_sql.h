@@ -3,8 +3,10 @@
 // rows the way an auditor would. The product has no such call outside store/ (the store
 // answers by name: tests/modules/layers_test.py holds that); tests may.
 
+#include <string>
 #include <string_view>
 
+#include "store/audit.h"
 #include "store/database.h"
 #include "store/error.h"
 
@@ -15,5 +17,12 @@ namespace dispatchd::test {
 
 // Runs a query returning one integer (0 when it returns no row).
 [[nodiscard]] store::Result<long long> query_int(store::Database& db, std::string_view sql);
+
+// An audit event whose kind is any text (store::record_event and store::append_audit take
+// the kinds this binary knows): a marker a test looks for, or a kind a newer version wrote.
+// record_named_event appends in a transaction of its own; append_named_event inside the
+// caller's.
+[[nodiscard]] store::Result<void> record_named_event(store::Database& db, const store::AuditRecord& record);
+[[nodiscard]] store::Result<std::string> append_named_event(store::Database& db, const store::AuditRecord& record);
 
 }  // namespace dispatchd::test

@@ -181,8 +181,8 @@ std::expected<void, std::string> seed_history(store::Database& db, Time start) {
   SEED_TRY(store::finish(db, *m4, store::Outcome::escalated, t + 3s));
   SEED_TRY(store::claim_escalation(db, *e4, "ana", t + 10min));
   SEED_TRY(store::resolve_with_action(
-      db, *e4, "ana", reply_action(*m4, "15551230001", "Your refund for ORD-1001 is on its way (3-5 days)."), "edited",
-      t + 12min));
+      db, *e4, "ana", reply_action(*m4, "15551230001", "Your refund for ORD-1001 is on its way (3-5 days)."),
+      store::Resolution::edited, t + 12min));
   SEED_TRY(openai.deliver(t + 12min + 2s));
 
   // 5. A Gmail thread answered by another provider.
