@@ -150,7 +150,7 @@ void actions_json(JsonOut& out, const store::Trail& t) {
     out.field("escalation_id", a.escalation_id).field("created_at", a.created_at).field("updated_at", r.updated_at);
     out.begin_array("deliveries");
     for (const auto& d : a.deliveries) {
-      out.begin_object().field("audit_id", d.audit_id).field("at", d.at).field("status", d.status);
+      out.begin_object().field("audit_id", d.audit_id).field("at", d.at).field("status", d.reported);
       out.field("provider_message_id", d.provider_message_id).field("error", d.error).end_object();
     }
     out.end_array();
@@ -410,7 +410,7 @@ void actions_md(std::string& out, const store::Trail& t) {
     }
     if (!a.deliveries.empty()) line(out);
     for (const auto& d : a.deliveries)
-      line(out, "- delivery " + d.status + " at " + d.at +
+      line(out, "- delivery " + d.reported + " at " + d.at +
                     (d.provider_message_id ? " (" + *d.provider_message_id + ")" : "") +
                     (d.error ? ": " + markdown::table_cell(*d.error) : ""));
     if (a.pricing) line(out, "- " + billed_as(*a.pricing));

@@ -106,9 +106,10 @@ Result<void> read_deliveries(Database& db, std::int64_t id, Trail& out) {
     const auto action = by_id.find(r.integer(2));
     if (action == by_id.end()) return;
     const auto provider_id = r.optional_text(4);
-    action->second->deliveries.push_back({r.integer(0), r.text(1), r.text(3),
-                                          provider_id && !provider_id->empty() ? provider_id : std::nullopt,
-                                          r.optional_text(5)});
+    const std::string reported = r.text(3);
+    action->second->deliveries.push_back(
+        {r.integer(0), r.text(1), from_sql<DeliveryStatus>(reported).value_or(DeliveryStatus::other), reported,
+         provider_id && !provider_id->empty() ? provider_id : std::nullopt, r.optional_text(5)});
   });
 }
 

@@ -36,7 +36,8 @@ struct TrailAttempt {
 struct TrailDelivery {
   std::int64_t audit_id = 0;
   std::string at;
-  std::string status;
+  DeliveryStatus status = DeliveryStatus::other;
+  std::string reported;  // the provider's word for it, as recorded (other's own text)
   std::optional<std::string> provider_message_id;
   std::optional<std::string> error;
 };

@@ -169,8 +169,10 @@ TEST_CASE("trail: an outbox row with its body and the channel's delivery reports
            std::nullopt,
            "2026-11-30T12:00:09Z"};
   a.created_at = "2026-11-30T12:00:05Z";
-  a.deliveries = {{40, "2026-11-30T12:01:00Z", "delivered", "wamid.out11", std::nullopt},
-                  {41, "2026-11-30T12:02:00Z", "failed", std::nullopt, "(#131026) undeliverable\nretry | later"}};
+  a.deliveries = {
+      {40, "2026-11-30T12:01:00Z", store::DeliveryStatus::delivered, "delivered", "wamid.out11", std::nullopt},
+      {41, "2026-11-30T12:02:00Z", store::DeliveryStatus::failed, "failed", std::nullopt,
+       "(#131026) undeliverable\nretry | later"}};
   t.actions = {a};
   const std::string md = staff::trail_markdown(t);
   CHECK(md.find("| 11 | send\\_message | sent | dispatchd | 15551234567 | wamid.out11 | - |") != std::string::npos);

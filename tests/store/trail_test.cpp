@@ -113,8 +113,9 @@ TEST_CASE("trail: delivery reports are listed under their action", "[trail]") {
   const auto t = s.trail(1);
   REQUIRE(t.actions.size() == 1);
   REQUIRE(t.actions[0].deliveries.size() == 2);
-  CHECK(t.actions[0].deliveries[0].status == "delivered");
-  CHECK(t.actions[0].deliveries[1].status == "read");
+  CHECK(t.actions[0].deliveries[0].status == store::DeliveryStatus::delivered);
+  CHECK(t.actions[0].deliveries[0].reported == "delivered");
+  CHECK(t.actions[0].deliveries[1].status == store::DeliveryStatus::read);
   CHECK(t.actions[0].deliveries[1].provider_message_id == "out.dispatchd-1-1");
   // The segment now reaches the reports, past other messages' events, and still verifies.
   CHECK(t.chain->to == t.audit.back().id);
