@@ -109,9 +109,9 @@ class Query {
   // `internal` error: the schema's CHECK lists keep it out, so it means a newer schema's value.
   template <typename E>
   [[nodiscard]] Result<E> state(int column) const {
-    const std::string stored = text(column);
+    const std::string_view stored = m_stmt->column_text(column);  // valid until the next step
     if (const auto value = from_sql<E>(stored)) return *value;
-    return std::unexpected(Error::internal("a stored state this dispatchd does not know: " + stored));
+    return std::unexpected(Error::internal("a stored state this dispatchd does not know: " + std::string(stored)));
   }
 
   // Rows changed by the last statement run on this connection.

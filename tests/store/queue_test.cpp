@@ -4,6 +4,7 @@
 #include "store/inbox.h"
 #include "store/migrations.h"
 #include "store/queue.h"
+#include "store/views.h"
 #include "tests/store/store_fixture.h"
 #include "tests/support/raw_sql.h"
 
@@ -156,4 +157,20 @@ TEST_CASE("queue: approving an escalation without a proposal is refused", "[queu
   CHECK(
       test::query_int(f.db, "SELECT status = 'open' FROM v_escalations WHERE escalation_id = " + std::to_string(*plain))
           .value() == 1);
+}
+
+// A state the binary does not know (a newer schema's value, written past this schema's
+// CHECK list here) is an `internal` error naming the text, never a guess at a known state.
+TEST_CASE("queue: a stored status this dispatchd does not know is an internal error naming it", "[sqlite]") {
+  Fixture f;
+  REQUIRE(test::exec(f.db, "PRAGMA ignore_check_constraints = ON"));
+  REQUIRE(test::exec(f.db, "UPDATE escalations SET status = 'snoozed' WHERE id = " + std::to_string(f.escalation)));
+  REQUIRE(test::exec(f.db, "PRAGMA ignore_check_constraints = OFF"));
+  auto listed = store::list_escalations(f.db);
+  REQUIRE_FALSE(listed);
+  CHECK(listed.error().kind == store::ErrorKind::internal);
+  CHECK(listed.error().message == "a stored state this dispatchd does not know: snoozed");
+  auto shown = store::show_escalation(f.db, f.escalation);
+  REQUIRE_FALSE(shown);
+  CHECK(shown.error().kind == store::ErrorKind::internal);
 }
