@@ -9,6 +9,12 @@
 namespace dispatchd::daemon {
 namespace {
 
+// A state as its metric label: its SQL text, as auditors read it in the views.
+template <typename E>
+std::string label_of(E value) {
+  return std::string(store::to_sql(value));
+}
+
 std::string escape(const std::string& value) {
   std::string out;
   for (const char c : value) {
@@ -292,9 +298,10 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   std::map<std::string, std::int64_t> received;
   w.family("dispatchd_messages_finished_total", "counter", "Inbound messages with an outcome, by channel and outcome.");
   for (const auto& c : m.messages) {
-    received[c.labels[0]] += c.count;
-    if (store::from_sql<store::Outcome>(c.labels[1]) != store::Outcome::pending)
-      w.sample("dispatchd_messages_finished_total", {{"channel", c.labels[0]}, {"outcome", c.labels[1]}}, c.count);
+    received[c.channel] += c.count;
+    if (c.outcome != store::Outcome::pending)
+      w.sample("dispatchd_messages_finished_total", {{"channel", c.channel}, {"outcome", label_of(c.outcome)}},
+               c.count);
   }
   w.family("dispatchd_messages_received_total", "counter", "Inbound messages stored, by channel.");
   for (const auto& [channel, count] : received)
@@ -302,7 +309,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
 
   w.family("dispatchd_attempts_total", "counter", "Model attempts by verdict and error class.");
   for (const auto& c : m.attempts) {
-    w.sample("dispatchd_attempts_total", {{"verdict", c.labels[0]}, {"error_class", c.labels[1]}}, c.count);
+    w.sample("dispatchd_attempts_total", {{"verdict", label_of(c.verdict)}, {"error_class", c.error_class}}, c.count);
   }
   w.family("dispatchd_reasks_total", "counter", "Model attempts after the first of their message.");
   w.sample("dispatchd_reasks_total", {}, m.reasks);
@@ -310,10 +317,10 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   std::map<std::string, std::int64_t> escalated;
   w.family("dispatchd_escalations_waiting", "gauge", "Escalations open or claimed, by reason.");
   for (const auto& c : m.escalations) {
-    escalated[c.labels[0]] += c.count;
-    if (const auto status = store::from_sql<store::EscalationStatus>(c.labels[1]); status && store::waiting(*status)) {
-      w.sample("dispatchd_escalations_waiting", {{"reason", c.labels[0]}, {"status", c.labels[1]}}, c.count);
-    }
+    escalated[label_of(c.reason)] += c.count;
+    if (store::waiting(c.status))
+      w.sample("dispatchd_escalations_waiting", {{"reason", label_of(c.reason)}, {"status", label_of(c.status)}},
+               c.count);
   }
   w.family("dispatchd_escalations_total", "counter", "Escalations opened, by reason.");
   for (const auto& [reason, count] : escalated) w.sample("dispatchd_escalations_total", {{"reason", reason}}, count);
@@ -328,15 +335,14 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
   w.family("dispatchd_conversations_held", "gauge",
            "Conversations not answered until staff close the escalation that held them, by reason.");
   for (const auto& c : m.conversations_held)
-    w.sample("dispatchd_conversations_held", {{"reason", c.labels[0]}}, c.count);
+    w.sample("dispatchd_conversations_held", {{"reason", label_of(c.reason)}}, c.count);
 
   w.family("dispatchd_sends_total", "counter", "Outbox sends by final result.");
   w.family("dispatchd_outbox", "gauge", "Outbox rows not yet final, by status.");
   for (const auto& c : m.actions) {
-    const std::string& status = c.labels[0];
-    const auto state = store::from_sql<store::ActionStatus>(status);
-    const bool final = state && store::final_state(*state);
-    w.sample(final ? "dispatchd_sends_total" : "dispatchd_outbox", {{final ? "result" : "status", status}}, c.count);
+    const bool final = store::final_state(c.status);
+    w.sample(final ? "dispatchd_sends_total" : "dispatchd_outbox", {{final ? "result" : "status", label_of(c.status)}},
+             c.count);
   }
 
   w.family("dispatchd_model_latency_seconds", "histogram", "Model call latency by provider and model.");

@@ -19,18 +19,27 @@ Result<MetricsSnapshot> read_metrics(Database& db) {
     if (!row) return std::unexpected(row.error());
     if (!*row) break;
     const std::string metric = counts->text(0);
-    LabeledCount count{{counts->text(1), counts->text(2)}, counts->integer(3)};
+    const std::int64_t n = counts->integer(3);
     if (metric == "messages") {
-      m.messages.push_back(std::move(count));
+      auto outcome = counts->state<Outcome>(2);
+      if (!outcome) return std::unexpected(outcome.error());
+      m.messages.push_back({counts->text(1), *outcome, n});
     } else if (metric == "attempts") {
-      m.attempts.push_back(std::move(count));
+      auto verdict = counts->state<Verdict>(1);
+      if (!verdict) return std::unexpected(verdict.error());
+      m.attempts.push_back({*verdict, counts->text(2), n});
     } else if (metric == "escalations") {
-      m.escalations.push_back(std::move(count));
+      auto reason = counts->state<EscalationReason>(1);
+      if (!reason) return std::unexpected(reason.error());
+      auto status = counts->state<EscalationStatus>(2);
+      if (!status) return std::unexpected(status.error());
+      m.escalations.push_back({*reason, *status, n});
     } else if (metric == "actions") {
-      count.labels.pop_back();
-      m.actions.push_back(std::move(count));
+      auto status = counts->state<ActionStatus>(1);
+      if (!status) return std::unexpected(status.error());
+      m.actions.push_back({*status, n});
     } else if (metric == "reasks") {
-      m.reasks = count.count;
+      m.reasks = n;
     }
   }
 
@@ -93,7 +102,9 @@ Result<MetricsSnapshot> read_metrics(Database& db) {
     auto hold = holds->step();
     if (!hold) return std::unexpected(hold.error());
     if (!*hold) break;
-    m.conversations_held.push_back({{holds->text(0)}, holds->integer(1)});
+    auto reason = holds->state<EscalationReason>(0);
+    if (!reason) return std::unexpected(reason.error());
+    m.conversations_held.push_back({*reason, holds->integer(1)});
   }
   return m;
 }

@@ -13,6 +13,7 @@
 
 #include "store/database.h"
 #include "store/error.h"
+#include "store/states.h"
 
 namespace dispatchd::store {
 
@@ -20,8 +21,29 @@ namespace dispatchd::store {
 inline constexpr std::array<std::int64_t, 9> k_latency_buckets_ms = {100,  250,   500,   1000, 2500,
                                                                      5000, 10000, 30000, 60000};
 
-struct LabeledCount {
-  std::vector<std::string> labels;  // in the order the metric names them
+// The counts by their labels. A stored state this dispatchd does not know (a newer
+// schema's) fails the read, as the views do: a scrape never files it under another.
+struct MessageCount {
+  std::string channel;
+  Outcome outcome = Outcome::pending;
+  std::int64_t count = 0;
+};
+struct AttemptCount {
+  Verdict verdict = Verdict::valid;
+  std::string error_class;  // "" when none
+  std::int64_t count = 0;
+};
+struct EscalationCount {
+  EscalationReason reason = EscalationReason::contract_failed;
+  EscalationStatus status = EscalationStatus::open;
+  std::int64_t count = 0;
+};
+struct ActionCount {
+  ActionStatus status = ActionStatus::proposed;
+  std::int64_t count = 0;
+};
+struct HoldCount {
+  EscalationReason reason = EscalationReason::conversation_limit;
   std::int64_t count = 0;
 };
 
@@ -50,17 +72,17 @@ struct UsageTotals {
 };
 
 struct MetricsSnapshot {
-  std::vector<LabeledCount> messages;     // channel, outcome
-  std::vector<LabeledCount> attempts;     // verdict, error_class ("" when none)
-  std::int64_t reasks = 0;                // attempts after the first of their message
-  std::vector<LabeledCount> escalations;  // reason, status
-  std::vector<LabeledCount> actions;      // status
+  std::vector<MessageCount> messages;
+  std::vector<AttemptCount> attempts;
+  std::int64_t reasks = 0;  // attempts after the first of their message
+  std::vector<EscalationCount> escalations;
+  std::vector<ActionCount> actions;
   std::vector<LatencyHistogram> latency;
   std::vector<UsageTotals> usage;                           // by provider and model
   std::int64_t inbox_waiting = 0;                           // received or processing
   std::optional<std::string> oldest_waiting_since;          // received_at of the oldest waiting one
   std::optional<std::string> oldest_open_escalation_since;  // created_at of the oldest open or claimed escalation
-  std::vector<LabeledCount> conversations_held;             // reason (conversation_holds)
+  std::vector<HoldCount> conversations_held;                // conversation_holds by reason
 };
 
 [[nodiscard]] Result<MetricsSnapshot> read_metrics(Database& db);

@@ -32,17 +32,34 @@ long long aggregate(store::Database& db, const std::string& sql) {
   return *n;
 }
 
-std::string quoted(const std::string& label) { return "'" + label + "'"; }
+std::string sql_quoted(const std::string& label) { return "'" + label + "'"; }
+
+// A count's labels as text, in the order of its table's columns.
+std::vector<std::string> labels(const store::MessageCount& c) {
+  return {c.channel, std::string(store::to_sql(c.outcome))};
+}
+std::vector<std::string> labels(const store::AttemptCount& c) {
+  return {std::string(store::to_sql(c.verdict)), c.error_class};
+}
+std::vector<std::string> labels(const store::EscalationCount& c) {
+  return {std::string(store::to_sql(c.reason)), std::string(store::to_sql(c.status))};
+}
+std::vector<std::string> labels(const store::ActionCount& c) { return {std::string(store::to_sql(c.status))}; }
 
 // Each group's count against its table, and no group missing.
-void check_groups(store::Database& db, const std::vector<store::LabeledCount>& groups, const std::string& table,
+template <typename Count>
+void check_groups(store::Database& db, const std::vector<Count>& groups, const std::string& table,
                   const std::vector<std::string>& columns) {
   long long total = 0;
-  for (const auto& c : groups) {
+  for (const auto& group : groups) {
+    struct {
+      std::vector<std::string> labels;
+      std::int64_t count;
+    } c{labels(group), group.count};
     REQUIRE(c.labels.size() == columns.size());
     std::string where;
     for (std::size_t i = 0; i < columns.size(); ++i)
-      where += (i == 0 ? " WHERE " : " AND ") + columns[i] + " = " + quoted(c.labels[i]);
+      where += (i == 0 ? " WHERE " : " AND ") + columns[i] + " = " + sql_quoted(c.labels[i]);
     CHECK(c.count == aggregate(db, "SELECT count(*) FROM " + table + where));
     total += c.count;
   }
@@ -59,7 +76,8 @@ void check_counts_equal_aggregates(store::Database& db) {
   CHECK(snapshot->reasks == aggregate(db, "SELECT count(*) FROM attempts WHERE attempt > 1"));
   long long timed = 0;
   for (const auto& h : snapshot->latency) {
-    const std::string of = " FROM attempts WHERE provider = " + quoted(h.provider) + " AND model = " + quoted(h.model);
+    const std::string of =
+        " FROM attempts WHERE provider = " + sql_quoted(h.provider) + " AND model = " + sql_quoted(h.model);
     CHECK(h.count == aggregate(db, "SELECT count(latency_ms)" + of));
     CHECK(h.sum_ms == aggregate(db, "SELECT sum(latency_ms)" + of));
     for (std::size_t i = 0; i < store::k_latency_buckets_ms.size(); ++i) {

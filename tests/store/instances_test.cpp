@@ -587,15 +587,19 @@ TEST_CASE("instances: two writers count the same metrics at once, and a scrape s
   }
   auto metrics = store::read_metrics(db);
   REQUIRE(metrics);
-  const auto count_for = [](const std::vector<store::LabeledCount>& counts, std::vector<std::string> labels) {
-    const auto found = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.labels == labels; });
+  const auto count_for = [](const auto& counts, auto matches) {
+    const auto found = std::find_if(counts.begin(), counts.end(), matches);
     return found == counts.end() ? std::int64_t{-1} : found->count;
   };
-  CHECK(count_for(metrics->attempts, {"valid", ""}) == 2);
-  CHECK(count_for(metrics->messages, {"whatsapp", "replied"}) == 2);
+  CHECK(count_for(metrics->attempts, [](const store::AttemptCount& c) {
+          return c.verdict == store::Verdict::valid && c.error_class.empty();
+        }) == 2);
+  CHECK(count_for(metrics->messages, [](const store::MessageCount& c) {
+          return c.channel == "whatsapp" && c.outcome == store::Outcome::replied;
+        }) == 2);
   // The two messages left 'pending' (as inserted), which the scrape no longer shows at 0.
   CHECK(std::none_of(metrics->messages.begin(), metrics->messages.end(),
-                     [](const auto& c) { return c.labels[1] != "replied"; }));
+                     [](const auto& c) { return c.outcome != store::Outcome::replied; }));
   REQUIRE(metrics->latency.size() == 1);
   CHECK(metrics->latency[0].count == 2);
   CHECK(metrics->latency[0].sum_ms == 600);
