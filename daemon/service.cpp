@@ -1,3 +1,6 @@
+// Service (daemon/service.h): its Parts (daemon/internal/service_parts.h) built in start-up
+// order, then start, reload and shutdown. Requests are answered in service_routes.cpp; the
+// tick and the loop's callbacks are in service_tick.cpp.
 #include <utility>  // before Asio: Boost 1.74's Asio uses std::exchange without including it
 
 #include "daemon/service.h"
@@ -14,19 +17,16 @@
 #include <sstream>
 
 #include "agent/agent.h"
-#include "common/handler_timing.h"
 #include "common/json_out.h"
 #include "config/secrets.h"
 #include "connectors/registry.h"
-#include "daemon/budget_report.h"
 #include "daemon/cluster.h"
 #include "daemon/escalation_events.h"
 #include "daemon/escalation_notifier.h"
 #include "daemon/http_front.h"
+#include "daemon/internal/service_parts.h"
 #include "daemon/mcp_servers.h"
-#include "daemon/metrics.h"
 #include "daemon/outbox_pump.h"
-#include "daemon/provider_report.h"
 #include "daemon/read_ahead.h"
 #include "daemon/read_thread.h"
 #include "daemon/staff_api.h"
@@ -37,38 +37,16 @@
 #include "llm/limiter.h"
 #include "mcp/fleet.h"
 #include "net/threaded_transport.h"
-#include "staff/targets.h"
 #include "store/audit.h"
-#include "store/escalation_feed.h"
-#include "store/instances.h"
-#include "store/metrics.h"
+#include "store/inbox.h"
 #include "store/round.h"
-#include "store/staff.h"
 #include "store/unit_of_work.h"
 
 namespace dispatchd::daemon {
 namespace {
 
-constexpr std::chrono::seconds k_tick{1};
-// Slow event loop steps are logged once per this many ticks at most.
-constexpr std::int64_t k_slow_steps_ticks = 10;
 constexpr std::chrono::seconds k_connection_grace{1};  // see shutdown()
-constexpr int k_keepalive_ticks = 15;                  // an SSE comment this often keeps streams open
-constexpr int k_session_sweep_ticks = 3600;            // expired staff sessions deleted this often
-constexpr int k_breach_check_ticks = 5;                // open escalations checked against their targets this often
 
-// The staff API's settings without the admin token (read from its secret at start).
-StaffApiSettings staff_settings(const config::Config& config) {
-  return {"",
-          {std::chrono::minutes(config.staff.session_idle_minutes), std::chrono::hours(config.staff.session_max_hours)},
-          config.staff.secure_cookies,
-          static_cast<std::size_t>(config.llm.history_messages),
-          budget_settings(config.llm.budget),
-          std::chrono::minutes(config.staff.claim_idle_minutes),
-          staff::response_targets(config.staff.response_target_default_minutes, config.staff.response_target_minutes)};
-}
-
-store::Time wall_now() { return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
 store::Instant wall_now_ms() { return std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now()); }
 
 std::string host_name() {
@@ -101,410 +79,6 @@ std::expected<std::shared_ptr<const agent::Setup>, std::string> load_setup(const
   return agent::make_setup(std::move(*catalog), prompt, config.holding_reply);
 }
 
-}  // namespace
-
-struct Service::Parts {
-  config::Config config;
-  std::vector<connectors::Configured> configured;             // every channel kind's section (connectors/registry.h)
-  std::vector<std::string> lookup;                            // the channels whose unknown sends are looked up
-  agent::Budget budget = budget_settings(config.llm.budget);  // llm.budget, as the agent checks it
-  BudgetLog budget_log;                                       // one line per change of the daily budget
-  // staff.response_target_minutes, as the staff API reads them.
-  staff::ResponseTargets targets = staff_settings(config).targets;
-  bool breaches_unread = false;  // the last breach check failed (logged once per streak)
-  bool budget_unread = false;    // the last tick could not read today's spend
-  boost::asio::io_context& io;
-  std::string worker;
-  StoreReady store;
-  net::ThreadedTransport transport;  // curl on its own thread; callbacks back on `io`
-  llm::Limiter limiter;
-  std::vector<std::unique_ptr<llm::Limiter>> fallback_limiters;  // declared first: they outlive `provider`
-  std::unique_ptr<llm::Provider> provider;
-  llm::RouterProvider* router = nullptr;  // inside `provider`
-  std::unique_ptr<mcp::Fleet> mcp;        // after `transport`, before `agent`: mcp.servers, when any
-  ToolGauges tool_calls;                  // catalog tool calls since start (the servers and pins are read live)
-  std::unique_ptr<agent::Agent> agent;
-  std::unique_ptr<ClusterMember> cluster;  // after `agent`, which it pokes
-  std::shared_ptr<const agent::Setup> setup;
-  std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
-  std::vector<std::unique_ptr<connectors::Channel>> channels;
-  std::unique_ptr<ToolLane> tool_lane;  // the outbox's tool calls (mcp acts), when MCP servers run
-  std::unique_ptr<OutboxPump> pump;     // after `channels` and `tool_lane`: gone before them
-  std::unique_ptr<EscalationEvents> events;
-  std::unique_ptr<StaffApi> staff;
-  std::unique_ptr<ReadThread> reads;             // after `staff`, before `http`: see daemon/read_thread.h
-  std::unique_ptr<EscalationNotifier> notifier;  // when escalation.notify_url is set
-  std::unique_ptr<HttpFront> http;
-  std::unique_ptr<store::Round> round;         // after `store`: commits before the database closes
-  common::HandlerTimes* loop_times = nullptr;  // the loop's steps, when main times them
-  boost::asio::steady_timer tick;
-  boost::asio::steady_timer watchdog;
-  std::optional<std::chrono::microseconds> watchdog_interval = watchdog_ping_interval();
-  bool stopping = false;
-  std::int64_t ticks = 0;
-  std::int64_t decided = 0;
-  std::optional<std::string> store_failure;  // why the last round was not stored, while failing
-  std::int64_t store_failures_in_a_row = 0;
-  std::int64_t checkpoint_failures_logged = 0;
-  bool refusing = false;  // the front answers 503: the database is out of reach
-
-  Parts(config::Config c, boost::asio::io_context& io_, StoreReady ready)
-      : config(std::move(c)),
-        io(io_),
-        worker(worker_of(config)),
-        store(std::move(ready)),
-        // Every model permit may hold a connection, besides the channels' and the notifier's.
-        transport(io_, {.max_idle_connections = config.llm.max_concurrency + 256}),
-        limiter(io_, static_cast<std::size_t>(config.llm.max_concurrency)),
-        tick(io_),
-        watchdog(io_) {}
-
-  void route(const Request& request, Respond respond);
-  void count_tool_call(const store::ToolCallRecord& call) {
-    ++tool_calls.calls[{std::string(store::to_sql(call.kind)), call.action, call.server.value_or(""),
-                        call.kind == store::ToolKind::mcp ? call.tool : "", std::string(store::to_sql(call.outcome))}];
-    tool_calls.durations.add(call.duration_ms * 1000);
-  }
-  Response answer(const Request& request);
-  connectors::WebhookEndpoint* webhook(std::string_view path) const;
-  std::optional<Response> paused_channel() const;
-  void on_breaker(const llm::ProviderModel& who, llm::BreakerChange change, const llm::BreakerStats& stats);
-  ProviderStates provider_states() const { return router ? router->stats() : ProviderStates{}; }
-  std::vector<ChannelGauges> channel_gauges() const;
-  void on_tick();
-  void poll_events();
-  void sweep_sessions();
-  void on_watchdog();
-  void on_store_health(bool ok, const std::string& why);
-  void check_reachable();
-  void follow_holds();
-  void follow_budget();
-  void notice_breaches();
-  void log_checkpoint_failures();
-  void log_slow_steps();
-  std::string status() const;
-};
-
-void Service::Parts::on_store_health(bool ok, const std::string& why) {
-  if (ok) {
-    spdlog::info("store: rounds are stored again, after {} failure(s)", store_failures_in_a_row);
-    store_failure.reset();
-    store_failures_in_a_row = 0;
-    return;
-  }
-  store_failure = why;
-  // A full disk fails every round, many a second: the first failure and every 100th.
-  if (++store_failures_in_a_row == 1 || store_failures_in_a_row % 100 == 0)
-    spdlog::error("store: {} ({} failure(s) in a row); webhooks are answered 500 and decisions taken again", why,
-                  store_failures_in_a_row);
-}
-
-// PostgreSQL out of reach: the front answers 503 by itself (webhooks are sent again by
-// their provider, /readyz turns the load balancer away) until a connection is made again.
-// The loop keeps trying, paced by the Database (store/database.h).
-void Service::Parts::check_reachable() {
-  std::optional<std::string> reason;
-  if (store.db.unreachable()) {
-    if (auto probe = store.db.ping(); !probe) reason = probe.error().message;
-  }
-  if (reason) {
-    if (!refusing) spdlog::error("store: the database is unreachable, requests are answered 503: {}", *reason);
-    refusing = true;
-    http->set_unavailable(std::move(reason));
-  } else if (refusing) {
-    spdlog::info("store: the database is reachable again");
-    refusing = false;
-    http->set_unavailable(std::nullopt);
-  }
-}
-
-// Open escalations past their response-time target (staff/targets.h): each one's breach is
-// recorded once (store::notice_breach: an audit event the notifier announces). Several
-// instances may check at once: the store's conditional UPDATE records each breach once.
-void Service::Parts::notice_breaches() {
-  if (store.db.unreachable()) return;  // check_reachable says so
-  const store::Time now = wall_now();
-  auto open = store::open_clocks(store.db);
-  if (!open) {
-    if (!std::exchange(breaches_unread, true))
-      spdlog::warn("targets: cannot read the open escalations: {}", open.error().message);
-    return;
-  }
-  breaches_unread = false;
-  for (const auto& breach : staff::find_breaches(*open, targets, now).unnoticed) {
-    auto noticed = store::notice_breach(store.db, breach.escalation_id, breach.due_at, now);
-    if (!noticed) {
-      spdlog::warn("targets: cannot record the breach of escalation {}: {}", breach.escalation_id,
-                   noticed.error().message);
-      return;
-    }
-    if (*noticed)
-      spdlog::info("targets: escalation {} is past its response target (due {})", breach.escalation_id,
-                   store::format_time(breach.due_at));
-  }
-  if (notifier) notifier->poke();
-}
-
-// One log line when the daily budget closes (spent, or its spend unknown) and one when it
-// opens again; the store's counters are read each tick (a few rows).
-void Service::Parts::follow_budget() {
-  if (store.db.unreachable()) return;  // check_reachable says so
-  auto daily = daily_budget(store.db, budget, wall_now());
-  if (!daily) {
-    // Once while it fails, not every second.
-    if (!std::exchange(budget_unread, true))
-      spdlog::warn("budget: cannot read today's spend: {}", daily.error().message);
-    return;
-  }
-  budget_unread = false;
-  if (!*daily) return;
-  const auto line = budget_log.change(budget, **daily);
-  if (!line) return;
-  if ((*daily)->open()) {
-    spdlog::info("budget: {}", *line);
-  } else {
-    spdlog::warn("budget: {}", *line);
-  }
-}
-
-// Several instances: a provider's pause another instance stored (store::hold_channel) holds
-// this instance's sends of that channel too, from the next tick (a second at most).
-void Service::Parts::follow_holds() {
-  if (store.db.backend() != store::Backend::postgresql || store.db.unreachable()) return;
-  const auto now = wall_now();
-  auto holds = store::channel_holds(store.db, now);
-  if (!holds) {
-    spdlog::warn("cluster: cannot read the providers' pauses: {}", holds.error().message);
-    return;
-  }
-  for (const auto& hold : *holds) {
-    if (hold.held_by == worker) continue;  // our own runs already
-    pump->hold_channel(hold.channel, std::chrono::duration_cast<std::chrono::milliseconds>(hold.until - now));
-  }
-}
-
-// Steps that held the loop over 10 ms since the last report: everything waited behind them.
-void Service::Parts::log_slow_steps() {
-  if (!loop_times) return;
-  const auto slow = loop_times->take_slow();
-  if (!slow) return;
-  spdlog::warn("event loop: {} step(s) held it over {} ms in the last {} s; the longest {:.1f} ms, in {}", slow->count,
-               common::HandlerTimes::k_slow_us / 1000, k_slow_steps_ticks * k_tick.count(),
-               static_cast<double>(slow->longest_us) / 1000.0, common::describe_handler(slow->type));
-}
-
-// Checkpoints fail on their own thread and lose nothing (the WAL grows until one succeeds),
-// so they are logged at the tick, once a tick at most, with the newest reason.
-void Service::Parts::log_checkpoint_failures() {
-  if (!round) return;
-  const auto stats = round->stats();
-  if (stats.failed_checkpoints == checkpoint_failures_logged) return;
-  spdlog::warn("store: {} WAL checkpoint(s) failed ({}); the WAL grows until one succeeds",
-               stats.failed_checkpoints - checkpoint_failures_logged, stats.last_checkpoint_error);
-  checkpoint_failures_logged = stats.failed_checkpoints;
-}
-
-connectors::WebhookEndpoint* Service::Parts::webhook(std::string_view path) const {
-  for (const auto& channel : channels) {
-    if (auto* endpoint = channel->webhook(); endpoint && endpoint->path() == path) return endpoint;
-  }
-  return nullptr;
-}
-
-// The provider's breaker opened or closed: a log line, and on closing the messages the
-// outage postponed are taken again at once.
-void Service::Parts::on_breaker(const llm::ProviderModel& who, llm::BreakerChange change,
-                                const llm::BreakerStats& stats) {
-  const auto name = who.provider + "/" + who.model;
-  if (change == llm::BreakerChange::opened) {
-    spdlog::warn(
-        "llm: {} is failing ({} failures in a row): its breaker is open; one probe every {} to {} ms until "
-        "it answers, messages wait",
-        name, config.llm.breaker.failures, config.llm.breaker.probe_min_ms, config.llm.breaker.probe_max_ms);
-    return;
-  }
-  if (change != llm::BreakerChange::closed) return;
-  spdlog::info("llm: {} answers again after {} ms: its breaker is closed ({} probe(s))", name, stats.open_time.count(),
-               stats.probes);
-  if (!agent) return;
-  auto released = agent->provider_recovered();
-  if (!released) {
-    spdlog::warn("llm: the messages postponed for {} wait out their pause: {}", name, released.error().message);
-  } else if (*released > 0) {
-    spdlog::info("llm: {} postponed message(s) taken again now", *released);
-  }
-}
-
-// 503 naming the first channel whose sending is paused, for /readyz.
-std::optional<Response> Service::Parts::paused_channel() const {
-  for (const auto& channel : channels) {
-    if (auto health = channel->health(); health.paused)
-      return Response{503, std::string(channel->name()) + " sending paused: " + health.reason + "\n"};
-  }
-  return std::nullopt;
-}
-
-std::vector<ChannelGauges> Service::Parts::channel_gauges() const {
-  std::vector<ChannelGauges> out;
-  for (const auto& lane : pump->stats()) {
-    ChannelGauges gauges{lane.channel, static_cast<std::int64_t>(lane.in_flight), lane.writes_retried,
-                         lane.writes_failed, std::nullopt};
-    for (const auto& channel : channels) {
-      if (channel->name() != lane.channel) continue;
-      if (channel->webhook()) gauges.webhooks = channel->webhook()->counters();
-      if (const auto* polls = channel->poll_counters()) gauges.polls = *polls;
-      gauges.paused = channel->health().paused;
-    }
-    out.push_back(std::move(gauges));
-  }
-  return out;
-}
-
-void Service::Parts::route(const Request& r, Respond respond) {
-  // A webhook answers when its channel says (a POST after its group commit), a staff
-  // decision after its commit, a staff read from the read thread; everything else at once.
-  if (auto* endpoint = webhook(r.path)) return serve_webhook(*endpoint, r, std::move(respond));
-  if (StaffApi::owns(r) && r.method == "GET") {
-    // Listings, cases and trails read on the read thread; the rest answers at once.
-    auto routed = staff->prepare(r);
-    if (auto* read = std::get_if<Read>(&routed)) return reads->run(std::move(*read), std::move(respond));
-    return respond(std::move(std::get<Response>(routed)));
-  }
-  if (StaffApi::owns(r)) {
-    // A staff decision is on disk before the page hears it was taken.
-    return store::after_commit(store.db, [this, respond, answered = staff->handle(r)](bool committed) {
-      respond(committed ? answered : Response{500, "cannot store the decision; nothing was changed\n"});
-      if (committed) events->poll();
-    });
-  }
-  respond(answer(r));
-}
-
-Response Service::Parts::answer(const Request& r) {
-  if (r.path == "/healthz") return Response{200, "ok\n"};
-  if (r.path == "/readyz") {
-    if (stopping) return Response{503, "stopping\n"};
-    if (!store.db.ping()) return Response{503, "database unavailable\n"};
-    if (store_failure) return Response{503, "the database refuses writes: " + *store_failure + "\n"};
-    if (auto paused = paused_channel()) return std::move(*paused);
-    // A disabled MCP action is named, but the instance stays ready: every instance shares
-    // the server, and the agent tells the model the tool is unavailable meanwhile.
-    std::string disabled;
-    if (mcp) {
-      for (const auto& pin : mcp->pins())
-        if (pin.state != mcp::PinState::pinned) disabled += "; disabled: mcp " + mcp::describe(pin);
-    }
-    // A closed budget is named, but the instance stays ready: the budget is the deployment's,
-    // and messages are still taken in and wait (or escalate) until the next UTC day.
-    std::string budget_note;
-    if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily && !(*daily)->open())
-      budget_note = "; " + agent::describe(budget, **daily);
-    // An open breaker is named, but the instance stays ready: webhooks are still stored and
-    // answered, and the messages wait for the provider.
-    std::string breaker_note;
-    if (auto note = provider_note(provider_states())) breaker_note = "; " + *note;
-    return Response{200, "ready" + disabled + budget_note + breaker_note + "\n"};
-  }
-  if (r.path == "/metrics") {
-    auto snapshot = store::read_metrics(store.db);
-    if (!snapshot) return Response{500, snapshot.error().message + "\n"};
-    ProcessGauges gauges{static_cast<std::int64_t>(agent->in_flight()), paused_channel().has_value(),
-                         static_cast<std::int64_t>(http->connections()), channel_gauges(), std::nullopt};
-    if (round) {
-      const auto stats = round->stats();
-      gauges.store_failures = {stats.failed_commits, stats.failed_syncs, stats.failed_checkpoints};
-      gauges.durable_waits = stats.durable_waits;
-      if (store.db.backend() == store::Backend::sqlite) gauges.sync_times = stats.sync_times;
-    }
-    if (loop_times) gauges.loop_handlers = loop_times->snapshot();
-    gauges.tools = tool_calls;
-    if (mcp) {
-      for (const auto& server : mcp->servers()) gauges.tools.servers.push_back({server.name, server.status.up});
-      for (const auto& pin : mcp->pins())
-        gauges.tools.pins.push_back({pin.action, pin.server, pin.tool, pin.state == mcp::PinState::pinned});
-    }
-    if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily)
-      gauges.budget = {*budget.daily_usd, (*daily)->day, !(*daily)->open()};
-    for (auto& [who, stats] : provider_states()) gauges.breakers.push_back({who, stats});
-    if (notifier) {
-      const auto stats = notifier->stats();
-      gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};
-    }
-    if (auto open = store::open_clocks(store.db)) {
-      const auto found = staff::find_breaches(*open, targets, wall_now());
-      for (const auto& [reason, name] : store::SqlNames<store::EscalationReason>::table)
-        gauges.breached[std::string(name)] = found.overdue.at(static_cast<std::size_t>(reason));
-    }
-    return Response{200, render_metrics(*snapshot, gauges, wall_now()), "text/plain; version=0.0.4; charset=utf-8", {}};
-  }
-  for (const connectors::Kind* kind : connectors::kinds()) {
-    if (!kind->webhook_path.empty() && r.path == kind->webhook_path)
-      return Response{404, std::string(kind->name) + " is not enabled\n"};
-  }
-  return Response{404, "not found\n"};
-}
-
-std::string Service::Parts::status() const {
-  std::string text =
-      "serving; " + std::to_string(agent->in_flight()) + " in progress, " + std::to_string(decided) + " decided";
-  for (const auto& channel : channels) {
-    if (channel->health().paused) text += "; " + std::string(channel->name()) + " sending PAUSED";
-  }
-  return text + (store_failure ? "; NOT STORING: " + *store_failure : "");
-}
-
-void Service::Parts::on_tick() {
-  if (stopping) return;
-  // Postponed messages come back by time; approved actions may wait for a retry.
-  agent->poke();
-  pump->pump();
-  if (notifier) notifier->poke();
-  notify_status(status());
-  ++ticks;
-  poll_events();
-  log_checkpoint_failures();
-  check_reachable();
-  if (cluster) cluster->tick(ticks, wall_now());
-  follow_holds();
-  follow_budget();
-  if (ticks % k_session_sweep_ticks == 0) sweep_sessions();
-  if (ticks % k_breach_check_ticks == 0) notice_breaches();
-  if (ticks % k_slow_steps_ticks == 0) log_slow_steps();
-  tick.expires_after(k_tick);
-  tick.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) on_tick();
-  });
-}
-
-// The staff page's feed reads committed audit rows only: what a failed round rolled back
-// never reaches a page.
-void Service::Parts::poll_events() {
-  if (events->subscribers() == 0) return;
-  store::after_commit(store.db, [this](bool committed) {
-    if (!committed || stopping) return;
-    events->poll();
-    if (ticks % k_keepalive_ticks == 0) events->keepalive();
-  });
-}
-
-void Service::Parts::sweep_sessions() {
-  const auto now = wall_now();
-  const staff::SessionPolicy policy = staff_settings(config).sessions;
-  if (auto swept = store::delete_sessions(store.db, now - policy.max, now - policy.idle); !swept)
-    spdlog::warn("cannot delete expired staff sessions: {}", swept.error().message);
-}
-
-void Service::Parts::on_watchdog() {
-  // From the event loop itself: a stuck loop stops the pings and systemd restarts us.
-  notify_watchdog();
-  watchdog.expires_after(*watchdog_interval);
-  watchdog.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) on_watchdog();
-  });
-}
-
-namespace {
-
 // The setup's catalog, shared with the setup's lifetime.
 std::shared_ptr<const catalog::Catalog> catalog_of(const std::shared_ptr<const agent::Setup>& setup) {
   return {setup, &setup->catalog};
@@ -528,6 +102,17 @@ std::expected<void, std::string> start_mcp(Service::Parts& p) {
 }
 
 }  // namespace
+
+Service::Parts::Parts(config::Config c, boost::asio::io_context& io_, StoreReady ready)
+    : config(std::move(c)),
+      io(io_),
+      worker(worker_of(config)),
+      store(std::move(ready)),
+      // Every model permit may hold a connection, besides the channels' and the notifier's.
+      transport(io_, {.max_idle_connections = config.llm.max_concurrency + 256}),
+      limiter(io_, static_cast<std::size_t>(config.llm.max_concurrency)),
+      tick(io_),
+      watchdog(io_) {}
 
 std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Config config, boost::asio::io_context& io,
                                                                      common::HandlerTimes* loop_times) {

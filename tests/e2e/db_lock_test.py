@@ -40,7 +40,7 @@ LOCK_S = 10
 SENDERS = 4
 MODEL_LATENCY_MS = 500
 TEXT = "¿Tienen envío a Monterrey?"  # the scenario answers it with enviar_mensaje to the sender
-# The daemon's slow-step log line (daemon/service.cpp, log_slow_steps).
+# The daemon's slow-step log line (daemon/service_tick.cpp, log_slow_steps).
 SLOW_STEPS = re.compile(r"event loop: (\d+) step\(s\) held it over 10 ms in the last 10 s; "
                         r"the longest (\d+\.\d) ms, in (.+)$")
 
