@@ -65,12 +65,6 @@ std::string percent_encode(std::string_view value) {
 }
 
 std::optional<std::string> form_decode(std::string_view value) {
-  const auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
   std::string out;
   out.reserve(value.size());
   for (std::size_t i = 0; i < value.size(); ++i) {
@@ -80,8 +74,8 @@ std::optional<std::string> form_decode(std::string_view value) {
       out += value[i];
     } else {
       if (i + 2 >= value.size()) return std::nullopt;
-      const int high = digit(value[i + 1]);
-      const int low = digit(value[i + 2]);
+      const int high = hex_value(value[i + 1]);
+      const int low = hex_value(value[i + 2]);
       if (high < 0 || low < 0) return std::nullopt;
       out += static_cast<char>(high * 16 + low);
       i += 2;

@@ -40,4 +40,12 @@ bool constant_time_equal(std::string_view a, std::string_view b);
 // Two lower-case hex digits per byte (digests, random secrets).
 std::string hex(std::span<const unsigned char> bytes);
 
+// A hex digit's value, either case; -1 for any other character.
+constexpr int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 }  // namespace dispatchd::text

@@ -7,6 +7,7 @@
 #include "store/internal/locks.h"
 #include "store/internal/sql.h"
 #include "store/internal/turn_rows.h"
+#include "store/media.h"
 #include "store/raw_payload.h"
 #include "store/transaction.h"
 
@@ -79,6 +80,7 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Insta
     if (!m.type.empty()) detail.field("type", m.type);
     detail.field("bytes", m.text.size()).end_object();
     DISPATCHD_TRY(append_audit(db, {at, AuditKind::received, id, "dispatchd", detail.str()}));
+    if (!m.media.empty()) DISPATCHD_TRY(insert_media(db, id, m.media, whole_seconds(now)));
     return InsertResult{id, false};
   });
 }

@@ -35,6 +35,19 @@ std::string format_time(Time t);
 // The inverse of format_time; nullopt for any other shape.
 std::optional<Time> parse_time(std::string_view text);
 
+// A file of an inbound message as its channel describes it, before it is fetched
+// (store/media.h keeps it).
+struct MediaRef {
+  MediaKind kind = MediaKind::document;
+  std::string provider_ref;     // the channel's handle: a WhatsApp media id, a Gmail attachment id
+  std::string declared_type;    // the content type the channel declared ("" when none)
+  std::string declared_sha256;  // lower-case hex, "" when the channel declares none
+  std::string filename;         // "" when none
+  bool voice = false;           // audio recorded as a voice note
+
+  bool operator==(const MediaRef&) const = default;
+};
+
 struct InboundMessage {
   std::string channel;              // "whatsapp" | "gmail"
   std::string provider_message_id;  // wamid or Gmail message id
@@ -42,7 +55,8 @@ struct InboundMessage {
   std::string sender;  // the counterpart
   std::string text;
   std::string raw_payload;
-  std::string type;  // the channel's message type ("image", ...); "" for none (stored as NULL)
+  std::string type;             // the channel's message type ("image", ...); "" for none (stored as NULL)
+  std::vector<MediaRef> media;  // its files, fetched after it is stored (store/media.h)
 };
 
 struct InsertResult {

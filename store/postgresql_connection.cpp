@@ -1,7 +1,8 @@
 // The PostgreSQL engine behind a Database (store/internal/connection.h), through libpq:
 // each SQL text is prepared once per connection (PQprepare, its `?` placeholders rewritten
-// to `$N` by store/dialect.h) and run with text parameters (PQexecPrepared); step() walks
-// the rows of the result. Synchronous: the caller's thread waits for the server.
+// to `$N` by store/dialect.h) and run with text parameters (PQexecPrepared; a blob in
+// binary) and text results (a BYTEA as its hex text, decoded); step() walks the rows of the
+// result. Synchronous: the caller's thread waits for the server.
 
 #include <charconv>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include <libpq-fe.h>
 
+#include "common/text.h"
 #include "store/dialect.h"
 #include "store/internal/connection.h"
 
@@ -59,18 +61,46 @@ std::int64_t command_tuples(PGresult* result) {
   return value;
 }
 
+// A BYTEA column in a text result: \x and two hex digits a byte (PostgreSQL's
+// bytea_output = hex, the default since 9.0). Anything else reads as no bytes.
+std::string decode_bytea(std::string_view text) {
+  if (!text.starts_with("\\x") || text.size() % 2 != 0) return {};
+  std::string out;
+  out.reserve((text.size() - 2) / 2);
+  for (std::size_t i = 2; i < text.size(); i += 2) {
+    const int high = text::hex_value(text[i]);
+    const int low = text::hex_value(text[i + 1]);
+    if (high < 0 || low < 0) return {};
+    out.push_back(static_cast<char>(high * 16 + low));
+  }
+  return out;
+}
+
 class PostgresqlConnection;
 
 class PostgresqlStatement final : public Statement {
  public:
   PostgresqlStatement(PostgresqlConnection& owner, std::string name, int parameters)
-      : m_owner(owner), m_name(std::move(name)), m_values(parameters), m_pointers(parameters, nullptr) {}
+      : m_owner(owner),
+        m_name(std::move(name)),
+        m_values(parameters),
+        m_pointers(parameters, nullptr),
+        m_lengths(parameters, 0),
+        m_formats(parameters, 0) {}
   ~PostgresqlStatement() override { PQclear(m_result); }
   PostgresqlStatement(const PostgresqlStatement&) = delete;
   PostgresqlStatement& operator=(const PostgresqlStatement&) = delete;
 
   void bind_text(int index, std::string_view value) override {
     if (std::string* slot = value_slot(index)) set(index, slot->assign(value));
+  }
+  void bind_blob(int index, std::string_view bytes) override {
+    std::string* slot = value_slot(index);
+    if (!slot) return;
+    set(index, slot->assign(bytes));
+    const auto at = static_cast<std::size_t>(index - 1);
+    m_lengths[at] = static_cast<int>(bytes.size());
+    m_formats[at] = 1;  // binary: the bytes as they are, NULs included
   }
   void bind_int64(int index, std::int64_t value) override { bind_number(index, value); }
   void bind_double(int index, double value) override { bind_number(index, value); }
@@ -102,6 +132,7 @@ class PostgresqlStatement final : public Statement {
       value = std::strtod(std::string(text).c_str(), nullptr);
     return value;
   }
+  std::string column_blob(int column) const override { return decode_bytea(column_text(column)); }
   bool column_is_null(int column) const override {
     return m_result == nullptr || m_row >= m_rows || column >= PQnfields(m_result) ||
            PQgetisnull(m_result, m_row, column) != 0;
@@ -114,6 +145,7 @@ class PostgresqlStatement final : public Statement {
     m_row = 0;
     m_rows = 0;
     for (auto& pointer : m_pointers) pointer = nullptr;
+    for (auto& format : m_formats) format = 0;
   }
 
  private:
@@ -138,6 +170,8 @@ class PostgresqlStatement final : public Statement {
   // given: a pointer into m_values, or null for NULL.
   std::vector<std::string> m_values;
   std::vector<const char*> m_pointers;
+  std::vector<int> m_lengths;  // a binary parameter's length (libpq reads it for those only)
+  std::vector<int> m_formats;  // 0 text, 1 binary (a blob)
   PGresult* m_result = nullptr;
   bool m_ran = false;
   int m_row = 0;
@@ -222,7 +256,7 @@ Result<bool> PostgresqlStatement::step() {
   }
   m_ran = true;
   m_result = PQexecPrepared(m_owner.handle(), m_name.c_str(), static_cast<int>(m_pointers.size()), m_pointers.data(),
-                            nullptr, nullptr, 0);
+                            m_lengths.data(), m_formats.data(), 0);
   const ExecStatusType status = m_result ? PQresultStatus(m_result) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     Error error = m_owner.record_error(m_result);
@@ -260,6 +294,15 @@ Result<std::unique_ptr<Connection>> open_postgresql(const std::string& uri, cons
     return std::unexpected(Error{ErrorKind::io, std::move(message)});
   }
   PQsetNoticeProcessor(conn, &ignore_notice, nullptr);
+  // decode_bytea reads the hex form; a server or role may have set the old escape form.
+  PGresult* set = PQexec(conn, "SET bytea_output = hex");
+  const bool set_ok = set != nullptr && PQresultStatus(set) == PGRES_COMMAND_OK;
+  PQclear(set);
+  if (!set_ok) {
+    std::string message = "cannot set bytea_output: " + one_line(PQerrorMessage(conn));
+    PQfinish(conn);
+    return std::unexpected(Error{ErrorKind::io, std::move(message)});
+  }
   return std::make_unique<PostgresqlConnection>(conn);
 }
 

@@ -69,6 +69,10 @@ class SqliteStatement final : public Statement {
   void bind_int64(int index, std::int64_t value) override { sqlite3_bind_int64(m_stmt, index, value); }
   void bind_double(int index, double value) override { sqlite3_bind_double(m_stmt, index, value); }
   void bind_null(int index) override { sqlite3_bind_null(m_stmt, index); }
+  void bind_blob(int index, std::string_view bytes) override {
+    // A null pointer would bind NULL: an empty blob is zero bytes, as on PostgreSQL.
+    sqlite3_bind_blob64(m_stmt, index, bytes.empty() ? "" : bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  }
 
   Result<bool> step() override {
     const int rc = sqlite3_step(m_stmt);
@@ -85,6 +89,11 @@ class SqliteStatement final : public Statement {
   std::int64_t column_int64(int column) const override { return sqlite3_column_int64(m_stmt, column); }
   double column_double(int column) const override { return sqlite3_column_double(m_stmt, column); }
   bool column_is_null(int column) const override { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
+  std::string column_blob(int column) const override {
+    const void* bytes = sqlite3_column_blob(m_stmt, column);
+    if (!bytes) return {};
+    return {static_cast<const char*>(bytes), static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column))};
+  }
 
   void reset() override {
     sqlite3_reset(m_stmt);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include "common/media_kind.h"
+
 namespace dispatchd::store {
 
 // The validator's verdict on one model attempt (v_attempts.verdict). invalid and error
@@ -103,7 +105,16 @@ enum class AuditKind {
   config_reload,
   chain_migrated,
   erased,
+  media,
 };
+
+// A customer's media file (media.kind): the channel's kind, or a mail attachment's by its type.
+using MediaKind = common::MediaKind;
+
+// Where one media file is (media.state; store/media.h draws the machine): waiting to be
+// fetched, kept, or not kept and why; a kept file's bytes go at the end of its retention
+// (purged) or with its customer's data (erased).
+enum class MediaState { pending, stored, over_cap, unfetchable, expired, mismatch, purged, erased };
 
 template <typename E>
 struct SqlNames;
@@ -225,7 +236,7 @@ struct SqlNames<Resolution> {
 
 template <>
 struct SqlNames<AuditKind> {
-  static constexpr std::array<std::pair<AuditKind, std::string_view>, 30> table{{
+  static constexpr std::array<std::pair<AuditKind, std::string_view>, 31> table{{
       {AuditKind::received, "received"},
       {AuditKind::attempt, "attempt"},
       {AuditKind::decided, "decided"},
@@ -256,6 +267,32 @@ struct SqlNames<AuditKind> {
       {AuditKind::config_reload, "config_reload"},
       {AuditKind::chain_migrated, "chain_migrated"},
       {AuditKind::erased, "erased"},
+      {AuditKind::media, "media"},
+  }};
+};
+
+template <>
+struct SqlNames<MediaKind> {
+  static constexpr std::array<std::pair<MediaKind, std::string_view>, 5> table{{
+      {MediaKind::image, "image"},
+      {MediaKind::audio, "audio"},
+      {MediaKind::video, "video"},
+      {MediaKind::document, "document"},
+      {MediaKind::sticker, "sticker"},
+  }};
+};
+
+template <>
+struct SqlNames<MediaState> {
+  static constexpr std::array<std::pair<MediaState, std::string_view>, 8> table{{
+      {MediaState::pending, "pending"},
+      {MediaState::stored, "stored"},
+      {MediaState::over_cap, "over_cap"},
+      {MediaState::unfetchable, "unfetchable"},
+      {MediaState::expired, "expired"},
+      {MediaState::mismatch, "mismatch"},
+      {MediaState::purged, "purged"},
+      {MediaState::erased, "erased"},
   }};
 };
 

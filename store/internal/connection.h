@@ -37,6 +37,8 @@ class Statement {
   virtual void bind_int64(int index, std::int64_t value) = 0;
   virtual void bind_double(int index, double value) = 0;
   virtual void bind_null(int index) = 0;
+  // Bytes, not text (a BLOB; a BYTEA on PostgreSQL): any byte value, NULs included.
+  virtual void bind_blob(int index, std::string_view bytes) = 0;
 
   // Runs the statement on the first call, then moves through its rows: true when a row is
   // ready, false when there is none left. An error leaves the statement to be reset.
@@ -46,6 +48,8 @@ class Statement {
   virtual std::int64_t column_int64(int column) const = 0;     // 0 for NULL; a boolean is 0/1
   virtual double column_double(int column) const = 0;          // 0 for NULL
   virtual bool column_is_null(int column) const = 0;
+  // A BLOB (BYTEA) column's bytes, copied out: "" for NULL.
+  virtual std::string column_blob(int column) const = 0;
 
   // Ready for the next use: results dropped, every parameter back to NULL. Never fails.
   virtual void reset() = 0;

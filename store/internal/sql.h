@@ -54,6 +54,11 @@ class Query {
     m_stmt->bind_double(index, value);
     return *this;
   }
+  // Bytes for a BLOB (BYTEA) column; bind() of a string is text.
+  Query& bind_blob(int index, std::string_view bytes) {
+    m_stmt->bind_blob(index, bytes);
+    return *this;
+  }
   template <typename E>
   requires std::is_enum_v<E> Query& bind(int index, E value) { return bind(index, to_sql(value)); }
   template <typename T>
@@ -95,6 +100,7 @@ class Query {
     if (is_null(column)) return std::nullopt;
     return text(column);
   }
+  std::string blob(int column) const { return m_stmt->column_blob(column); }
   std::int64_t integer(int column) const { return m_stmt->column_int64(column); }
   std::optional<std::int64_t> optional_integer(int column) const {
     if (is_null(column)) return std::nullopt;

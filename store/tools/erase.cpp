@@ -8,6 +8,7 @@
 #include "store/audit.h"
 #include "store/audit_digest.h"
 #include "store/internal/sql.h"
+#include "store/media.h"
 #include "store/migrations.h"
 
 namespace dispatchd::store {
@@ -188,6 +189,23 @@ Result<EraseResult> erase_rows(Database& db, const Scope& s) {
   counted = erase_audit(db, s);
   if (!counted) return std::unexpected(counted.error());
   r.audit_events = *counted;
+  // Their files (store/media.h): the bytes go (a blob another customer's file also uses
+  // stays), and a fetch still under way finds its file erased and its staged bytes gone.
+  DISPATCHD_TRY(run_scoped(db,
+                           "DELETE FROM media_blobs WHERE digest IS NULL AND writer IN (SELECT id FROM media"
+                           " WHERE message_id " +
+                               in + ")",
+                           s));
+  counted = run_scoped(db,
+                       "UPDATE media SET state = 'erased', blob_id = NULL, provider_ref = " + text +
+                           ", filename = NULL, declared_sha256 = NULL, reason = NULL, lease_owner = NULL,"
+                           " lease_expires_at = NULL WHERE message_id " +
+                           in,
+                       s);
+  if (!counted) return std::unexpected(counted.error());
+  r.media_files = *counted;
+  auto blobs = drop_unused_media_blobs(db);
+  if (!blobs) return std::unexpected(blobs.error());
   // Last: the scope finds the messages by id, not by sender.
   counted =
       run_scoped(db,
@@ -215,6 +233,7 @@ std::string erased_detail(const EraseResult& r) {
       .field("actions", r.actions)
       .field("escalations", r.escalations)
       .field("audit_events", r.audit_events)
+      .field("media_files", r.media_files)
       .end_object()
       .str();
 }
@@ -256,7 +275,8 @@ Result<EraseResult> erase_in_transaction(Database& db, const EraseRequest& reque
 EraseResult::Scrub scrub_postgresql(Database& db, bool vacuum) {
   EraseResult::Scrub r;
   if (vacuum) {
-    auto done = internal::exec(db, "VACUUM (FULL) inbox, attempts, actions, escalations, audit");
+    auto done = internal::exec(
+        db, "VACUUM (FULL) inbox, attempts, actions, escalations, audit, media, media_blobs, media_chunks");
     r.vacuumed = done.has_value();
     if (!done) r.problem = "VACUUM failed (" + done.error().message + "); ";
   }

@@ -15,6 +15,10 @@
 //   actions       arguments -> {"erased":true}; body, error -> "[erased]"; recipient -> the
 //                 digest (or "[erased]" for any other recipient); provider ids as above
 //   escalations   detail, proposed_action -> {"erased":true}; resolution (staff's note) -> "[erased]"
+//   media         each file of their messages -> state erased, its bytes deleted (a blob that
+//                 another customer's identical file still uses stays), provider_ref ->
+//                 "[erased]", filename, declared sha256 and reason -> NULL; size, kind and
+//                 types stay
 //   audit         each event of their messages, or whose detail names the counterpart, loses
 //                 its salt and its detail becomes {"erased":true} (store/audit_digest.h: the
 //                 chain committed to the detail only through the salted digest, so it still
@@ -65,6 +69,7 @@ struct EraseResult {
   std::int64_t actions = 0;
   std::int64_t escalations = 0;
   std::int64_t audit_events = 0;  // rows whose detail was erased (the 'erased' event excluded)
+  std::int64_t media_files = 0;   // files of their messages (photos, voice notes, documents)
   std::int64_t audit_id = 0;      // the 'erased' event
   struct Scrub {
     bool vacuumed = false;

@@ -65,13 +65,14 @@ std::string joined(const std::vector<std::string>& names, std::string_view separ
 }
 
 // How a value must reach its PostgreSQL column.
-enum class TargetType { integer, real, boolean, text };
+enum class TargetType { integer, real, boolean, text, blob };
 
 TargetType column_type(std::string_view pg_data_type) {
   if (pg_data_type == "bigint" || pg_data_type == "integer" || pg_data_type == "smallint") return TargetType::integer;
   if (pg_data_type == "double precision" || pg_data_type == "real" || pg_data_type == "numeric")
     return TargetType::real;
   if (pg_data_type == "boolean") return TargetType::boolean;
+  if (pg_data_type == "bytea") return TargetType::blob;
   // TEXT, and any type PostgreSQL reads from its text form (jsonb, timestamptz).
   return TargetType::text;
 }
@@ -225,10 +226,10 @@ MoveResult<void> migrate_target(Database& source, Database& target, const std::v
 
 // One value read from SQLite, as it is bound on PostgreSQL.
 struct Value {
-  enum class Kind { null, integer, real, text } kind = Kind::null;
+  enum class Kind { null, integer, real, text, blob } kind = Kind::null;
   std::int64_t integer = 0;
   double real = 0;
-  std::string text;
+  std::string text;  // a text, or a blob's bytes
 };
 
 class TableCopy {
@@ -312,8 +313,11 @@ class TableCopy {
     } else if (type == TargetType::text && sqlite_type == "text") {
       value.kind = Value::Kind::text;
       value.text = rows.text(column);
+    } else if (type == TargetType::blob && sqlite_type == "blob") {
+      value.kind = Value::Kind::blob;
+      value.text = rows.blob(column);
     } else {
-      static constexpr const char* k_wanted[] = {"an integer", "a number", "0 or 1", "text"};
+      static constexpr const char* k_wanted[] = {"an integer", "a number", "0 or 1", "text", "bytes"};
       return refuse(MigrateStoreFailure::value_mismatch,
                     "table " + m_table.name + ", row " + std::to_string(m_read + 1) + " in key order, column " +
                         m_table.columns[c] + ": SQLite holds " + sqlite_type + " where PostgreSQL wants " +
@@ -358,6 +362,7 @@ class TableCopy {
         case Value::Kind::integer: insert->bind(index, v.integer); break;
         case Value::Kind::real: insert->bind(index, v.real); break;
         case Value::Kind::text: insert->bind(index, std::string_view(v.text)); break;
+        case Value::Kind::blob: insert->bind_blob(index, v.text); break;
       }
     }
     DISPATCHD_MOVE_TRY(insert->run(), "writing " + m_table.name);

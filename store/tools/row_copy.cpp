@@ -4,6 +4,7 @@ namespace dispatchd::store::internal {
 namespace {
 
 ColumnType type_of(const std::string& declared) {
+  if (declared == "BLOB") return ColumnType::blob;
   if (declared.find("INT") != std::string::npos) return ColumnType::integer;
   if (declared.find("REAL") != std::string::npos || declared.find("DOUB") != std::string::npos ||
       declared.find("FLOA") != std::string::npos)
@@ -92,6 +93,13 @@ Result<std::int64_t> copy_rows(Query& read, Database& to, const std::string& ins
         case ColumnType::integer: write->bind(parameter, read.optional_integer(column)); break;
         case ColumnType::real: write->bind(parameter, read.optional_real(column)); break;
         case ColumnType::text: write->bind(parameter, read.optional_text(column)); break;
+        case ColumnType::blob:
+          if (read.is_null(column)) {
+            write->bind(parameter, std::optional<std::string>());
+          } else {
+            write->bind_blob(parameter, read.blob(column));
+          }
+          break;
       }
     }
     DISPATCHD_TRY(write->run());

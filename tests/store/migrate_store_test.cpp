@@ -22,6 +22,7 @@
 #include "store/escalation_feed.h"
 #include "store/inbox.h"
 #include "store/internal/sql.h"
+#include "store/media.h"
 #include "store/migrations.h"
 #include "store/staff.h"
 #include "store/tools/archive.h"
@@ -114,6 +115,25 @@ Database seeded_source(const test::TempDir& dir) {
   const auto archived = store::archive_before(*db, dir.file("archive.db"), archive);
   REQUIRE(archived);
   REQUIRE(archived->moved.messages > 0);
+  // A photo kept in two chunks, every byte value in them, and a file refused.
+  store::InboundMessage photo{"whatsapp", "wamid.photo", "34600000009", "34600000009", "[image]", "{}", "image"};
+  photo.media.push_back({store::MediaKind::image, "media-1", "image/jpeg", std::string(64, 'a'), "", false});
+  photo.media.push_back({store::MediaKind::document, "media-2", "application/pdf", "", "big.pdf", false});
+  REQUIRE(store::insert_inbound(*db, photo, later + 4min));
+  auto file = store::claim_media(*db, "fetcher", later + 4min, 60s);
+  REQUIRE(file);
+  REQUIRE(*file);
+  auto writer = store::BlobWriter::begin(*db, (*file)->id, later + 4min);
+  REQUIRE(writer);
+  std::string bytes(store::k_media_chunk_bytes, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i % 256);
+  REQUIRE(writer->append(bytes));
+  REQUIRE(writer->append("tail"));
+  REQUIRE(store::finish_media(*db, (*file)->id, *writer, {std::string(64, 'a'), "image/jpeg", false}, later + 4min));
+  auto big = store::claim_media(*db, "fetcher", later + 4min, 60s);
+  REQUIRE(big);
+  REQUIRE(*big);
+  REQUIRE(store::refuse_media(*db, (*big)->id, store::MediaState::over_cap, "over the cap", later + 4min));
   return std::move(*db);
 }
 
@@ -178,6 +198,8 @@ void require_same_rows(Database& source, Database& target) {
         if (a->is_null(c)) continue;
         if (columns[c] == "cost_usd")
           CHECK(*a->optional_real(c) == *b->optional_real(c));
+        else if (table == "media_chunks" && columns[c] == "data")
+          CHECK(a->blob(c) == b->blob(c));
         else
           CHECK(a->text(c) == b->text(c));
       }
@@ -199,9 +221,9 @@ TEST_CASE("migrate_store moves every table row by row with ids, chain, anchor an
   test::TempDir dir;
   auto source = seeded_source(dir);
   // Every table that holds a deployment's data has rows before the move.
-  for (const char* table :
-       {"inbox", "attempts", "actions", "escalations", "audit", "staff_accounts", "staff_sessions", "poll_cursors",
-        "notify_cursor", "metric_counts", "metric_latency", "metric_usage", "audit_anchor"}) {
+  for (const char* table : {"inbox", "attempts", "actions", "escalations", "audit", "staff_accounts", "staff_sessions",
+                            "poll_cursors", "notify_cursor", "metric_counts", "metric_latency", "metric_usage",
+                            "audit_anchor", "media", "media_blobs", "media_chunks"}) {
     INFO(table);
     CHECK(count(source, std::string("SELECT count(*) FROM ") + table) > 0);
   }

@@ -352,7 +352,10 @@ TEST_CASE("migrate: 0035 lets inbox and poll_cursors rows name any channel and k
   }
   keep_rows_before_0035(db);
 
-  auto upgraded = store::migrate(db, migrations, k_now);
+  std::vector<store::Migration> through_0035;
+  for (const auto& m : migrations)
+    if (m.version <= 35) through_0035.push_back(m);
+  auto upgraded = store::migrate(db, through_0035, k_now);
   REQUIRE(upgraded);
   REQUIRE(upgraded->applied.size() == 1);
   CHECK(upgraded->applied.front() == "0035_channel_names.sql");

@@ -88,6 +88,8 @@ TEST_CASE("states: every enum's SQL text is exactly what the schema's CHECK allo
     CHECK(names<store::PricingType>() == allowed(sql, "send_pricing", "pricing_type"));
     CHECK(names<store::Outcome>() == allowed(sql, "inbox", "outcome"));
     CHECK(names<store::InboxState>() == allowed(sql, "inbox", "state"));
+    CHECK(names<store::MediaKind>() == allowed(sql, "media", "kind"));
+    CHECK(names<store::MediaState>() == allowed(sql, "media", "state"));
   }
 }
 

@@ -26,7 +26,7 @@ namespace dispatchd::store::internal {
 // databases on different engines must have applied alike.
 [[nodiscard]] Result<std::string> applied_migrations(Database& db);
 
-enum class ColumnType { integer, real, text };
+enum class ColumnType { integer, real, text, blob };
 
 struct Column {
   std::string name;
