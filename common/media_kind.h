@@ -1,7 +1,8 @@
 #pragma once
-// The kinds of customers' media, each with a size cap of its own (media.max_bytes). A
-// channel that names the kind says it (WhatsApp's message types); a mail attachment is
-// classified by its content type.
+// The kinds of a customer's media that have a size cap of their own (media/policy.h's
+// Limits). A WhatsApp message says its kind (image, audio, video, document, sticker); a mail
+// attachment has none, so it is classified by its content type (media::kind_of). Here, not
+// in media/, because the channels that name a message's kind do not link media/.
 
 namespace dispatchd::common {
 

@@ -354,6 +354,27 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             })});
                 }),
        r.nested("connectors", [&](const Value& v, const std::string& at) { read_connectors(r, v, at, c.connectors); }),
+       r.nested("media",
+                [&](const Value& v, const std::string& at) {
+                  auto& m = c.media;
+                  constexpr long long k_kib = 1024;
+                  constexpr long long k_gib = 1024 * 1024 * 1024;
+                  r.object(v, at,
+                           {r.boolean("enabled", m.enabled),
+                            r.nested("max_bytes",
+                                     [&](const Value& b, const std::string& bat) {
+                                       r.object(b, bat,
+                                                {r.integer("image", m.max_image_bytes, k_kib, k_gib),
+                                                 r.integer("audio", m.max_audio_bytes, k_kib, k_gib),
+                                                 r.integer("video", m.max_video_bytes, k_kib, k_gib),
+                                                 r.integer("document", m.max_document_bytes, k_kib, k_gib),
+                                                 r.integer("sticker", m.max_sticker_bytes, k_kib, k_gib)});
+                                     }),
+                            r.integer("max_total_mib", m.max_total_mib, 1, 1024 * 1024),
+                            r.integer("retention_days", m.retention_days, 1, 36500),
+                            r.integer("fetch_attempts", m.fetch_attempts, 1, 20),
+                            r.integer("fetch_timeout_ms", m.fetch_timeout_ms, 1000, 3'600'000)});
+                }),
        r.nested("retention",
                 [&](const Value& v, const std::string& at) {
                   r.object(v, at, {r.integer("days", c.retention_days, 1, 36500)});

@@ -166,6 +166,25 @@ struct Agent {
   int bot_cadence_ms = 2000;
 };
 
+// media.*: customers' files (photos, voice notes, documents), fetched from the channel and
+// kept in the store (docs/media.md).
+struct Media {
+  bool enabled = true;  // false: files are not fetched (the messages are stored as before)
+  // media.max_bytes.<kind>: the largest file of each kind that is kept; a larger one is
+  // recorded over_cap, and its download stops at the cap.
+  std::int64_t max_image_bytes = 5 * 1024 * 1024;
+  std::int64_t max_audio_bytes = 16 * 1024 * 1024;
+  std::int64_t max_video_bytes = 16 * 1024 * 1024;
+  std::int64_t max_document_bytes = 25 * 1024 * 1024;
+  std::int64_t max_sticker_bytes = 512 * 1024;
+  std::int64_t max_total_mib = 10 * 1024;  // every kept file's bytes together
+  int retention_days = 90;                 // a kept file's bytes are purged after this many days
+  int fetch_attempts = 5;                  // then the file is recorded unfetchable
+  int fetch_timeout_ms = 120'000;          // one download, its connection included
+
+  bool operator==(const Media&) const = default;
+};
+
 struct Config {
   std::string path;  // the file it was read from
   // A SQLite file's path (the default; relative to the file's folder) or a PostgreSQL
@@ -185,6 +204,7 @@ struct Config {
   Http http;
   Llm llm;
   Agent agent;
+  Media media;
   std::map<std::string, ChannelSection> connectors;  // channel name -> section
   std::optional<std::string> holding_reply;          // escalation.holding_reply
   // retention.days: `dispatchctl archive` without --before moves finished messages older than

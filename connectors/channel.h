@@ -184,6 +184,34 @@ class WebhookEndpoint {
   virtual const WebhookCounters& counters() const = 0;
 };
 
+// ---- media ------------------------------------------------------------------------------
+
+// One file's download, as the daemon's media fetcher (daemon/media_fetcher.h) asks for it.
+struct MediaFetch {
+  std::string provider_ref;    // store::MediaRow's: the channel's handle of the file
+  std::int64_t max_bytes = 0;  // the file's cap: a provider that states a larger size is too_large at once
+  std::chrono::milliseconds timeout{120'000};  // the whole download
+};
+
+// How a download ended. `retry` is anything that may work later (a transport error, a
+// provider's 429 or 5xx, a refused credential); `expired` the provider no longer has the
+// file; `refused` it never will (a malformed handle, a download URL the token may not go
+// to); `too_large` the provider stated a size over max_bytes; `stopped` the receiver said
+// stop (its own cap, a write that failed): the receiver knows why.
+enum class MediaFetchStatus { complete, retry, expired, refused, too_large, stopped };
+
+struct MediaFetchResult {
+  MediaFetchStatus status = MediaFetchStatus::complete;
+  std::string why;                           // one line for the trail; "" when complete
+  std::chrono::milliseconds retry_after{0};  // retry: the provider's Retry-After, 0 when none
+  std::string content_type;                  // complete: the type the provider declared for the bytes
+  std::string sha256;  // complete: the digest the provider declared, lower-case hex ("" when none)
+};
+
+// Receives the bytes in order, as they arrive; false stops the download (`stopped`).
+using MediaChunk = std::function<bool(std::string_view chunk)>;
+using MediaFetchDone = std::move_only_function<void(MediaFetchResult)>;
+
 // ---- the channel ------------------------------------------------------------------------
 
 // Runs `f` later on the loop's thread, after what is already queued.
@@ -213,6 +241,9 @@ struct ChannelDeps {
   // Null: events go straight to the store (tools, most tests, PostgreSQL). WhatsApp reads a
   // round ahead while storing has lately read from the disk (connectors/read_ahead_gate.h).
   ReadAhead read_ahead = {};
+  // media.enabled: the channel gives each message's files (store::InboundMessage::media) to
+  // be fetched and kept; false: it gives none (its messages are stored as before).
+  bool keep_media = false;
 };
 
 // What a polling channel counted since the process started, for /metrics.
@@ -271,6 +302,14 @@ class Channel {
   // known: the send's own check still applies).
   virtual std::optional<ReplyWindow> reply_window(const std::string& /*counterpart*/, store::Time /*now*/) {
     return std::nullopt;
+  }
+
+  // Downloads one of this channel's files (store/media.h: a MediaRef the channel gave with
+  // a message): the bytes to `chunk`, then the outcome to `done`, exactly once, on the loop
+  // and never from inside this call. False, leaving both alone, for a channel that keeps no
+  // files (the default): its rows are then recorded unfetchable.
+  virtual bool fetch_media(const MediaFetch& /*fetch*/, MediaChunk& /*chunk*/, MediaFetchDone& /*done*/) {
+    return false;
   }
 };
 

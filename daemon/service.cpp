@@ -84,6 +84,33 @@ std::shared_ptr<const catalog::Catalog> catalog_of(const std::shared_ptr<const a
   return {setup, &setup->catalog};
 }
 
+// media.*: the media fetcher's caps, attempts and retention.
+MediaFetcherSettings media_settings(const Service::Parts& p) {
+  const config::Media& m = p.config.media;
+  MediaFetcherSettings s;
+  s.max_bytes[static_cast<int>(store::MediaKind::image)] = m.max_image_bytes;
+  s.max_bytes[static_cast<int>(store::MediaKind::audio)] = m.max_audio_bytes;
+  s.max_bytes[static_cast<int>(store::MediaKind::video)] = m.max_video_bytes;
+  s.max_bytes[static_cast<int>(store::MediaKind::document)] = m.max_document_bytes;
+  s.max_bytes[static_cast<int>(store::MediaKind::sticker)] = m.max_sticker_bytes;
+  s.max_total_bytes = m.max_total_mib * 1024 * 1024;
+  s.fetch_attempts = m.fetch_attempts;
+  s.fetch_timeout = std::chrono::milliseconds(m.fetch_timeout_ms);
+  s.retention_days = m.retention_days;
+  s.worker = p.worker;
+  return s;
+}
+
+// The media fetcher finds a file's channel by the name the store recorded.
+MediaFetcherDeps media_fetcher_deps(Service::Parts& p) {
+  return {p.store.db, [] { return store::whole_seconds(wall_now_ms()); },
+          [&p](std::string_view name) -> connectors::Channel* {
+            for (const auto& channel : p.channels)
+              if (channel->name() == name) return channel.get();
+            return nullptr;
+          }};
+}
+
 // The MCP servers, when mcp.servers has any or the catalog has mcp actions: started and
 // their tools listed and pinned before anything else runs (daemon/mcp_servers.h).
 std::expected<void, std::string> start_mcp(Service::Parts& p) {
@@ -201,9 +228,14 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
     p.read_ahead = std::make_unique<ReadThread>(io, std::move(*connection), ReadThread::k_default_queue, "read-ahead");
     read_ahead = read_ahead_on(*p.read_ahead, io, static_cast<std::size_t>(p.config.llm.history_messages));
   }
+  // A stored message pokes the agent, and the media fetcher when it may hold files.
+  const auto on_inbound = [&p] {
+    p.agent->poke();
+    if (p.media) p.media->poke();
+  };
   auto channels = build_channels(
       p.configured, {[&io](std::move_only_function<void()> f) { boost::asio::post(io, std::move(f)); }, p.store.db,
-                     p.transport, wall_now_ms, [&p] { p.agent->poke(); }, after, std::move(read_ahead)});
+                     p.transport, wall_now_ms, on_inbound, after, std::move(read_ahead), p.config.media.enabled});
   if (!channels) return std::unexpected(channels.error());
   p.channels = std::move(*channels);
   // The turn's latest message: a provider that marks it read marks the earlier ones too.
@@ -217,6 +249,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now, write_outcome, cluster ? p.worker : ""});
   for (const auto& channel : p.channels) p.pump->add(*channel);
+  if (p.config.media.enabled) p.media = std::make_unique<MediaFetcher>(media_fetcher_deps(p), media_settings(p));
   if (p.mcp) {
     p.tool_lane = std::make_unique<ToolLane>(*p.mcp, p.store.db, wall_now,
                                              [&p](const store::ToolCallRecord& call) { p.count_tool_call(call); });
@@ -327,6 +360,7 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
   p.agent->stop();
   if (p.mcp) p.mcp->stop();
   p.pump->stop();
+  if (p.media) p.media->stop();
   if (p.notifier) p.notifier->stop();
   for (const auto& channel : p.channels) channel->stop();
   p.tick.cancel();

@@ -43,6 +43,7 @@ void Service::Parts::on_tick() {
   // Postponed messages come back by time; approved actions may wait for a retry.
   agent->poke();
   pump->pump();
+  if (media) media->tick();
   if (notifier) notifier->poke();
   notify_status(status());
   ++ticks;

@@ -335,7 +335,7 @@ std::unique_ptr<Call> CurlTransport::Impl::prepare(HttpRequest& request, HttpCal
   auto call = std::make_unique<Call>();
   call->easy = curl_easy_init();
   call->done = std::move(done);
-  call->max_bytes = options.max_response_bytes;
+  call->max_bytes = request.max_response_bytes != 0 ? request.max_response_bytes : options.max_response_bytes;
   call->body = std::move(request.body);
   call->stream = std::move(request.on_body);
   if (!call->easy) return call;
@@ -348,7 +348,7 @@ std::unique_ptr<Call> CurlTransport::Impl::prepare(HttpRequest& request, HttpCal
   curl_easy_setopt(e, CURLOPT_PRIVATE, call.get());
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
-  curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options.max_response_bytes));
+  curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(call->max_bytes));
   curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &on_body);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, call.get());

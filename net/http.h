@@ -55,6 +55,8 @@ struct HttpRequest {
   std::string body;
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds timeout{60'000};  // the whole exchange, connect included
+  // The largest body this exchange takes (a download's cap); 0: the transport's own cap.
+  std::size_t max_response_bytes = 0;
   // For answers that may stay open (an event stream): when set, the body is not collected
   // but handed to `on_body` as it arrives, in order, where `done` runs and before it; `done`
   // then gets the status and headers with an empty body. When `on_body` returns false it is

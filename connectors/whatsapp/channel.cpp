@@ -13,11 +13,13 @@
 #include "connectors/whatsapp/errors.h"
 #include "connectors/whatsapp/handshake.h"
 #include "connectors/whatsapp/internal/template_refresh.h"
+#include "connectors/whatsapp/media_fetch.h"
 #include "connectors/whatsapp/pricing.h"
 #include "connectors/whatsapp/signature.h"
 #include "connectors/whatsapp/template_message.h"
 #include "connectors/whatsapp/webhook.h"
 #include "connectors/whatsapp/window.h"
+#include "media/digest.h"
 #include "net/retry_after.h"
 #include "store/round.h"
 #include "store/templates.h"
@@ -38,9 +40,21 @@ constexpr std::chrono::milliseconds k_send_timeout{15'000};
 
 WebhookResponse text(int status, std::string body) { return WebhookResponse{status, std::move(body) + "\n", {}}; }
 
+// The file of a media message as the store keeps it; nullopt for any other kind.
+std::optional<store::MediaKind> media_kind(MessageKind kind) {
+  switch (kind) {
+    case MessageKind::image: return store::MediaKind::image;
+    case MessageKind::audio: return store::MediaKind::audio;
+    case MessageKind::video: return store::MediaKind::video;
+    case MessageKind::document: return store::MediaKind::document;
+    case MessageKind::sticker: return store::MediaKind::sticker;
+    default: return std::nullopt;
+  }
+}
+
 // The webhook's events as the store takes them, moved out of the parse; statuses priced at
-// `prices`.
-connectors::InboundEvents events_of(Webhook webhook, const store::PriceTable& prices) {
+// `prices`; with `keep_media`, each media message with its file.
+connectors::InboundEvents events_of(Webhook webhook, const store::PriceTable& prices, bool keep_media) {
   connectors::InboundEvents events;
   events.messages.reserve(webhook.messages.size());
   for (auto& m : webhook.messages) {
@@ -49,6 +63,13 @@ connectors::InboundEvents events_of(Webhook webhook, const store::PriceTable& pr
     // conversation.
     events.messages.push_back({std::string(k_channel_name), std::move(m.id), m.from, std::move(m.from),
                                std::move(m.text), std::move(m.raw_json), to_string(m.kind)});
+    const auto kind = media_kind(m.kind);
+    if (keep_media && kind && m.media && !m.media->id.empty()) {
+      // The webhook's sha256 is hex or base64; what is neither declares nothing to check.
+      events.messages.back().media.push_back({*kind, std::move(m.media->id), std::move(m.media->mime_type),
+                                              media::sha256_hex(m.media->sha256).value_or(""),
+                                              std::move(m.media->filename), m.media->voice});
+    }
   }
   events.reports.reserve(webhook.statuses.size());
   for (auto& st : webhook.statuses) {
@@ -140,7 +161,8 @@ void WhatsAppChannel::State::receive(const connectors::WebhookRequest& request, 
   for (const auto& skipped : webhook->skipped)
     spdlog::warn("whatsapp: skipped {}: {}", skipped.pointer, skipped.reason);
   auto ours_only = ours(std::move(webhook->templates));
-  PendingWebhook parsed{events_of(std::move(*webhook), settings.prices), std::move(reply), std::move(ours_only)};
+  PendingWebhook parsed{events_of(std::move(*webhook), settings.prices, deps.keep_media), std::move(reply),
+                        std::move(ours_only)};
   if (deps.read_ahead && (reading_ahead || gate.wanted(connectors::ReadAheadGate::Clock::now()))) {
     waiting.push_back(std::move(parsed));
     if (!reading_ahead) read_next();
@@ -419,6 +441,13 @@ void WhatsAppChannel::send(const store::OutboxItem& item, connectors::SendDone d
 bool WhatsAppChannel::resolve_unknown(const store::OutboxItem&, connectors::SendDone&) {
   // The Cloud API has no lookup by our key: staff decide (delivery_unknown).
   return false;
+}
+
+bool WhatsAppChannel::fetch_media(const connectors::MediaFetch& fetch, connectors::MediaChunk& chunk,
+                                  connectors::MediaFetchDone& done) {
+  whatsapp::fetch_media(m_state->deps.transport, m_state->deps.post, m_state->settings.account, fetch, std::move(chunk),
+                        std::move(done), m_state);
+  return true;
 }
 
 std::optional<ReplyWindow> WhatsAppChannel::reply_window(const std::string& counterpart, store::Time now) {

@@ -35,6 +35,9 @@
 // resolve_unknown() is false: Graph cannot be asked whether a message left, so an unknown
 // send is a delivery_unknown escalation (a later status webhook carrying our tracker
 // still marks it sent).
+// Media (with ChannelDeps::keep_media): an image, audio, video, document or sticker message
+// is stored with its file (its media id, declared type and sha256, a voice note marked);
+// fetch_media() downloads it (media_fetch.h).
 //
 // Threading: the loop's thread only (connectors/channel.h).
 
@@ -89,6 +92,8 @@ class WhatsAppChannel final : public connectors::Channel, public connectors::Web
   connectors::Health health() const override;
   void working_on(std::string_view provider_message_id, bool answering) override;
   std::optional<ReplyWindow> reply_window(const std::string& counterpart, store::Time now) override;
+  bool fetch_media(const connectors::MediaFetch& fetch, connectors::MediaChunk& chunk,
+                   connectors::MediaFetchDone& done) override;
   connectors::WebhookEndpoint* webhook() override { return this; }
   void stop() override;
   void reload() override;

@@ -49,6 +49,16 @@ std::expected<net::HttpRequest, std::string> base_request(const GraphAccount& ac
   return request;
 }
 
+bool media_id_ok(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (const char c : id) {
+    const bool ok =
+        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // A JSON object of {"messaging_product":"whatsapp", <what fill writes>}.
 template <typename Fill>
 std::string messaging_object(Fill&& fill) {
@@ -190,6 +200,31 @@ std::expected<Sent, SendFailure> read_send_response(int status, std::string_view
   unknown.error.http_status = status;
   unknown.error.message = "success status without messages[0].id: " + text::quote(body, 60);
   return std::unexpected(std::move(unknown));
+}
+
+std::expected<net::HttpRequest, std::string> build_media_lookup(const GraphAccount& account,
+                                                                std::string_view media_id) {
+  auto request = base_request(account);
+  if (!request) return request;
+  if (!media_id_ok(media_id)) return std::unexpected("media id is empty, too long or not a plain token");
+  request->method = "GET";
+  std::string_view base = account.graph_base_url;
+  while (base.ends_with('/')) base.remove_suffix(1);
+  request->url = std::string(base) + "/" + std::string(media_id);
+  request->headers = {{"Authorization", "Bearer " + account.access_token}};
+  return request;
+}
+
+net::HttpRequest build_media_download(const GraphAccount& account, std::string_view url) {
+  net::HttpRequest request;
+  request.method = "GET";
+  request.url = std::string(url);
+  request.headers = {{"Authorization", "Bearer " + account.access_token}};
+  return request;
+}
+
+SendFailure read_failure(int status, std::string_view body, std::optional<std::chrono::seconds> retry_after) {
+  return failure(status, body, retry_after);
 }
 
 std::expected<void, SendFailure> read_mark_read_response(int status, std::string_view body,

@@ -91,6 +91,18 @@ enum class Typing { hidden, shown };
                                                                            std::string_view message_id,
                                                                            Typing typing = Typing::hidden);
 
+// The request that looks a customer's file up (Meta's "Retrieve Media URL"):
+//   GET {graph_base_url}/{media_id}   Authorization: Bearer <access token>
+// answered with its short-lived download URL (media_info.h). Refuses a media id that is
+// not letters, digits, '.', '_' or '-' (1..128), and what build_text_message refuses about
+// the base URL and the token.
+[[nodiscard]] std::expected<net::HttpRequest, std::string> build_media_lookup(const GraphAccount& account,
+                                                                              std::string_view media_id);
+
+// The request that downloads the file from `url` (the lookup's, checked with
+// may_send_token_to), with the same token.
+[[nodiscard]] net::HttpRequest build_media_download(const GraphAccount& account, std::string_view url);
+
 struct Sent {
   std::string message_id;      // messages[0].id: the wamid later status webhooks refer to
   std::string message_status;  // messages[0].message_status when given ("accepted", …)
@@ -108,6 +120,11 @@ struct SendFailure {
 // error object when the body holds one (else only the status) goes through classify().
 [[nodiscard]] std::expected<Sent, SendFailure> read_send_response(
     int status, std::string_view body, std::optional<std::chrono::seconds> retry_after = std::nullopt);
+
+// Reads a non-2xx answer of any Graph call: its Graph error object (else only the status),
+// classified.
+[[nodiscard]] SendFailure read_failure(int status, std::string_view body,
+                                       std::optional<std::chrono::seconds> retry_after = std::nullopt);
 
 // Reads the answer to build_mark_read's request: any 2xx succeeds.
 [[nodiscard]] std::expected<void, SendFailure> read_mark_read_response(

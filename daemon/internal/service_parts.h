@@ -31,6 +31,7 @@
 #include "daemon/escalation_notifier.h"
 #include "daemon/http_front.h"
 #include "daemon/http_server.h"
+#include "daemon/media_fetcher.h"
 #include "daemon/metrics.h"
 #include "daemon/outbox_pump.h"
 #include "daemon/provider_report.h"
@@ -94,6 +95,7 @@ struct Service::Parts {
   std::vector<std::unique_ptr<connectors::Channel>> channels;
   std::unique_ptr<ToolLane> tool_lane;  // the outbox's tool calls (mcp acts), when MCP servers run
   std::unique_ptr<OutboxPump> pump;     // after `channels` and `tool_lane`: gone before them
+  std::unique_ptr<MediaFetcher> media;  // after `channels`: when media.enabled
   std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
   std::unique_ptr<ReadThread> reads;             // after `staff`, before `http`: see daemon/read_thread.h

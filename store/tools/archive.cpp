@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "store/internal/sql.h"
+#include "store/media.h"
 #include "store/migrations.h"
 #include "store/tools/internal/archive_steps.h"
 
@@ -16,6 +17,11 @@ namespace internal {
 std::string segment_messages(const char* schema) {
   return std::string("(SELECT message_id FROM ") + schema +
          ".audit WHERE id > ?1 AND id <= ?2 AND message_id IS NOT NULL)";
+}
+
+std::string segment_blobs(const char* schema) {
+  return std::string("(SELECT blob_id FROM ") + schema + ".media WHERE blob_id IS NOT NULL AND message_id IN " +
+         segment_messages(schema) + ")";
 }
 
 std::string where_message(const ArchiveTable& t, const char* schema) {
@@ -75,6 +81,10 @@ Result<std::int64_t> undo_archived(Database& db, const char* schema, std::int64_
   for (auto t = tables.rbegin(); t != tables.rend(); ++t) {
     DISPATCHD_TRY(internal::exec(
         db, "DELETE FROM " + archive + "." + t->name + " WHERE " + t->key + " IN (SELECT id FROM temp.archive_undo)"));
+  }
+  if (*version >= k_media_since) {
+    DISPATCHD_TRY(internal::exec(db, "DELETE FROM " + archive + ".media_blobs WHERE NOT EXISTS (SELECT 1 FROM " +
+                                         archive + ".media m WHERE m.blob_id = " + archive + ".media_blobs.id)"));
   }
   return *count;
 }
@@ -186,23 +196,26 @@ class Walker {
         " (SELECT message_id FROM main.attempts ORDER BY id DESC LIMIT 1),"
         " (SELECT message_id FROM main.actions ORDER BY id DESC LIMIT 1),"
         " (SELECT message_id FROM main.escalations ORDER BY id DESC LIMIT 1)";
-    // Staff's notes (migration 0026) keep their newest row live too, so that a note id is
-    // never used twice (SQLite gives a new row max(id) + 1).
+    // Staff's notes (migration 0026) and files (0036: their ids are in the audit trail) keep
+    // their newest row live too, so that an id is never used twice (SQLite gives a new row
+    // max(id) + 1).
     auto version = schema_version(m_db);
     if (!version) return std::unexpected(version.error());
-    const bool notes = *version >= 26;
-    auto q = Query::prepare(m_db, notes ? per_backend(m_db.backend(),
-                                                      [](Backend b) {
-                                                        return live_sql(
-                                                            b, std::string(k_newest) +
-                                                                   ", (SELECT message_id FROM main.escalation_notes"
-                                                                   " ORDER BY id DESC LIMIT 1)");
-                                                      })
-                                        : per_backend(m_db.backend(), [](Backend b) { return live_sql(b, k_newest); }));
+    std::string sql = k_newest;
+    int columns = 4;
+    if (*version >= 26) {
+      sql += ", (SELECT message_id FROM main.escalation_notes ORDER BY id DESC LIMIT 1)";
+      ++columns;
+    }
+    if (*version >= internal::k_media_since) {
+      sql += ", (SELECT message_id FROM main.media ORDER BY id DESC LIMIT 1)";
+      ++columns;
+    }
+    auto q = Query::prepare(m_db, live_sql(m_db.backend(), sql));
     if (!q) return std::unexpected(q.error());
     auto row = q->step();
     if (!row) return std::unexpected(row.error());
-    for (int i = 0; *row && i < (notes ? 5 : 4); ++i) {
+    for (int i = 0; *row && i < columns; ++i) {
       if (const auto id = q->optional_integer(i)) m_newest.insert(*id);
     }
     return {};
@@ -282,6 +295,15 @@ class AttachedSteps final : public internal::ArchiveSteps {
     auto version = schema_version(m_live);
     if (!version) return std::unexpected(version.error());
     m_tables = archive_tables(*version);
+    m_media = *version >= internal::k_media_since;
+    if (m_media) {
+      for (const auto& [table, key] : {std::pair{"media_blobs", "id"}, std::pair{"media_chunks", "blob_id"}}) {
+        auto copy = copy_statement(m_live, table);
+        if (!copy) return std::unexpected(copy.error());
+        m_copy.push_back("INSERT OR IGNORE" + copy->substr(std::string_view("INSERT").size()) + " WHERE " + key +
+                         " IN " + internal::segment_blobs("main"));
+      }
+    }
     for (const auto& t : m_tables) {
       auto copy = copy_statement(m_live, t.name);
       if (!copy) return std::unexpected(copy.error());
@@ -322,6 +344,10 @@ class AttachedSteps final : public internal::ArchiveSteps {
       for (auto t = m_tables.rbegin(); t != m_tables.rend(); ++t)
         DISPATCHD_TRY(
             segment_run(m_live, std::string("DELETE FROM main.") + t->name + where_message(*t, "arch"), from, to));
+      if (m_media) {
+        auto dropped = drop_unused_media_blobs(m_live);
+        if (!dropped) return std::unexpected(dropped.error());
+      }
       auto set = Query::prepare(m_live,
                                 "INSERT INTO main.audit_anchor (id, last_id, last_hash, updated_at)"
                                 " VALUES (1, ?1, (SELECT hash FROM arch.audit WHERE id = ?1), ?2)"
@@ -373,6 +399,7 @@ class AttachedSteps final : public internal::ArchiveSteps {
   const ArchiveOptions& m_options;
   std::vector<ArchiveTable> m_tables;  // those the live schema has
   std::vector<std::string> m_copy;
+  bool m_media = false;  // the schema keeps files (k_media_since)
 };
 
 bool is_day_shaped(const std::string& day) {

@@ -6,10 +6,12 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "store/internal/sql.h"
+#include "store/media.h"
 #include "store/migrations.h"
 #include "store/tools/internal/archive_steps.h"
 #include "store/tools/internal/row_copy.h"
@@ -29,7 +31,8 @@ struct TableCopy {
   std::vector<Column> columns;
 };
 
-Result<TableCopy> table_copy(Database& live, Database& archive, const char* table, const std::string& where) {
+Result<TableCopy> table_copy(Database& live, Database& archive, const char* table, const std::string& where,
+                             const char* order_by = "id") {
   auto on_live = postgresql_columns(live, table);
   if (!on_live) return std::unexpected(on_live.error());
   auto on_archive = sqlite_columns(archive, table);
@@ -39,7 +42,7 @@ Result<TableCopy> table_copy(Database& live, Database& archive, const char* tabl
   if (names != *on_live || names.empty())
     return std::unexpected(
         Error::schema(std::string("the archive's table ") + table + " has other columns than the live one"));
-  return TableCopy{"SELECT " + column_list(*on_archive) + " FROM " + table + where + " ORDER BY id",
+  return TableCopy{"SELECT " + column_list(*on_archive) + " FROM " + table + where + " ORDER BY " + order_by,
                    insert_statement(table, *on_archive), std::move(*on_archive)};
 }
 
@@ -52,6 +55,20 @@ class CopyingSteps final : public ArchiveSteps {
     auto version = schema_version(m_live);
     if (!version) return std::unexpected(version.error());
     m_tables = archive_tables(*version);
+    m_media = *version >= k_media_since;
+    if (m_media) {
+      // Shared between messages: copied once (an earlier batch may have), before the files.
+      const std::string blobs =
+          " IN (SELECT blob_id FROM media WHERE blob_id IS NOT NULL AND message_id IN"
+          " (SELECT message_id FROM audit WHERE id > ?1 AND id <= ?2 AND message_id IS NOT NULL))";
+      for (const auto& [table, key, order] :
+           {std::tuple{"media_blobs", "id", "id"}, std::tuple{"media_chunks", "blob_id", "blob_id, seq"}}) {
+        auto copy = table_copy(m_live, m_archive, table, std::string(" WHERE ") + key + blobs, order);
+        if (!copy) return std::unexpected(copy.error());
+        copy->insert = "INSERT OR IGNORE" + copy->insert.substr(std::string_view("INSERT").size());
+        m_copies.push_back(std::move(*copy));
+      }
+    }
     for (const auto& t : m_tables) {
       auto copy =
           table_copy(m_live, m_archive, t.name,
@@ -107,6 +124,10 @@ class CopyingSteps final : public ArchiveSteps {
       for (auto t = m_tables.rbegin(); t != m_tables.rend(); ++t)
         DISPATCHD_TRY(
             with_set(std::string("DELETE FROM ") + t->name + " WHERE " + t->key + in_set("?1"), messages->json));
+      if (m_media) {
+        auto dropped = drop_unused_media_blobs(m_live);
+        if (!dropped) return std::unexpected(dropped.error());
+      }
       DISPATCHD_TRY(set_anchor(to));
       return Committed{false, messages->count, to - from};
     });
@@ -220,6 +241,7 @@ class CopyingSteps final : public ArchiveSteps {
   Database& m_archive;
   const ArchiveOptions& m_options;
   std::vector<ArchiveTable> m_tables;  // those the live schema has
+  bool m_media = false;                // the schema keeps files (k_media_since)
   std::vector<TableCopy> m_copies;
 };
 

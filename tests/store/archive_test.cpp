@@ -8,6 +8,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/tools/archive.h"
+#include "tests/store/media_fixture.h"
 #include "tests/store/store_fixture.h"
 #include "tests/support/raw_sql.h"
 
@@ -462,4 +463,31 @@ TEST_CASE("archive: a file begun before 0013 (legacy hashes) is appended to afte
     CHECK(first_broken_after("UPDATE audit SET detail = '{\"n\":9}' WHERE id = 2") == 2);
   }
   SECTION("an edited digested row") { CHECK(first_broken_after("UPDATE audit SET detail = '{}' WHERE id = 4") == 4); }
+}
+
+TEST_CASE("archive: a message's files go with it, bytes another live file shares stay live too", "[store][archive]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  const auto shared =
+      test::stored_photo_message(db, {"wamid.A", "15550009991", "shared bytes", std::string(64, 'a')}, k_day1);
+  const auto own =
+      test::stored_photo_message(db, {"wamid.B", "15550009992", "only B's", std::string(64, 'b')}, k_day1 + 1h);
+  const auto live =
+      test::stored_photo_message(db, {"wamid.D", "15550009993", "shared bytes", std::string(64, 'a')}, k_day3);
+  CHECK(test::query_int(db, "SELECT count(*) FROM media_blobs").value() == 2);
+
+  const auto result = store::archive_before(db, dir.file("a.db"), options("2026-11-03"));
+  REQUIRE(result);
+  CHECK(result->moved.messages == 2);
+  auto archive = open_archive_test_db(dir.file("a.db"));
+  CHECK(test::query_int(archive, "SELECT count(*) FROM media").value() == 2);
+  CHECK(test::query_int(archive, "SELECT count(*) FROM media_blobs").value() == 2);
+  CHECK(test::media_bytes(archive, shared) == "shared bytes");
+  CHECK(test::media_bytes(archive, own) == "only B's");
+  // Live keeps the file of the message that stays, and only the bytes it uses.
+  CHECK(test::query_int(db, "SELECT count(*) FROM media").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM media_blobs").value() == 1);
+  CHECK(test::query_int(db, "SELECT count(*) FROM media_chunks").value() == 1);
+  CHECK(test::media_bytes(db, live) == "shared bytes");
+  require_chains(db, archive, store::ArchiveLink::linked);
 }

@@ -16,6 +16,7 @@
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/tools/erase.h"
+#include "tests/store/media_fixture.h"
 #include "tests/store/store_fixture.h"
 #include "tests/support/raw_sql.h"
 
@@ -223,54 +224,24 @@ TEST_CASE("erase: no trace of the customer in the file or its WAL, others untouc
             .value() == 1);
 }
 
-namespace {
-
-// A photo message of `c`, ignored by the agent, its file stored with `bytes`.
-std::int64_t photo_message(store::Database& db, const Customer& c, const std::string& bytes, const std::string& digest,
-                           store::Time now) {
-  store::InboundMessage m{"whatsapp", "wamid.HBg" + c.number + ".photo", c.number, c.number, "[image]", "{}", "image"};
-  m.media.push_back({store::MediaKind::image, "media-" + c.marker, "image/jpeg", digest, c.marker + ".jpg", false});
-  auto stored = store::insert_inbound(db, m, now);
-  REQUIRE(stored);
-  take(db, stored->id, now);
-  REQUIRE(store::finish(db, stored->id, store::Outcome::ignored, now));
-  auto claimed = store::claim_media(db, "fetcher", now, 60s);
-  REQUIRE(claimed);
-  REQUIRE(*claimed);
-  auto writer = store::BlobWriter::begin(db, (*claimed)->id, now);
-  REQUIRE(writer);
-  REQUIRE(writer->append(bytes));
-  REQUIRE(store::finish_media(db, (*claimed)->id, *writer, {digest, "image/jpeg", false}, now));
-  return (*claimed)->id;
-}
-
-}  // namespace
-
 TEST_CASE("erase: a customer's files leave the file and its WAL, a file another customer sent too stays",
           "[erase][sqlite]") {
   EraseFixture f;
   const std::string theirs = "JPEG bytes of " + k_erased.marker;
-  const std::int64_t erased_file = photo_message(f.db, k_erased, theirs, std::string(64, 'a'), k_t0);
+  const std::int64_t erased_file =
+      test::stored_photo_message(f.db,
+                                 {"wamid.HBg" + k_erased.number + ".photo", k_erased.number, theirs,
+                                  std::string(64, 'a'), k_erased.marker + ".jpg"},
+                                 k_t0);
   // The kept customer sent the same bytes: the blob is theirs too and stays.
-  const std::int64_t shared = photo_message(f.db, k_kept, "shared " + k_kept.marker, std::string(64, 'b'), k_t0);
-  {
-    // A second file of the erased customer, the same bytes as the kept one's.
-    store::InboundMessage m{
-        "whatsapp", "wamid.HBg" + k_erased.number + ".again", k_erased.number, k_erased.number, "[image]", "{}",
-        "image"};
-    m.media.push_back({store::MediaKind::image, "media-2", "image/jpeg", "", "", false});
-    auto stored = store::insert_inbound(f.db, m, k_t0 + 1s);
-    REQUIRE(stored);
-    take(f.db, stored->id, k_t0 + 1s);
-    REQUIRE(store::finish(f.db, stored->id, store::Outcome::ignored, k_t0 + 1s));
-    auto claimed = store::claim_media(f.db, "fetcher", k_t0 + 1s, 60s);
-    REQUIRE(claimed);
-    REQUIRE(*claimed);
-    auto writer = store::BlobWriter::begin(f.db, (*claimed)->id, k_t0 + 1s);
-    REQUIRE(writer);
-    REQUIRE(writer->append("shared " + k_kept.marker));
-    REQUIRE(store::finish_media(f.db, (*claimed)->id, *writer, {std::string(64, 'b'), "image/jpeg", false}, k_t0));
-  }
+  const std::int64_t shared = test::stored_photo_message(
+      f.db, {"wamid.HBg" + k_kept.number + ".photo", k_kept.number, "shared " + k_kept.marker, std::string(64, 'b')},
+      k_t0);
+  // A second file of the erased customer, the same bytes as the kept one's.
+  test::stored_photo_message(
+      f.db,
+      {"wamid.HBg" + k_erased.number + ".again", k_erased.number, "shared " + k_kept.marker, std::string(64, 'b')},
+      k_t0 + 1s);
   REQUIRE(f.db_bytes().find(theirs) != std::string::npos);
 
   auto erased = store::erase_counterpart(f.db, {k_erased.number, "dpo", true, {"whatsapp"}}, k_t0 + 1h);
@@ -286,12 +257,7 @@ TEST_CASE("erase: a customer's files leave the file and its WAL, a file another 
   CHECK(row->filename.empty());
   CHECK(row->provider_ref == "[erased]");
   CHECK_FALSE(store::read_media(f.db, erased_file, [](std::string_view) { return true; }));
-  std::string kept;
-  REQUIRE(store::read_media(f.db, shared, [&](std::string_view chunk) {
-    kept += chunk;
-    return true;
-  }));
-  CHECK(kept == "shared " + k_kept.marker);
+  CHECK(test::media_bytes(f.db, shared) == "shared " + k_kept.marker);
   CHECK(test::query_int(f.db, "SELECT count(*) FROM media_blobs").value() == 1);
   const auto check = store::verify_audit(f.db);
   REQUIRE(check);

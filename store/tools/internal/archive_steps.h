@@ -38,7 +38,16 @@ inline constexpr ArchiveTable k_archive_tables[] = {{"inbox", "id"},
                                                     {"actions", "message_id"},
                                                     {"attempts", "message_id"},
                                                     {"tool_calls", "message_id", 20},
-                                                    {"send_pricing", "message_id", 33}};
+                                                    {"send_pricing", "message_id", 33},
+                                                    {"media", "message_id", 36}};
+
+// The schema version from which messages have files (migration 0036). Their bytes
+// (media_blobs, media_chunks) are shared between messages (content-addressed): a batch
+// copies those its files use (INSERT OR IGNORE: an earlier batch may have copied them),
+// before the tables, and the live commit deletes the blobs no live file uses any more.
+inline constexpr int k_media_since = 36;
+// The blobs the files of the segment's messages use, in `schema`.
+std::string segment_blobs(const char* schema);
 
 // The tables of k_archive_tables a database at schema `version` has, in that order.
 inline std::vector<ArchiveTable> archive_tables(int version) {
