@@ -86,6 +86,8 @@ Result<InsertResult> insert_inbound(Database& db, const InboundMessage& m, Insta
 }
 
 Result<void> release_leases(Database& db, const std::string& worker) {
+  DISPATCHD_TRY(release_media_leases(db, worker));
+  // Last: the connection's count of changed rows is the inbox's (store/instances.cpp reports it).
   auto update = Query::prepare(
       db, "UPDATE inbox SET lease_expires_at = received_at WHERE state = 'processing' AND lease_owner = ?");
   if (!update) return std::unexpected(update.error());

@@ -153,7 +153,8 @@ struct StoredInbound {
                                                           const std::string& sender);
 
 // Makes every lease `worker` holds expire now, so that its messages are taken again at once
-// (at start-up, for what the previous run of the same worker left in processing).
+// (at start-up, for what the previous run of the same worker left in processing), and so
+// its downloads of files (store/media.h: release_media_leases).
 [[nodiscard]] Result<void> release_leases(Database& db, const std::string& worker);
 
 // Makes the lease on message `id` expire now, if `worker` holds it: the message is taken

@@ -121,6 +121,15 @@ Result<std::optional<MediaRow>> claim_media(Database& db, const std::string& wor
   });
 }
 
+Result<void> release_media_leases(Database& db, const std::string& worker) {
+  auto update = Query::prepare(db,
+                               "UPDATE media SET lease_owner = NULL, lease_expires_at = NULL"
+                               " WHERE state = 'pending' AND lease_owner = ?");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, worker);
+  return update->run();
+}
+
 Result<void> retry_media(Database& db, std::int64_t media_id, Time next_attempt_at, const std::string& reason) {
   auto update = Query::prepare(db,
                                "UPDATE media SET next_attempt_at = ?, reason = ?, lease_owner = NULL,"

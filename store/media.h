@@ -73,6 +73,10 @@ struct MediaRow {
 [[nodiscard]] Result<std::optional<MediaRow>> claim_media(Database& db, const std::string& worker, Time now,
                                                           std::chrono::seconds lease);
 
+// Ends every download lease `worker` holds: its files are claimed again at once (the
+// half-written bytes dropped then). At start-up and shutdown, with the inbox's leases.
+[[nodiscard]] Result<void> release_media_leases(Database& db, const std::string& worker);
+
 // A fetch that failed but may work later: pending again, due at `next_attempt_at`, its
 // lease released; reason kept for the trail.
 [[nodiscard]] Result<void> retry_media(Database& db, std::int64_t media_id, Time next_attempt_at,

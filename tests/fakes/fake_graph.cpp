@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "common/json_access.h"
 #include "common/json_out.h"
 #include "common/strict_json.h"
+#include "media/digest.h"
 
 namespace dispatchd::fakes {
 namespace {
@@ -119,6 +121,33 @@ std::string query_value(std::string_view target, std::string_view name) {
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
   }
   return {};
+}
+
+// "/v21.0/{id}" (a version and one segment of digits) -> the media id; nullopt otherwise.
+std::optional<std::string> media_in_path(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  if (!path.starts_with("/v")) return std::nullopt;
+  const std::size_t slash = path.find('/', 1);
+  if (slash == std::string_view::npos) return std::nullopt;
+  const std::string_view id = path.substr(slash + 1);
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return std::string(id);
+}
+
+// "/media-download/{id}/{n}?..." -> the media id; nullopt otherwise.
+std::optional<std::string> download_in_path(std::string_view target) {
+  constexpr std::string_view k_prefix = "/media-download/";
+  std::string_view path = target.substr(0, target.find('?'));
+  if (!path.starts_with(k_prefix)) return std::nullopt;
+  path.remove_prefix(k_prefix.size());
+  const std::size_t slash = path.find('/');
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  return std::string(path.substr(0, slash));
+}
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string fake_template(const char* name, const char* language, const char* category, const char* format,
@@ -232,7 +261,8 @@ struct FakeGraph::Impl {
     record.received = received;
     Response response = decide(request, record, delay);
     response.keep_alive(request.keep_alive());
-    response.set(http::field::content_type, "application/json");
+    if (response.find(http::field::content_type) == response.end())
+      response.set(http::field::content_type, "application/json");
     response.prepare_payload();
     record.answered_status = static_cast<int>(response.result_int());
     {
@@ -271,6 +301,10 @@ struct FakeGraph::Impl {
         if (scripted->http_status != 0) return scripted_response(request, *scripted);
       }
       return templates_page(request, *waba);
+    }
+    if (request.method() == http::verb::get) {
+      if (const auto id = download_in_path(target)) return media_download(request, *id, delay);
+      if (const auto id = media_in_path(target)) return media_lookup(request, *id);
     }
     const auto phone = phone_in_path(std::string_view(request.target().data(), request.target().size()));
     if (request.method() != http::verb::post || !phone) {
@@ -312,6 +346,65 @@ struct FakeGraph::Impl {
       return sent(request, record);
     }
     return reply(request, 400, graph_error_body(100, "OAuthException", "(#100) Invalid parameter", ""));
+  }
+
+  const FakeMedia* find_media(const std::string& id) const {
+    for (const auto& m : options.media)
+      if (m.id == id) return &m;
+    return nullptr;
+  }
+
+  // Meta's "Retrieve Media URL": the file's URL on this server, its type, sha256 and size.
+  Response media_lookup(const Request& request, const std::string& id) {
+    if (request[http::field::authorization] != "Bearer " + options.access_token)
+      return reply(request, 401, graph_error_body(190, "OAuthException", "Invalid OAuth access token", ""));
+    const FakeMedia* media = find_media(id);
+    if (media == nullptr) {
+      const std::string message = "Unsupported get request. Object with ID '" + id +
+                                  "' does not exist, cannot be loaded due to missing permissions, or does not "
+                                  "support this operation";
+      return reply(request, 400, graph_error_body(100, "GraphMethodException", message.c_str(), ""));
+    }
+    int n = 0;
+    {
+      const std::lock_guard lock(mutex);
+      n = ++urls_given[id];
+    }
+    const std::int64_t expires = n <= media->stale_urls ? unix_ms() - 1000 : unix_ms() + options.media_url_ttl.count();
+    media::Sha256 digest;
+    digest.update(media->bytes);
+    JsonOut w;
+    w.begin_object()
+        .field("messaging_product", "whatsapp")
+        .field("url", "http://127.0.0.1:" + std::to_string(port) + "/media-download/" + id + "/" + std::to_string(n) +
+                          "?expires=" + std::to_string(expires))
+        .field("mime_type", media->mime_type)
+        .field("sha256", media->sha256.empty() ? digest.hex() : media->sha256);
+    if (media->state_size) {
+      const std::int64_t size =
+          media->stated_size >= 0 ? media->stated_size : static_cast<std::int64_t>(media->bytes.size());
+      w.field("file_size", std::to_string(size));
+    }
+    return reply(request, 200, w.field("id", id).end_object().str());
+  }
+
+  // The file at a URL media_lookup gave, while the URL has not expired.
+  Response media_download(const Request& request, const std::string& id, std::chrono::milliseconds& delay) {
+    if (request[http::field::authorization] != "Bearer " + options.access_token)
+      return reply(request, 401, graph_error_body(190, "OAuthException", "Invalid OAuth access token", ""));
+    const FakeMedia* media = find_media(id);
+    const std::string_view target(request.target().data(), request.target().size());
+    std::int64_t expires = 0;
+    try {
+      expires = std::stoll(query_value(target, "expires"));
+    } catch (const std::exception&) {
+      expires = 0;
+    }
+    if (media == nullptr || unix_ms() > expires) return reply(request, 404, "URL signature expired");
+    delay = media->delay;
+    Response response = reply(request, 200, media->bytes);
+    response.set(http::field::content_type, media->mime_type);
+    return response;
   }
 
   // One page of the templates: the cursor is the index of the page's first template.
@@ -398,11 +491,12 @@ struct FakeGraph::Impl {
   std::uint16_t port = 0;
   std::thread thread;
 
-  mutable std::mutex mutex;  // guards recorded, scripts, template_scripts, sent_count
+  mutable std::mutex mutex;  // guards recorded, scripts, template_scripts, sent_count, urls_given
   std::vector<RecordedRequest> recorded;
   std::deque<ScriptedReply> scripts;
   std::deque<ScriptedReply> template_scripts;
   unsigned sent_count = 0;
+  std::map<std::string, int> urls_given;  // download URLs handed out per media id
 };
 
 FakeGraph::FakeGraph(FakeGraphOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}

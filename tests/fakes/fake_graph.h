@@ -18,6 +18,12 @@
 //   request's `limit`), the next page asked for with `after=<cursor>`. Each template GET
 //   takes the next scripted template reply, if any (script_templates). The shapes follow
 //   Meta's reference ("WhatsApp Business Account Message Templates").
+// - serves customers' files (FakeMedia): GET /{version}/{media-id} answers Meta's "Retrieve
+//   Media URL" object {"messaging_product","url","mime_type","sha256","file_size","id"}
+//   (400, code 100 "does not exist" for an id it does not serve, as for an expired one), its
+//   url on this server, /media-download/{id}/{n}?expires=<unix ms>: the bytes with the
+//   file's type, after the bearer token is checked (401 without it), or 404 once the URL
+//   expired (media_url_ttl, or a stale URL the file's first ones are made).
 //
 // Thread-safety: every public member may be called from any thread while the server runs.
 // Construction binds and starts serving (throws std::runtime_error when it cannot bind);
@@ -72,6 +78,18 @@ struct ScriptedReply {
   static ScriptedReply delayed(std::chrono::milliseconds delay);
 };
 
+// A customer's file the fake serves.
+struct FakeMedia {
+  std::string id;  // the media id a webhook names
+  std::string mime_type = "image/jpeg";
+  std::string bytes;
+  std::string sha256;                  // the lookup's: "" for the bytes' own
+  bool state_size = true;              // the lookup states file_size (the bytes' size, or stated_size)
+  std::int64_t stated_size = -1;       // >= 0: the size the lookup states instead
+  int stale_urls = 0;                  // the first N URLs handed out are expired already
+  std::chrono::milliseconds delay{0};  // before a download's answer
+};
+
 struct FakeGraphOptions {
   std::string access_token = "test-token";
   std::string phone_number_id = "109876543210001";
@@ -87,6 +105,8 @@ struct FakeGraphOptions {
   // (UTILITY, positional, header, body and URL button parameters), appointment_reminder
   // (UTILITY, named), spring_sale (MARKETING) and login_code (AUTHENTICATION), all APPROVED.
   static std::vector<std::string> default_templates();
+  std::vector<FakeMedia> media;
+  std::chrono::milliseconds media_url_ttl{5 * 60 * 1000};  // how long a download URL works
   // Called on the server thread after each request was answered (e.g. to log it).
   std::function<void(const RecordedRequest&)> on_request;
 };

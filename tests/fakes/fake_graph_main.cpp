@@ -3,12 +3,17 @@
 //
 //   fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet]
 //              [--timeline FILE] [--waba-id ID] [--template-page-size N] [--template-script ITEM[,ITEM...]]
+//              [--media ID:MIME:FILE[:OPTION...]]...
 //
 // ITEM scripts the answers to the first message POSTs, in order: a Graph error code with
 // a canned body (131047, 130429, 131056, 131026, 190, 100, 2, 1), "http:STATUS" (a bare
 // status), "delay:MS" (answer normally after MS milliseconds) or "ok". --template-script
 // scripts the answers to the first template list GETs the same way; the templates served are
 // FakeGraphOptions::default_templates(), --template-page-size a page (default 2).
+// --media serves FILE's bytes as the customer's file ID of type MIME (FakeMedia); OPTIONs:
+// stale=N (its first N download URLs are expired already), size=N (the lookup states this
+// size), nosize (it states none), sha256=HEX (it states this digest), delay=MS (each
+// download answers after MS milliseconds).
 // stdout is JSON lines: first {"event":"listening","port":N,"base_url":"http://127.0.0.1:N/v21.0"},
 // then one {"event":"request",…} per request received (none with --quiet, for the
 // benchmark). Runs until SIGINT or SIGTERM. --timeline writes FILE at exit
@@ -23,8 +28,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -57,10 +64,49 @@ std::vector<ScriptedReply> script_list(std::string_view list) {
   return out;
 }
 
+// ID:MIME:FILE[:OPTION...] (see above).
+dispatchd::fakes::FakeMedia media_item(const std::string& spec) {
+  std::vector<std::string> parts;
+  for (std::size_t at = 0;;) {
+    const std::size_t colon = spec.find(':', at);
+    parts.push_back(spec.substr(at, colon == std::string::npos ? std::string::npos : colon - at));
+    if (colon == std::string::npos) break;
+    at = colon + 1;
+  }
+  if (parts.size() < 3) throw std::invalid_argument("--media wants ID:MIME:FILE[:OPTION...]");
+  dispatchd::fakes::FakeMedia media;
+  media.id = parts[0];
+  media.mime_type = parts[1];
+  std::ifstream in(parts[2], std::ios::binary);
+  if (!in) throw std::invalid_argument("--media: cannot read " + parts[2]);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  media.bytes = bytes.str();
+  for (std::size_t i = 3; i < parts.size(); ++i) {
+    const std::string& option = parts[i];
+    const std::string value = option.substr(option.find('=') + 1);
+    if (option.starts_with("stale=")) {
+      media.stale_urls = std::stoi(value);
+    } else if (option.starts_with("size=")) {
+      media.stated_size = std::stoll(value);
+    } else if (option == "nosize") {
+      media.state_size = false;
+    } else if (option.starts_with("sha256=")) {
+      media.sha256 = value;
+    } else if (option.starts_with("delay=")) {
+      media.delay = std::chrono::milliseconds(std::stoi(value));
+    } else {
+      throw std::invalid_argument("--media: unknown option " + option);
+    }
+  }
+  return media;
+}
+
 int usage(const std::string& problem) {
   std::cerr << "fake_graph: " << problem << "\n"
             << "usage: fake_graph [--port N] [--token T] [--phone-number-id ID] [--script ITEM[,ITEM...]] [--quiet] "
-               "[--timeline FILE] [--waba-id ID] [--template-page-size N] [--template-script ITEM[,ITEM...]]\n";
+               "[--timeline FILE] [--waba-id ID] [--template-page-size N] [--template-script ITEM[,ITEM...]] "
+               "[--media ID:MIME:FILE[:OPTION...]]...\n";
   return 2;
 }
 
@@ -99,6 +145,8 @@ int main(int argc, char** argv) {
         options.waba_id = value;
       } else if (flag == "--template-page-size") {
         options.template_page_size = std::stoul(value);
+      } else if (flag == "--media") {
+        options.media.push_back(media_item(value));
       } else {
         return usage("unknown flag " + std::string(flag));
       }

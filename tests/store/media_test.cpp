@@ -246,3 +246,21 @@ TEST_CASE("media: a blob binds and reads back every byte value on the engine", "
   REQUIRE(empty_file);
   CHECK(empty_file->empty());
 }
+
+TEST_CASE("media: a worker's download leases end when it hands its leases back, another's stay", "[media]") {
+  test::TempDir dir;
+  auto db = test::migrated_db(dir);
+  insert(db, with_media("wamid.A", {photo("m1"), photo("m2")}));
+  auto mine = store::claim_media(db, "me", k_t0, 600s);
+  auto theirs = store::claim_media(db, "them", k_t0, 600s);
+  REQUIRE(mine);
+  REQUIRE(theirs);
+  REQUIRE(store::release_leases(db, "me"));
+  auto again = store::claim_media(db, "me", k_t0 + 1s, 600s);
+  REQUIRE(again);
+  REQUIRE(again->has_value());
+  CHECK((*again)->id == (**mine).id);
+  auto none = store::claim_media(db, "me", k_t0 + 2s, 600s);
+  REQUIRE(none);
+  CHECK_FALSE(none->has_value());
+}
