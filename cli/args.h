@@ -55,6 +55,7 @@ int cmd_inspect(int argc, char** argv);
 int cmd_staff(int argc, char** argv);
 int cmd_replies(int argc, char** argv);
 int cmd_templates(int argc, char** argv);
+int cmd_media(int argc, char** argv);
 int cmd_replay(int argc, char** argv);
 int cmd_trail(int argc, char** argv);
 int cmd_eval(int argc, char** argv);

@@ -66,6 +66,9 @@ constexpr const char* k_usage =
     "      an admin account may reassign claims and manage saved replies\n"
     "  replies list [--json] | replies add NAME --text TEXT | replies edit ID --text TEXT | replies remove ID\n"
     "      saved replies staff pick from ({customer} {escalation} {staff} {channel}; {{ }} for braces)\n"
+    "  media get MEDIA_ID -o FILE\n"
+    "      a customer's kept file (photo, voice note, document) written to FILE (- for stdout)\n"
+    "      exit 0 written, 1 no such file or none kept (its state says why)\n"
     "  templates list [--json]\n"
     "      the WhatsApp message templates dispatchd keeps: name, language, status, category,\n"
     "      parameter format and the parameters of each component (header, body, buttons)\n"
@@ -133,6 +136,7 @@ constexpr Command k_commands[] = {
     {"mcp", dispatchd::cli::cmd_mcp},
     {"cost", dispatchd::cli::cmd_cost},
     {"templates", dispatchd::cli::cmd_templates},
+    {"media", dispatchd::cli::cmd_media},
 };
 
 // "--config F", "--db F", "--db-password-env N" or "--catalog F" before the command word apply to it: they are moved

@@ -14,6 +14,7 @@
 #include "daemon/provider_report.h"
 #include "staff/decisions.h"
 #include "staff/json.h"
+#include "staff/media_download.h"
 #include "staff/saved_replies.h"
 #include "staff/trail_render.h"
 #include "store/staff.h"
@@ -198,6 +199,7 @@ StaffApi::Routed StaffApi::prepare(const Request& request) {
     return json(200, provider_json(m_settings.providers ? m_settings.providers() : ProviderStates{}));
   }
   if (request.path.starts_with("/api/messages/")) return trail(request);
+  if (request.path.starts_with("/api/media/")) return media(request);
   if (request.path == "/api/search") {
     if (request.method != "GET") return refusal(405, "use GET");
     return search_request(request.query, staff::TargetClock{now, m_settings.targets});
@@ -328,6 +330,37 @@ StaffApi::Routed StaffApi::trail(const Request& request) {
     auto trail = store::load_trail(db, id, history);
     if (!trail) return store_failure(trail.error());
     return json(200, staff::trail_json(*trail));
+  });
+}
+
+// GET /api/media/{media_id}: a kept file's bytes, as staff::media_serving says (inline for a
+// safe image or audio file, a download otherwise), with k_media_headers. 404 names the state
+// of a file that is not kept. The file is read whole into the answer: at most its kind's cap.
+StaffApi::Routed StaffApi::media(const Request& request) {
+  constexpr std::string_view k_prefix = "/api/media/";
+  const auto id = parse_id(std::string_view(request.path).substr(k_prefix.size()));
+  if (!id) return refusal(404, "no such file");
+  if (request.method != "GET") return refusal(405, "use GET");
+  return Read([id = *id](store::Database& db) {
+    auto file = store::find_media(db, id);
+    if (!file) {
+      if (file.error().kind == store::ErrorKind::not_found) return refusal(404, "no file " + std::to_string(id));
+      return store_failure(file.error());
+    }
+    if (file->state != store::MediaState::stored)
+      return refusal(
+          404, "file " + std::to_string(id) + " is " + std::string(store::to_sql(file->state)) + ": no bytes are kept");
+    std::string body;
+    body.reserve(static_cast<std::size_t>(file->size.value_or(0)));
+    auto read = store::read_media(db, id, [&body](std::string_view chunk) {
+      body.append(chunk);
+      return true;
+    });
+    if (!read) return store_failure(read.error());
+    const auto serving = staff::media_serving(*file);
+    Response out{200, std::move(body), serving.content_type, {{"Content-Disposition", serving.disposition}}, {}};
+    for (const auto& [name, value] : staff::k_media_headers) out.headers.emplace_back(name, value);
+    return out;
   });
 }
 

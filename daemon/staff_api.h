@@ -115,6 +115,7 @@ class StaffApi {
   Response admin_reassign(const Request& request, store::Time now);
   Response events(const Request& request);
   Routed trail(const Request& request);
+  Routed media(const Request& request);
   std::string cookie(const std::string& value, std::optional<int> max_age_s) const;
 
   store::Database& m_db;

@@ -1,10 +1,36 @@
 #include "staff/json.h"
 
 #include "common/json_out.h"
+#include "media/policy.h"
 #include "staff/handover.h"
 
 namespace dispatchd::staff {
 namespace {
+
+// One file of the message: what it is, whether it is kept, and how the page may show it
+// (media/policy.h's serving(): "image" or "audio" inline, "download" otherwise; null when
+// no bytes are kept). The bytes are at GET /api/media/{id}.
+void media_json(JsonOut& out, const store::MediaRow& m) {
+  out.begin_object()
+      .field("media_id", m.id)
+      .field("kind", store::to_sql(m.kind))
+      .field("state", store::to_sql(m.state));
+  out.field("content_type", m.declared_type)
+      .field("sniffed_type", m.sniffed_type)
+      .field("type_mismatch", m.type_mismatch);
+  if (m.size) out.field("size", *m.size);
+  out.field("filename", m.filename).field("voice", m.voice).field("reason", m.reason);
+  if (m.state == store::MediaState::stored) {
+    switch (media::serving(m.declared_type, m.sniffed_type)) {
+      case media::Disposition::inline_image: out.field("display", "image"); break;
+      case media::Disposition::inline_audio: out.field("display", "audio"); break;
+      case media::Disposition::attachment: out.field("display", "download"); break;
+    }
+  } else {
+    out.raw("display", "null");
+  }
+  out.end_object();
+}
 
 void escalation_json(JsonOut& out, const store::EscalationRow& e) {
   out.field("escalation_id", e.id).field("message_id", e.message_id).field("reason", store::to_sql(e.reason));
@@ -161,6 +187,8 @@ std::string case_json(const store::EscalationCase& c, const std::optional<DeskCl
         .field("note", h.note)
         .end_object();
   }
+  out.end_array().begin_array("media");
+  for (const auto& m : c.media) media_json(out, m);
   out.end_array();
   if (clock) out.field("takeover_in_minutes", takeover_in_minutes(c.claim, *clock));
   if (reach) reach_json(out, *reach);

@@ -163,6 +163,9 @@ Result<EscalationCase> show_escalation(Database& db, std::int64_t id) {
   auto claim = claim_state(db, id);
   if (!claim) return std::unexpected(claim.error());
   out.claim = std::move(*claim);
+  auto media = list_media(db, out.escalation.message_id);
+  if (!media) return std::unexpected(media.error());
+  out.media = std::move(*media);
   return out;
 }
 

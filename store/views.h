@@ -12,6 +12,7 @@
 #include "store/database.h"
 #include "store/desk.h"
 #include "store/error.h"
+#include "store/media.h"
 #include "store/states.h"
 
 namespace dispatchd::store {
@@ -108,6 +109,7 @@ struct EscalationCase {
   std::vector<NoteRow> notes;            // staff's internal notes on it, oldest first (store/desk.h)
   std::vector<HandOverRow> hand_overs;   // its releases, take-overs and reassignments, oldest first
   ClaimState claim;                      // its claim as the hand-over rule reads it
+  std::vector<MediaRow> media;           // the message's files (store/media.h), in order
 };
 
 // Everything staff need to decide one escalation.

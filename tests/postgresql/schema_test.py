@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 # SQLite's declared type -> what PostgreSQL must declare for the same C++ reading.
-TYPES = {"INTEGER": "bigint", "TEXT": "text", "REAL": "double precision"}
+TYPES = {"INTEGER": "bigint", "TEXT": "text", "REAL": "double precision", "BLOB": "bytea"}
 
 # Written so that every audit query of docs/sql.md has an answer (its literal message id 3, contact
 # 15551230001 and cutoff 2026-11-30T11:45:00Z), and every trigger fires.

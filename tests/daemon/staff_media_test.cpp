@@ -1,0 +1,103 @@
+// GET /api/media/{id} and the case's media (daemon/staff_api.h, staff/media_download.h):
+// a kept photo inline with its type, an "image" whose bytes are SVG or HTML a download, a
+// file not kept a 404 naming its state, and nothing without a credential.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "store/media.h"
+#include "tests/daemon/staff_api_fixture.h"
+
+using namespace dispatchd;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string k_jpeg = std::string("\xFF\xD8\xFF\xE0", 4) + "JFIF photo bytes";
+const std::string k_svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>";
+
+// Files of the escalation's message: each declared as `declared`, kept with `bytes` (or
+// refused over_cap when `bytes` is empty). Returns their ids in order.
+std::vector<std::int64_t> files(test::Api& a, const std::vector<std::pair<std::string, std::string>>& declared_bytes) {
+  std::vector<store::MediaRef> refs;
+  for (std::size_t i = 0; i < declared_bytes.size(); ++i)
+    refs.push_back({store::MediaKind::image, "ref" + std::to_string(i), declared_bytes[i].first, "",
+                    i == 0 ? "foto.jpg" : "", false});
+  REQUIRE(store::insert_media(a.f.db, a.f.message_id, refs, test::k_t0));
+  std::vector<std::int64_t> ids;
+  for (const auto& [declared, bytes] : declared_bytes) {
+    auto claimed = store::claim_media(a.f.db, "fetcher", test::k_t0, 60s);
+    REQUIRE(claimed);
+    REQUIRE(*claimed);
+    const std::int64_t id = (*claimed)->id;
+    ids.push_back(id);
+    if (bytes.empty()) {
+      REQUIRE(store::refuse_media(a.f.db, id, store::MediaState::over_cap, "larger than its cap", test::k_t0));
+      continue;
+    }
+    auto writer = store::BlobWriter::begin(a.f.db, id, test::k_t0);
+    REQUIRE(writer);
+    REQUIRE(writer->append(bytes));
+    const std::string sniffed = bytes.starts_with("<svg") ? "image/svg+xml" : "image/jpeg";
+    REQUIRE(store::finish_media(a.f.db, id, *writer,
+                                {std::string(64, static_cast<char>('a' + ids.size())), sniffed, sniffed != declared},
+                                test::k_t0));
+  }
+  return ids;
+}
+
+std::string header(const daemon::Response& r, const std::string& name) {
+  for (const auto& [key, value] : r.headers)
+    if (key == name) return value;
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("staff media: a kept photo is served inline with its type, nosniff and a sandbox", "[media]") {
+  test::Api a;
+  const auto ids = files(a, {{"image/jpeg", k_jpeg}});
+  const auto r = a.call("GET", "/api/media/" + std::to_string(ids[0]), {{"authorization", "Bearer " + a.ana}});
+  REQUIRE(r.status == 200);
+  CHECK(r.body == k_jpeg);
+  CHECK(r.content_type == "image/jpeg");
+  CHECK(header(r, "Content-Disposition") ==
+        "inline; filename=\"media-" + std::to_string(ids[0]) + "\"; filename*=UTF-8''foto.jpg");
+  CHECK(header(r, "X-Content-Type-Options") == "nosniff");
+  CHECK(header(r, "Content-Security-Policy") == "default-src 'none'; sandbox");
+}
+
+TEST_CASE("staff media: an image whose bytes are SVG is a download, never shown", "[media]") {
+  test::Api a;
+  const auto ids = files(a, {{"image/jpeg", k_jpeg}, {"image/png", k_svg}, {"image/svg+xml", k_svg}});
+  for (const auto id : {ids[1], ids[2]}) {
+    INFO(id);
+    const auto r = a.call("GET", "/api/media/" + std::to_string(id), {{"authorization", "Bearer " + a.ana}});
+    REQUIRE(r.status == 200);
+    CHECK_THAT(header(r, "Content-Disposition"), Catch::StartsWith("attachment;"));
+    CHECK(header(r, "X-Content-Type-Options") == "nosniff");
+  }
+  // The case lists them with how the page may show each.
+  const auto c =
+      a.call("GET", "/api/escalations/" + std::to_string(a.f.escalation), {{"authorization", "Bearer " + a.ana}});
+  REQUIRE(c.status == 200);
+  CHECK_THAT(c.body, Catch::Contains(R"("media_id":)" + std::to_string(ids[0])));
+  CHECK_THAT(c.body, Catch::Contains(R"("display":"image")"));
+  CHECK_THAT(c.body, Catch::Contains(R"("display":"download")"));
+  CHECK_THAT(c.body, Catch::Contains(R"("type_mismatch":true)"));
+}
+
+TEST_CASE("staff media: a file not kept is a 404 naming its state, and nothing without a credential", "[media]") {
+  test::Api a;
+  const auto ids = files(a, {{"image/jpeg", ""}});
+  const auto refused = a.call("GET", "/api/media/" + std::to_string(ids[0]), {{"authorization", "Bearer " + a.ana}});
+  CHECK(refused.status == 404);
+  CHECK_THAT(refused.body, Catch::Contains("over_cap"));
+  CHECK(a.call("GET", "/api/media/999", {{"authorization", "Bearer " + a.ana}}).status == 404);
+  CHECK(a.call("GET", "/api/media/" + std::to_string(ids[0]), {}).status == 401);
+  CHECK(
+      a.call("GET", "/api/media/" + std::to_string(ids[0]), {{"authorization", "Bearer " + std::string(test::k_admin)}})
+          .status == 403);
+  CHECK(a.call("POST", "/api/media/" + std::to_string(ids[0]), {{"authorization", "Bearer " + a.ana}}).status == 405);
+}
