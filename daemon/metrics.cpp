@@ -108,6 +108,22 @@ void render_notifications(Writer& w, const ProcessGauges::Notifications& n) {
 
 void render_budget(Writer& w, const ProcessGauges::Budget& b);
 
+// The media fetcher (media.enabled): downloads by what became of them, and bytes kept.
+void render_media(Writer& w, const MediaCounters& m) {
+  w.family("dispatchd_media_fetches_total", "counter",
+           "Customers' files fetched since start, by result: stored (kept), refused (over_cap, expired, "
+           "unfetchable or mismatch), retried (to be fetched again), store_error (the store refused a write; "
+           "fetched again later).");
+  for (const auto& [result, count] : {std::pair{"stored", m.stored}, std::pair{"refused", m.refused},
+                                      std::pair{"retried", m.retried}, std::pair{"store_error", m.store_errors}})
+    w.sample("dispatchd_media_fetches_total", {{"result", result}}, count);
+  w.family("dispatchd_media_bytes_total", "counter", "Bytes of customers' files written to the store since start.");
+  w.sample("dispatchd_media_bytes_total", {}, m.bytes);
+  w.family("dispatchd_media_purged_total", "counter",
+           "Kept files whose bytes were removed at the end of media.retention_days, since start.");
+  w.sample("dispatchd_media_purged_total", {}, m.purged);
+}
+
 // Catalog tool calls by kind, action, server, tool and outcome; their durations; the MCP
 // servers and whether each mcp action may call its tool.
 void render_tools(Writer& w, const ToolGauges& t) {
@@ -392,6 +408,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
                      "dispatchd_store_durable_wait_seconds.",
                      *syncs);
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
+  if (gauges.media) render_media(w, *gauges.media);
   render_tools(w, gauges.tools);
   if (gauges.budget) render_budget(w, *gauges.budget);
   if (!gauges.breakers.empty()) render_breakers(w, gauges.breakers);

@@ -14,6 +14,7 @@
 #include "common/handler_timing.h"
 #include "common/histogram.h"
 #include "connectors/channel.h"
+#include "daemon/media_fetcher.h"
 #include "llm/breaker_provider.h"
 #include "store/inbox.h"
 #include "store/metrics.h"
@@ -85,6 +86,7 @@ struct ProcessGauges {
     std::int64_t pending = 0;  // escalations not yet notified
   };
   std::optional<Notifications> notifications;  // when escalation.notify_url is set
+  std::optional<MediaCounters> media;          // the media fetcher's, when media.enabled
   // Open escalations past their response-time target (staff/targets.h), by reason name;
   // every reason has an entry. Empty when the store could not be read.
   std::map<std::string, std::int64_t> breached;

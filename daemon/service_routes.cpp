@@ -129,6 +129,7 @@ Response Service::Parts::answer(const Request& r) {
     if (auto daily = daily_budget(store.db, budget, wall_now()); daily && *daily)
       gauges.budget = {*budget.daily_usd, (*daily)->day, !(*daily)->open()};
     for (auto& [who, stats] : provider_states()) gauges.breakers.push_back({who, stats});
+    if (media) gauges.media = media->counters();
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};

@@ -447,3 +447,21 @@ TEST_CASE("metrics: catalog tool calls, their durations, and the MCP servers and
   CHECK_THAT(text,
              Catch::Contains("dispatchd_mcp_action_pinned{action=\"find_customer\",server=\"crm\",tool=\"find\"} 0\n"));
 }
+
+TEST_CASE("metrics: the media fetcher's counters, only when media.enabled", "[metrics]") {
+  test::TempDir dir;
+  const auto snapshot = empty_snapshot(dir);
+  daemon::ProcessGauges gauges;
+  CHECK_THAT(daemon::render_metrics(snapshot, gauges, test::k_t0), !Catch::Contains("dispatchd_media"));
+  gauges.media =
+      daemon::MediaCounters{.stored = 5, .refused = 2, .retried = 3, .store_errors = 1, .bytes = 4096, .purged = 7};
+  const std::string text = daemon::render_metrics(snapshot, gauges, test::k_t0);
+  CAPTURE(text);
+  CHECK_THAT(text, Catch::Contains("# TYPE dispatchd_media_fetches_total counter\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_media_fetches_total{result=\"stored\"} 5\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_media_fetches_total{result=\"refused\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_media_fetches_total{result=\"retried\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_media_fetches_total{result=\"store_error\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_media_bytes_total 4096\n"));
+  CHECK_THAT(text, Catch::Contains("dispatchd_media_purged_total 7\n"));
+}
