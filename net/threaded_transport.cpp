@@ -9,7 +9,10 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -78,10 +81,22 @@ namespace {
 // flag: the transfer ends at its next chunk, and no chunk reaches the receiver after it. A
 // stream stopped here that stays silent ends at its timeout instead: the answer is then the
 // head the receiver saw, as the contract has it (stopping is not an error).
+//
+// Backpressure: a receiver slower than the network (a download written to the store as it
+// comes) would otherwise have the whole body queued at home. At most k_max_queued bytes of a
+// stream wait there; past that the curl thread waits for home to take them, in short slices
+// so that a home loop that stopped never holds it for good. Other transfers of that curl
+// thread wait meanwhile: as long as home takes a chunk, normally well under a millisecond.
+constexpr std::size_t k_max_queued = 1024 * 1024;
+constexpr std::chrono::milliseconds k_wait_slice{10};
+
 struct HomeStream {
   BodyChunk receiver;
   std::atomic<bool> stopped{false};
   HttpResponse head;  // written on the curl thread before its chunk is posted, read at home after
+  std::mutex mutex;   // guards queued
+  std::condition_variable taken;
+  std::size_t queued = 0;  // bytes posted home and not yet handed to the receiver
 };
 
 }  // namespace
@@ -93,10 +108,21 @@ void ThreadedTransport::send(HttpRequest request, HttpCallback done) {
     stream = std::make_shared<HomeStream>();
     stream->receiver = std::move(request.on_body);
     request.on_body = [&home, stream](const HttpResponse& head, std::string_view chunk) {
+      {
+        std::unique_lock lock(stream->mutex);
+        while (stream->queued >= k_max_queued && !stream->stopped.load() && !home.stopped())
+          stream->taken.wait_for(lock, k_wait_slice);
+        stream->queued += chunk.size();
+      }
       if (stream->stopped.load()) return false;
       stream->head = head;
       asio::post(home, [stream, head, chunk = std::string(chunk)] {
         if (!stream->stopped.load() && !stream->receiver(head, chunk)) stream->stopped.store(true);
+        {
+          const std::lock_guard lock(stream->mutex);
+          stream->queued -= chunk.size();
+        }
+        stream->taken.notify_one();
       });
       return true;
     };

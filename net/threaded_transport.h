@@ -8,9 +8,10 @@
 // options.max_idle_connections is shared among several curl handles, one per 128
 // connections, each request going to the next in turn (why: threaded_transport.cpp).
 //
-// A streamed body (HttpRequest::on_body) comes home chunk by chunk, before `done`. When the
-// receiver stops it, the curl thread learns it at the stream's next chunk: a stream that then
-// stays silent holds its connection until it ends or times out.
+// A streamed body (HttpRequest::on_body) comes home chunk by chunk, before `done`, at most
+// 1 MiB of it waiting at home at a time (the curl thread waits for the receiver beyond that).
+// When the receiver stops it, the curl thread learns it at the stream's next chunk: a stream
+// that then stays silent holds its connection until it ends or times out.
 //
 // Thread-safety: send() from any thread. Destroy it when the caller's loop no longer
 // sends; requests still in flight are then abandoned without their callbacks.

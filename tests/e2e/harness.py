@@ -80,6 +80,21 @@ def text_webhook(wamid: str, sender: str, text: str, timestamp: int | None = Non
     return json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode()
 
 
+def media_webhook(wamid: str, sender: str, kind: str, media_id: str, mime: str, sha256: str = "",
+                  extra: dict | None = None) -> bytes:
+    """A Cloud API webhook with one media message (`kind`: image, audio, video, document,
+    sticker) naming the file `media_id`, its `sha256` as given (hex or base64; "" for none)."""
+    body = {"id": media_id, "mime_type": mime, "sha256": sha256, **(extra or {})}
+    payload = {"object": "whatsapp_business_account", "entry": [{"id": "1023456789012345", "changes": [{
+        "field": "messages", "value": {
+            "messaging_product": "whatsapp",
+            "metadata": {"display_phone_number": "15550001234", "phone_number_id": PHONE_NUMBER_ID},
+            "contacts": [{"profile": {"name": "Cliente"}, "wa_id": sender}],
+            "messages": [{"from": sender, "id": wamid, "timestamp": str(int(time.time())),
+                          "type": kind, kind: body}]}}]}]}
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
 def status_webhook(wamid: str, recipient: str, status: str, error_code: int | None = None,
                    pricing: dict | None = None) -> bytes:
     """A status webhook for one of our messages. `pricing`: its pricing object in Meta's shape

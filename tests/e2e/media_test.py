@@ -16,7 +16,6 @@ Usage: media_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BAC
 """
 import base64
 import hashlib
-import json
 import os
 import signal
 import sys
@@ -34,19 +33,6 @@ PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj <<>> endobj\n" + b"x" * 5000 + b"\n
 VOICE = b"OggS\x00\x02" + b"\x00" * 20 + b"OpusHead" + os.urandom(20 * 1024)
 SLOW = b"\x89PNG\r\n\x1a\n" + os.urandom(64 * 1024)
 SENDER, OTHER = "5215550300001", "5215550300002"
-
-
-def media_webhook(wamid, sender, kind, media_id, mime, sha256, extra=None):
-    """A Cloud API webhook with one media message, its `sha256` as given."""
-    body = {"id": media_id, "mime_type": mime, "sha256": sha256, **(extra or {})}
-    payload = {"object": "whatsapp_business_account", "entry": [{"id": "1023456789012345", "changes": [{
-        "field": "messages", "value": {
-            "messaging_product": "whatsapp",
-            "metadata": {"display_phone_number": "15550001234", "phone_number_id": harness.PHONE_NUMBER_ID},
-            "contacts": [{"profile": {"name": "Cliente"}, "wa_id": sender}],
-            "messages": [{"from": sender, "id": wamid, "timestamp": str(int(time.time())),
-                          "type": kind, kind: body}]}}]}]}
-    return json.dumps(payload, separators=(",", ":")).encode()
 
 
 def hexdigest(data):
@@ -86,15 +72,15 @@ def media_flow():
 
         photo_b64 = base64.b64encode(hashlib.sha256(PHOTO).digest()).decode()
         sent = [
-            media_webhook("wamid.M1", SENDER, "image", "7001", "image/jpeg", photo_b64, {"caption": "roto"}),
-            media_webhook("wamid.M2", OTHER, "document", "7002", "application/pdf", hexdigest(PDF),
+            harness.media_webhook("wamid.M1", SENDER, "image", "7001", "image/jpeg", photo_b64, {"caption": "roto"}),
+            harness.media_webhook("wamid.M2", OTHER, "document", "7002", "application/pdf", hexdigest(PDF),
                           {"filename": "factura.pdf"}),
-            media_webhook("wamid.M3", OTHER, "audio", "7003", "audio/ogg; codecs=opus", hexdigest(VOICE),
+            harness.media_webhook("wamid.M3", OTHER, "audio", "7003", "audio/ogg; codecs=opus", hexdigest(VOICE),
                           {"voice": True}),
-            media_webhook("wamid.M4", OTHER, "document", "7004", "application/pdf", hexdigest(b"big"),
+            harness.media_webhook("wamid.M4", OTHER, "document", "7004", "application/pdf", hexdigest(b"big"),
                           {"filename": "big.pdf"}),
-            media_webhook("wamid.M5", OTHER, "image", "7005", "image/jpeg", hexdigest(b"something else")),
-            media_webhook("wamid.M6", OTHER, "image", "7006", "image/jpeg", hexdigest(b"gone")),
+            harness.media_webhook("wamid.M5", OTHER, "image", "7005", "image/jpeg", hexdigest(b"something else")),
+            harness.media_webhook("wamid.M6", OTHER, "image", "7006", "image/jpeg", hexdigest(b"gone")),
         ]
         for body in sent:
             status, _ = stack.post_webhook(body)
@@ -136,7 +122,7 @@ def media_flow():
               stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'media'") == 6)
 
         # SIGKILL with a download under way (the fake answers it after 4 s).
-        status, _ = stack.post_webhook(media_webhook("wamid.M7", OTHER, "image", "7007", "image/png", hexdigest(SLOW)))
+        status, _ = stack.post_webhook(harness.media_webhook("wamid.M7", OTHER, "image", "7007", "image/png", hexdigest(SLOW)))
         check("the slow file's webhook is answered 200", status == 200, status)
         stack.wait_until(lambda: any(r.get("target", "").startswith("/media-download/7007/")
                                      for r in stack.graph_requests()), what="the slow download to start")
