@@ -57,6 +57,9 @@ struct ThreadedTransport::Impl {
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
   std::vector<std::unique_ptr<CurlTransport>> shards;  // driven by `io`, on `thread`
   std::atomic<std::size_t> turn{0};
+  // Set by the destructor before the curl thread is stopped and joined: a stream waiting for
+  // home to take its queued bytes stops waiting (home may be what is destroying us).
+  std::shared_ptr<std::atomic<bool>> closing = std::make_shared<std::atomic<bool>>(false);
   std::thread thread;
 };
 
@@ -69,6 +72,7 @@ ThreadedTransport::ThreadedTransport(asio::io_context& home, CurlTransportOption
 }
 
 ThreadedTransport::~ThreadedTransport() {
+  m_impl->closing->store(true);
   m_impl->work.reset();
   m_impl->io.stop();
   m_impl->thread.join();
@@ -85,8 +89,8 @@ namespace {
 // Backpressure: a receiver slower than the network (a download written to the store as it
 // comes) would otherwise have the whole body queued at home. At most k_max_queued bytes of a
 // stream wait there; past that the curl thread waits for home to take them, in short slices
-// so that a home loop that stopped never holds it for good. Other transfers of that curl
-// thread wait meanwhile: as long as home takes a chunk, normally well under a millisecond.
+// so that a home loop that stopped, or a transport being destroyed, never holds it for good. Other transfers of that
+// curl thread wait meanwhile: as long as home takes a chunk, normally well under a millisecond.
 constexpr std::size_t k_max_queued = 1024 * 1024;
 constexpr std::chrono::milliseconds k_wait_slice{10};
 
@@ -107,10 +111,10 @@ void ThreadedTransport::send(HttpRequest request, HttpCallback done) {
   if (request.on_body) {
     stream = std::make_shared<HomeStream>();
     stream->receiver = std::move(request.on_body);
-    request.on_body = [&home, stream](const HttpResponse& head, std::string_view chunk) {
+    request.on_body = [&home, stream, closing = m_impl->closing](const HttpResponse& head, std::string_view chunk) {
       {
         std::unique_lock lock(stream->mutex);
-        while (stream->queued >= k_max_queued && !stream->stopped.load() && !home.stopped())
+        while (stream->queued >= k_max_queued && !stream->stopped.load() && !home.stopped() && !closing->load())
           stream->taken.wait_for(lock, k_wait_slice);
         stream->queued += chunk.size();
       }

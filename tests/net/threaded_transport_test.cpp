@@ -167,3 +167,41 @@ TEST_CASE("ThreadedTransport hands a streamed body over on the caller's loop, be
     CHECK(chunks == 1);
   }
 }
+
+TEST_CASE("ThreadedTransport waits for a receiver slower than the network, and loses no byte") {
+  boost::asio::io_context home;
+  net::ThreadedTransport transport(home);
+  FakeModelServer fake;
+  std::string body(6 * 1024 * 1024, '\0');
+  for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>('a' + i % 26);
+  fake.push(FakeReply::raw(200, body));
+  auto request = post(fake.base_url(Dialect::openai) + "/chat/completions");
+  std::string streamed;
+  request.on_body = [&](const net::HttpResponse&, std::string_view chunk) {
+    streamed += chunk;
+    return true;
+  };
+  std::optional<net::HttpResult> result;
+  transport.send(std::move(request), [&](net::HttpResult r) { result = std::move(r); });
+  // Home takes nothing for a while: the curl thread stops reading once 1 MiB waits here.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(streamed.empty());
+  test::run_until(home, [&] { return result.has_value(); });
+  REQUIRE(result->has_value());
+  CHECK(streamed == body);
+}
+
+TEST_CASE("ThreadedTransport destroyed while a stream waits for its receiver returns at once") {
+  boost::asio::io_context home;  // never run: the queued chunks are never taken
+  FakeModelServer fake;
+  fake.push(FakeReply::raw(200, std::string(4 * 1024 * 1024, 'z')));
+  const auto started = std::chrono::steady_clock::now();
+  {
+    net::ThreadedTransport transport(home);
+    auto request = post(fake.base_url(Dialect::openai) + "/chat/completions");
+    request.on_body = [](const net::HttpResponse&, std::string_view) { return true; };
+    transport.send(std::move(request), [](net::HttpResult) {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+}
