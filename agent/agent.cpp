@@ -5,18 +5,22 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <iterator>
+#include <map>
 #include <set>
 #include <variant>
 #include <vector>
 
 #include "agent/context.h"
 #include "agent/decide.h"
+#include "agent/media_wait.h"
 #include "agent/tools.h"
 #include "catalog/render.h"
 #include "common/json_out.h"
 #include "mcp/fleet.h"
 #include "store/attempts.h"
 #include "store/conversations.h"
+#include "store/media.h"
 #include "store/outbox.h"
 #include "store/queue.h"
 #include "store/round.h"
@@ -138,6 +142,9 @@ struct Agent::State : std::enable_shared_from_this<State> {
   // Messages postponed because the provider did not answer, until it answers again
   // (Agent::provider_recovered); at most k_max_provider_waits, the rest wait out their pause.
   std::vector<std::int64_t> provider_waits;
+  // Turns postponed for their files (media.wait_s): a message with files -> its turn's lead,
+  // for Agent::media_settled; at most k_max_provider_waits, the rest wait out their bound.
+  std::map<std::int64_t, std::int64_t> media_waits;
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
         Settings settings_, std::function<store::Instant()> now_,
@@ -179,6 +186,10 @@ class Run : public std::enable_shared_from_this<Run> {
 
  private:
   const TypeRule* type_rule() const;
+  // media.wait_s: true when the turn has files still downloading and was postponed until
+  // they are final or its bound passes (agent/media_wait.h), or the files could not be read
+  // (the run failed).
+  bool waits_for_media();
   void started(bool answering) const {
     if (m_state->on_started) m_state->on_started(m_message, answering);
   }
@@ -278,6 +289,7 @@ void Run::start() {
     started(false);
     return carry_out(Typed{*rule, m_message.type});
   }
+  if (waits_for_media()) return;
   if (m_state->settings.runaway && stopped_as_runaway()) return;
   started(true);
   read_window();
@@ -285,6 +297,38 @@ void Run::start() {
   if (!counts) return fail(counts.error());
   m_counts = *counts;
   carry_out(Started{resumed_pair()});
+}
+
+bool Run::waits_for_media() {
+  const auto bound = m_state->settings.media_wait;
+  if (bound <= std::chrono::seconds::zero()) return false;
+  std::vector<std::int64_t> ids{m_message.id};
+  for (const auto& joined : m_message.joined) ids.push_back(joined.id);
+  std::vector<store::MediaRow> files;
+  std::vector<std::int64_t> with_files;
+  for (const std::int64_t id : ids) {
+    auto listed = store::list_media(db(), id);
+    if (!listed) {
+      fail(listed.error());
+      return true;
+    }
+    if (!listed->empty()) with_files.push_back(id);
+    std::ranges::move(*listed, std::back_inserter(files));
+  }
+  const store::Time now = m_state->now();
+  const auto until = media_wait_until(files, now, bound);
+  if (!until) return false;
+  auto postponed = held([&] { return store::postpone(db(), m_message.id, *until); });
+  if (!postponed) {
+    fail(postponed.error());
+    return true;
+  }
+  for (const std::int64_t id : with_files) {
+    if (m_state->media_waits.size() < k_max_provider_waits) m_state->media_waits[id] = m_message.id;
+  }
+  m_state->wake_after(*until - now);
+  done(Outcome::postponed, "waiting for its files until " + store::format_time(*until));
+  return true;
 }
 
 // The rule for the message's type, unless there is none or it leaves the message to the model.
@@ -786,6 +830,18 @@ store::Result<std::int64_t> Agent::provider_recovered() {
   auto released = store::release_postponed(s.db, std::exchange(s.provider_waits, {}));
   if (released) s.poke();
   return released;
+}
+
+store::Result<bool> Agent::media_settled(std::int64_t message_id) {
+  auto& s = *m_state;
+  const auto found = s.media_waits.find(message_id);
+  if (found == s.media_waits.end()) return false;
+  const std::int64_t lead = found->second;
+  std::erase_if(s.media_waits, [&](const auto& wait) { return wait.second == lead; });
+  auto released = store::release_postponed(s.db, {lead});
+  if (!released) return std::unexpected(std::move(released.error()));
+  if (*released > 0) s.poke();
+  return *released > 0;
 }
 
 void Agent::set_setup(std::shared_ptr<const Setup> setup) { m_state->setup = std::move(setup); }

@@ -105,6 +105,9 @@ struct Settings {
   // llm.prices: each attempt's cost is computed with these when it is recorded (llm/cost.h);
   // a model not in it records no cost.
   llm::PriceTable prices;
+  // media.wait_s: a turn whose files are still downloading waits for them at most this long
+  // after they were recorded (agent/media_wait.h); 0: the model is asked at once.
+  std::chrono::seconds media_wait{0};
   // llm.budget: read from the store's spend counters (store/spend.h) before every model call,
   // on the UTC day of the agent's clock; none configured: no check.
   Budget budget;
@@ -173,6 +176,11 @@ class Agent {
   // out their pause. Returns how many were still waiting (an error: they wait out their
   // pause). Runs on the loop.
   [[nodiscard]] store::Result<std::int64_t> provider_recovered();
+  // A file of message `message_id` is final (stored, or will not be): when its turn waits
+  // for its files (Settings::media_wait), the turn is taken again now; it checks its files
+  // then and waits again while any is still pending. Returns whether a turn was waiting.
+  // Runs on the loop.
+  [[nodiscard]] store::Result<bool> media_settled(std::int64_t message_id);
   // Takes ready messages while fewer than max_in_flight are in progress. Call it when
   // messages arrive, and on a timer (postponed messages come back by time).
   void poke();

@@ -373,7 +373,8 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.integer("max_total_mib", m.max_total_mib, 1, 1024 * 1024),
                             r.integer("retention_days", m.retention_days, 1, 36500),
                             r.integer("fetch_attempts", m.fetch_attempts, 1, 20),
-                            r.integer("fetch_timeout_ms", m.fetch_timeout_ms, 1000, 3'600'000)});
+                            r.integer("fetch_timeout_ms", m.fetch_timeout_ms, 1000, 3'600'000),
+                            r.integer("wait_s", m.wait_s, 0, 3600)});
                 }),
        r.nested("retention",
                 [&](const Value& v, const std::string& at) {

@@ -181,6 +181,9 @@ struct Media {
   int retention_days = 90;                 // a kept file's bytes are purged after this many days
   int fetch_attempts = 5;                  // then the file is recorded unfetchable
   int fetch_timeout_ms = 120'000;          // one download, its connection included
+  // The longest a message waits for its files after they were recorded before the model is
+  // asked without them (told what is missing); 0: never waits.
+  int wait_s = 60;
 
   bool operator==(const Media&) const = default;
 };

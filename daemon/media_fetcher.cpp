@@ -168,6 +168,7 @@ struct MediaFetcher::State : std::enable_shared_from_this<State> {
         store_error(done.error(), "cannot keep media " + std::to_string(d.row.id));
       } else {
         ++counters.stored;
+        if (deps.settled) deps.settled(d.row.message_id);
       }
     } else {
       write(d.row, decision);
@@ -189,6 +190,7 @@ struct MediaFetcher::State : std::enable_shared_from_this<State> {
     if (auto done = store::refuse_media(deps.db, row.id, decision.refused_as, decision.reason, now); !done)
       return store_error(done.error(), "cannot record media " + std::to_string(row.id));
     ++counters.refused;
+    if (deps.settled) deps.settled(row.message_id);
     spdlog::info("media: {} of message {} not kept ({}): {}", row.id, row.message_id,
                  store::to_sql(decision.refused_as), decision.reason);
   }

@@ -54,6 +54,9 @@ struct MediaFetcherDeps {
   std::function<store::Time()> now;
   // The channel that recorded a file, by its name; null when none is running by that name.
   std::function<connectors::Channel*(std::string_view name)> channel;
+  // A file of the message reached its final state (stored or refused): its turn, waiting
+  // for it, may be asked now (agent::Agent::media_settled). May be empty.
+  std::function<void(std::int64_t message_id)> settled = {};
 };
 
 struct MediaCounters {

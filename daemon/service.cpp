@@ -108,6 +108,11 @@ MediaFetcherDeps media_fetcher_deps(Service::Parts& p) {
             for (const auto& channel : p.channels)
               if (channel->name() == name) return channel.get();
             return nullptr;
+          },
+          [&p](std::int64_t message_id) {
+            if (!p.agent) return;
+            auto woken = p.agent->media_settled(message_id);
+            if (!woken) spdlog::warn("media: message {} waits out media.wait_s: {}", message_id, woken.error().message);
           }};
 }
 

@@ -108,6 +108,7 @@ agent::Settings agent_settings(const config::Config& config, const std::vector<c
   settings.max_in_flight = static_cast<std::size_t>(config.llm.max_concurrency);
   settings.provider_deadline = std::chrono::seconds(config.llm.provider_deadline_s);
   settings.burst_quiet = std::chrono::milliseconds(config.agent.burst_quiet_ms);
+  if (config.media.enabled) settings.media_wait = std::chrono::seconds(config.media.wait_s);
   settings.burst_max = std::chrono::milliseconds(config.agent.burst_max_ms);
   if (const auto& a = config.agent; a.limits_enabled) {
     settings.runaway = agent::RunawayLimits{a.replies_per_10_minutes, a.replies_per_day, a.repeats, a.bot_cadence_turns,
