@@ -17,6 +17,7 @@ packages=(
   systemd                            # systemd-analyze: the unit's security score test
   chromium                           # the staff page's browser test (headless)
   dovecot-imapd dovecot-lmtpd postfix  # the mail channel's tests start a throwaway pair
+  prometheus                         # promtool and a throwaway server: the monitoring files' tests
 )
 
 missing=()
@@ -37,8 +38,8 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 # Postfix asks what kind of mail system this is: "No configuration" writes no main.cf.
 echo "postfix postfix/main_mailer_type select No configuration" | $sudo debconf-set-selections
-# The mail packages would start system-wide Dovecot (ports 143, 993) and Postfix (25): the
-# tests start their own pair (tests/mail/servers.sh), so none may run. A policy-rc.d that
+# The mail packages would start system-wide Dovecot (ports 143, 993) and Postfix (25), and
+# prometheus its server (9090): the tests start their own, so none may run. A policy-rc.d that
 # denies every start (exit 101) holds for this install only, unless the machine has one of
 # its own (containers often do), which is left as it is; after the install the services
 # are disabled for the next boot too (systemctl works offline).
@@ -54,6 +55,7 @@ $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 services=()
 [[ " ${missing[*]} " == *" postfix "* ]] && services+=(postfix)
 [[ " ${missing[*]} " == *" dovecot-imapd "* ]] && services+=(dovecot)
+[[ " ${missing[*]} " == *" prometheus "* ]] && services+=(prometheus)
 if [ ${#services[@]} -gt 0 ] && command -v systemctl >/dev/null; then
   $sudo systemctl disable --now "${services[@]}" >/dev/null 2>&1 || true
 fi
