@@ -3,7 +3,8 @@
 
 - Prometheus loads contrib/prometheus/dispatchd.rules.yml and scrapes dispatchd's /metrics;
   the target is up;
-- every metric the rules name is a family dispatchd exposes (its `# TYPE` lines, the
+- every metric the rules and the Grafana dashboard (contrib/grafana/dispatchd.json) name is a
+  family dispatchd exposes, and each of the dashboard's queries runs in Prometheus (its `# TYPE` lines, the
   histograms' _bucket/_count/_sum included), and Prometheus holds samples of it;
 - a provoked condition fires its alert: the fake Graph API refuses the access token on the
   first send (error 190), the WhatsApp channel pauses, and DispatchdChannelPaused fires. The
@@ -28,6 +29,7 @@ from harness import check  # noqa: E402
 
 BUILD, SOURCE = sys.argv[1], sys.argv[2]
 RULES = os.path.join(SOURCE, "contrib", "prometheus", "dispatchd.rules.yml")
+DASHBOARD = os.path.join(SOURCE, "contrib", "grafana", "dispatchd.json")
 
 
 def rule_metrics(path):
@@ -35,6 +37,14 @@ def rule_metrics(path):
     with open(path) as f:
         text = f.read()
     return set(re.findall(r"\bdispatchd_[a-z_]+\b", text)) | ({"up"} if "up{" in text else set())
+
+
+def dashboard_queries(path):
+    """Each panel's PromQL, with the dashboard's datasource variable left alone (it is not in
+    the queries)."""
+    with open(path) as f:
+        dashboard = json.load(f)
+    return [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
 
 
 def family_of(name, families):
@@ -103,6 +113,17 @@ scrape_configs:
         check("the rules read metrics", len(wanted) >= 10, sorted(wanted))
         unknown = sorted(n for n in wanted if n != "up" and not family_of(n, families))
         check("every metric the rules read is a family dispatchd exposes", not unknown, unknown)
+        queries = dashboard_queries(DASHBOARD)
+        check("the dashboard has panels", len(queries) >= 10, len(queries))
+        on_board = set(re.findall(r"\bdispatchd_[a-z_]+\b", " ".join(queries)))
+        unknown = sorted(n for n in on_board if not family_of(n, families))
+        check("every metric the dashboard reads is a family dispatchd exposes", not unknown, unknown)
+        failed = []
+        for query in queries:
+            answer = prometheus_get(port, "/api/v1/query", {"query": query})
+            if answer.get("status") != "success":
+                failed.append((query, answer))
+        check("each of the dashboard's queries runs in Prometheus", not failed, failed)
 
         def firing():
             alerts = prometheus_get(port, "/api/v1/alerts")["data"]["alerts"]
