@@ -18,6 +18,7 @@ packages=(
   chromium                           # the staff page's browser test (headless)
   dovecot-imapd dovecot-lmtpd postfix  # the mail channel's tests start a throwaway pair
   prometheus                         # promtool and a throwaway server: the monitoring files' tests
+  scdoc                              # the man pages
 )
 
 missing=()

@@ -148,6 +148,21 @@ def cli_surface(source):
     return commands, subcommands, options | daemon_options | {"version", "help"}
 
 
+def missing_cli(text, commands, subcommands, options):
+    """What of the command line `text` does not name: "the command `dispatchctl X`", "the option `--Y`"."""
+    missing = []
+    for command in commands:
+        if not re.search(r"dispatchctl (?:\S+ )*?" + re.escape(command) + r"(?![\w-])", text):
+            missing.append(f"the command `dispatchctl {command}`")
+    for sub in sorted(subcommands):
+        if not re.search(r"(?<![\w-])" + re.escape(sub) + r"(?![\w-])", text):
+            missing.append(f"the command `dispatchctl {sub}`")
+    for option in sorted(options):
+        if not re.search(r"(?<![\w-])--" + re.escape(option) + r"(?![\w-])", text):
+            missing.append(f"the option `--{option}`")
+    return missing
+
+
 def check_cli(root, source, problems):
     doc = os.path.join(root, "docs", "cli.md")
     if not os.path.exists(doc):
@@ -157,15 +172,8 @@ def check_cli(root, source, problems):
     commands, subcommands, options = cli_surface(source)
     if not commands or not options:
         problems.append("docs_check: found no dispatchctl commands or options in cli/ (has the code moved?)")
-    for command in commands:
-        if not re.search(r"dispatchctl (?:\S+ )*?" + re.escape(command) + r"(?![\w-])", text):
-            problems.append(f"docs/cli.md: the command `dispatchctl {command}` is not documented")
-    for sub in sorted(subcommands):
-        if not re.search(r"(?<![\w-])" + re.escape(sub) + r"(?![\w-])", text):
-            problems.append(f"docs/cli.md: the command `dispatchctl {sub}` is not documented")
-    for option in sorted(options):
-        if not re.search(r"(?<![\w-])--" + re.escape(option) + r"(?![\w-])", text):
-            problems.append(f"docs/cli.md: the option `--{option}` is not documented")
+    for what in missing_cli(text, commands, subcommands, options):
+        problems.append(f"docs/cli.md: {what} is not documented")
 
 
 # ---- metrics --------------------------------------------------------------------------
