@@ -19,6 +19,7 @@ packages=(
   dovecot-imapd dovecot-lmtpd postfix  # the mail channel's tests start a throwaway pair
   prometheus                         # promtool and a throwaway server: the monitoring files' tests
   scdoc                              # the man pages
+  bash-completion                    # the test of dispatchctl's completion
 )
 
 missing=()
