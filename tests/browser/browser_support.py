@@ -20,7 +20,7 @@ import harness  # noqa: E402
 
 # Copied next to node_modules in the build tree: the lock and every script node runs.
 COPIED = ("package.json", "package-lock.json", "browser_support.mjs", "staff_test.mjs", "desk_test.mjs",
-          "template_test.mjs")
+          "template_test.mjs", "media_test.mjs")
 check = harness.check
 
 

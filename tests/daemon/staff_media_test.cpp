@@ -101,3 +101,19 @@ TEST_CASE("staff media: a file not kept is a 404 naming its state, and nothing w
           .status == 403);
   CHECK(a.call("POST", "/api/media/" + std::to_string(ids[0]), {{"authorization", "Bearer " + a.ana}}).status == 405);
 }
+
+TEST_CASE("staff media: a browser's session cookie alone fetches a file; the page may play audio", "[media]") {
+  test::Api a;
+  const auto ids = files(a, {{"image/jpeg", k_jpeg}});
+  const auto login = test::log_in(a, "ana", a.ana);
+  // What <img> and <audio> send: the cookie, no Authorization and no CSRF token (a GET).
+  const auto r = a.call("GET", "/api/media/" + std::to_string(ids[0]), {{"cookie", login.cookie}});
+  CHECK(r.status == 200);
+  CHECK(r.body == k_jpeg);
+  // The page's CSP allows media from its own origin and nothing more than before.
+  const auto page = a.call("GET", "/staff/index.html", {});
+  REQUIRE(page.status == 200);
+  CHECK(header(page, "Content-Security-Policy") ==
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
+}

@@ -5,7 +5,8 @@
 // to the customer, are listed with a form to add one. The reply card offers the saved
 // replies, filled for this case by the server (GET /api/escalations/{id}/replies): picking
 // one puts its text in the reply box, to edit before sending. Below, the customer's other
-// escalations and messages across conversations (history.js). Where the channel has a reply
+// escalations and messages across conversations (history.js). The message's files are under
+// the conversation (media.js). Where the channel has a reply
 // window, the panel says whether it is open; while it is closed the action form starts on an
 // approved template action, shows the template it sends, and free-form replies are off
 // (reach.js).
@@ -13,6 +14,7 @@ import {api} from './api.js';
 import {$, announce, append, el, holder, reasonLabel, when} from './dom.js';
 import {ActionForm, parseRawOutput} from './form.js';
 import {CustomerHistory} from './history.js';
+import {fileList} from './media.js';
 import {approvedTemplates, templateNote, windowClosed, windowLine} from './reach.js';
 
 const CLOSED = new Set(['resolved', 'dismissed']);
@@ -107,7 +109,7 @@ export class CaseView {
         this.renderDetail(c.detail),
         el('div', {class: 'case-grid'},
             el('section', {class: 'conversation', 'aria-labelledby': 'conv-title'},
-                el('h2', {id: 'conv-title'}, 'Conversation'), this.renderConversation(c)),
+                el('h2', {id: 'conv-title'}, 'Conversation'), this.renderConversation(c), fileList(c.media)),
             this.panel),
         this.notesBox,
         this.history.box,
