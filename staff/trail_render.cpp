@@ -92,6 +92,27 @@ void message_json(JsonOut& out, const store::Trail& t) {
   out.end_array().end_object();
 }
 
+std::optional<std::string> unless_empty(const std::string& value) {
+  return value.empty() ? std::nullopt : std::optional<std::string>(value);
+}
+
+// The kind, with "voice note" for a voice message's audio.
+std::string media_kind(const store::MediaRow& m) { return text(m.kind) + (m.voice ? " (voice note)" : ""); }
+
+void files_json(JsonOut& out, const store::Trail& t) {
+  out.begin_array("media");
+  for (const auto& m : t.media) {
+    out.begin_object().field("media_id", m.id).field("position", m.position).field("kind", store::to_sql(m.kind));
+    out.field("voice", m.voice).field("filename", unless_empty(m.filename)).field("state", store::to_sql(m.state));
+    out.field("reason", unless_empty(m.reason)).field("declared_type", m.declared_type);
+    out.field("sniffed_type", unless_empty(m.sniffed_type)).field("type_mismatch", m.type_mismatch);
+    out.field("size", m.size).field("sha256", unless_empty(m.sha256));
+    out.field("declared_sha256", unless_empty(m.declared_sha256)).field("attempts", m.attempts);
+    out.field("created_at", m.created_at).field("fetched_at", unless_empty(m.fetched_at)).end_object();
+  }
+  out.end_array();
+}
+
 void context_json(JsonOut& out, const store::Trail& t) {
   out.begin_object("context").field("prompt_stored", false).field("note", std::string_view(k_prompt_note));
   out.field("history_limit", t.history_limit).begin_array("history");
@@ -288,6 +309,22 @@ void message_md(std::string& out, const store::Trail& t) {
   line(out, "## Inbound message");
   line(out);
   code_block(out, m.text, "text");
+}
+
+void files_md(std::string& out, const store::Trail& t) {
+  line(out);
+  line(out, "## Files");
+  line(out);
+  if (t.media.empty()) return line(out, "None.");
+  table_head(out,
+             {"Media id", "Kind", "File name", "State", "Declared type", "Sniffed type", "Size", "sha256", "Reason"});
+  for (const auto& m : t.media) {
+    const std::string sniffed =
+        m.sniffed_type.empty() ? "-" : m.sniffed_type + (m.type_mismatch ? " (not the declared type)" : "");
+    table_row(out, {std::to_string(m.id), media_kind(m), or_dash(unless_empty(m.filename)), text(m.state),
+                    or_dash(unless_empty(m.declared_type)), sniffed, or_dash(m.size), or_dash(unless_empty(m.sha256)),
+                    or_dash(unless_empty(m.reason))});
+  }
 }
 
 void context_md(std::string& out, const store::Trail& t) {
@@ -494,6 +531,7 @@ std::string trail_markdown(const store::Trail& trail) {
   const Facts f = facts_of(trail);
   std::string out;
   message_md(out, trail);
+  files_md(out, trail);
   context_md(out, trail);
   attempts_md(out, trail, f);
   decision_md(out, trail, f);
@@ -508,6 +546,7 @@ std::string trail_json(const store::Trail& trail) {
   JsonOut out;
   out.begin_object();
   message_json(out, trail);
+  files_json(out, trail);
   context_json(out, trail);
   attempts_json(out, trail, f);
   decision_json(out, trail, f);

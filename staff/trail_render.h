@@ -3,9 +3,11 @@
 // trail`, the default) and JSON with the same content for programs (`dispatchctl trail
 // --json`, GET /api/messages/{id}/trail). Pure functions of the read model: no I/O, no clock.
 //
-// Both carry, in this order: the message; the context the model was given (as far as the
-// store keeps it: the history before the message and each attempt's request summary; the
-// prompt itself is not stored, and the documents say so); each attempt with its raw output,
+// Both carry, in this order: the message; its files (store/media.h: kind, state, declared
+// and sniffed types, size, sha256, the reason one is not kept); the context the model was
+// given (as far as the store keeps it: the history before the message and each attempt's
+// request summary; the prompt itself is not stored, and the documents say so); each attempt
+// with its raw output,
 // the validator's repairs (recomputed from the raw output by the extractor, which is pure)
 // and errors; the tool calls (an answer the validator took that was followed by another
 // attempt: the tool's answer itself is not stored); the decision; the outbox rows with
@@ -14,7 +16,10 @@
 // chain verifies across them.
 //
 // JSON keys (a contract, tests/staff/trail_render_test.cpp): message (... cost_usd: the sum of
-// the attempts' costs, null when one is unknown), context {prompt_stored,
+// the attempts' costs, null when one is unknown), media [{media_id, position, kind, voice,
+// filename, state, reason, declared_type, sniffed_type, type_mismatch, size, sha256,
+// declared_sha256, attempts, created_at, fetched_at}] (null for what is not known or not
+// kept), context {prompt_stored,
 // history_limit, history [{at, from: "customer"|"us", text}]}, attempts [{attempt, created_at,
 // provider, model, request_summary, verdict, raw_output, repairs [{code, message}], errors
 // (the stored array), error_class, latency_ms, input_tokens, output_tokens, cached_input_tokens,

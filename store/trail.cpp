@@ -175,6 +175,9 @@ Result<Trail> read_trail(Database& db, std::int64_t message_id, std::size_t hist
   if (!found) return std::unexpected(found.error());
   if (!*found) return std::unexpected(Error::not_found("no message " + std::to_string(message_id)));
   DISPATCHD_TRY(read_turn(db, message_id, out));
+  auto media = list_media(db, message_id);
+  if (!media) return std::unexpected(media.error());
+  out.media = std::move(*media);
   const std::int64_t decision = out.turn.front();
   out.history_limit = history_limit;
   auto history_rows = history(db, decision, history_limit);

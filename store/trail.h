@@ -21,6 +21,7 @@
 #include "store/desk.h"
 #include "store/error.h"
 #include "store/inbox.h"
+#include "store/media.h"
 #include "store/send_pricing.h"
 #include "store/views.h"
 
@@ -67,6 +68,7 @@ struct Trail {
   // decision, and the history, attempts, actions and escalations below are its. Just this
   // message when it was answered on its own.
   std::vector<std::int64_t> turn;
+  std::vector<MediaRow> media;  // the message's own files (store/media.h), in order
   std::size_t history_limit = 0;
   std::vector<HistoryEntry> history;  // the conversation before the turn, oldest first
   std::vector<TrailAttempt> attempts;

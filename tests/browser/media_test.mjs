@@ -137,6 +137,14 @@ async function main() {
     const svgText = await svg.innerText();
     check('the SVG declared image/png says its bytes are SVG', svgText.includes('image/svg+xml'), svgText);
     await shot(page, 'media-svg-1366');
+    // The message's trail lists the file with both types, its size and sha256.
+    await page.locator('#trail-link').click();
+    const files = page.locator('section[aria-labelledby="trail-files"]');
+    await files.locator('tbody tr').first().waitFor();
+    const row = await files.locator('tbody tr').first().innerText();
+    check('the trail lists the file: declared image/png, sniffed SVG, its size and sha256',
+        row.includes('image/png') && row.includes('image/svg+xml (not the declared type)') && /\b[0-9a-f]{64}\b/.test(row) &&
+        row.includes('stored'), row);
     await downloadOnly(page, context, 'svg', 'an SVG declared image/svg+xml');
     await downloadOnly(page, context, 'html', 'an HTML page declared image/jpeg');
 

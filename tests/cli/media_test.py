@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Black-box test of `dispatchctl media get` (docs/cli.md): a kept file written to a file or
 to standard output, byte for byte, over several chunks; a file not kept (exit 1, its state
-named); usage errors (exit 2). The database is migrated by dispatchctl and its rows written
+named); usage errors (exit 2); `dispatchctl trail` listing the message's files (Markdown and
+JSON). The database is migrated by dispatchctl and its rows written
 as the store writes them (store/media.h's tables).
 
 Usage: media_test.py DISPATCHCTL
 """
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -69,6 +71,29 @@ with tempfile.TemporaryDirectory(prefix="dispatchctl-media-") as tmp:
         check(f"usage: {name}: exit 2", run.returncode == 2, run.stderr)
     run = ctl("--help")
     check("help names media get", b"media get MEDIA_ID -o FILE" in run.stdout + run.stderr)
+
+    # The message's trail lists its files: kind, state, declared and sniffed type, size, sha256, reason.
+    digest = hashlib.sha256(data).hexdigest()
+    run = ctl("--db", db, "trail", "1")
+    md = run.stdout.decode()
+    check("trail: exit 0", run.returncode == 0, run.stderr)
+    check("trail: a Files section after the inbound message",
+          md.find("## Inbound message") < md.find("## Files") < md.find("## Context given to the model"), md)
+    check("trail: the kept file's row",
+          f"| 5 | document | factura.pdf | stored | application/pdf | application/pdf | {len(data)} | {digest} | - |"
+          in md, md)
+    check("trail: the file not kept, with its reason",
+          "| 6 | document | - | over\\_cap | application/pdf | - | - | - | larger than its cap of 26214400 bytes |"
+          in md, md)
+    run = ctl("--db", db, "trail", "1", "--json")
+    check("trail --json: exit 0", run.returncode == 0, run.stderr)
+    listed = json.loads(run.stdout)["media"] if run.returncode == 0 else []
+    check("trail --json: both files, as stored",
+          [(f["media_id"], f["kind"], f["state"], f["declared_type"], f["sniffed_type"], f["size"], f["sha256"],
+            f["reason"]) for f in listed] ==
+          [(5, "document", "stored", "application/pdf", "application/pdf", len(data), digest, None),
+           (6, "document", "over_cap", "application/pdf", None, None, None, "larger than its cap of 26214400 bytes")],
+          listed)
 
 print(f"{'FAILED: ' + ', '.join(failures) if failures else 'all passed'}")
 sys.exit(1 if failures else 0)

@@ -21,7 +21,7 @@ expect "no such provider id" 1 'no message with provider id wamid.nope' -- "$ctl
 expect "help names trail" 0 'trail MESSAGE_ID \| --provider-id ID \[--markdown \| --json\]' -- "$ctl" --help </dev/null
 
 # Markdown (the default): the sections in order, for a replied, an escalated and an edited message.
-want='# Trail of message N|## Inbound message|## Context given to the model|## Attempts|## Tool calls|## Decision|## Outbox|## Escalations|## Staff actions|## Audit events'
+want='# Trail of message N|## Inbound message|## Files|## Context given to the model|## Attempts|## Tool calls|## Decision|## Outbox|## Escalations|## Staff actions|## Audit events'
 for id in 1 3 4; do
   "$ctl" --db "$db" trail "$id" >"$tmp/t$id.md" || fail "trail $id exits $?"
   got=$(grep -E '^##? ' "$tmp/t$id.md" | sed "s/message $id\$/message N/" | paste -sd'|')

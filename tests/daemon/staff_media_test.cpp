@@ -102,6 +102,33 @@ TEST_CASE("staff media: a file not kept is a 404 naming its state, and nothing w
   CHECK(a.call("POST", "/api/media/" + std::to_string(ids[0]), {{"authorization", "Bearer " + a.ana}}).status == 405);
 }
 
+TEST_CASE("staff media: the trail lists the message's files, kept or not", "[media]") {
+  test::Api a;
+  const auto ids = files(a, {{"image/jpeg", k_jpeg}, {"image/png", k_svg}, {"image/jpeg", ""}});
+  const auto r = a.call("GET", "/api/messages/" + std::to_string(a.f.message_id) + "/trail",
+                        {{"authorization", "Bearer " + a.ana}});
+  REQUIRE(r.status == 200);
+  const auto json = test::parse_json(r.body);
+  REQUIRE(json["media"].Size() == 3);
+  const auto& photo = json["media"][0];
+  CHECK(photo["media_id"].GetInt64() == ids[0]);
+  CHECK(std::string(photo["kind"].GetString()) == "image");
+  CHECK(std::string(photo["state"].GetString()) == "stored");
+  CHECK(std::string(photo["declared_type"].GetString()) == "image/jpeg");
+  CHECK(std::string(photo["sniffed_type"].GetString()) == "image/jpeg");
+  CHECK(photo["size"].GetInt64() == static_cast<std::int64_t>(k_jpeg.size()));
+  CHECK(std::string(photo["sha256"].GetString()).size() == 64);
+  CHECK(std::string(photo["filename"].GetString()) == "foto.jpg");
+  const auto& svg = json["media"][1];
+  CHECK(std::string(svg["sniffed_type"].GetString()) == "image/svg+xml");
+  CHECK(svg["type_mismatch"].GetBool());
+  const auto& refused = json["media"][2];
+  CHECK(std::string(refused["state"].GetString()) == "over_cap");
+  CHECK(std::string(refused["reason"].GetString()) == "larger than its cap");
+  CHECK(refused["size"].IsNull());
+  CHECK(refused["sha256"].IsNull());
+}
+
 TEST_CASE("staff media: a browser's session cookie alone fetches a file; the page may play audio", "[media]") {
   test::Api a;
   const auto ids = files(a, {{"image/jpeg", k_jpeg}});

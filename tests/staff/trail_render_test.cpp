@@ -34,10 +34,9 @@ std::vector<std::string> headings(const std::string& markdown) {
   return out;
 }
 
-const std::vector<std::string> k_sections = {"## Inbound message", "## Context given to the model",
-                                             "## Attempts",        "## Tool calls",
-                                             "## Decision",        "## Outbox",
-                                             "## Escalations",     "## Staff actions",
+const std::vector<std::string> k_sections = {"## Inbound message", "## Files",       "## Context given to the model",
+                                             "## Attempts",        "## Tool calls",  "## Decision",
+                                             "## Outbox",          "## Escalations", "## Staff actions",
                                              "## Audit events"};
 
 std::vector<std::string> sections_after_title(const std::string& markdown) {
@@ -187,6 +186,69 @@ TEST_CASE("trail: an outbox row with its body and the channel's delivery reports
   CHECK(std::string(row["deliveries"][0]["status"].GetString()) == "delivered");
   CHECK(row["deliveries"][1]["provider_message_id"].IsNull());
   CHECK(json["decision"]["sent_actions"][0].GetInt() == 11);
+}
+
+TEST_CASE("trail: the message's files with kind, state, both types, size, sha256 and reason", "[trail]") {
+  auto t = hand_made();
+  CHECK(staff::trail_markdown(t).find("## Files\n\nNone.\n") != std::string::npos);
+  CHECK(parse_json(staff::trail_json(t))["media"].Size() == 0);
+  store::MediaRow kept;
+  kept.id = 21;
+  kept.kind = store::MediaKind::image;
+  kept.provider_ref = "7001";
+  kept.declared_type = "image/png";
+  kept.filename = "foto|1.png";
+  kept.state = store::MediaState::stored;
+  kept.attempts = 1;
+  kept.size = 4096;
+  kept.sha256 = std::string(64, 'c');
+  kept.sniffed_type = "image/svg+xml";
+  kept.type_mismatch = true;
+  kept.created_at = "2026-11-30T12:00:00Z";
+  kept.fetched_at = "2026-11-30T12:00:02Z";
+  store::MediaRow big;
+  big.id = 22;
+  big.position = 1;
+  big.kind = store::MediaKind::audio;
+  big.voice = true;
+  big.declared_type = "audio/ogg; codecs=opus";
+  big.declared_sha256 = std::string(64, 'd');
+  big.state = store::MediaState::over_cap;
+  big.reason = "larger than its cap of 16777216 bytes";
+  big.created_at = "2026-11-30T12:00:00Z";
+  t.media = {kept, big};
+
+  const std::string md = staff::trail_markdown(t);
+  CHECK(md.find("| Media id | Kind | File name | State | Declared type | Sniffed type | Size | sha256 | Reason |") !=
+        std::string::npos);
+  CHECK(md.find("| 21 | image | foto\\|1.png | stored | image/png | image/svg+xml (not the declared type) | 4096 | " +
+                std::string(64, 'c') + " | - |") != std::string::npos);
+  CHECK(md.find("| 22 | audio (voice note) | - | over\\_cap | audio/ogg; codecs=opus | - | - | - | larger than its "
+                "cap of 16777216 bytes |") != std::string::npos);
+
+  const auto json = parse_json(staff::trail_json(t));
+  REQUIRE(json["media"].Size() == 2);
+  const auto& a = json["media"][0];
+  CHECK(a["media_id"].GetInt() == 21);
+  CHECK(std::string(a["kind"].GetString()) == "image");
+  CHECK(std::string(a["state"].GetString()) == "stored");
+  CHECK(std::string(a["declared_type"].GetString()) == "image/png");
+  CHECK(std::string(a["sniffed_type"].GetString()) == "image/svg+xml");
+  CHECK(a["type_mismatch"].GetBool());
+  CHECK(a["size"].GetInt() == 4096);
+  CHECK(std::string(a["sha256"].GetString()) == std::string(64, 'c'));
+  CHECK(std::string(a["filename"].GetString()) == "foto|1.png");
+  CHECK(a["reason"].IsNull());
+  const auto& b = json["media"][1];
+  CHECK(b["position"].GetInt() == 1);
+  CHECK(b["voice"].GetBool());
+  CHECK(std::string(b["state"].GetString()) == "over_cap");
+  CHECK(std::string(b["reason"].GetString()) == "larger than its cap of 16777216 bytes");
+  CHECK(b["size"].IsNull());
+  CHECK(b["sha256"].IsNull());
+  CHECK(b["sniffed_type"].IsNull());
+  CHECK(std::string(b["declared_sha256"].GetString()) == std::string(64, 'd'));
+  CHECK(b["fetched_at"].IsNull());
 }
 
 TEST_CASE("trail: a broken chain is said in both documents", "[trail]") {

@@ -1,6 +1,6 @@
 // One message's trail (route #/messages/{id}/trail, GET /api/messages/{id}/trail): the
-// same content as `dispatchctl trail`: the message, the context the model was given as far
-// as it is stored, every attempt, the decision, the outbox, the escalations, staff actions
+// same content as `dispatchctl trail`: the message, its files, the context the model was
+// given as far as it is stored, every attempt, the decision, the outbox, the escalations, staff actions
 // and the audit events with whether the hash chain verifies across them.
 import {api} from './api.js';
 import {$, append, el, reasonLabel, when} from './dom.js';
@@ -57,6 +57,7 @@ export class TrailView {
         ['Sender', m.sender], ['Received', when(m.received_at)], ['State', m.state], ['Outcome', m.outcome]]
           .map(([k, v]) => [el('dt', {}, k), el('dd', {}, text(v))])),
       section('trail-inbound', 'Inbound message', pre(m.text, 'Inbound message')),
+      this.files(t),
       this.context(t),
       this.attempts(t),
       section('trail-decision', 'Decision', el('p', {}, String(t.decision?.summary ?? ''))),
@@ -104,6 +105,19 @@ export class TrailView {
     section('trail-tools', 'Tool calls', tools.length ?
         el('ul', {}, tools.map((c) => el('li', {}, `Attempt ${c.attempt}: `, el('code', {}, text(c.call)),
             ' — the tool\'s answer is not stored.'))) : el('p', {class: 'empty'}, 'None.'))];
+  }
+
+  // The message's files: a kept one links to its bytes (shown or downloaded as the server says).
+  files(t) {
+    return section('trail-files', 'Files', table('Files',
+        ['Media id', 'Kind', 'Name', 'State', 'Declared type', 'Sniffed type', 'Size', 'sha256', 'Reason'],
+        (t.media ?? []).map((f) => [
+          f.state === 'stored' ? el('a', {href: `/api/media/${Number(f.media_id)}`}, text(f.media_id)) :
+            text(f.media_id),
+          f.voice ? `${text(f.kind)} (voice note)` : text(f.kind), text(f.filename), text(f.state),
+          text(f.declared_type),
+          f.type_mismatch ? `${text(f.sniffed_type)} (not the declared type)` : text(f.sniffed_type),
+          text(f.size), el('code', {class: 'hash'}, text(f.sha256)), text(f.reason)])));
   }
 
   outbox(t) {
