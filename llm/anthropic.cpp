@@ -26,6 +26,18 @@ void write_tool(JsonOut& out, const OutputSchema& schema) {
   out.begin_object("tool_choice").field("type", "tool").field("name", schema.name).end_object();
 }
 
+// A user turn with files: each file as an image or document block with its base64 source,
+// before the text (Anthropic's vision and PDF guides put the files first), then the text.
+void anthropic_content(JsonOut& out, const Turn& turn) {
+  out.begin_array("content");
+  for (const Attachment& file : turn.files) {
+    out.begin_object().field("type", file.content_type.starts_with("image/") ? "image" : "document");
+    out.begin_object("source").field("type", "base64").field("media_type", file.content_type);
+    out.field("data", base64(*file.bytes)).end_object().end_object();
+  }
+  out.begin_object().field("type", "text").field("text", turn.text).end_object().end_array();
+}
+
 net::HttpRequest build_anthropic(const ProviderConfig& config, const CompletionRequest& request) {
   JsonOut out;
   out.begin_object().field("model", config.model);
@@ -35,7 +47,7 @@ net::HttpRequest build_anthropic(const ProviderConfig& config, const CompletionR
     out.begin_object("cache_control").field("type", "ephemeral").end_object().end_object().end_array();
   }
   out.begin_array("messages");
-  write_chat_turns(out, request.turns);
+  write_chat_turns(out, request.turns, &anthropic_content);
   out.end_array();
   write_tool(out, *request.schema);
   out.field_if_set("temperature", config.temperature).end_object();

@@ -11,8 +11,42 @@ void write_message(JsonOut& out, std::string_view role, std::string_view content
   out.begin_object().field("role", role).field("content", content).end_object();
 }
 
-void write_chat_turns(JsonOut& out, const std::vector<Turn>& turns) {
-  for (const Turn& turn : turns) write_message(out, turn.role == Role::user ? "user" : "assistant", turn.text);
+void write_chat_turns(JsonOut& out, const std::vector<Turn>& turns, ContentWriter with_files) {
+  for (const Turn& turn : turns) {
+    const std::string_view role = turn.role == Role::user ? "user" : "assistant";
+    if (turn.files.empty()) {
+      write_message(out, role, turn.text);
+      continue;
+    }
+    out.begin_object().field("role", role);
+    with_files(out, turn);
+    out.end_object();
+  }
+}
+
+std::string base64(std::string_view bytes) {
+  static constexpr std::string_view k_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve(4 * ((bytes.size() + 2) / 3));
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t n = (std::uint32_t{static_cast<unsigned char>(bytes[i])} << 16) |
+                            (std::uint32_t{static_cast<unsigned char>(bytes[i + 1])} << 8) |
+                            std::uint32_t{static_cast<unsigned char>(bytes[i + 2])};
+    out += k_alphabet[(n >> 18) & 63];
+    out += k_alphabet[(n >> 12) & 63];
+    out += k_alphabet[(n >> 6) & 63];
+    out += k_alphabet[n & 63];
+  }
+  if (const std::size_t rest = bytes.size() - i; rest > 0) {
+    std::uint32_t n = std::uint32_t{static_cast<unsigned char>(bytes[i])} << 16;
+    if (rest == 2) n |= std::uint32_t{static_cast<unsigned char>(bytes[i + 1])} << 8;
+    out += k_alphabet[(n >> 18) & 63];
+    out += k_alphabet[(n >> 12) & 63];
+    out += rest == 2 ? k_alphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
 }
 
 net::HttpRequest json_post(const ProviderConfig& config, std::string_view path, std::string body) {

@@ -19,6 +19,18 @@ void write_text_parts(JsonOut& out, std::string_view text) {
   out.begin_array("parts").begin_object().field("text", text).end_object().end_array();
 }
 
+// "parts": each file as inline data ({"inline_data": {"mime_type", "data"}}, base64), then
+// {"text": text}: images, PDFs and audio alike, as Gemini's guides send them inline.
+void write_parts(JsonOut& out, const Turn& turn) {
+  if (turn.files.empty()) return write_text_parts(out, turn.text);
+  out.begin_array("parts");
+  for (const Attachment& file : turn.files) {
+    out.begin_object().begin_object("inline_data").field("mime_type", file.content_type);
+    out.field("data", base64(*file.bytes)).end_object().end_object();
+  }
+  out.begin_object().field("text", turn.text).end_object().end_array();
+}
+
 net::HttpRequest build_gemini(const ProviderConfig& config, const CompletionRequest& request) {
   JsonOut out;
   out.begin_object();
@@ -30,7 +42,7 @@ net::HttpRequest build_gemini(const ProviderConfig& config, const CompletionRequ
   out.begin_array("contents");
   for (const Turn& turn : request.turns) {
     out.begin_object().field("role", turn.role == Role::user ? "user" : "model");
-    write_text_parts(out, turn.text);
+    write_parts(out, turn);
     out.end_object();
   }
   out.end_array().begin_object("generationConfig").field("responseMimeType", "application/json");

@@ -44,8 +44,19 @@ std::string summarize(const net::HttpRequest& http, const ProviderConfig& config
   const auto scheme_end = http.url.find("://");
   const auto path_start = http.url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
   const std::string path = path_start == std::string::npos ? "/" : http.url.substr(path_start);
-  return http.method + " " + path + " model=" + config.model + " turns=" + std::to_string(request.turns.size()) +
-         " system=" + std::to_string(request.system.size()) + "B body=" + std::to_string(http.body.size()) + "B";
+  std::size_t files = 0;
+  std::size_t file_bytes = 0;
+  for (const Turn& turn : request.turns) {
+    for (const Attachment& file : turn.files) {
+      ++files;
+      file_bytes += file.bytes->size();
+    }
+  }
+  std::string out =
+      http.method + " " + path + " model=" + config.model + " turns=" + std::to_string(request.turns.size()) +
+      " system=" + std::to_string(request.system.size()) + "B body=" + std::to_string(http.body.size()) + "B";
+  if (files > 0) out += " files=" + std::to_string(files) + " file_bytes=" + std::to_string(file_bytes) + "B";
+  return out;
 }
 
 ErrorClass ending_class(detail::Ending ending) {

@@ -39,13 +39,24 @@ std::string prompt_cache_key(const CompletionRequest& request) {
   return "dispatchd-" + text::hex(bytes);
 }
 
+// A user turn with images: its text, then each image as a data URL, as OpenAI documents
+// image input for chat completions (content parts text and image_url).
+void openai_content(JsonOut& out, const Turn& turn) {
+  out.begin_array("content").begin_object().field("type", "text").field("text", turn.text).end_object();
+  for (const Attachment& file : turn.files) {
+    out.begin_object().field("type", "image_url").begin_object("image_url");
+    out.field("url", "data:" + file.content_type + ";base64," + base64(*file.bytes)).end_object().end_object();
+  }
+  out.end_array();
+}
+
 net::HttpRequest build_openai(const ProviderConfig& config, const CompletionRequest& request) {
   JsonOut out;
   out.begin_object().field("model", config.model);
   if (config.prompt_cache_key) out.field("prompt_cache_key", prompt_cache_key(request));
   out.begin_array("messages");
   if (!request.system.empty()) write_message(out, "system", request.system);
-  write_chat_turns(out, request.turns);
+  write_chat_turns(out, request.turns, &openai_content);
   out.end_array().raw("response_format", request.schema->openai_response_format);
   out.field_if_set("max_completion_tokens", config.max_output_tokens).field_if_set("temperature", config.temperature);
   net::HttpRequest http = json_post(config, "/chat/completions", out.end_object().str());

@@ -37,9 +37,21 @@ std::shared_ptr<const OutputSchema> output_schema(const catalog::Catalog& catalo
 
 enum class Role { user, assistant };
 
+// A customer's file the model reads with a user turn: an image, a PDF document or audio, of a
+// content type the provider's dialect takes (llm/media.h says which, and the size limits).
+// The bytes are shared, not copied, by every request that carries them (re-asks, retries,
+// routes); each dialect base64-encodes them into the body when it builds the request, so a
+// request holds the file once more, encoded, for as long as it is sent.
+struct Attachment {
+  std::string content_type;                  // its essence, e.g. "image/jpeg", "application/pdf", "audio/ogg"
+  std::string filename;                      // as the customer named it; may be empty
+  std::shared_ptr<const std::string> bytes;  // REQUIRES: non-null
+};
+
 struct Turn {
   Role role = Role::user;
   std::string text;
+  std::vector<Attachment> files = {};  // user turns only: read with the text
 };
 
 // Which provider and model answered (CallInfo's), e.g. to ask the same one again.

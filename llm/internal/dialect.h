@@ -59,8 +59,15 @@ const Dialect& anthropic_dialect();
 
 // {"role": role, "content": content}: a chat message in OpenAI's and Anthropic's shape.
 void write_message(JsonOut& out, std::string_view role, std::string_view content);
-// Every turn as a chat message, roles "user" and "assistant".
-void write_chat_turns(JsonOut& out, const std::vector<Turn>& turns);
+// Writes the member "content" of a chat message for a turn that carries files: an array of
+// the turn's text and its files, in the dialect's shape.
+using ContentWriter = void (*)(JsonOut& out, const Turn& turn);
+// Every turn as a chat message, roles "user" and "assistant"; a turn with files has its
+// content written by `with_files`.
+void write_chat_turns(JsonOut& out, const std::vector<Turn>& turns, ContentWriter with_files);
+
+// `bytes` in base64 (RFC 4648, the standard alphabet, padded): a file as the dialects send it.
+std::string base64(std::string_view bytes);
 
 // A POST of `body` as JSON to base_url + path, with the config's timeouts.
 net::HttpRequest json_post(const ProviderConfig& config, std::string_view path, std::string body);
