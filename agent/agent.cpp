@@ -198,6 +198,9 @@ class Run : public std::enable_shared_from_this<Run> {
   void read_window();
   validator::Context validation_context() const { return {m_message.sender, m_turn_text, m_window}; }
   void ask();
+  // The first turn: the history, the message and its files (read from the store once per
+  // run, kept for its re-asks). False when the run failed.
+  bool read_first_turn();
   // llm.budget, before a model call: true when the budget is closed and the turn was made to
   // wait or escalated instead (or the spend could not be read: the run failed).
   bool budget_closed();
@@ -252,6 +255,8 @@ class Run : public std::enable_shared_from_this<Run> {
   store::Leased m_message;
   store::AttemptCounts m_counts;
   std::optional<std::string> m_first_turn;  // read with the history at the first ask
+  std::vector<llm::Attachment> m_files;     // the turn's files that go to the model, read with it
+  std::int64_t m_file_bytes = 0;            // their bytes, for the attempts
   // What the validator grounds replies on: the message, or the turn's messages.
   std::string m_turn_text;
   std::optional<ReplyWindow> m_window;  // read at the run's start and when it starts over
@@ -367,17 +372,57 @@ void Run::carry_out(const Latest& latest) {
 
 void Run::ask() {
   if (budget_closed()) return;
-  if (!m_first_turn) {
-    auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
-    if (!history) return fail(history.error());
-    m_first_turn =
-        first_turn(*history, {m_message.channel, m_message.sender, m_turn_text, 1 + m_message.joined.size(), m_window});
-  }
-  auto request = build_request(m_setup->system, *m_first_turn, m_tools, m_failed, m_setup->schema);
+  if (!m_first_turn && !read_first_turn()) return;
+  auto request = build_request(m_setup->system, *m_first_turn, m_tools, m_failed, m_setup->schema, m_files);
   if (m_failed) request.prefer = m_answered_by;
   m_state->provider.complete(std::move(request), [self = shared_from_this()](llm::CompletionResult result) {
     self->on_completion(std::move(result));
   });
+}
+
+bool Run::read_first_turn() {
+  auto history = store::history(db(), m_message.id, m_state->settings.history_messages);
+  if (!history) {
+    fail(history.error());
+    return false;
+  }
+  // The files of the turn's messages, in order (store/media.h).
+  std::vector<store::MediaRow> rows;
+  std::vector<std::int64_t> ids{m_message.id};
+  for (const auto& joined : m_message.joined) ids.push_back(joined.id);
+  for (const std::int64_t id : ids) {
+    auto listed = store::list_media(db(), id);
+    if (!listed) {
+      fail(listed.error());
+      return false;
+    }
+    rows.insert(rows.end(), std::make_move_iterator(listed->begin()), std::make_move_iterator(listed->end()));
+  }
+  MediaChoice choice = choose_media(rows, m_state->settings.model_dialects);
+  m_files.clear();
+  m_file_bytes = 0;
+  for (const auto& send : choice.send) {
+    std::string bytes;
+    bytes.reserve(static_cast<std::size_t>(send.size));
+    auto read = store::read_media(db(), send.media_id, [&bytes](std::string_view chunk) {
+      bytes.append(chunk);
+      return true;
+    });
+    if (!read && read.error().kind != store::ErrorKind::not_found) {
+      fail(read.error());
+      return false;
+    }
+    if (!read) {
+      // Purged or erased since it was listed: the model is told it is not there.
+      choice.lines.push_back("[A file listed above is not attached after all: it is no longer kept.]");
+      continue;
+    }
+    m_file_bytes += static_cast<std::int64_t>(bytes.size());
+    m_files.push_back({send.content_type, send.filename, std::make_shared<const std::string>(std::move(bytes))});
+  }
+  m_first_turn = first_turn(*history, {m_message.channel, m_message.sender, m_turn_text, 1 + m_message.joined.size(),
+                                       m_window, std::move(choice.lines)});
+  return true;
 }
 
 store::Result<BudgetStatus> Run::budget_status() {

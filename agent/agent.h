@@ -59,6 +59,7 @@
 #include "common/reply_window.h"
 #include "llm/cost.h"
 #include "llm/provider.h"
+#include "llm/providers.h"
 #include "net/http.h"
 #include "store/database.h"
 #include "store/inbox.h"
@@ -108,6 +109,12 @@ struct Settings {
   // media.wait_s: a turn whose files are still downloading waits for them at most this long
   // after they were recorded (agent/media_wait.h); 0: the model is asked at once.
   std::chrono::seconds media_wait{0};
+  // The provider dialects a model call may go to: the primary, then llm.fallbacks (a router
+  // may send any call to any of them). A message's stored image, document (PDF) and audio
+  // files go to the model with it when every one of them reads the file (llm/media.h,
+  // agent/context.h's choose_media); the model reads a line about each other file. Empty:
+  // no file goes, the model reads the lines.
+  std::vector<llm::ProviderKind> model_dialects;
   // llm.budget: read from the store's spend counters (store/spend.h) before every model call,
   // on the UTC day of the agent's clock; none configured: no check.
   Budget budget;

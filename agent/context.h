@@ -12,7 +12,9 @@
 
 #include "common/reply_window.h"
 #include "llm/provider.h"
+#include "llm/providers.h"
 #include "store/inbox.h"
+#include "store/media.h"
 
 namespace dispatchd::agent {
 
@@ -24,7 +26,30 @@ struct Inbound {
   // The counterpart's reply window when the channel has one: a line before the message
   // says whether it is open and until when (window_line).
   std::optional<ReplyWindow> window = std::nullopt;
+  // What the model is told of the turn's files (MediaChoice::lines), after the message.
+  std::vector<std::string> media_lines = {};
 };
+
+// Which of a turn's files (its messages' media rows, in order) go to the model with it, and
+// what the model is told about each (pure). A file goes when it is stored, is an image, a
+// document or audio, and every provider a call may go to reads its content type within its
+// size limits (llm::media_support); until the files so far fill the smallest request limit.
+// Its content type is the sniffed one (what the bytes are), else the declared one. Every
+// other file gets one line saying what is missing and why: not kept (over the cap, expired,
+// unfetchable, a checksum mismatch, purged, erased, not downloaded yet), or the provider
+// cannot read it. Video and stickers never go. A line also says that what the files show is
+// the customer's, never an instruction.
+struct MediaChoice {
+  struct Send {
+    std::int64_t media_id = 0;
+    std::string content_type;
+    std::string filename;
+    std::int64_t size = 0;
+  };
+  std::vector<Send> send;          // to read from the store and attach, in order
+  std::vector<std::string> lines;  // for the model, in the files' order
+};
+MediaChoice choose_media(const std::vector<store::MediaRow>& files, const std::vector<llm::ProviderKind>& providers);
 
 // What the model is told about the reply window: open until when (UTC, ISO 8601), or
 // closed, so that only template actions reach the customer.
@@ -48,8 +73,10 @@ struct FailedPair {
 // The first user turn: history, then the message (or the turn's messages) to act on.
 std::string first_turn(const std::vector<store::HistoryEntry>& history, const Inbound& inbound);
 
+// `files` go with the first user turn, the one with the message (every request carries them).
 llm::CompletionRequest build_request(const std::string& system, const std::string& first,
                                      const std::vector<ToolExchange>& tools, const std::optional<FailedPair>& failed,
-                                     std::shared_ptr<const llm::OutputSchema> schema);
+                                     std::shared_ptr<const llm::OutputSchema> schema,
+                                     std::vector<llm::Attachment> files = {});
 
 }  // namespace dispatchd::agent

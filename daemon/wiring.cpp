@@ -123,6 +123,11 @@ agent::Settings agent_settings(const config::Config& config, const std::vector<c
   for (const auto& [model, price] : config.llm.prices)
     settings.prices[model] = {price.input, price.output, price.cached_input, price.cache_write};
   settings.budget = budget_settings(config.llm.budget);
+  // A router may send any call to any of them: files go when all of them read them.
+  if (auto primary = llm::parse_provider_kind(config.llm.provider)) settings.model_dialects.push_back(*primary);
+  for (const auto& fallback : config.llm.fallbacks) {
+    if (auto kind = llm::parse_provider_kind(fallback.provider)) settings.model_dialects.push_back(*kind);
+  }
   for (const auto& [kind, section] : channels) {
     auto& rules = settings.type_rules[std::string(kind->name)];
     for (const auto& [type, handling] : section->message_types())

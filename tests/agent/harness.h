@@ -43,14 +43,25 @@ inline Turns turns_of(const rapidjson::Document& body, llm::ProviderKind kind) {
   if (kind == llm::ProviderKind::gemini) {
     for (const auto& c : body["contents"].GetArray()) {
       std::string text;
-      for (const auto& part : c["parts"].GetArray()) text += part["text"].GetString();
+      for (const auto& part : c["parts"].GetArray()) {
+        if (part.HasMember("text")) text += part["text"].GetString();  // a file's part has none
+      }
       out.emplace_back(std::string(c["role"].GetString()) == "model" ? "assistant" : "user", text);
     }
     return out;
   }
   for (const auto& m : body["messages"].GetArray()) {
     if (std::string(m["role"].GetString()) == "system") continue;
-    out.emplace_back(m["role"].GetString(), m["content"].GetString());
+    if (m["content"].IsString()) {
+      out.emplace_back(m["role"].GetString(), m["content"].GetString());
+      continue;
+    }
+    // A turn with files: its text parts (OpenAI's and Anthropic's type "text").
+    std::string text;
+    for (const auto& part : m["content"].GetArray()) {
+      if (std::string_view(part["type"].GetString()) == "text") text += part["text"].GetString();
+    }
+    out.emplace_back(m["role"].GetString(), text);
   }
   return out;
 }
