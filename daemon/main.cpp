@@ -40,6 +40,8 @@ int check_config(const dispatchd::config::Config& config,
   if (problems.empty()) {
     if (auto catalog = dispatchd::catalog::Catalog::load_file(config.catalog)) {
       problems = dispatchd::daemon::check_mcp(config, *catalog);
+      const auto media = dispatchd::daemon::check_model_media(config, channels);
+      problems.insert(problems.end(), media.begin(), media.end());
       auto templates = dispatchd::daemon::check_channel_catalog(config, channels, *catalog);
       problems.insert(problems.end(), templates.problems.begin(), templates.problems.end());
       for (const auto& note : templates.notes) std::printf("%s\n", note.c_str());

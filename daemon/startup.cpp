@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "config/database_password.h"
 #include "config/secrets.h"
 #include "daemon/http_server.h"
+#include "llm/media.h"
 #include "store/instances.h"
 #include "store/migrations.h"
 #include "store/outbox.h"
@@ -48,6 +50,40 @@ std::vector<std::string> check_environment(const config::Config& c) {
     problems.push_back("database: " + password.error().message);
   for (const auto& [key, name] : secrets) {
     if (auto secret = config::read_secret(name); !secret) problems.push_back(key + ": " + secret.error());
+  }
+  return problems;
+}
+
+std::vector<std::string> check_model_media(const config::Config& config,
+                                           const std::vector<connectors::Configured>& channels) {
+  std::vector<std::pair<std::string, std::string>> providers = {{"llm.provider", config.llm.provider}};
+  for (std::size_t i = 0; i < config.llm.fallbacks.size(); ++i)
+    providers.emplace_back("llm.fallbacks/" + std::to_string(i), config.llm.fallbacks[i].provider);
+  static constexpr std::array<std::pair<std::string_view, common::MediaKind>, 3> k_file_types = {
+      {{"image", common::MediaKind::image},
+       {"document", common::MediaKind::document},
+       {"audio", common::MediaKind::audio}}};
+  std::vector<std::string> problems;
+  for (const auto& [kind, section] : channels) {
+    if (!section->enabled()) continue;
+    for (const auto& [type, media_kind] : k_file_types) {
+      const auto rule = section->message_types().find(std::string(type));
+      if (rule == section->message_types().end() || rule->second.action != common::TypeAction::model) continue;
+      for (const auto& [key, name] : providers) {
+        const auto provider = llm::parse_provider_kind(name);
+        if (!provider || llm::reads_kind(*provider, media_kind)) continue;
+        std::string readers;
+        for (const auto other : {llm::ProviderKind::openai, llm::ProviderKind::gemini, llm::ProviderKind::anthropic}) {
+          if (llm::reads_kind(other, media_kind))
+            readers += (readers.empty() ? "" : " or ") + std::string(to_string(other));
+        }
+        problems.push_back("connectors." + std::string(kind->name) + ".message_types." + std::string(type) +
+                           ": `model`, but the " + name + " provider (" + key + ") cannot read " + std::string(type) +
+                           " files, so the model would see only the message's description: set the type to "
+                           "\"escalate\" or \"ignore\", or configure a provider that reads them (" +
+                           readers + ")");
+      }
+    }
   }
   return problems;
 }

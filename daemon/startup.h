@@ -28,6 +28,14 @@ connectors::CatalogCheck check_channel_catalog(const config::Config& config,
                                                const std::vector<connectors::Configured>& channels,
                                                const catalog::Catalog& catalog);
 
+// A `model` rule (connectors.<channel>.message_types) for a type of customer files (image,
+// document, audio) that a configured provider (llm.provider, llm.fallbacks) cannot read: the
+// model would read only the message's description, never the file (llm/media.h says which
+// dialect reads what). One problem per channel, type and provider, saying what to do, for
+// --check-config. Empty when every such rule can work.
+std::vector<std::string> check_model_media(const config::Config& config,
+                                           const std::vector<connectors::Configured>& channels);
+
 struct StoreReady {
   store::Database db;
   int schema_version = 0;

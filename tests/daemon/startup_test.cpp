@@ -108,6 +108,70 @@ TEST_CASE("check-config: missing secrets and a broken catalog are reported toget
   ::unsetenv("DISPATCHD_TEST_KEY");
 }
 
+TEST_CASE("check-config: a model rule for files a configured provider cannot read, as a table", "[daemon]") {
+  struct Row {
+    std::string provider;
+    std::string fallback;  // "" for none
+    std::string types;     // connectors.whatsapp.message_types
+    std::vector<std::string> problems;
+  };
+  const std::string audio_openai =
+      "connectors.whatsapp.message_types.audio: `model`, but the openai provider (llm.provider) cannot read audio "
+      "files, so the model would see only the message's description: set the type to \"escalate\" or \"ignore\", "
+      "or configure a provider that reads them (gemini)";
+  const std::vector<Row> rows = {
+      {"openai", "", R"({"image": "model"})", {}},
+      {"openai", "", R"({"image": "model", "audio": "model"})", {audio_openai}},
+      {"openai", "", R"({"audio": "escalate", "document": "ignore"})", {}},
+      {"gemini", "", R"({"image": "model", "audio": "model", "document": "model"})", {}},
+      {"anthropic", "", R"({"image": "model", "document": "model"})", {}},
+      {"anthropic",
+       "",
+       R"({"audio": "model"})",
+       {"connectors.whatsapp.message_types.audio: `model`, but the anthropic provider (llm.provider) cannot read "
+        "audio files, so the model would see only the message's description: set the type to \"escalate\" or "
+        "\"ignore\", or configure a provider that reads them (gemini)"}},
+      {"gemini",
+       "openai",
+       R"({"document": "model"})",
+       {"connectors.whatsapp.message_types.document: `model`, but the openai provider (llm.fallbacks/0) cannot read "
+        "document files, so the model would see only the message's description: set the type to \"escalate\" or "
+        "\"ignore\", or configure a provider that reads them (gemini or anthropic)"}},
+      // Video has no reader, but its description is all a model rule ever gave it: not a problem.
+      {"openai", "", R"({"video": "model", "sticker": "model"})", {}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.provider << " " << row.fallback << " " << row.types);
+    test::TempDir dir;
+    auto config = config_in(dir);
+    config.llm.provider = row.provider;
+    if (!row.fallback.empty()) config.llm.fallbacks.push_back({.provider = row.fallback});
+    config.connectors["whatsapp"] = {R"({"enabled": true, "phone_number_id": "1", "access_token_env": "T",)"
+                                     R"( "app_secret_env": "S", "verify_token_env": "V", "message_types": )" +
+                                         row.types + "}",
+                                     "/connectors/whatsapp"};
+    const auto channels = connectors::configure(config);
+    REQUIRE(channels);
+    CHECK(daemon::check_model_media(config, *channels) == row.problems);
+    // A channel that is not enabled answers nothing: its rules are not used.
+    config.connectors["whatsapp"] = {R"({"message_types": )" + row.types + "}", "/connectors/whatsapp"};
+    const auto disabled = connectors::configure(config);
+    REQUIRE(disabled);
+    CHECK(daemon::check_model_media(config, *disabled).empty());
+  }
+}
+
+TEST_CASE("wiring: the dialects a call may go to are the primary's and the fallbacks'", "[daemon]") {
+  test::TempDir dir;
+  auto config = config_in(dir);
+  config.llm.fallbacks.push_back({.provider = "gemini"});
+  const auto channels = connectors::configure(config);
+  REQUIRE(channels);
+  const auto settings = daemon::agent_settings(config, *channels, "w");
+  CHECK(settings.model_dialects ==
+        std::vector<llm::ProviderKind>{llm::ProviderKind::openai, llm::ProviderKind::gemini});
+}
+
 TEST_CASE("wiring: the provider's key comes from its variable, never from the file", "[daemon]") {
   test::TempDir dir;
   auto config = config_in(dir);
