@@ -483,6 +483,9 @@ void Run::on_completion(llm::CompletionResult result) {
 store::Result<void> Run::record(store::AttemptRecord attempt) {
   attempt.message_id = m_message.id;
   attempt.attempt = m_counts.total + 1;
+  // Every request of the run carries the turn's files (build_request).
+  attempt.media_count = static_cast<std::int64_t>(m_files.size());
+  attempt.media_bytes = m_file_bytes;
   if (auto stored = held([&] { return store::record_attempt(db(), attempt, m_state->now()); }); !stored)
     return std::unexpected(std::move(stored.error()));
   ++m_counts.total;

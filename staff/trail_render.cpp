@@ -139,6 +139,7 @@ void attempts_json(JsonOut& out, const store::Trail& t, const Facts& f) {
     out.field("output_tokens", a.output_tokens).field("cached_input_tokens", a.cached_input_tokens);
     out.field("cache_write_tokens", a.cache_write_tokens).field("reasoning_tokens", a.reasoning_tokens);
     out.field("cost_usd", a.cost_usd).field("finish_reason", a.finish_reason);
+    out.field("media_count", a.media_count).field("media_bytes", a.media_bytes);
     out.field("tool_call", static_cast<bool>(f.tool_call[i])).end_object();
   }
   out.end_array().begin_array("tool_calls");
@@ -393,6 +394,14 @@ void attempts_md(std::string& out, const store::Trail& t, const Facts& f) {
     table_row(out, {std::to_string(a.attempt), a.created_at, a.provider, a.model, text(a.verdict),
                     or_dash(a.error_class), or_dash(a.latency_ms), or_dash(a.input_tokens), or_dash(a.output_tokens),
                     or_dash(a.finish_reason), usd_or_unknown(a.cost_usd)});
+  }
+  for (const auto& attempt : t.attempts) {
+    // The customers' files the request carried (docs/media.md): only when there were some.
+    const auto& a = attempt.row;
+    if (a.media_count > 0)
+      line(out, "Attempt " + std::to_string(a.attempt) + " carried " + std::to_string(a.media_count) +
+                    (a.media_count == 1 ? " file" : " files") + " of the customer's to the model (" +
+                    std::to_string(a.media_bytes) + " bytes).");
   }
   if (!t.attempts.empty()) {
     line(out);

@@ -36,6 +36,10 @@ struct AttemptRecord {
   // USD at the prices in force now (llm/cost.h); none when unknown (no price for the model,
   // no rate for a kind of token it used, or no usage). Never 0 for "unknown".
   std::optional<double> cost_usd;
+  // The customers' files the request carried (migration 0037): how many, and their bytes as
+  // stored (before the request's base64).
+  std::int64_t media_count = 0;
+  std::int64_t media_bytes = 0;
 };
 
 // Stores the attempt and its 'attempt' audit event in one transaction. A second record

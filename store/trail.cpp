@@ -70,7 +70,7 @@ Result<void> read_attempts(Database& db, std::int64_t id, Trail& out) {
   return each_row(*q, [&](const Query& r) -> Result<void> {
     auto attempt = read_attempt(r);
     if (!attempt) return std::unexpected(attempt.error());
-    out.attempts.push_back({std::move(*attempt), r.optional_text(16)});
+    out.attempts.push_back({std::move(*attempt), r.optional_text(18)});
     return {};
   });
 }

@@ -61,7 +61,9 @@ Result<AttemptRow> read_attempt(const Query& q) {
                     .cached_input_tokens = q.optional_integer(12),
                     .cache_write_tokens = q.optional_integer(13),
                     .reasoning_tokens = q.optional_integer(14),
-                    .cost_usd = q.optional_real(15)};
+                    .cost_usd = q.optional_real(15),
+                    .media_count = q.integer(16),
+                    .media_bytes = q.integer(17)};
 }
 
 Result<std::vector<EscalationRow>> list_escalations(Database& db, const EscalationFilter& filter) {

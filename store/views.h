@@ -48,6 +48,9 @@ struct AttemptRow {
   std::optional<std::int64_t> cache_write_tokens;
   std::optional<std::int64_t> reasoning_tokens;
   std::optional<double> cost_usd;
+  // Migration 0037: the customers' files the request carried, and their bytes (0 when none).
+  std::int64_t media_count = 0;
+  std::int64_t media_bytes = 0;
 };
 
 struct ActionRow {

@@ -11,10 +11,11 @@
 namespace dispatchd::store {
 
 // The select list, in AttemptRow's order; a query goes on with "FROM v_attempts ...".
-// Columns after these are the caller's own (read_attempt reads columns 0 to 15).
+// Columns after these are the caller's own (read_attempt reads columns 0 to 17).
 inline constexpr const char* k_attempt_columns =
     "SELECT attempt, provider, model, raw_output, verdict, errors, error_class, latency_ms, input_tokens,"
-    " output_tokens, finish_reason, created_at, cached_input_tokens, cache_write_tokens, reasoning_tokens, cost_usd ";
+    " output_tokens, finish_reason, created_at, cached_input_tokens, cache_write_tokens, reasoning_tokens, cost_usd,"
+    " media_count, media_bytes ";
 
 // Fails only on a verdict this dispatchd does not know (Query::state).
 [[nodiscard]] Result<AttemptRow> read_attempt(const Query& q);

@@ -1,6 +1,7 @@
 // A message's files and the model (agent/context.h's choose_media, llm/media.h): a stored
-// photo goes with its message in the provider's own shape, in every request of the run; a
-// file the provider cannot read, or one not kept, is a line the model reads instead.
+// photo goes with its message in the provider's own shape, in every request of the run, and
+// the attempts record it; a file the provider cannot read, or one not kept, is a line the
+// model reads instead.
 #include <catch2/catch.hpp>
 
 #include "store/media.h"
@@ -59,6 +60,8 @@ TEST_CASE("agent media: a stored photo goes to the model with its message, in ea
     h.decide(1);
     REQUIRE(h.decisions.size() == 1);
     CHECK(h.decisions[0].outcome == agent::Outcome::queued);
+    // Each attempt records the file it carried (v_attempts.media_count, media_bytes).
+    CHECK(h.count("SELECT count(*) FROM v_attempts WHERE media_count = 1 AND media_bytes = 6") == 2);
     const auto bodies = h.bodies();
     REQUIRE(bodies.size() == 2);
     for (const auto& body : bodies) {
@@ -93,6 +96,7 @@ TEST_CASE("agent media: a file the provider cannot read, or one not kept, is a l
              Catch::Contains("[voice message]\n[The customer's audio (audio/ogg, 10 bytes) is not attached: the "
                              "openai provider cannot read audio files.]"));
   CHECK(h.bodies()[0]["messages"][1]["content"].IsString());  // no file went
+  CHECK(h.count("SELECT media_count + media_bytes FROM v_attempts") == 0);
 
   receive_with_file(h, "wamid.p2", "[image]", "image", store::MediaKind::image, "image/jpeg", "",
                     store::MediaState::expired);
