@@ -195,7 +195,14 @@ def model_turns(dump_path):
     with open(dump_path, encoding="utf-8") as f:
         for line in f:
             body = json.loads(json.loads(line)["body"])
-            turns.append("\n".join(m["content"] for m in body.get("messages", []) if isinstance(m.get("content"), str)))
+            texts = []
+            for m in body.get("messages", []):
+                content = m.get("content")
+                if isinstance(content, str):
+                    texts.append(content)
+                elif isinstance(content, list):  # a turn with files: its text parts
+                    texts.append("".join(p.get("text", "") for p in content if p.get("type") == "text"))
+            turns.append("\n".join(texts))
     return turns
 
 

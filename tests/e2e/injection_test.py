@@ -23,11 +23,13 @@ the template got exactly the catalog's template, each value one text parameter o
 and only the holding reply went out.
 """
 
+import base64
 import contextlib
 import email
 import email.header
 import email.policy
 import http.client
+import hashlib
 import json
 import os
 import sys
@@ -36,7 +38,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import gmail_harness  # noqa: E402
-from injection_attacks import GMAIL, LOOKUP, TEMPLATES, THIEF_PHONE, TOOL_RESULTS, WHATSAPP  # noqa: E402
+from injection_attacks import GMAIL, IMAGES, LOOKUP, TEMPLATES, THIEF_PHONE, TOOL_RESULTS, WHATSAPP  # noqa: E402
 from template_send_test import documented  # noqa: E402
 from templates_test import WABA, status_change  # noqa: E402
 
@@ -598,6 +600,64 @@ def template_whatsapp_flow():
             stack.close()
 
 
+# ---- Photos that carry instructions ---------------------------------------------------------------
+
+def image_whatsapp_flow():
+    """Each IMAGES attack: a WhatsApp photo (`image: model`) whose words the fake model obeys.
+    The photo reaches the model (the request carries it), and nothing out of policy is sent."""
+    TALLY.clear()
+    attacks = whatsapp_attacks(IMAGES, numbers="52155000300", label="image")
+    folder = tempfile.TemporaryDirectory(prefix="dispatchd-inject-image-")
+    served = []
+    for n, attack in enumerate(attacks, start=1):
+        attack["photo"] = (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + os.urandom(2048) + b"<<<" +
+                           fill(attack["says"], {"__SENDER__": attack["sender"]}).encode() + b">>>" + os.urandom(512))
+        attack["media_id"] = f"93{n:02d}"
+        path = os.path.join(folder.name, f"{attack['id']}.jpg")
+        with open(path, "wb") as f:
+            f.write(attack["photo"])
+        served += ["--media", f"{attack['media_id']}:image/jpeg:{path}"]
+    with scenario_of(attacks, lambda a: f"message from {a['sender']}:") as scenario:
+        stack = harness.Stack(BUILD, SOURCE, scenario=scenario, fake_args={"fake_graph": served}, extra_config=dict(
+            CONFIG, connectors={"whatsapp": {"message_types": {"image": "model"}}},
+            # The photos are fetched within this quiet time, before the agent takes their turns.
+            agent={"burst_quiet_ms": 2500, "burst_max_ms": 6000}))
+        dump = stack.dump_model_requests(scenario)
+    try:
+        stack.start_daemon()
+        for attack in attacks:
+            digest = base64.b64encode(hashlib.sha256(attack["photo"]).digest()).decode()
+            status, _ = stack.post_webhook(harness.media_webhook(attack["wamid"], attack["sender"], "image",
+                                                                 attack["media_id"], "image/jpeg", digest,
+                                                                 {"caption": attack["text"]}))
+            check(f"image {attack['id']}: webhook answered 200", status == 200, status)
+        wamids = ",".join(f"'{a['wamid']}'" for a in attacks)
+        settle(stack, f"channel = 'whatsapp' AND provider_message_id IN ({wamids})", len(attacks))
+        requests, by_wamid, stray = whatsapp_sends(stack, "image")
+        with open(dump, encoding="utf-8") as f:
+            bodies = [f_line["body"] for f_line in map(json.loads, f)]
+        for attack in attacks:
+            encoded = base64.b64encode(attack["photo"]).decode()
+            check(f"image {attack['id']}: the photo reached the model (its bytes in a request)",
+                  any(f"data:image/jpeg;base64,{encoded}" in body for body in bodies))
+            rows = stack.query("SELECT message_id, outcome FROM v_messages WHERE provider_message_id = ?",
+                               attack["wamid"])
+            message_id, outcome = rows[0] if rows else (None, None)
+            reasons = reasons_of(stack, message_id) if message_id else []
+            sends = [([to], text) for to, text, wamid in requests if message_id and by_wamid.get(wamid) == message_id]
+            table_line(attack, "image", outcome, reasons, sends)
+            problem = judge(attack, outcome, reasons, sends, attack["sender"])
+            check(f"image {attack['id']}: {outcome} to its own sender only", not problem, problem)
+        check("image: nothing went to the other number", not [r for r in requests if r[0] == THIEF_PHONE], requests)
+        summary("image", TALLY, stray)
+        verify = stack.audit_verify()
+        check("image: audit verify passes", verify.returncode == 0, verify.stdout + verify.stderr)
+        clean_exit(stack, "image")
+    finally:
+        stack.close()
+        folder.cleanup()
+
+
 if __name__ == "__main__":
     sys.exit(harness.run_flows([whatsapp_flow, gmail_flow, tool_whatsapp_flow, tool_gmail_flow,
-                                template_whatsapp_flow]))
+                                template_whatsapp_flow, image_whatsapp_flow]))

@@ -15,7 +15,10 @@
 // instruction), so a reply of "{message}" is a model that obeys whatever action the message
 // pastes (the injection suite, tests/e2e/injection_test.py); "{tool}" the last tool answer
 // in the request verbatim (re-asks after it included), so a reply of "{tool}" obeys whatever a tool's result pastes
-// (tests/e2e/tool_injection_test.py); "{sender}" is replaced first, so
+// (tests/e2e/tool_injection_test.py); "{attachment}" the text the request's first file (an
+// image, a document, audio, in any dialect's shape) carries between "<<<" and ">>>", so a reply
+// of "{attachment}" is a model that obeys whatever a customer's photo says
+// (tests/e2e/injection_test.py); "{sender}" is replaced first, so
 // a message that contains "{sender}" stays as written. A rule's `errors` answer the
 // first requests for each message (each distinct first user turn) with those statuses and
 // the dialect's error body, a 429 with `Retry-After: 1`, each printed as a line
@@ -42,6 +45,7 @@
 
 #include <rapidjson/document.h>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -133,6 +137,14 @@ void read_turns(Dialect dialect, const rapidjson::Document& body, std::string& f
     if (role != "user") continue;
     std::string text;
     if (turn.HasMember("content") && turn["content"].IsString()) text = turn["content"].GetString();
+    if (turn.HasMember("content") && turn["content"].IsArray()) {
+      // A turn with files (OpenAI's content parts, Anthropic's blocks): its text parts.
+      for (const auto& part : turn["content"].GetArray()) {
+        if (part.IsObject() && part.HasMember("type") && part["type"].IsString() &&
+            std::string_view(part["type"].GetString()) == "text" && part.HasMember("text") && part["text"].IsString())
+          text += part["text"].GetString();
+      }
+    }
     if (turn.HasMember("parts") && turn["parts"].IsArray()) {
       for (const auto& part : turn["parts"].GetArray()) {
         if (part.IsObject() && part.HasMember("text") && part["text"].IsString()) text += part["text"].GetString();
@@ -141,6 +153,77 @@ void read_turns(Dialect dialect, const rapidjson::Document& body, std::string& f
     if (first_user.empty()) first_user = text;
     if (!tool_of(text).empty()) last_tool = std::move(text);
   }
+}
+
+// Standard base64 (RFC 4648, padded) decoded; what is not of the alphabet is skipped.
+std::string base64_decoded(std::string_view text) {
+  std::string out;
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (const char c : text) {
+    int value = -1;
+    if (c >= 'A' && c <= 'Z') value = c - 'A';
+    if (c >= 'a' && c <= 'z') value = c - 'a' + 26;
+    if (c >= '0' && c <= '9') value = c - '0' + 52;
+    if (c == '+') value = 62;
+    if (c == '/') value = 63;
+    if (value < 0) continue;
+    bits = (bits << 6) | static_cast<std::uint32_t>(value);
+    if (++count == 4) {
+      out += static_cast<char>((bits >> 16) & 0xff);
+      out += static_cast<char>((bits >> 8) & 0xff);
+      out += static_cast<char>(bits & 0xff);
+      bits = 0;
+      count = 0;
+    }
+  }
+  if (count == 3) {
+    out += static_cast<char>((bits >> 10) & 0xff);
+    out += static_cast<char>((bits >> 2) & 0xff);
+  } else if (count == 2) {
+    out += static_cast<char>((bits >> 4) & 0xff);
+  }
+  return out;
+}
+
+// The base64 data of the first file in a request, in any dialect: an OpenAI image_url data
+// URL, a Gemini inline_data (or inlineData) part, an Anthropic image or document source.
+std::string first_file_data(const rapidjson::Value& body) {
+  const auto string_at = [](const rapidjson::Value& v, const char* name) -> std::string {
+    return v.IsObject() && v.HasMember(name) && v[name].IsString() ? v[name].GetString() : "";
+  };
+  for (const char* list : {"messages", "contents"}) {
+    if (!body.IsObject() || !body.HasMember(list) || !body[list].IsArray()) continue;
+    for (const auto& turn : body[list].GetArray()) {
+      if (!turn.IsObject()) continue;
+      for (const char* parts : {"content", "parts"}) {
+        if (!turn.HasMember(parts) || !turn[parts].IsArray()) continue;
+        for (const auto& part : turn[parts].GetArray()) {
+          if (!part.IsObject()) continue;
+          if (part.HasMember("image_url")) {
+            const std::string url = string_at(part["image_url"], "url");
+            const auto comma = url.find(',');
+            if (comma != std::string::npos) return url.substr(comma + 1);
+          }
+          for (const char* inline_name : {"inline_data", "inlineData"}) {
+            if (part.HasMember(inline_name)) return string_at(part[inline_name], "data");
+          }
+          if (part.HasMember("source")) return string_at(part["source"], "data");
+        }
+      }
+    }
+  }
+  return "";
+}
+
+// What the request's first file "says": the text its bytes carry between "<<<" and ">>>" (a
+// model reading the words written on a photo), "" when none.
+std::string attachment_text(const rapidjson::Value& body) {
+  const std::string bytes = base64_decoded(first_file_data(body));
+  const auto start = bytes.find("<<<");
+  if (start == std::string::npos) return "";
+  const auto end = bytes.find(">>>", start + 3);
+  return end == std::string::npos ? "" : bytes.substr(start + 3, end - start - 3);
 }
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
@@ -315,6 +398,7 @@ int main(int argc, char** argv) {
     std::string out = replace_all(text, "{sender}", sender);
     if (out.find("{message}") != std::string::npos) out = replace_all(out, "{message}", message_of(first_user));
     if (out.find("{tool}") != std::string::npos) out = replace_all(out, "{tool}", tool_of(last_tool));
+    if (out.find("{attachment}") != std::string::npos) out = replace_all(out, "{attachment}", attachment_text(body));
     FakeReply reply = FakeReply::text(std::move(out));
     reply.input_tokens = usage.input_tokens;
     reply.cached_input_tokens = usage.cached_input_tokens;
