@@ -129,7 +129,7 @@ TEST_CASE("staff media: the trail lists the message's files, kept or not", "[med
   CHECK(refused["sha256"].IsNull());
 }
 
-TEST_CASE("staff media: a browser's session cookie alone fetches a file; the page may play audio", "[media]") {
+TEST_CASE("staff media: a browser's session cookie alone fetches a file, and the page may play audio", "[media]") {
   test::Api a;
   const auto ids = files(a, {{"image/jpeg", k_jpeg}});
   const auto login = test::log_in(a, "ana", a.ana);

@@ -230,14 +230,14 @@ inline store::Database migrated_db(const TempDir& dir) {
 // counts 0010's cost; 0034 renames a rebuilt table, which has SQLite check every view, 0031's v_actions
 // with 0021's columns among them, and copies 0028's column, which 0021's rebuild drops; 0035 rebuilds
 // the inbox and makes again what reads it: v_messages with 0010's cost, v_actions and v_tool_calls
-// with 0021's columns, 0025's spend trigger).
+// with 0021's columns, 0025's spend trigger; 0037 makes v_attempts again, with 0010's cost).
 inline store::Database db_before_migration(const TempDir& dir, int version) {
   auto db = open_db(dir);
   if (!db) FAIL("cannot open the test database: " << db.error().message);
   auto migrations = shipped_migrations();
   const auto alters_it = [version](int later) {
     return (later == 15 && (version == 8 || version == 10)) ||
-           ((later == 22 || later == 25 || later == 33) && version == 10) ||
+           ((later == 22 || later == 25 || later == 33 || later == 37) && version == 10) ||
            ((later == 28 || later == 34) && version == 21) ||
            (later == 35 && (version == 10 || version == 21 || version == 25));
   };
