@@ -169,13 +169,13 @@ GMimeObject* chosen_alternative(GMimeMultipart* multipart) {
   return rich ? rich : (count > 0 ? g_mime_multipart_get_part(multipart, 0) : nullptr);
 }
 
-void visit_leaf(GMimePart* part, Found& found) {
+void visit_leaf(GMimePart* part, const std::vector<int>& path, Found& found) {
   GMimeObject* object = GMIME_OBJECT(part);
   const std::string type = mime_type(object);
   const char* filename = g_mime_part_get_filename(part);
   const bool text_body = type == "text/plain" || type == "text/html";
   if (is_attachment_disposition(object) || (!text_body && filename && *filename)) {
-    found.attachments.push_back({valid_text(filename), type, decoded_size(part)});
+    found.attachments.push_back({valid_text(filename), type, decoded_size(part), path, true});
   } else if (type == "text/plain") {
     if (!found.plain) found.plain = part;
   } else if (type == "text/html") {
@@ -191,19 +191,32 @@ void visit_message_part(GMimeMessagePart* part, Found& found) {
   const char* filename = g_mime_object_get_content_disposition_parameter(object, "filename");
   std::string name = valid_text(filename);
   if (name.empty() && inner) name = valid_text(g_mime_message_get_subject(inner));
-  found.attachments.push_back({std::move(name), mime_type(object), inner ? serialized_size(GMIME_OBJECT(inner)) : 0});
+  found.attachments.push_back(
+      {std::move(name), mime_type(object), inner ? serialized_size(GMIME_OBJECT(inner)) : 0, {}, false});
   if (inner && !found.forwarded) found.forwarded = inner;
 }
 
 // Walks the tree under `root` with an explicit stack: no recursion, depth and part count bounded.
 Found walk(GMimeObject* root, const DecodeLimits& limits, Defects& defects) {
   Found found;
-  std::vector<std::pair<GMimeObject*, int>> stack;
-  if (root) stack.emplace_back(root, 1);
+  struct Visit {
+    GMimeObject* object;
+    int depth;
+    std::vector<int> path;  // the child indexes from the root
+  };
+  std::vector<Visit> stack;
+  if (root) stack.push_back({root, 1, {}});
   int parts = 0;
   while (!stack.empty()) {
-    const auto [object, depth] = stack.back();
+    const Visit visit = std::move(stack.back());
     stack.pop_back();
+    GMimeObject* object = visit.object;
+    const int depth = visit.depth;
+    const auto child = [&visit](int i) {
+      std::vector<int> path = visit.path;
+      path.push_back(i);
+      return path;
+    };
     if (++parts > limits.max_parts) {
       defects.add("more than " + std::to_string(limits.max_parts) + " parts");
       break;
@@ -211,7 +224,7 @@ Found walk(GMimeObject* root, const DecodeLimits& limits, Defects& defects) {
     if (GMIME_IS_MESSAGE_PART(object)) {
       visit_message_part(GMIME_MESSAGE_PART(object), found);
     } else if (GMIME_IS_PART(object)) {
-      visit_leaf(GMIME_PART(object), found);
+      visit_leaf(GMIME_PART(object), visit.path, found);
     } else if (GMIME_IS_MULTIPART(object)) {
       GMimeMultipart* multipart = GMIME_MULTIPART(object);
       const int count = g_mime_multipart_get_count(multipart);
@@ -228,10 +241,14 @@ Found walk(GMimeObject* root, const DecodeLimits& limits, Defects& defects) {
       const std::string type = mime_type(object);
       if (type == "multipart/encrypted") defects.add("encrypted message");
       if (type == "multipart/alternative") {
-        if (GMimeObject* chosen = chosen_alternative(multipart)) stack.emplace_back(chosen, depth + 1);
+        if (GMimeObject* chosen = chosen_alternative(multipart)) {
+          int index = 0;
+          while (index < count && g_mime_multipart_get_part(multipart, index) != chosen) ++index;
+          stack.push_back({chosen, depth + 1, child(index)});
+        }
         continue;
       }
-      for (int i = count; i-- > 0;) stack.emplace_back(g_mime_multipart_get_part(multipart, i), depth + 1);
+      for (int i = count; i-- > 0;) stack.push_back({g_mime_multipart_get_part(multipart, i), depth + 1, child(i)});
     }
   }
   return found;

@@ -41,6 +41,11 @@ struct Attachment {
   std::string name;      // filename (RFC 2231 / RFC 2047 decoded); "" when none
   std::string type;      // "application/pdf", "message/rfc822", ...
   std::size_t size = 0;  // decoded bytes
+  // Where the part is in the MIME tree: the index of each multipart's child from the
+  // message's own part down, from 0 ({} for a message that is this part alone). A mail
+  // channel names the part to its server by it (Gmail's partId "1.0", IMAP's section "2.1").
+  std::vector<int> path;
+  bool leaf = true;  // a part of its own bytes; false for a forwarded message (message/rfc822)
 };
 
 // Why loop prevention may ignore a message (see is_automatic).

@@ -19,6 +19,9 @@ constexpr milliseconds k_connect_timeout{10'000};
 constexpr milliseconds k_timeout{30'000};
 constexpr milliseconds k_long_timeout{60'000};  // send and get: bodies of many MB
 constexpr std::size_t k_max_json_bytes = 4 * 1024 * 1024;
+constexpr std::size_t k_max_parts_bytes = 48u << 20;  // a format=full answer with an inline body
+constexpr milliseconds k_attachment_timeout{120'000};
+constexpr int k_max_walked_parts = 256;
 constexpr std::size_t k_max_quoted_points = 200;
 constexpr std::string_view k_rate_reasons[] = {"rateLimitExceeded", "userRateLimitExceeded", "dailyLimitExceeded"};
 
@@ -228,6 +231,25 @@ net::HttpRequest get_raw_request(std::string_view base, std::string_view token, 
   return out;
 }
 
+net::HttpRequest get_parts_request(std::string_view base, std::string_view token, std::string_view message_id,
+                                   int depth) {
+  auto out = request("GET", base, token, "/messages/" + text::percent_encode(message_id), k_long_timeout);
+  add_param(out.url, "format", "full");
+  // Innermost first: the parts at `depth` with their inline data, each level above without.
+  std::string level = "partId,mimeType,filename,body";
+  for (int i = 0; i < depth; ++i) level = "partId,mimeType,filename,body(attachmentId,size),parts(" + level + ")";
+  add_param(out.url, "fields", "payload(" + level + ")");
+  return out;
+}
+
+net::HttpRequest attachment_request(std::string_view base, std::string_view token, std::string_view message_id,
+                                    std::string_view attachment_id) {
+  return request(
+      "GET", base, token,
+      "/messages/" + text::percent_encode(message_id) + "/attachments/" + text::percent_encode(attachment_id),
+      k_attachment_timeout);
+}
+
 net::HttpRequest send_request(std::string_view base, std::string_view token, std::string_view raw_bytes,
                               std::string_view thread_id) {
   auto out = request("POST", base, token, "/messages/send", k_long_timeout);
@@ -344,6 +366,42 @@ std::string query_message_id(std::string_view message_id) {
   if (message_id.starts_with('<')) message_id.remove_prefix(1);
   if (message_id.ends_with('>')) message_id.remove_suffix(1);
   return "rfc822msgid:" + std::string(message_id) + " in:anywhere";
+}
+
+std::expected<std::optional<PartBody>, ApiError> read_part(const net::HttpResult& result, std::string_view part_id) {
+  auto response = success_response(result);
+  if (!response) return std::unexpected(std::move(response.error()));
+  const std::string& body = (*response)->body;
+  if (body.size() > k_max_parts_bytes) return std::unexpected(unreadable(**response, "message parts over 48 MiB"));
+  auto parsed = json::parse_strict(body, {});
+  if (!parsed || !parsed->document.IsObject()) return std::unexpected(unreadable(**response, "message parts"));
+  const rapidjson::Value* payload = json::object_member(parsed->document, "payload");
+  if (payload == nullptr) return std::unexpected(unreadable(**response, "message parts without a payload"));
+  std::vector<const rapidjson::Value*> stack{payload};
+  for (int walked = 0; !stack.empty() && walked < k_max_walked_parts; ++walked) {
+    const rapidjson::Value* part = stack.back();
+    stack.pop_back();
+    if (json::string_of(json::member(*part, "partId")) == part_id) {
+      PartBody out;
+      out.part_id = std::string(part_id);
+      out.mime_type = std::string(json::string_of(json::member(*part, "mimeType")));
+      out.filename = std::string(json::string_of(json::member(*part, "filename")));
+      const rapidjson::Value* part_body = json::object_member(*part, "body");
+      out.attachment_id = std::string(json::string_of(json::member(part_body, "attachmentId")));
+      out.size = json::int_member(part_body, "size").value_or(0);
+      if (out.attachment_id.empty()) {
+        auto data = base64url_decode(json::string_of(json::member(part_body, "data")));
+        if (!data) return std::unexpected(unreadable(**response, "a part's body data is not base64url"));
+        out.data = std::move(*data);
+      }
+      return out;
+    }
+    if (const rapidjson::Value* parts = json::array_member(*part, "parts")) {
+      for (rapidjson::SizeType i = parts->Size(); i-- > 0;)
+        if ((*parts)[i].IsObject()) stack.push_back(&(*parts)[i]);
+    }
+  }
+  return std::optional<PartBody>{};
 }
 
 }  // namespace dispatchd::gmail

@@ -9,6 +9,8 @@
 //                              [&labelId=][&pageToken=]&maxResults=500
 //   list_request          GET  /gmail/v1/users/me/messages?q=[&labelIds=][&pageToken=]&maxResults=
 //   get_raw_request       GET  /gmail/v1/users/me/messages/{id}?format=raw
+//   get_parts_request     GET  /gmail/v1/users/me/messages/{id}?format=full&fields=<the parts to a depth>
+//   attachment_request    GET  /gmail/v1/users/me/messages/{id}/attachments/{attachmentId}
 //   send_request          POST /gmail/v1/users/me/messages/send      {"raw":<base64url>[,"threadId"]}
 //   modify_request        POST /gmail/v1/users/me/messages/{id}/modify {"addLabelIds":[..],"removeLabelIds":[]}
 //   labels_request        GET  /gmail/v1/users/me/labels
@@ -40,6 +42,7 @@
 // never read here).
 
 #include <chrono>
+#include <cstdint>
 #include <expected>
 #include <optional>
 #include <span>
@@ -85,6 +88,16 @@ net::HttpRequest history_request(std::string_view base, std::string_view token, 
 net::HttpRequest list_request(std::string_view base, std::string_view token, std::string_view query,
                               std::string_view label_id, std::string_view page_token, int max_results);
 net::HttpRequest get_raw_request(std::string_view base, std::string_view token, std::string_view message_id);
+// The message's MIME tree down to `depth` levels below its own part (the number of indexes
+// in the partId looked for), each part's partId, mimeType, filename and body
+// (attachmentId, size; data only at that depth, where Gmail puts a small body inline):
+// fields=payload(partId,mimeType,filename,body(attachmentId,size),parts(...)).
+net::HttpRequest get_parts_request(std::string_view base, std::string_view token, std::string_view message_id,
+                                   int depth);
+// messages.attachments.get: a MessagePartBody whose data is the file, base64url; the
+// caller streams it (net::HttpRequest::on_body) and sets its size cap. Timeout 120 s.
+net::HttpRequest attachment_request(std::string_view base, std::string_view token, std::string_view message_id,
+                                    std::string_view attachment_id);
 // `raw_bytes` is the RFC 5322 message itself: it is base64url-encoded here. threadId is
 // left out when `thread_id` is empty (a new thread).
 net::HttpRequest send_request(std::string_view base, std::string_view token, std::string_view raw_bytes,
@@ -122,6 +135,16 @@ struct Label {
   std::string name;
 };
 
+// One MIME part of messages.get?format=full (a MessagePart and its MessagePartBody).
+struct PartBody {
+  std::string part_id;
+  std::string mime_type;
+  std::string filename;
+  std::string attachment_id;  // "" when Gmail gave the body inline
+  std::int64_t size = 0;      // body.size: the decoded bytes
+  std::string data;           // the inline body, base64url-decoded ("" with an attachment id)
+};
+
 // Each reader takes the transport's result for the matching request and classifies it by
 // the table above: 2xx with a readable body is the value; anything else an ApiError.
 // Bodies are read strictly (common/strict_json.h), at most 4 MiB and depth 32. A history or
@@ -138,6 +161,11 @@ struct Label {
 [[nodiscard]] std::expected<void, ApiError> read_ok(const net::HttpResult& result);
 [[nodiscard]] std::expected<std::vector<Label>, ApiError> read_labels(const net::HttpResult& result);
 [[nodiscard]] std::expected<Label, ApiError> read_label(const net::HttpResult& result);
+// get_parts_request's answer: the part whose partId is `part_id` (found by a walk of the
+// payload's parts, at most 256 parts and depth 32), nullopt when it has none. Read up to
+// 48 MiB (an inline body with the rest); a body data that is not base64url is uncertain.
+[[nodiscard]] std::expected<std::optional<PartBody>, ApiError> read_part(const net::HttpResult& result,
+                                                                         std::string_view part_id);
 
 // Gmail search queries for list_request's `query`:
 //   query_after(t)          "after:<unix seconds>": mail received after `t`

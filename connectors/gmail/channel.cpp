@@ -15,6 +15,7 @@
 #include "connectors/email/internal/text.h"
 #include "connectors/email/reply.h"
 #include "connectors/gmail/api.h"
+#include "connectors/gmail/attachment.h"
 #include "connectors/gmail/client.h"
 #include "connectors/gmail/decisions.h"
 #include "connectors/gmail/raw_message.h"
@@ -33,6 +34,37 @@ constexpr auto k_paused_send_retry = 60s;
 constexpr std::size_t k_batch_messages = 50;         // per transaction and in memory at once
 constexpr std::size_t k_batch_bytes = 64u << 20;     // of raw mail (Gmail's limit is 35 MB a message)
 constexpr Backoff k_unready_send_backoff{5s, 5min};  // as decisions.h: a profile that cannot be read yet
+constexpr std::size_t k_inline_piece = 64u << 10;    // an inline body handed to the receiver a piece at a time
+constexpr std::size_t k_json_slack = 64u << 10;      // the JSON around an attachment's base64url
+
+using connectors::MediaFetchResult;
+using connectors::MediaFetchStatus;
+
+MediaFetchResult media_ended(MediaFetchStatus status, std::string why) {
+  return MediaFetchResult{status, std::move(why), {}, {}, {}};
+}
+
+// One attachment's download (attachment.h): its part looked up, then its bytes streamed.
+struct MediaDownload {
+  connectors::MediaFetch fetch;
+  connectors::MediaChunk chunk;
+  connectors::MediaFetchDone done;
+  std::chrono::steady_clock::time_point deadline;
+  std::shared_ptr<AttachmentData> reader;  // the latest attempt's (a 401 makes the request again)
+  bool stopped = false;                    // the receiver said stop
+  bool finished = false;
+
+  void finish(MediaFetchResult result) {
+    if (finished) return;
+    finished = true;
+    done(std::move(result));
+  }
+
+  milliseconds left() const {
+    return std::max(std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now()),
+                    milliseconds(1000));
+  }
+};
 
 std::string domain_of(std::string_view address) {
   const auto at = address.rfind('@');
@@ -282,11 +314,13 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
     m.provider_message_id = raw.id;
     m.conversation_id = raw.thread_id;
     const std::string own[] = {address};
-    auto read = email::read_inbound(raw.bytes, own);
+    const auto mail = email::decode(raw.bytes, own);
+    auto read = email::read_inbound(mail);
     m.sender = std::move(read.sender);
     m.text = std::move(read.text);
     m.type = std::move(read.type);
     if (read.undecodable) ++counters.undecodable;
+    if (deps.keep_media && mail) m.media = media_of(*mail, raw.id);
     m.raw_payload = std::move(raw.bytes);
     return m;
   }
@@ -451,6 +485,71 @@ struct GmailChannel::State : std::enable_shared_from_this<State> {
          [](const OAuthError&) {});
   }
 
+  // ---- files ------------------------------------------------------------------------
+  void fetch_media(const AttachmentRef& ref, std::shared_ptr<MediaDownload> d) {
+    const int depth = ref.part_id.empty() ? 0 : static_cast<int>(std::ranges::count(ref.part_id, '.')) + 1;
+    call([base = settings.api_base_url, id = ref.message_id,
+          depth](std::string_view token) { return get_parts_request(base, token, id, depth); },
+         [ref, d](State& self, net::HttpResult result) {
+           auto part = read_part(result, ref.part_id);
+           if (!part) return d->finish(fetch_failure("messages.get", part.error()));
+           if (!*part) {
+             return d->finish(media_ended(MediaFetchStatus::refused,
+                                          "message " + ref.message_id + " has no part \"" + ref.part_id + "\""));
+           }
+           if ((*part)->size > d->fetch.max_bytes) {
+             return d->finish(media_ended(MediaFetchStatus::too_large, "Gmail states " + std::to_string((*part)->size) +
+                                                                           " bytes, over the cap of " +
+                                                                           std::to_string(d->fetch.max_bytes)));
+           }
+           if ((*part)->attachment_id.empty()) return hand_inline(std::move(**part), *d);
+           self.download_attachment(ref.message_id, std::move(**part), d);
+         },
+         [d](const OAuthError& e) { d->finish(token_failure(e)); });
+  }
+
+  // A body Gmail gave inline: handed over in pieces.
+  static void hand_inline(PartBody part, MediaDownload& d) {
+    const std::string_view bytes = part.data;
+    for (std::size_t at = 0; at < bytes.size(); at += k_inline_piece) {
+      if (!d.chunk(bytes.substr(at, k_inline_piece)))
+        return d.finish(media_ended(MediaFetchStatus::stopped, "the receiver stopped"));
+    }
+    d.finish(MediaFetchResult{MediaFetchStatus::complete, {}, {}, std::move(part.mime_type), {}});
+  }
+
+  void download_attachment(const std::string& message_id, PartBody part, std::shared_ptr<MediaDownload> d) {
+    call(
+        [base = settings.api_base_url, message_id, attachment_id = part.attachment_id, d](std::string_view token) {
+          auto request = attachment_request(base, token, message_id, attachment_id);
+          request.timeout = std::min(request.timeout, d->left());
+          // base64url takes 4 characters for 3 bytes: past that and the JSON around it, the file is over the cap.
+          request.max_response_bytes = static_cast<std::size_t>(d->fetch.max_bytes) / 3 * 4 + 4 + k_json_slack;
+          auto reader = std::make_shared<AttachmentData>([d](std::string_view bytes) {
+            if (d->chunk(bytes)) return true;
+            d->stopped = true;
+            return false;
+          });
+          d->reader = reader;
+          request.on_body = [reader](const net::HttpResponse& head, std::string_view bytes) {
+            if (head.status < 200 || head.status > 299) return true;  // an error's body: not the file
+            return reader->feed(bytes) == AttachmentData::Fed::more;
+          };
+          return request;
+        },
+        [d, type = std::move(part.mime_type)](State&, net::HttpResult result) mutable {
+          if (d->stopped) return d->finish(media_ended(MediaFetchStatus::stopped, "the receiver stopped"));
+          if (!result && result.error().kind == net::TransportErrorKind::too_large)
+            return d->finish(media_ended(MediaFetchStatus::too_large, "the download passed the cap"));
+          if (auto ok = read_ok(result); !ok) return d->finish(fetch_failure("messages.attachments.get", ok.error()));
+          if (auto read = d->reader ? d->reader->finish() : std::expected<void, std::string>(); !read)
+            return d->finish(media_ended(MediaFetchStatus::retry,
+                                         "messages.attachments.get: an unreadable answer: " + read.error()));
+          d->finish(MediaFetchResult{MediaFetchStatus::complete, {}, {}, std::move(type), {}});
+        },
+        [d](const OAuthError& e) { d->finish(token_failure(e)); });
+  }
+
   // ---- unknown sends -----------------------------------------------------------------
   void look_up(const store::OutboxItem& item, std::shared_ptr<connectors::SendDone> done, int search) {
     with_profile([key = item.idempotency_key, done, search](State& self) { self.search(key, done, search); },
@@ -524,5 +623,22 @@ void GmailChannel::reload() {
 }
 
 const connectors::PollCounters* GmailChannel::poll_counters() const { return &m_state->counters; }
+
+bool GmailChannel::fetch_media(const connectors::MediaFetch& fetch, connectors::MediaChunk& chunk,
+                               connectors::MediaFetchDone& done) {
+  auto& s = *m_state;
+  auto d = std::make_shared<MediaDownload>(
+      MediaDownload{fetch, std::move(chunk), std::move(done), std::chrono::steady_clock::now() + fetch.timeout});
+  auto ref = parse_attachment_ref(fetch.provider_ref);
+  std::optional<MediaFetchResult> now;
+  if (!ref) now = media_ended(MediaFetchStatus::refused, "not a Gmail attachment: \"" + fetch.provider_ref + "\"");
+  if (s.paused) now = MediaFetchResult{MediaFetchStatus::retry, *s.paused, k_paused_send_retry, {}, {}};
+  if (now) {
+    s.deps.post(common::named_step([d, result = std::move(*now)]() mutable { d->finish(std::move(result)); }));
+    return true;
+  }
+  s.fetch_media(*ref, std::move(d));
+  return true;
+}
 
 }  // namespace dispatchd::gmail

@@ -19,6 +19,9 @@
 // attachments (listed, never their content) and the body with quoted history trimmed;
 // type = why loop prevention would ignore it (own, bounce, auto_reply, list, no_reply,
 // the agent's type rules decide) or "undecodable" (stored raw, escalated), else "email".
+// With ChannelDeps::keep_media, each attachment that is a part of its own is also one of the
+// message's files (attachment.h: named by the Gmail id and the part's partId), which
+// fetch_media() downloads with messages.get?format=full and messages.attachments.get.
 // Errors: a rate limit waits its Retry-After; 5xx and transport errors back off
 // (2 s doubling to 5 min); a refresh token refused (invalid_grant / invalid_client)
 // pauses the channel: no polls, sends wait, health() says why, one log line; reload()
@@ -82,6 +85,8 @@ class GmailChannel final : public connectors::Channel {
   void stop() override;
   void reload() override;
   const connectors::PollCounters* poll_counters() const override;
+  bool fetch_media(const connectors::MediaFetch& fetch, connectors::MediaChunk& chunk,
+                   connectors::MediaFetchDone& done) override;
 
   struct State;  // opaque; public only for the .cpp's callbacks
 

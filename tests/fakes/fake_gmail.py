@@ -15,21 +15,29 @@ per token, to FILE (the secrets audit of tests/e2e searches everything else for 
 
 The wire formats are Google's as documented: the refresh-token grant and its errors
 (invalid_grant 400, invalid_client 401); users.getProfile, history.list, messages.list/get
-(format=raw|minimal)/send/modify, labels.list/create; errors as
+(format=raw|minimal|full)/send/modify, messages.attachments.get, labels.list/create; errors as
 {"error":{"code","message","errors":[{"message","domain","reason"}],"status"}}.
 Deliberate limits, answered 400 so that a client cannot come to rely on syntax this fake does
 not check: messages.list's q takes only after:<epoch seconds>, rfc822msgid:<id>, in:sent and
-in:anywhere; messages.get only format=raw or minimal. History ids grow in steps of 3 (Gmail's
-are not contiguous either). Page tokens name the last item returned, so new mail arriving
+in:anywhere; messages.get only format=raw, minimal or full. History ids grow in steps of 3 (Gmail's
+are not contiguous either).
+format=full gives the payload as a MessagePart tree (partId "" for the message's own part,
+"0", "1" for its parts, "1.0" inside those; mimeType, filename, headers, body): a part with a
+filename gets body {"attachmentId","size"} (fetched with messages.attachments.get, which
+answers the MessagePartBody {"attachmentId","size","data"}, data base64url), any other leaf
+its data inline; a message/rfc822 part is a leaf here. `fields` is not applied (the answer
+has every field). Page tokens name the last item returned, so new mail arriving
 between pages neither repeats nor hides an item.
 
 Control endpoints (JSON in and out, no token) drive the tests and the demo:
-  POST /_fake/deliver {"raw": text | "raw_b64url": b64, "labelIds"?, "threadId"?, "internalDate"? (ms)}
-       -> {"id","threadId","historyId"}; threaded with a known message it references when no threadId
+  POST /_fake/deliver {"raw": text | "raw_b64url": b64, "labelIds"?, "threadId"?, "internalDate"? (ms),
+       "attachment_failures"?: [{"status", "count"? (1), "retry_after"?}]}
+       -> {"id","threadId","historyId"}; threaded with a known message it references when no threadId;
+       attachment_failures script the message's messages.attachments.get (as /_fake/script) at once
   POST /_fake/revoke             the refresh token now gets invalid_grant; issued tokens stop working
   POST /_fake/refresh_token {"value"}   the refresh token that is valid from now on
   POST /_fake/expire_tokens      every issued access token now answers 401
-  POST /_fake/script {"path": substring, "method"?, "status"?, "body"?, "reason"?, "retry_after"?,
+  POST /_fake/script {"path": substring (e.g. "<id>/attachments/": that message's files), "method"?, "status"?, "body"?, "reason"?, "retry_after"?,
        "delay_ms"?, "count"? (1), "commit_before_delay"?}   the next matching requests answer
        `status` (Google's error body; reason defaults: 429 rateLimitExceeded, 403 forbidden) after
        `delay_ms`; with commit_before_delay the request is carried out first, then the delay, then
@@ -241,14 +249,26 @@ class Mailbox:
     def get(self, message_id, query):
         message = self.message_or_404(message_id)
         fmt = query.get("format", ["full"])[0]
-        if fmt not in ("raw", "minimal"):
-            fail(400, "fake_gmail answers only format=raw or format=minimal")
+        if fmt not in ("raw", "minimal", "full"):
+            fail(400, "fake_gmail answers only format=raw, minimal or full")
         out = {"id": message["id"], "threadId": message["threadId"], "labelIds": message["labelIds"],
                "snippet": snippet_of(message["raw"]), "historyId": str(message["historyId"]),
                "internalDate": str(message["internalDate"]), "sizeEstimate": len(message["raw"])}
         if fmt == "raw":
             out["raw"] = base64.urlsafe_b64encode(message["raw"]).decode()
+        if fmt == "full":
+            out["payload"] = message_part(message["id"], "", email.message_from_bytes(message["raw"],
+                                                                                   policy=email.policy.compat32), {})
         return out
+
+    def attachment(self, message_id, attachment_id):
+        message = self.message_or_404(message_id)
+        found = {}
+        message_part(message["id"], "", email.message_from_bytes(message["raw"], policy=email.policy.compat32), found)
+        if attachment_id not in found:
+            fail(400, "Invalid attachment token")
+        data = found[attachment_id]
+        return {"attachmentId": attachment_id, "size": len(data), "data": base64.urlsafe_b64encode(data).decode()}
 
     def list_messages(self, query):
         matches = self.query_filter(query.get("q", [""])[0], query.get("labelIds", []))
@@ -358,6 +378,30 @@ class Mailbox:
                 "modified": list(self.modified)}
 
 
+def message_part(message_id, part_id, part, attachments):
+    """Gmail's MessagePart of `part` (email.message.Message); the bytes of each part given an
+    attachmentId go into `attachments` by that id."""
+    out = {"partId": part_id, "mimeType": part.get_content_type(), "filename": part.get_filename() or "",
+           "headers": [{"name": k, "value": str(v)} for k, v in part.items()]}
+    if part.is_multipart() and part.get_content_maintype() == "multipart":
+        out["body"] = {"size": 0}
+        out["parts"] = [message_part(message_id, (part_id + "." if part_id else "") + str(i), child, attachments)
+                        for i, child in enumerate(part.get_payload())]
+        return out
+    if part.get_content_type() == "message/rfc822":
+        inner = part.get_payload()
+        data = inner[0].as_bytes() if isinstance(inner, list) and inner else b""
+    else:
+        data = part.get_payload(decode=True) or b""
+    if out["filename"]:
+        attachment_id = "ANGjdJ-" + base64.urlsafe_b64encode(("%s/%s" % (message_id, part_id)).encode()).decode().rstrip("=")
+        attachments[attachment_id] = data
+        out["body"] = {"attachmentId": attachment_id, "size": len(data)}
+    else:
+        out["body"] = {"size": len(data), "data": base64.urlsafe_b64encode(data).decode()}
+    return out
+
+
 def page_size(query, default):
     value = query.get("maxResults", [""])[0]
     return max(1, min(500, int(value))) if value.isdigit() else default
@@ -372,6 +416,10 @@ def deliver(box, body):
         fail(400, "deliver needs raw or raw_b64url")
     message = box.add_message(raw, body.get("labelIds", ["INBOX", "UNREAD"]), body.get("threadId"),
                               body.get("internalDate"))
+    for failure in body.get("attachment_failures") or []:
+        # Scripted with the message: its attachments.get answers `status` `count` times.
+        box.scripts.append(dict(failure, path=message["id"] + "/attachments/", method="GET",
+                                count=int(failure.get("count", 1))))
     return {"id": message["id"], "threadId": message["threadId"], "historyId": str(message["historyId"])}
 
 
@@ -437,6 +485,8 @@ def route_api(box, method, rest, query, body):
         return box.send(body)
     if method == "GET" and len(parts) == 2 and parts[0] == "messages":
         return box.get(parts[1], query)
+    if method == "GET" and len(parts) == 4 and parts[0] == "messages" and parts[2] == "attachments":
+        return box.attachment(parts[1], urllib.parse.unquote(parts[3]))
     if method == "POST" and len(parts) == 3 and parts[0] == "messages" and parts[2] == "modify":
         return box.modify(parts[1], body if isinstance(body, dict) else {})
     if method == "GET" and rest == "labels":

@@ -141,7 +141,35 @@ class FakeGmailTest(unittest.TestCase):
         self.assertEqual(raw, MAIL.format(n=3))
         self.assertEqual((got["labelIds"], got["snippet"]), (["INBOX", "UNREAD"], "Pedido 3"))
         self.assertEqual(self.call("GET", "/gmail/v1/users/me/messages/ffff?format=raw")[0], 404)
-        self.assertEqual(self.call("GET", "/gmail/v1/users/me/messages/%s?format=full" % ids[0])[0], 400)
+        self.assertEqual(self.call("GET", "/gmail/v1/users/me/messages/%s?format=metadata" % ids[0])[0], 400)
+
+    def test_parts_and_attachments(self):
+        pdf = b"%PDF-1.4\n" + bytes(range(256)) * 3
+        raw = ("From: ana@example.org\r\nTo: support@example.com\r\nSubject: Factura\r\nMIME-Version: 1.0\r\n"
+               "Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nAdjunto.\r\n"
+               "--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=f.pdf\r\n"
+               "Content-Transfer-Encoding: base64\r\n\r\n" + base64.b64encode(pdf).decode() + "\r\n--b--\r\n")
+        mid = self.call("POST", "/_fake/deliver", {"raw": raw})[1]["id"]
+        status, got, _ = self.call("GET", "/gmail/v1/users/me/messages/%s?format=full" % mid)
+        self.assertEqual(status, 200)
+        payload = got["payload"]
+        self.assertEqual((payload["partId"], payload["mimeType"]), ("", "multipart/mixed"))
+        text, attached = payload["parts"]
+        self.assertEqual((text["partId"], base64.urlsafe_b64decode(text["body"]["data"])), ("0", b"Adjunto."))
+        self.assertEqual((attached["partId"], attached["filename"], attached["body"]["size"]), ("1", "f.pdf", len(pdf)))
+        self.assertNotIn("data", attached["body"])
+        path = "/gmail/v1/users/me/messages/%s/attachments/%s" % (mid, attached["body"]["attachmentId"])
+        status, body, _ = self.call("GET", path)
+        self.assertEqual(status, 200)
+        self.assertEqual(base64.urlsafe_b64decode(body["data"]), pdf)
+        self.assertEqual((body["size"], body["attachmentId"]), (len(pdf), attached["body"]["attachmentId"]))
+        self.assertEqual(self.call("GET", path, token=False)[0], 401)
+        self.assertEqual(self.call("GET", path + "x")[0], 400)
+        # A scripted failure: once 503, then the file.
+        self.call("POST", "/_fake/script", {"path": mid + "/attachments/", "status": 503, "retry_after": 1})
+        status, _, headers = self.call("GET", path)
+        self.assertEqual((status, headers.get("Retry-After")), (503, "1"))
+        self.assertEqual(self.call("GET", path)[0], 200)
 
     def test_stale_history_is_404(self):
         first = self.deliver(1)["historyId"]
