@@ -12,7 +12,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz
-targets=(validator whatsapp_webhook mime config catalog http_request staff_api_body imap_protocol media_info media_sniff)
+targets=(validator whatsapp_webhook mime config catalog http_request staff_api_body imap_protocol media_info media_sniff gmail_attachment)
 
 usage() {
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer args...]; targets: ${targets[*]}" >&2
