@@ -9,7 +9,9 @@ messages.attachments.get serves the files (base64url, with the bearer token).
   (Content-Disposition: attachment) and with `dispatchctl media get`;
 - an attachment Gmail no longer has (404): recorded expired with its reason; the message is
   answered as before;
-- an attachment answered 503 once (Retry-After 1): kept on the second attempt.
+- an attachment answered 503 once (Retry-After 1): kept on the second attempt;
+- a video over its cap (media.max_bytes.video): over_cap from the size Gmail states, never
+  downloaded.
 
 Usage: gmail_media_test.py BUILD_DIR SOURCE_DIR (on PostgreSQL with DISPATCHD_TEST_BACKEND=postgresql)
 """
@@ -31,6 +33,8 @@ BUILD, SOURCE = sys.argv[1], sys.argv[2]
 SCENARIO = os.path.join(SOURCE, "tests", "e2e", "gmail_media_scenario.json")
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj <<>> endobj\n" + os.urandom(300 * 1024) + b"\n%%EOF\n"
 PHOTO = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + os.urandom(40 * 1024)
+VIDEO = b"\x00\x00\x00\x18ftypmp42" + os.urandom(64 * 1024)
+VIDEO_CAP = 16 * 1024
 
 
 def mail_with(sender, subject, text, files):
@@ -67,7 +71,8 @@ def staff_get(stack, path, token):
 
 
 def media_flow():
-    with gmail_harness.started(BUILD, SOURCE, scenario=SCENARIO) as (gmail, stack, _daemon):
+    config = {"media": {"max_bytes": {"video": VIDEO_CAP}}}
+    with gmail_harness.started(BUILD, SOURCE, scenario=SCENARIO, extra_config=config) as (gmail, stack, _daemon):
         scan = gmail.deliver(mail_with("ana@cliente.example", "Escaneo", None,
                                        [("factura marzo.pdf", "application/pdf", PDF)]))
         gone = gmail.deliver(mail_with("beto@cliente.example", "Foto del paquete", "Les mando la foto.",
@@ -76,11 +81,13 @@ def media_flow():
         later = gmail.deliver(mail_with("carla@cliente.example", "Comprobante", "Adjunto el comprobante.",
                                         [("comprobante.pdf", "application/pdf", PDF)]),
                               attachment_failures=[{"status": 503, "count": 1, "retry_after": 1}])
+        big = gmail.deliver(mail_with("dora@cliente.example", "Video", "Así llegó la caja.",
+                                      [("caja.mp4", "video/mp4", VIDEO)]))
 
         check("the PDF-only mail is escalated, as before", stack.wait_outcome(scan["id"]) == "escalated")
         check("the mail whose photo is gone is answered, as before", stack.wait_outcome(gone["id"]) == "replied")
         stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM media WHERE state = 'pending'") == 0 and
-                         stack.scalar("SELECT count(*) FROM media") == 3, timeout=60, what="every file settled")
+                         stack.scalar("SELECT count(*) FROM media") == 4, timeout=60, what="every file settled")
 
         rows = files_of(stack, scan["id"])
         check("the PDF-only mail has one file", len(rows) == 1, rows)
@@ -113,6 +120,10 @@ def media_flow():
         check("the file answered 503 once: kept on the second attempt",
               len(rows) == 1 and rows[0][1] == "stored" and rows[0][9] == 2 and
               rows[0][8] == hashlib.sha256(PDF).hexdigest(), rows)
+        rows = files_of(stack, big["id"])
+        check("the video over its cap: over_cap, from the size Gmail states",
+              len(rows) == 1 and rows[0][1] == "over_cap" and str(len(VIDEO)) in (rows[0][2] or "") and
+              rows[0][3] == "video", rows)
         check("the same PDF twice is kept once",
               stack.scalar("SELECT count(*) FROM media_blobs WHERE digest = ?", hashlib.sha256(PDF).hexdigest()) == 1)
 
@@ -120,11 +131,14 @@ def media_flow():
         downloads = [r for r in requests if "/attachments/" in r["path"]]
         parts = [r for r in requests if "format=full" in r["query"]]
         check("each file looked up with format=full, its fields limited",
-              len(parts) >= 3 and all("fields=" in r["query"] for r in parts), parts)
+              len(parts) >= 4 and all("fields=" in r["query"] for r in parts), parts)
         check("every download carried a valid token (no 401)", downloads and all(r["status"] != 401 for r in downloads),
               downloads)
+        check("the video over its cap was never downloaded",
+              not any(r["path"].startswith(f"/gmail/v1/users/me/messages/{big['id']}/attachments/") for r in downloads),
+              downloads)
         check("the audit trail has each file's final state",
-              stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'media'") == 3)
+              stack.scalar("SELECT count(*) FROM v_audit WHERE event = 'media'") == 4)
         check("the audit chain verifies", stack.audit_verify().returncode == 0)
 
 
