@@ -175,7 +175,9 @@ void visit_leaf(GMimePart* part, const std::vector<int>& path, Found& found) {
   const char* filename = g_mime_part_get_filename(part);
   const bool text_body = type == "text/plain" || type == "text/html";
   if (is_attachment_disposition(object) || (!text_body && filename && *filename)) {
-    found.attachments.push_back({valid_text(filename), type, decoded_size(part), path, true});
+    const char* encoding = g_mime_content_encoding_to_string(g_mime_part_get_content_encoding(part));
+    found.attachments.push_back(
+        {valid_text(filename), type, decoded_size(part), path, true, detail::lower_ascii(encoding ? encoding : "")});
   } else if (type == "text/plain") {
     if (!found.plain) found.plain = part;
   } else if (type == "text/html") {
@@ -192,7 +194,7 @@ void visit_message_part(GMimeMessagePart* part, Found& found) {
   std::string name = valid_text(filename);
   if (name.empty() && inner) name = valid_text(g_mime_message_get_subject(inner));
   found.attachments.push_back(
-      {std::move(name), mime_type(object), inner ? serialized_size(GMIME_OBJECT(inner)) : 0, {}, false});
+      {std::move(name), mime_type(object), inner ? serialized_size(GMIME_OBJECT(inner)) : 0, {}, false, {}});
   if (inner && !found.forwarded) found.forwarded = inner;
 }
 

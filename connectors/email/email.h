@@ -46,6 +46,9 @@ struct Attachment {
   // channel names the part to its server by it (Gmail's partId "1.0", IMAP's section "2.1").
   std::vector<int> path;
   bool leaf = true;  // a part of its own bytes; false for a forwarded message (message/rfc822)
+  // Its Content-Transfer-Encoding, lower-case ("base64", "quoted-printable", "7bit", ...);
+  // "" when it declares none. What a channel that fetches the part's bytes as sent decodes.
+  std::string encoding;
 };
 
 // Why loop prevention may ignore a message (see is_automatic).

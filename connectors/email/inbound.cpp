@@ -1,5 +1,7 @@
 #include "connectors/email/inbound.h"
 
+#include "media/policy.h"
+
 namespace dispatchd::email {
 namespace {
 
@@ -48,6 +50,21 @@ Inbound read_inbound(const std::expected<Email, DecodeError>& email) {
   std::string why = email ? "no readable text" : email.error().message;
   if (email && !email->defects.empty()) why += " (" + email->defects.front() + ")";
   out.text = "(an email that could not be decoded: " + why + "; its raw bytes are stored)";
+  return out;
+}
+
+std::vector<store::MediaRef> media_of(const Email& mail,
+                                      const std::function<std::string(const Attachment&)>& provider_ref) {
+  std::vector<store::MediaRef> out;
+  for (const auto& attachment : mail.attachments) {
+    if (!attachment.leaf) continue;
+    store::MediaRef ref;
+    ref.kind = media::kind_of(attachment.type);
+    ref.provider_ref = provider_ref(attachment);
+    ref.declared_type = attachment.type;
+    ref.filename = attachment.name;
+    out.push_back(std::move(ref));
+  }
   return out;
 }
 

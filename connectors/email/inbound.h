@@ -4,12 +4,15 @@
 // shown alike whichever mailbox it came through.
 
 #include <expected>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/message_types.h"
 #include "connectors/email/email.h"
+#include "store/inbox.h"
 
 namespace dispatchd::email {
 
@@ -34,6 +37,13 @@ struct Inbound {
 Inbound read_inbound(std::string_view raw, std::span<const std::string> own_addresses);
 // The same of a message already decoded (decode()'s result, its error included).
 Inbound read_inbound(const std::expected<Email, DecodeError>& email);
+
+// A mail's files (docs/media.md): each attachment that is a part of its own bytes (a forwarded
+// message/rfc822 is not: its text is in the raw mail), its kind by media/policy.h's rule for a
+// mail attachment's content type, its declared type and file name; `provider_ref` names it to
+// the channel's server (the Gmail partId, the IMAP section).
+std::vector<store::MediaRef> media_of(const Email& mail,
+                                      const std::function<std::string(const Attachment&)>& provider_ref);
 
 // The message types every mail channel gives: "email" to the model; "own", "auto_reply",
 // "list", "bounce", "no_reply" (loop prevention) ignored; "undecodable" escalated.

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "connectors/email/inbound.h"
 #include "connectors/gmail/base64url.h"
-#include "media/policy.h"
 
 namespace dispatchd::gmail {
 namespace {
@@ -59,17 +59,7 @@ std::optional<AttachmentRef> parse_attachment_ref(std::string_view ref) {
 }
 
 std::vector<store::MediaRef> media_of(const email::Email& mail, std::string_view message_id) {
-  std::vector<store::MediaRef> out;
-  for (const auto& attachment : mail.attachments) {
-    if (!attachment.leaf) continue;
-    store::MediaRef ref;
-    ref.kind = media::kind_of(attachment.type);
-    ref.provider_ref = attachment_ref(message_id, attachment.path);
-    ref.declared_type = attachment.type;
-    ref.filename = attachment.name;
-    out.push_back(std::move(ref));
-  }
-  return out;
+  return email::media_of(mail, [message_id](const email::Attachment& a) { return attachment_ref(message_id, a.path); });
 }
 
 MediaFetchResult fetch_failure(std::string_view what, const ApiError& error) {

@@ -14,6 +14,7 @@
 #include "connectors/email/email.h"
 #include "connectors/email/inbound.h"
 #include "connectors/email/reply.h"
+#include "connectors/imap/attachment.h"
 #include "connectors/imap/client.h"
 #include "connectors/imap/internal/worker.h"
 #include "connectors/imap/smtp.h"
@@ -91,7 +92,8 @@ std::string thread_root(const email::Email& mail) {
 
 // One message fetched and decoded on the worker, ready for the store; `date` its Date:.
 store::InboundMessage inbound_of(const MailboxSettings& box, std::string raw,
-                                 std::optional<std::chrono::sys_seconds>& date) {
+                                 std::optional<std::chrono::sys_seconds>& date, bool keep_media,
+                                 std::uint32_t uidvalidity, std::uint32_t uid) {
   const std::string own[] = {box.address};
   auto decoded = email::decode(raw, own);
   date = decoded ? decoded->date : std::nullopt;
@@ -105,6 +107,7 @@ store::InboundMessage inbound_of(const MailboxSettings& box, std::string raw,
   m.sender = std::move(read.sender);
   m.text = std::move(read.text);
   m.type = std::move(read.type);
+  if (keep_media && decoded) m.media = media_of(*decoded, box.name, uidvalidity, uid);
   m.raw_payload = std::move(raw);
   return m;
 }
@@ -126,7 +129,7 @@ struct Batch {
 // `first_start`: when the mailbox was first read; a resync leaves mail dated before it alone
 // (as the first start does: it is never answered).
 Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optional<UidCursor> from,
-                          std::optional<store::Time> first_start) {
+                          std::optional<store::Time> first_start, bool keep_media) {
   auto status = client.examine(box.folder);
   if (!status) return std::unexpected(std::move(status.error()));
   Batch batch;
@@ -192,7 +195,7 @@ Result<Batch> fetch_batch(Client& client, const MailboxSettings& box, std::optio
     }
     bytes += raw->size();
     std::optional<std::chrono::sys_seconds> date;
-    auto message = inbound_of(box, std::move(*raw), date);
+    auto message = inbound_of(box, std::move(*raw), date, keep_media, status->uidvalidity, uid);
     batch.cursor.last_uid = uid;
     const bool in_resync = uid <= batch.cursor.resync_until;
     if (in_resync && first_start && date && *date < *first_start) {
@@ -307,11 +310,63 @@ struct ImapChannel::State : std::enable_shared_from_this<State> {
                      (*cursor)->value);
     }
     box.in->submit([this_box = &box, client = box.in_client.get(), settings = box.settings, from, first_start,
-                    weak = weak_from_this(), post = deps.post]() mutable {
-      auto batch = fetch_batch(*client, settings, from, first_start);
+                    weak = weak_from_this(), post = deps.post, keep_media = deps.keep_media]() mutable {
+      auto batch = fetch_batch(*client, settings, from, first_start, keep_media);
       post([weak, this_box, batch = std::move(batch)]() mutable {
         if (auto self = weak.lock()) self->fetched(*this_box, std::move(batch));
       });
+    });
+  }
+
+  // ---- files ------------------------------------------------------------------------
+  // attachment.h: the part fetched and decoded on the mailbox's send worker (a poll's IDLE
+  // never delays it), its bytes handed over on the loop.
+  void fetch_media(const PartRef& ref, const connectors::MediaFetch& fetch, connectors::MediaChunk chunk,
+                   connectors::MediaFetchDone done) {
+    using connectors::MediaFetchResult;
+    using connectors::MediaFetchStatus;
+    const auto box = std::ranges::find_if(boxes, [&](const auto& b) { return b->settings.name == ref.mailbox; });
+    std::optional<MediaFetchResult> now;
+    if (box == boxes.end()) {
+      now = MediaFetchResult{MediaFetchStatus::refused, "no mailbox " + ref.mailbox + " is configured", {}, {}, {}};
+    } else if ((*box)->paused) {
+      now = MediaFetchResult{MediaFetchStatus::retry, *(*box)->paused, std::chrono::seconds(60), {}, {}};
+    }
+    if (now) {
+      deps.post(common::named_step(
+          [done = std::move(done), result = std::move(*now)]() mutable { done(std::move(result)); }));
+      return;
+    }
+    // The encoded size the cap allows: base64 takes 4 bytes for 3 and a line break per 76,
+    // quoted-printable up to 3 for 1; and some slack.
+    const auto cap = static_cast<std::size_t>(fetch.max_bytes);
+    const std::size_t encoded = ref.encoding == "base64"             ? cap / 3 * 4 + cap / 38 + 4
+                                : ref.encoding == "quoted-printable" ? cap * 3
+                                                                     : cap;
+    Box& b = **box;
+    b.out->submit([weak = weak_from_this(), client = b.out_client.get(), folder = b.settings.folder, ref,
+                   limit = encoded + (64u << 10), post = deps.post, chunk = std::move(chunk),
+                   done = std::move(done)]() mutable {
+      auto part = client->fetch_section(folder, ref.uidvalidity, ref.uid, ref.section, limit);
+      MediaFetchResult result;
+      std::string bytes;
+      if (!part) {
+        result = fetch_failure(part.error());
+      } else if (auto decoded = decode_transfer(ref.encoding, *part); !decoded) {
+        result = MediaFetchResult{MediaFetchStatus::refused, decoded.error(), {}, {}, {}};
+      } else {
+        bytes = std::move(*decoded);
+      }
+      post(common::named_step([weak, result = std::move(result), bytes = std::move(bytes), chunk = std::move(chunk),
+                               done = std::move(done)]() mutable {
+        if (!weak.lock()) return;
+        constexpr std::size_t k_piece = 64u << 10;
+        for (std::size_t at = 0; result.status == MediaFetchStatus::complete && at < bytes.size(); at += k_piece) {
+          if (!chunk(std::string_view(bytes).substr(at, k_piece)))
+            result = MediaFetchResult{MediaFetchStatus::stopped, "the receiver stopped", {}, {}, {}};
+        }
+        done(std::move(result));
+      }));
     });
   }
 
@@ -615,5 +670,18 @@ void ImapChannel::stop() {
 void ImapChannel::reload() { m_state->reload(); }
 
 const connectors::PollCounters* ImapChannel::poll_counters() const { return &m_state->counters; }
+
+bool ImapChannel::fetch_media(const connectors::MediaFetch& fetch, connectors::MediaChunk& chunk,
+                              connectors::MediaFetchDone& done) {
+  auto ref = parse_part_ref(fetch.provider_ref);
+  if (!ref) {
+    m_state->deps.post(common::named_step([done = std::move(done), why = fetch.provider_ref]() mutable {
+      done({connectors::MediaFetchStatus::refused, "not an IMAP attachment: \"" + why + "\"", {}, {}, {}});
+    }));
+    return true;
+  }
+  m_state->fetch_media(*ref, fetch, std::move(chunk), std::move(done));
+  return true;
+}
 
 }  // namespace dispatchd::imap

@@ -31,6 +31,9 @@
 // change (two messages with one Message-ID are one message, as mail clients treat them).
 // The inbox row as Gmail's (sender = Reply-To or From, the model's text, the loop-prevention
 // type, raw bytes); conversation = the thread's first Message-ID (References, In-Reply-To).
+// With ChannelDeps::keep_media, each attachment that is a part of its own is one of the
+// message's files (attachment.h: named by mailbox, UIDVALIDITY, UID and IMAP section), which
+// fetch_media() downloads on the mailbox's send worker (UID FETCH uid BODY[section]).
 // Errors: connection, timeout and a busy server back off (2 s doubling to 5 min); refused
 // credentials or a certificate that does not verify pause the mailbox (no polls, sends wait,
 // health() says why) until reload() reads the credentials again.
@@ -110,6 +113,8 @@ class ImapChannel final : public connectors::Channel {
   void stop() override;
   void reload() override;
   const connectors::PollCounters* poll_counters() const override;
+  bool fetch_media(const connectors::MediaFetch& fetch, connectors::MediaChunk& chunk,
+                   connectors::MediaFetchDone& done) override;
 
   struct State;  // opaque; public only for the .cpp's callbacks
 

@@ -615,6 +615,21 @@ Result<std::string> Client::fetch_raw(std::string_view mailbox, std::uint32_t ui
   return m_impl->perform(*url, nullptr, k_max_fetch_bytes);
 }
 
+Result<std::string> Client::fetch_section(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid,
+                                          std::string_view section, std::size_t max_bytes) {
+  if (auto refused = m_impl->refuse()) return std::unexpected(std::move(*refused));
+  if (uidvalidity == 0 || uid == 0) return std::unexpected(Error{ErrorKind::invalid_argument, "UIDVALIDITY or UID 0"});
+  for (const char c : section) {
+    if ((c < '0' || c > '9') && c != '.')
+      return std::unexpected(Error{ErrorKind::invalid_argument, "a section of other than digits and dots"});
+  }
+  if (section.empty()) return std::unexpected(Error{ErrorKind::invalid_argument, "no section"});
+  auto url = m_impl->mailbox_url(mailbox, uidvalidity);
+  if (!url) return std::unexpected(std::move(url.error()));
+  *url += ";UID=" + std::to_string(uid) + ";SECTION=" + std::string(section);
+  return m_impl->perform(*url, nullptr, std::min(max_bytes, k_max_fetch_bytes));
+}
+
 Result<void> Client::add_flags(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid,
                                std::span<const std::string> flags) {
   if (auto refused = m_impl->refuse()) return std::unexpected(std::move(*refused));

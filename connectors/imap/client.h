@@ -70,6 +70,11 @@ class Client {
   // PEEK). uidvalidity_changed when UIDVALIDITY is not `uidvalidity`; message_missing when
   // no message has that UID; too_large beyond k_max_fetch_bytes.
   [[nodiscard]] Result<std::string> fetch_raw(std::string_view mailbox, std::uint32_t uidvalidity, std::uint32_t uid);
+  // One MIME part of the message as sent, its transfer encoding not undone (UID FETCH uid
+  // BODY[section]; `section` as IMAP numbers parts: "2", "2.1"). Errors as fetch_raw's;
+  // too_large beyond `max_bytes` (at most k_max_fetch_bytes).
+  [[nodiscard]] Result<std::string> fetch_section(std::string_view mailbox, std::uint32_t uidvalidity,
+                                                  std::uint32_t uid, std::string_view section, std::size_t max_bytes);
 
   // UID STORE uid +FLAGS.SILENT (flags): adds the flags (protocol.h's flag_list() rules). A
   // UID no longer in the mailbox is not an error (the server ignores it).

@@ -243,6 +243,66 @@ def rebuild_flow(env, box, directory):
         stack.close()
 
 
+def media_flow(env, box):
+    """A mail's attachments kept (docs/media.md, "IMAP"): fetched by UID and section over IMAP,
+    their transfer encoding undone."""
+    import email.message
+    import email.policy
+    import hashlib
+    pdf = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + os.urandom(200 * 1024) + b"\n%%EOF\n"
+    text = "Línea uno=\nlínea dos\n" * 50
+
+    def with_files(message_id, body, files):
+        m = email.message.EmailMessage(policy=email.policy.SMTP)
+        m["From"], m["To"], m["Subject"] = box.customer, box.support, "Factura"
+        m["Message-ID"], m["Date"] = f"<{message_id}@example.test>", "Tue, 01 Dec 2026 10:00:00 +0000"
+        if body is None:
+            name, kind, data = files[0]
+            m.set_content(data, maintype=kind.split("/")[0], subtype=kind.split("/")[1], filename=name)
+            return m.as_bytes()
+        m.set_content(body)
+        for name, kind, data in files:
+            if isinstance(data, str):
+                m.add_attachment(data, subtype="plain", filename=name, cte="quoted-printable")
+            else:
+                m.add_attachment(data, maintype=kind.split("/")[0], subtype=kind.split("/")[1], filename=name)
+        return m.as_bytes()
+
+    stack = ImapStack(env)
+    try:
+        daemon = stack.start_daemon()
+        daemon.wait_for_line("first start", timeout=30)
+        box.deliver([with_files("adjunto-1", "Les mando la factura y las notas.",
+                                [("factura.pdf", "application/pdf", pdf), ("notas.txt", "text/plain", text)]),
+                     with_files("adjunto-2", None, [("escaneo.pdf", "application/pdf", pdf)])])
+        stack.wait_row("adjunto-1")
+        stack.wait_row("adjunto-2")
+        stack.wait_until(lambda: stack.scalar("SELECT count(*) FROM media") == 3 and
+                         stack.scalar("SELECT count(*) FROM media WHERE state = 'pending'") == 0, timeout=60,
+                         what="every file settled")
+        rows = stack.query("SELECT i.provider_message_id, m.provider_ref, m.state, m.sniffed_type, b.digest, m.size,"
+                           " m.id, m.reason FROM media m JOIN inbox i ON i.id = m.message_id"
+                           " LEFT JOIN media_blobs b ON b.id = m.blob_id ORDER BY i.id, m.position")
+        digest = hashlib.sha256(pdf).hexdigest()
+        check("three files: two PDFs and the notes", len(rows) == 3, rows)
+        check("the PDF beside the text: kept, base64 undone, sniffed a PDF",
+              rows[0][2] == "stored" and rows[0][4] == digest and rows[0][3] == "application/pdf" and
+              rows[0][1].startswith("soporte/") and rows[0][1].endswith("/2/base64"), rows[0])
+        notes = text.replace("\n", "\r\n").encode()
+        check("the quoted-printable notes: kept as written",
+              rows[1][2] == "stored" and rows[1][4] in (hashlib.sha256(notes).hexdigest(),
+                                                        hashlib.sha256(text.encode()).hexdigest()), rows[1])
+        check("the PDF-only mail's PDF: section 1, kept once (the same bytes)",
+              rows[2][2] == "stored" and rows[2][4] == digest and rows[2][1].endswith("/1/base64") and
+              stack.scalar("SELECT count(*) FROM media_blobs WHERE digest = ?", digest) == 1, rows[2])
+        out = os.path.join(stack.dir, "escaneo.pdf")
+        done = stack.dispatchctl("media", "get", str(rows[2][6]), "-o", out)
+        with open(out, "rb") as f:
+            check("dispatchctl media get gives the exact bytes", done.returncode == 0 and f.read() == pdf, done.stderr)
+    finally:
+        stack.close()
+
+
 def wrong_password_flow(env, box):
     # Gmail (fake_gmail.py) and WhatsApp run alongside: only the mailbox with the wrong
     # password pauses.
@@ -295,7 +355,9 @@ def main():
         box = Mail(env)
         if os.environ.get("IMAP_E2E_ONLY") == "kill":
             return harness.run_flows([lambda: kill_flow(env, box)])
-        return harness.run_flows([lambda: main_flow(env, box), lambda: kill_flow(env, box),
+        if os.environ.get("IMAP_E2E_ONLY") == "media":
+            return harness.run_flows([lambda: media_flow(env, box)])
+        return harness.run_flows([lambda: main_flow(env, box), lambda: media_flow(env, box), lambda: kill_flow(env, box),
                                   lambda: rebuild_flow(env, box, directory), lambda: wrong_password_flow(env, box)])
     finally:
         stop_pair(directory)
