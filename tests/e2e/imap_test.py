@@ -8,14 +8,16 @@ What it shows: mail delivered through Postfix into the support mailbox is stored
 (IDLE), answered in its thread (In-Reply-To, References, Re:) and the reply lands in the
 customer's mailbox and in our Sent folder; the original gets the handled flag; an auto-reply and
 a bounce are recorded and ignored; an ISO-8859-1 message is decoded; WhatsApp works alongside;
-200 messages delivered in a burst are each stored once; 20 SIGKILLs mid-poll and mid-send lose and
+200 messages delivered in a burst are each stored once; a mail's attachments (a base64 PDF, a
+quoted-printable text, a PDF-only mail) kept with their bytes, fetched by UID and section; 20 SIGKILLs mid-poll and mid-send lose and
 duplicate nothing (each message stored once, answered at most once, and every one answered or
 escalated); Dovecot restarted with the mailbox rebuilt (a new UIDVALIDITY): nothing stored or
 answered twice, new mail answered; a wrong password pauses the channel with its reason on /readyz
 while WhatsApp and Gmail keep working, and SIGHUP with the right one resumes it.
 
 Exits 77 (CTest's skip) when the servers cannot run here (no packages, not root).
-IMAP_E2E_ONLY=kill in the environment runs the SIGKILL flow alone (to run it again and again)."""
+IMAP_E2E_ONLY=kill in the environment runs the SIGKILL flow alone (to run it again and again);
+IMAP_E2E_ONLY=media the attachments' flow alone."""
 
 import glob
 import os
