@@ -135,6 +135,19 @@ void read_fallbacks(Reader& r, const Value& v, const std::string& at, std::vecto
   }
 }
 
+// media.transcription: {base_url, model, api_key_env, timeout_ms?, attempts?}.
+void read_transcription(Reader& r, const Value& v, const std::string& at, Transcription& t) {
+  const std::size_t before = r.problems().size();
+  r.object(v, at,
+           {r.string("base_url", t.base_url), r.string("model", t.model), r.string("api_key_env", t.api_key_env),
+            r.integer("timeout_ms", t.timeout_ms, 1000, 600'000), r.integer("attempts", t.attempts, 1, 20)});
+  if (r.problems().size() != before || !v.IsObject()) return;
+  if (!is_full_url(t.base_url))
+    r.problem(at + "/base_url", "must be an http:// or https:// URL with a host, without spaces");
+  if (t.model.empty()) r.problem(at + "/model", "is required (e.g. \"whisper-1\")");
+  if (t.api_key_env.empty()) r.problem(at + "/api_key_env", "is required (the name of the key's variable)");
+}
+
 // mcp.servers: name -> {command, env, env_from, cwd | url, token_env; the limits}.
 void read_mcp_servers(Reader& r, const Value& v, const std::string& at, std::map<std::string, McpServer>& servers) {
   if (!v.IsObject()) return r.problem(at, "must be an object: server name -> {\"command\": [...]} or {\"url\": ...}");
@@ -374,7 +387,10 @@ std::expected<Config, std::vector<std::string>> parse(const std::string& text, c
                             r.integer("retention_days", m.retention_days, 1, 36500),
                             r.integer("fetch_attempts", m.fetch_attempts, 1, 20),
                             r.integer("fetch_timeout_ms", m.fetch_timeout_ms, 1000, 3'600'000),
-                            r.integer("wait_s", m.wait_s, 0, 3600)});
+                            r.integer("wait_s", m.wait_s, 0, 3600),
+                            r.nested("transcription", [&](const Value& t, const std::string& tat) {
+                              read_transcription(r, t, tat, m.transcription.emplace());
+                            })});
                 }),
        r.nested("retention",
                 [&](const Value& v, const std::string& at) {

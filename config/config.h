@@ -166,6 +166,18 @@ struct Agent {
   int bot_cadence_ms = 2000;
 };
 
+// media.transcription: audio files (voice notes) turned into text by an OpenAI-compatible
+// POST {base_url}/audio/transcriptions before the model reads their message (docs/media.md).
+struct Transcription {
+  std::string base_url;     // as the openai provider's: https://api.openai.com/v1 (a trailing '/' ignored)
+  std::string model;        // e.g. "whisper-1"
+  std::string api_key_env;  // the key's secret (secrets.h); never in the file
+  int timeout_ms = 60'000;  // one request, its upload included
+  int attempts = 5;         // requests for one file, then its transcript is failed
+
+  bool operator==(const Transcription&) const = default;
+};
+
 // media.*: customers' files (photos, voice notes, documents), fetched from the channel and
 // kept in the store (docs/media.md).
 struct Media {
@@ -184,6 +196,7 @@ struct Media {
   // The longest a message waits for its files after they were recorded before the model is
   // asked without them (told what is missing); 0: never waits.
   int wait_s = 60;
+  std::optional<Transcription> transcription;  // absent: audio is not transcribed
 
   bool operator==(const Media&) const = default;
 };

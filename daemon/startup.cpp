@@ -46,6 +46,8 @@ std::vector<std::string> check_environment(const config::Config& c) {
     }
   }
   if (!c.staff_token_env.empty()) secrets.emplace_back("staff.token_env", c.staff_token_env);
+  if (c.media.enabled && c.media.transcription)
+    secrets.emplace_back("media.transcription.api_key_env", c.media.transcription->api_key_env);
   if (auto password = config::database_password(c); !password)
     problems.push_back("database: " + password.error().message);
   for (const auto& [key, name] : secrets) {

@@ -422,3 +422,36 @@ TEST_CASE("config: llm.breaker's defaults, and what it refuses", "[config]") {
     CHECK(any_contains(refused.error(), row.error));
   }
 }
+
+TEST_CASE("config: media.transcription is off when absent, and needs a URL, a model and a key", "[config]") {
+  const auto with = [](const std::string& transcription) {
+    return config::parse(R"({"catalog": "c.json", "llm": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1",
+      "model": "m", "api_key_env": "K"}, "media": {"transcription": )" +
+                             transcription + "}}",
+                         "d.json");
+  };
+  auto defaults = config::parse(k_minimal, "d.json");
+  REQUIRE(defaults);
+  CHECK_FALSE(defaults->media.transcription.has_value());
+  auto on = with(R"({"base_url": "https://api.openai.com/v1/", "model": "whisper-1", "api_key_env": "STT_KEY"})");
+  REQUIRE(on);
+  REQUIRE(on->media.transcription.has_value());
+  CHECK(on->media.transcription->base_url == "https://api.openai.com/v1/");
+  CHECK(on->media.transcription->model == "whisper-1");
+  CHECK(on->media.transcription->api_key_env == "STT_KEY");
+  CHECK(on->media.transcription->timeout_ms == 60'000);
+  CHECK(on->media.transcription->attempts == 5);
+  auto empty = with("{}");
+  REQUIRE_FALSE(empty);
+  CHECK(any_contains(empty.error(), "/media/transcription/base_url: must be an http:// or https:// URL"));
+  CHECK(any_contains(empty.error(), "/media/transcription/model: is required"));
+  CHECK(any_contains(empty.error(), "/media/transcription/api_key_env: is required"));
+  auto bounds = with(R"({"base_url": "http://127.0.0.1:9/v1", "model": "w", "api_key_env": "K", "attempts": 0,
+    "timeout_ms": 10})");
+  REQUIRE_FALSE(bounds);
+  CHECK(any_contains(bounds.error(), "/media/transcription/attempts"));
+  CHECK(any_contains(bounds.error(), "/media/transcription/timeout_ms"));
+  auto unknown = with(R"({"base_url": "http://127.0.0.1:9/v1", "model": "w", "api_key_env": "K", "api_key": "sk"})");
+  REQUIRE_FALSE(unknown);
+  CHECK(any_contains(unknown.error(), "/media/transcription/api_key"));
+}
