@@ -1,8 +1,10 @@
 #include "store/media.h"
 
 #include "common/json_out.h"
+#include "common/utf8.h"
 #include "store/audit.h"
 #include "store/internal/sql.h"
+#include "store/migrations.h"
 #include "store/transaction.h"
 
 namespace dispatchd::store {
@@ -11,7 +13,7 @@ namespace {
 constexpr std::string_view k_select =
     "SELECT m.id, m.message_id, m.position, i.channel, m.kind, m.provider_ref, m.declared_type, m.declared_sha256,"
     " m.filename, m.voice, m.state, m.reason, m.attempts, m.size, b.digest, m.sniffed_type, m.type_mismatch,"
-    " m.created_at, m.fetched_at"
+    " m.created_at, m.fetched_at, m.transcript_state, m.transcript, m.transcript_reason, m.transcript_attempts"
     " FROM media m JOIN inbox i ON i.id = m.message_id LEFT JOIN media_blobs b ON b.id = m.blob_id";
 
 Result<MediaRow> row_of(const Query& q) {
@@ -39,6 +41,12 @@ Result<MediaRow> row_of(const Query& q) {
   r.type_mismatch = q.integer(16) != 0;
   r.created_at = q.text(17);
   r.fetched_at = q.text(18);
+  auto transcript = q.state<TranscriptState>(19);
+  if (!transcript) return std::unexpected(transcript.error());
+  r.transcript_state = *transcript;
+  r.transcript = q.text(20);
+  r.transcript_reason = q.text(21);
+  r.transcript_attempts = static_cast<int>(q.integer(22));
   return r;
 }
 
@@ -78,7 +86,78 @@ Result<void> audit_final(Database& db, const MediaRow& row, MediaState state, Ti
   return {};
 }
 
+// A file whose transcript is pending, read for an update that needs it to be.
+Result<MediaRow> transcript_pending(Database& db, std::int64_t media_id) {
+  auto row = find_media(db, media_id);
+  if (!row) return std::unexpected(row.error());
+  if (row->transcript_state != TranscriptState::pending)
+    return std::unexpected(Error::refused("the transcript of media " + std::to_string(media_id) + " is " +
+                                          std::string(to_sql(row->transcript_state)) + ", not pending"));
+  return row;
+}
+
+// Ends a pending transcript as `state` (done with `text`, or failed with `reason`), audited.
+Result<void> end_transcript(Database& db, std::int64_t media_id, TranscriptState state, const std::string& text,
+                            const std::string& reason, Time now) {
+  return transaction<void>(db, [&]() -> Result<void> {
+    auto row = transcript_pending(db, media_id);
+    if (!row) return std::unexpected(row.error());
+    const bool done = state == TranscriptState::done;
+    auto update = Query::prepare(db,
+                                 "UPDATE media SET transcript_state = ?, transcript = ?, transcript_reason = ?,"
+                                 " transcribed_at = ?, transcript_lease_owner = NULL,"
+                                 " transcript_lease_expires_at = NULL WHERE id = ?");
+    if (!update) return std::unexpected(update.error());
+    const auto or_null = [](bool set, const std::string& s) {
+      return set ? std::optional<std::string>(s) : std::nullopt;
+    };
+    update->bind(1, state).bind(2, or_null(done, text)).bind(3, or_null(!done, reason));
+    update->bind(4, format_time(now)).bind(5, media_id);
+    DISPATCHD_TRY(update->run());
+    JsonOut detail;
+    detail.begin_object().field("media", row->id).field("state", to_sql(state));
+    if (done) {
+      detail.field("chars", static_cast<std::int64_t>(utf8::code_points(text))).field("sha256", sha256_hex(text));
+    } else {
+      detail.field("attempts", static_cast<std::int64_t>(row->transcript_attempts)).field("reason", reason);
+    }
+    detail.end_object();
+    auto appended =
+        append_audit(db, {format_time(now), AuditKind::transcript, row->message_id, "dispatchd", detail.str()});
+    if (!appended) return std::unexpected(appended.error());
+    return {};
+  });
+}
+
+// Leases the oldest file `where` picks (its conditions on ?3, now) to `worker` until ?2:
+// `set` is the UPDATE's assignments (?1 the worker, ?2 the lease's end). The claimed row,
+// after `then` (run on its id inside the claim's transaction); nullopt when none is due.
+Result<std::optional<MediaRow>> claim_one(Database& db, std::string_view set, std::string_view where,
+                                          const std::string& worker, Time now, std::chrono::seconds lease,
+                                          const std::function<Result<void>(std::int64_t id)>& then) {
+  return transaction<std::optional<MediaRow>>(db, [&]() -> Result<std::optional<MediaRow>> {
+    auto claim = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
+                                  return "UPDATE media SET " + std::string(set) +
+                                         " WHERE id = (SELECT id FROM media WHERE " + std::string(where) +
+                                         " ORDER BY id LIMIT 1" +
+                                         (b == Backend::postgresql ? " FOR UPDATE SKIP LOCKED" : "") +
+                                         ") RETURNING id";
+                                }));
+    if (!claim) return std::unexpected(claim.error());
+    claim->bind(1, worker).bind(2, format_time(now + lease)).bind(3, format_time(now));
+    auto claimed = claim->insert_returning_id();
+    if (!claimed) return std::unexpected(claimed.error());
+    if (!*claimed) return std::optional<MediaRow>();
+    DISPATCHD_TRY(then(**claimed));
+    auto row = find_media(db, **claimed);
+    if (!row) return std::unexpected(row.error());
+    return std::optional<MediaRow>(std::move(*row));
+  });
+}
+
 }  // namespace
+
+bool awaiting_transcript(const MediaRow& row) { return row.transcript_state == TranscriptState::pending; }
 
 Result<void> insert_media(Database& db, std::int64_t message_id, const std::vector<MediaRef>& files, Time now) {
   const std::string at = format_time(now);
@@ -99,26 +178,10 @@ Result<void> insert_media(Database& db, std::int64_t message_id, const std::vect
 
 Result<std::optional<MediaRow>> claim_media(Database& db, const std::string& worker, Time now,
                                             std::chrono::seconds lease) {
-  return transaction<std::optional<MediaRow>>(db, [&]() -> Result<std::optional<MediaRow>> {
-    auto claim = Query::prepare(db, per_backend(db.backend(), [](Backend b) {
-                                  return std::string(
-                                             "UPDATE media SET lease_owner = ?1, lease_expires_at = ?2,"
-                                             " attempts = attempts + 1 WHERE id = (SELECT id FROM media"
-                                             " WHERE state = 'pending' AND (next_attempt_at IS NULL OR"
-                                             " next_attempt_at <= ?3) AND (lease_expires_at IS NULL OR"
-                                             " lease_expires_at <= ?3) ORDER BY id LIMIT 1") +
-                                         (b == Backend::postgresql ? " FOR UPDATE SKIP LOCKED" : "") + ") RETURNING id";
-                                }));
-    if (!claim) return std::unexpected(claim.error());
-    claim->bind(1, worker).bind(2, format_time(now + lease)).bind(3, format_time(now));
-    auto claimed = claim->insert_returning_id();
-    if (!claimed) return std::unexpected(claimed.error());
-    if (!*claimed) return std::optional<MediaRow>();
-    DISPATCHD_TRY(drop_staged(db, **claimed));
-    auto row = find_media(db, **claimed);
-    if (!row) return std::unexpected(row.error());
-    return std::optional<MediaRow>(std::move(*row));
-  });
+  return claim_one(db, "lease_owner = ?1, lease_expires_at = ?2, attempts = attempts + 1",
+                   "state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?3) AND"
+                   " (lease_expires_at IS NULL OR lease_expires_at <= ?3)",
+                   worker, now, lease, [&db](std::int64_t id) { return drop_staged(db, id); });
 }
 
 Result<void> release_media_leases(Database& db, const std::string& worker) {
@@ -127,7 +190,13 @@ Result<void> release_media_leases(Database& db, const std::string& worker) {
                                " WHERE state = 'pending' AND lease_owner = ?");
   if (!update) return std::unexpected(update.error());
   update->bind(1, worker);
-  return update->run();
+  DISPATCHD_TRY(update->run());
+  auto transcripts = Query::prepare(db,
+                                    "UPDATE media SET transcript_lease_owner = NULL, transcript_lease_expires_at = NULL"
+                                    " WHERE transcript_state = 'pending' AND transcript_lease_owner = ?");
+  if (!transcripts) return std::unexpected(transcripts.error());
+  transcripts->bind(1, worker);
+  return transcripts->run();
 }
 
 Result<void> retry_media(Database& db, std::int64_t media_id, Time next_attempt_at, const std::string& reason) {
@@ -214,13 +283,45 @@ Result<void> finish_media(Database& db, std::int64_t media_id, const BlobWriter&
     auto update = Query::prepare(db,
                                  "UPDATE media SET state = 'stored', blob_id = ?, size = ?, sniffed_type = ?,"
                                  " type_mismatch = ?, reason = NULL, fetched_at = ?, lease_owner = NULL,"
-                                 " lease_expires_at = NULL WHERE id = ?");
+                                 " lease_expires_at = NULL, transcript_state = ? WHERE id = ?");
     if (!update) return std::unexpected(update.error());
     update->bind(1, blob).bind(2, writer.size()).bind(3, fetched.sniffed_type);
-    update->bind(4, fetched.type_mismatch ? 1 : 0).bind(5, format_time(now)).bind(6, media_id);
+    update->bind(4, fetched.type_mismatch ? 1 : 0).bind(5, format_time(now));
+    update->bind(6, fetched.transcribe ? TranscriptState::pending : TranscriptState::none).bind(7, media_id);
     DISPATCHD_TRY(update->run());
     return audit_final(db, *row, MediaState::stored, now, {}, &fetched, writer.size());
   });
+}
+
+Result<std::optional<MediaRow>> claim_transcript(Database& db, const std::string& worker, Time now,
+                                                 std::chrono::seconds lease) {
+  return claim_one(db,
+                   "transcript_lease_owner = ?1, transcript_lease_expires_at = ?2,"
+                   " transcript_attempts = transcript_attempts + 1",
+                   "transcript_state = 'pending' AND state = 'stored' AND (transcript_next_at IS NULL OR"
+                   " transcript_next_at <= ?3) AND (transcript_lease_expires_at IS NULL OR"
+                   " transcript_lease_expires_at <= ?3)",
+                   worker, now, lease, [](std::int64_t) { return Result<void>(); });
+}
+
+Result<void> retry_transcript(Database& db, std::int64_t media_id, Time next_attempt_at, const std::string& reason) {
+  auto update = Query::prepare(db,
+                               "UPDATE media SET transcript_next_at = ?, transcript_reason = ?,"
+                               " transcript_lease_owner = NULL, transcript_lease_expires_at = NULL"
+                               " WHERE id = ? AND transcript_state = 'pending'");
+  if (!update) return std::unexpected(update.error());
+  update->bind(1, format_time(next_attempt_at)).bind(2, reason).bind(3, media_id);
+  DISPATCHD_TRY(update->run());
+  if (update->changes() == 0) return std::unexpected(no_media(media_id));
+  return {};
+}
+
+Result<void> finish_transcript(Database& db, std::int64_t media_id, const std::string& text, Time now) {
+  return end_transcript(db, media_id, TranscriptState::done, text, {}, now);
+}
+
+Result<void> fail_transcript(Database& db, std::int64_t media_id, const std::string& reason, Time now) {
+  return end_transcript(db, media_id, TranscriptState::failed, {}, reason, now);
 }
 
 Result<MediaRow> find_media(Database& db, std::int64_t media_id) {

@@ -12,6 +12,15 @@
 //                       |                                            expired | mismatch
 //   (any state) --dispatchctl erase--> erased
 //
+// A kept audio file may also wait for its transcript (migration 0038, media.transcription):
+// finish_media with FetchedMedia::transcribe makes its transcript_state pending in the
+// same transaction, so its message never looks ready before the transcript is asked for.
+//
+//   none --finish_media(transcribe)--> pending --claim_transcript--> (leased)
+//      (leased) --retry_transcript--> pending
+//      (leased) --finish_transcript--> done      (the text kept; audited)
+//      (leased) --fail_transcript--> failed      (audited)
+//
 // A fetch writes its bytes through a BlobWriter (a staged blob naming its media row); a
 // fetch that dies half-way leaves a staged blob, dropped when the file is claimed again, so
 // a kill -9 loses nothing and keeps nothing twice. finish_media gives the staged blob its
@@ -60,7 +69,15 @@ struct MediaRow {
   bool type_mismatch = false;        // stored: sniffed_type differs from declared_type
   std::string created_at;
   std::string fetched_at;  // "" until it reached a final state
+  TranscriptState transcript_state = TranscriptState::none;
+  std::string transcript;         // done: the text
+  std::string transcript_reason;  // failed (or the last retry): why
+  int transcript_attempts = 0;    // transcription requests begun
 };
+
+// The message of `row` must wait before the model reads it: its transcript is asked for
+// and not yet made or given up on (transcript_state pending).
+bool awaiting_transcript(const MediaRow& row);
 
 // Writes the files of message `message_id` (store/inbox.h's MediaRef) as pending rows, in order. Called by
 // insert_inbound in the message's transaction; a redelivered message writes nothing.
@@ -74,7 +91,8 @@ struct MediaRow {
                                                           std::chrono::seconds lease);
 
 // Ends every download lease `worker` holds: its files are claimed again at once (the
-// half-written bytes dropped then). At start-up and shutdown, with the inbox's leases.
+// half-written bytes dropped then); and its transcription leases. At start-up and
+// shutdown, with the inbox's leases.
 [[nodiscard]] Result<void> release_media_leases(Database& db, const std::string& worker);
 
 // A fetch that failed but may work later: pending again, due at `next_attempt_at`, its
@@ -109,12 +127,31 @@ struct FetchedMedia {
   std::string sha256;        // of the bytes written, lower-case hex
   std::string sniffed_type;  // "" when nothing matched
   bool type_mismatch = false;
+  bool transcribe = false;  // an audio file to be transcribed: its transcript_state becomes pending
 };
 
 // The file is kept: its staged blob (written by `writer`) becomes the blob of that digest,
 // or is dropped when one already has it. The row is stored with size and types; audits.
 [[nodiscard]] Result<void> finish_media(Database& db, std::int64_t media_id, const BlobWriter& writer,
                                         const FetchedMedia& fetched, Time now);
+
+// Takes the oldest stored file whose transcript is pending and due (transcript_next_at
+// passed) and not leased (or whose lease expired), leases it to `worker` until now + lease
+// and counts the attempt. nullopt when none is due.
+[[nodiscard]] Result<std::optional<MediaRow>> claim_transcript(Database& db, const std::string& worker, Time now,
+                                                               std::chrono::seconds lease);
+
+// A transcription that failed but may work later: pending again, due at `next_attempt_at`,
+// its lease released, `reason` kept.
+[[nodiscard]] Result<void> retry_transcript(Database& db, std::int64_t media_id, Time next_attempt_at,
+                                            const std::string& reason);
+
+// The transcript is made: done with `text`; audits its length and sha256 (not the text).
+// Refused when the transcript is not pending (erased meanwhile, or finished elsewhere).
+[[nodiscard]] Result<void> finish_transcript(Database& db, std::int64_t media_id, const std::string& text, Time now);
+
+// The transcript is given up on: failed with `reason`; audits.
+[[nodiscard]] Result<void> fail_transcript(Database& db, std::int64_t media_id, const std::string& reason, Time now);
 
 // One file; not_found when there is none.
 [[nodiscard]] Result<MediaRow> find_media(Database& db, std::int64_t media_id);

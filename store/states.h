@@ -106,6 +106,7 @@ enum class AuditKind {
   chain_migrated,
   erased,
   media,
+  transcript,
 };
 
 // A customer's media file (media.kind): the channel's kind, or a mail attachment's by its type.
@@ -115,6 +116,10 @@ using MediaKind = common::MediaKind;
 // fetched, kept, or not kept and why; a kept file's bytes go at the end of its retention
 // (purged) or with its customer's data (erased).
 enum class MediaState { pending, stored, over_cap, unfetchable, expired, mismatch, purged, erased };
+
+// Where a kept audio file's transcript is (media.transcript_state; media.transcription): not
+// to be made, waiting for the speech-to-text endpoint, made, or given up on.
+enum class TranscriptState { none, pending, done, failed };
 
 template <typename E>
 struct SqlNames;
@@ -236,7 +241,7 @@ struct SqlNames<Resolution> {
 
 template <>
 struct SqlNames<AuditKind> {
-  static constexpr std::array<std::pair<AuditKind, std::string_view>, 31> table{{
+  static constexpr std::array<std::pair<AuditKind, std::string_view>, 32> table{{
       {AuditKind::received, "received"},
       {AuditKind::attempt, "attempt"},
       {AuditKind::decided, "decided"},
@@ -268,6 +273,7 @@ struct SqlNames<AuditKind> {
       {AuditKind::chain_migrated, "chain_migrated"},
       {AuditKind::erased, "erased"},
       {AuditKind::media, "media"},
+      {AuditKind::transcript, "transcript"},
   }};
 };
 
@@ -293,6 +299,16 @@ struct SqlNames<MediaState> {
       {MediaState::mismatch, "mismatch"},
       {MediaState::purged, "purged"},
       {MediaState::erased, "erased"},
+  }};
+};
+
+template <>
+struct SqlNames<TranscriptState> {
+  static constexpr std::array<std::pair<TranscriptState, std::string_view>, 4> table{{
+      {TranscriptState::none, "none"},
+      {TranscriptState::pending, "pending"},
+      {TranscriptState::done, "done"},
+      {TranscriptState::failed, "failed"},
   }};
 };
 

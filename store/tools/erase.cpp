@@ -199,7 +199,10 @@ Result<EraseResult> erase_rows(Database& db, const Scope& s) {
   counted = run_scoped(db,
                        "UPDATE media SET state = 'erased', blob_id = NULL, provider_ref = " + text +
                            ", filename = NULL, declared_sha256 = NULL, reason = NULL, lease_owner = NULL,"
-                           " lease_expires_at = NULL WHERE message_id " +
+                           " lease_expires_at = NULL, transcript = NULL, transcript_reason = NULL,"
+                           " transcript_lease_owner = NULL, transcript_lease_expires_at = NULL, transcript_state ="
+                           " CASE WHEN transcript_state = 'pending' THEN 'failed' ELSE transcript_state END"
+                           " WHERE message_id " +
                            in,
                        s);
   if (!counted) return std::unexpected(counted.error());

@@ -90,6 +90,11 @@ TEST_CASE("states: every enum's SQL text is exactly what the schema's CHECK allo
     CHECK(names<store::InboxState>() == allowed(sql, "inbox", "state"));
     CHECK(names<store::MediaKind>() == allowed(sql, "media", "kind"));
     CHECK(names<store::MediaState>() == allowed(sql, "media", "state"));
+    // Added by ALTER TABLE (migration 0038): its CHECK is on the added column.
+    std::smatch added;
+    REQUIRE(std::regex_search(
+        sql, added, std::regex(R"(ADD COLUMN transcript_state [^;]*CHECK \(transcript_state IN \(([^)]*)\)\))")));
+    CHECK(names<store::TranscriptState>() == quoted_values(added[1]));
   }
 }
 
