@@ -129,20 +129,20 @@ Result<void> end_transcript(Database& db, std::int64_t media_id, TranscriptState
   });
 }
 
-// Leases the oldest file `where` picks (its conditions on ?3, now) to `worker` until ?2:
-// `set` is the UPDATE's assignments (?1 the worker, ?2 the lease's end). The claimed row,
-// after `then` (run on its id inside the claim's transaction); nullopt when none is due.
-Result<std::optional<MediaRow>> claim_one(Database& db, std::string_view set, std::string_view where,
-                                          const std::string& worker, Time now, std::chrono::seconds lease,
+// "UPDATE media SET `set` WHERE id = (the oldest file `where` picks) RETURNING id", for
+// claim_one; PostgreSQL skips the rows another instance is claiming.
+std::string claim_sql(Backend backend, std::string_view set, std::string_view where) {
+  return "UPDATE media SET " + std::string(set) + " WHERE id = (SELECT id FROM media WHERE " + std::string(where) +
+         " ORDER BY id LIMIT 1" + (backend == Backend::postgresql ? " FOR UPDATE SKIP LOCKED" : "") + ") RETURNING id";
+}
+
+// Runs `sql` (claim_sql's: ?1 the worker, ?2 the lease's end, ?3 now) in a transaction of its
+// own: the claimed row, after `then` ran on its id; nullopt when none is due.
+Result<std::optional<MediaRow>> claim_one(Database& db, const std::string& sql, const std::string& worker, Time now,
+                                          std::chrono::seconds lease,
                                           const std::function<Result<void>(std::int64_t id)>& then) {
   return transaction<std::optional<MediaRow>>(db, [&]() -> Result<std::optional<MediaRow>> {
-    auto claim = Query::prepare(db, per_backend(db.backend(), [&](Backend b) {
-                                  return "UPDATE media SET " + std::string(set) +
-                                         " WHERE id = (SELECT id FROM media WHERE " + std::string(where) +
-                                         " ORDER BY id LIMIT 1" +
-                                         (b == Backend::postgresql ? " FOR UPDATE SKIP LOCKED" : "") +
-                                         ") RETURNING id";
-                                }));
+    auto claim = Query::prepare(db, sql);
     if (!claim) return std::unexpected(claim.error());
     claim->bind(1, worker).bind(2, format_time(now + lease)).bind(3, format_time(now));
     auto claimed = claim->insert_returning_id();
@@ -178,10 +178,12 @@ Result<void> insert_media(Database& db, std::int64_t message_id, const std::vect
 
 Result<std::optional<MediaRow>> claim_media(Database& db, const std::string& worker, Time now,
                                             std::chrono::seconds lease) {
-  return claim_one(db, "lease_owner = ?1, lease_expires_at = ?2, attempts = attempts + 1",
-                   "state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?3) AND"
-                   " (lease_expires_at IS NULL OR lease_expires_at <= ?3)",
-                   worker, now, lease, [&db](std::int64_t id) { return drop_staged(db, id); });
+  const std::string& sql = per_backend(db.backend(), [](Backend b) {
+    return claim_sql(b, "lease_owner = ?1, lease_expires_at = ?2, attempts = attempts + 1",
+                     "state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= ?3) AND"
+                     " (lease_expires_at IS NULL OR lease_expires_at <= ?3)");
+  });
+  return claim_one(db, sql, worker, now, lease, [&db](std::int64_t id) { return drop_staged(db, id); });
 }
 
 Result<void> release_media_leases(Database& db, const std::string& worker) {
@@ -295,13 +297,15 @@ Result<void> finish_media(Database& db, std::int64_t media_id, const BlobWriter&
 
 Result<std::optional<MediaRow>> claim_transcript(Database& db, const std::string& worker, Time now,
                                                  std::chrono::seconds lease) {
-  return claim_one(db,
-                   "transcript_lease_owner = ?1, transcript_lease_expires_at = ?2,"
-                   " transcript_attempts = transcript_attempts + 1",
-                   "transcript_state = 'pending' AND state = 'stored' AND (transcript_next_at IS NULL OR"
-                   " transcript_next_at <= ?3) AND (transcript_lease_expires_at IS NULL OR"
-                   " transcript_lease_expires_at <= ?3)",
-                   worker, now, lease, [](std::int64_t) { return Result<void>(); });
+  const std::string& sql = per_backend(db.backend(), [](Backend b) {
+    return claim_sql(b,
+                     "transcript_lease_owner = ?1, transcript_lease_expires_at = ?2,"
+                     " transcript_attempts = transcript_attempts + 1",
+                     "transcript_state = 'pending' AND state = 'stored' AND (transcript_next_at IS NULL OR"
+                     " transcript_next_at <= ?3) AND (transcript_lease_expires_at IS NULL OR"
+                     " transcript_lease_expires_at <= ?3)");
+  });
+  return claim_one(db, sql, worker, now, lease, [](std::int64_t) { return Result<void>(); });
 }
 
 Result<void> retry_transcript(Database& db, std::int64_t media_id, Time next_attempt_at, const std::string& reason) {
