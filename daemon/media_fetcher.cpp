@@ -163,12 +163,14 @@ struct MediaFetcher::State : std::enable_shared_from_this<State> {
       const std::string sniffed(media::sniff(d.head));
       const std::string& declared = facts.result.content_type.empty() ? d.row.declared_type : facts.result.content_type;
       const store::FetchedMedia fetched{facts.sha256, sniffed,
-                                        media::compare(declared, sniffed) == media::TypeMatch::differs};
+                                        media::compare(declared, sniffed) == media::TypeMatch::differs,
+                                        settings.transcribe_audio && d.row.kind == store::MediaKind::audio};
       if (auto done = store::finish_media(deps.db, d.row.id, *d.writer, fetched, deps.now()); !done) {
         store_error(done.error(), "cannot keep media " + std::to_string(d.row.id));
       } else {
         ++counters.stored;
         if (deps.settled) deps.settled(d.row.message_id);
+        if (deps.kept) deps.kept();
       }
     } else {
       write(d.row, decision);

@@ -8,7 +8,8 @@
 // chunk at a time (store::BlobWriter): never more than one chunk in memory, and the download
 // stops at the kind's cap. Then what after_fetch() decides (a pure table) is written:
 //   stored          finish_media: content-addressed, the sniffed type recorded (a mismatch
-//                   with the declared type flagged)
+//                   with the declared type flagged); an audio file waits for its transcript
+//                   when transcribe_audio is set
 //   retry           retry_media after a backoff (2 s doubling, at most 10 min, at least
 //                   the provider's Retry-After); past media.fetch_attempts: unfetchable
 //   refused         refuse_media: over_cap, expired, unfetchable, or mismatch (the bytes'
@@ -47,6 +48,8 @@ struct MediaFetcherSettings {
   int retention_days = 90;
   std::string worker = "dispatchd";  // the lease's owner: this instance
   int parallel = 2;
+  // media.transcription is set: a kept audio file waits for its transcript (daemon/transcriber.h).
+  bool transcribe_audio = false;
 };
 
 struct MediaFetcherDeps {
@@ -57,6 +60,7 @@ struct MediaFetcherDeps {
   // A file of the message reached its final state (stored or refused): its turn, waiting
   // for it, may be asked now (agent::Agent::media_settled). May be empty.
   std::function<void(std::int64_t message_id)> settled = {};
+  std::function<void()> kept = {};  // a file was kept (the transcriber's poke); may be empty
 };
 
 struct MediaCounters {

@@ -124,6 +124,17 @@ void render_media(Writer& w, const MediaCounters& m) {
   w.sample("dispatchd_media_purged_total", {}, m.purged);
 }
 
+// The transcriber (media.transcription): transcriptions by what became of them.
+void render_transcripts(Writer& w, const TranscriptCounters& t) {
+  w.family("dispatchd_transcripts_total", "counter",
+           "Audio files transcribed since start, by result: done (the transcript kept), failed (refused, or "
+           "failed on every attempt), retried (to be sent again), store_error (the store refused a write; sent "
+           "again later).");
+  for (const auto& [result, count] : {std::pair{"done", t.done}, std::pair{"failed", t.failed},
+                                      std::pair{"retried", t.retried}, std::pair{"store_error", t.store_errors}})
+    w.sample("dispatchd_transcripts_total", {{"result", result}}, count);
+}
+
 // Catalog tool calls by kind, action, server, tool and outcome; their durations; the MCP
 // servers and whether each mcp action may call its tool.
 void render_tools(Writer& w, const ToolGauges& t) {
@@ -409,6 +420,7 @@ std::string render_metrics(const store::MetricsSnapshot& m, const ProcessGauges&
                      *syncs);
   if (gauges.notifications) render_notifications(w, *gauges.notifications);
   if (gauges.media) render_media(w, *gauges.media);
+  if (gauges.transcripts) render_transcripts(w, *gauges.transcripts);
   render_tools(w, gauges.tools);
   if (gauges.budget) render_budget(w, *gauges.budget);
   if (!gauges.breakers.empty()) render_breakers(w, gauges.breakers);

@@ -15,6 +15,7 @@
 #include "common/histogram.h"
 #include "connectors/channel.h"
 #include "daemon/media_fetcher.h"
+#include "daemon/transcriber.h"
 #include "llm/breaker_provider.h"
 #include "store/inbox.h"
 #include "store/metrics.h"
@@ -85,8 +86,9 @@ struct ProcessGauges {
     std::int64_t failed = 0;
     std::int64_t pending = 0;  // escalations not yet notified
   };
-  std::optional<Notifications> notifications;  // when escalation.notify_url is set
-  std::optional<MediaCounters> media;          // the media fetcher's, when media.enabled
+  std::optional<Notifications> notifications;     // when escalation.notify_url is set
+  std::optional<MediaCounters> media;             // the media fetcher's, when media.enabled
+  std::optional<TranscriptCounters> transcripts;  // the transcriber's, when media.transcription is set
   // Open escalations past their response-time target (staff/targets.h), by reason name;
   // every reason has an entry. Empty when the store could not be read.
   std::map<std::string, std::int64_t> breached;

@@ -98,6 +98,24 @@ MediaFetcherSettings media_settings(const Service::Parts& p) {
   s.fetch_timeout = std::chrono::milliseconds(m.fetch_timeout_ms);
   s.retention_days = m.retention_days;
   s.worker = p.worker;
+  s.transcribe_audio = m.transcription.has_value();
+  return s;
+}
+
+// media.transcription: the transcriber's endpoint, with its key read from its secret.
+std::expected<TranscriberSettings, std::string> transcriber_settings(const Service::Parts& p) {
+  const config::Transcription& t = *p.config.media.transcription;
+  auto key = config::read_secret(t.api_key_env);
+  if (!key) return std::unexpected("media.transcription.api_key_env: " + key.error());
+  TranscriberSettings s;
+  s.client = {t.base_url,
+              t.model,
+              std::move(*key),
+              std::chrono::milliseconds(t.timeout_ms),
+              std::chrono::milliseconds(std::min(t.timeout_ms, 10'000)),
+              t.attempts};
+  s.max_bytes = p.config.media.max_audio_bytes;
+  s.worker = p.worker;
   return s;
 }
 
@@ -254,7 +272,19 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
   const bool cluster = p.store.db.backend() == store::Backend::postgresql;
   p.pump = std::make_unique<OutboxPump>(PumpDeps{io, p.store.db, wall_now, write_outcome, cluster ? p.worker : ""});
   for (const auto& channel : p.channels) p.pump->add(*channel);
-  if (p.config.media.enabled) p.media = std::make_unique<MediaFetcher>(media_fetcher_deps(p), media_settings(p));
+  if (p.config.media.enabled && p.config.media.transcription) {
+    auto settings = transcriber_settings(p);
+    if (!settings) return std::unexpected(settings.error());
+    p.transcriber = std::make_unique<Transcriber>(
+        TranscriberDeps{p.store.db, p.transport, [] { return store::whole_seconds(wall_now_ms()); },
+                        [&p] { p.agent->poke(); }},
+        std::move(*settings));
+  }
+  if (p.config.media.enabled) {
+    MediaFetcherDeps deps = media_fetcher_deps(p);
+    if (p.transcriber) deps.kept = [&p] { p.transcriber->poke(); };
+    p.media = std::make_unique<MediaFetcher>(std::move(deps), media_settings(p));
+  }
   if (p.mcp) {
     p.tool_lane = std::make_unique<ToolLane>(*p.mcp, p.store.db, wall_now,
                                              [&p](const store::ToolCallRecord& call) { p.count_tool_call(call); });
@@ -366,6 +396,7 @@ void Service::shutdown(std::chrono::seconds drain, std::function<void()> done) {
   if (p.mcp) p.mcp->stop();
   p.pump->stop();
   if (p.media) p.media->stop();
+  if (p.transcriber) p.transcriber->stop();
   if (p.notifier) p.notifier->stop();
   for (const auto& channel : p.channels) channel->stop();
   p.tick.cancel();

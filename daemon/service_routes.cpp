@@ -130,6 +130,7 @@ Response Service::Parts::answer(const Request& r) {
       gauges.budget = {*budget.daily_usd, (*daily)->day, !(*daily)->open()};
     for (auto& [who, stats] : provider_states()) gauges.breakers.push_back({who, stats});
     if (media) gauges.media = media->counters();
+    if (transcriber) gauges.transcripts = transcriber->counters();
     if (notifier) {
       const auto stats = notifier->stats();
       gauges.notifications = {stats.sent, stats.retried, stats.failed, notifier->pending().value_or(-1)};

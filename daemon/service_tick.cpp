@@ -44,6 +44,7 @@ void Service::Parts::on_tick() {
   agent->poke();
   pump->pump();
   if (media) media->tick();
+  if (transcriber) transcriber->tick();
   if (notifier) notifier->poke();
   notify_status(status());
   ++ticks;

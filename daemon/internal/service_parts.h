@@ -41,6 +41,7 @@
 #include "daemon/startup.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/tool_lane.h"
+#include "daemon/transcriber.h"
 #include "daemon/wiring.h"
 #include "llm/breaker_provider.h"
 #include "llm/limiter.h"
@@ -93,9 +94,10 @@ struct Service::Parts {
   std::shared_ptr<const agent::Setup> setup;
   std::unique_ptr<ReadThread> read_ahead;  // before `channels`: they call it (daemon/read_ahead.h)
   std::vector<std::unique_ptr<connectors::Channel>> channels;
-  std::unique_ptr<ToolLane> tool_lane;  // the outbox's tool calls (mcp acts), when MCP servers run
-  std::unique_ptr<OutboxPump> pump;     // after `channels` and `tool_lane`: gone before them
-  std::unique_ptr<MediaFetcher> media;  // after `channels`: when media.enabled
+  std::unique_ptr<ToolLane> tool_lane;       // the outbox's tool calls (mcp acts), when MCP servers run
+  std::unique_ptr<OutboxPump> pump;          // after `channels` and `tool_lane`: gone before them
+  std::unique_ptr<MediaFetcher> media;       // after `channels`: when media.enabled
+  std::unique_ptr<Transcriber> transcriber;  // when media.enabled and media.transcription
   std::unique_ptr<EscalationEvents> events;
   std::unique_ptr<StaffApi> staff;
   std::unique_ptr<ReadThread> reads;             // after `staff`, before `http`: see daemon/read_thread.h
