@@ -150,8 +150,8 @@ TranscriptionStep after_transcription(const TranscriptionAnswer& answer, int att
   }
   if (attempts >= max_attempts)
     return {Status::failed, {}, answer.why + " (after " + std::to_string(attempts) + " attempts)"};
-  const auto wait =
-      std::max(exponential_backoff(k_transcribe_backoff, attempts), answer.retry_after.value_or(std::chrono::milliseconds(0)));
+  const auto wait = std::max(exponential_backoff(k_transcribe_backoff, attempts),
+                             answer.retry_after.value_or(std::chrono::milliseconds(0)));
   return {Status::retry, wait, answer.why};
 }
 

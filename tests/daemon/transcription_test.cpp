@@ -91,8 +91,8 @@ TEST_CASE("transcription: the answers' table", "[transcription]") {
        "HTTP 429: \"slow down\""},
       {"timed out at the server", answer(408, ""), TranscriptionStatus::retry, "HTTP 408: empty body"},
       {"unavailable", answer(503, "busy"), TranscriptionStatus::retry, "HTTP 503: \"busy\""},
-      {"a bad request", answer(400, R"({"error": {"message": "Invalid file format."}})"),
-       TranscriptionStatus::failed, "HTTP 400: \"Invalid file format.\""},
+      {"a bad request", answer(400, R"({"error": {"message": "Invalid file format."}})"), TranscriptionStatus::failed,
+       "HTTP 400: \"Invalid file format.\""},
       {"the key refused", answer(401, "{}"), TranscriptionStatus::failed, "HTTP 401"},
       {"too large for the endpoint", answer(413, ""), TranscriptionStatus::failed, "HTTP 413"},
       {"no connection", std::unexpected(net::TransportError{net::TransportErrorKind::connect_failed, "refused"}),
@@ -131,10 +131,10 @@ TEST_CASE("transcription: what an answer leads to, by attempts", "[transcription
     std::chrono::milliseconds wait;
   };
   const Row rows[] = {
-      {&done, 1, TranscriptionStatus::done, 0ms},        {&done, 5, TranscriptionStatus::done, 0ms},
-      {&failed, 1, TranscriptionStatus::failed, 0ms},    {&retry, 1, TranscriptionStatus::retry, 2s},
-      {&retry, 2, TranscriptionStatus::retry, 4s},       {&retry, 4, TranscriptionStatus::retry, 16s},
-      {&retry, 5, TranscriptionStatus::failed, 0ms},     {&retry_after, 1, TranscriptionStatus::retry, 300s},
+      {&done, 1, TranscriptionStatus::done, 0ms},          {&done, 5, TranscriptionStatus::done, 0ms},
+      {&failed, 1, TranscriptionStatus::failed, 0ms},      {&retry, 1, TranscriptionStatus::retry, 2s},
+      {&retry, 2, TranscriptionStatus::retry, 4s},         {&retry, 4, TranscriptionStatus::retry, 16s},
+      {&retry, 5, TranscriptionStatus::failed, 0ms},       {&retry_after, 1, TranscriptionStatus::retry, 300s},
       {&retry_after, 5, TranscriptionStatus::failed, 0ms},
   };
   for (const auto& row : rows) {

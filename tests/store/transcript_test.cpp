@@ -121,8 +121,9 @@ TEST_CASE("transcripts: a failed transcript keeps why, a worker's leases end whe
   CHECK(failed.transcript_state == store::TranscriptState::failed);
   CHECK(failed.transcript_reason == "HTTP 400: \"Invalid file format.\"");
   CHECK_FALSE(store::awaiting_transcript(failed));
-  CHECK(test::query_int(db, "SELECT count(*) FROM audit WHERE detail LIKE '%\"state\":\"failed\"%'"
-                            " AND detail LIKE '%\"attempts\":2%'")
+  CHECK(test::query_int(db,
+                        "SELECT count(*) FROM audit WHERE detail LIKE '%\"state\":\"failed\"%'"
+                        " AND detail LIKE '%\"attempts\":2%'")
             .value() == 1);
 }
 
