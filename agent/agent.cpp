@@ -74,7 +74,8 @@ struct DetailJson {
     return object_json({{"error_class", std::string(llm::to_string(d.error_class))}, {"error", d.error}});
   }
   std::string operator()(const TypeEscalated& d) const {
-    return object_json({{"type", d.type}, {"why", "the configuration escalates " + d.type + " messages"}});
+    return object_json(
+        {{"type", d.type}, {"why", d.why.empty() ? "the configuration escalates " + d.type + " messages" : d.why}});
   }
 };
 
@@ -194,6 +195,9 @@ class Run : public std::enable_shared_from_this<Run> {
     if (m_state->on_started) m_state->on_started(m_message, answering);
   }
   std::optional<FailedPair> resumed_pair() const;
+  // Audio messages of the turn read as their transcripts (agent/context.h, spoken_text):
+  // false when the run ended instead (a transcript failed: escalated; or a store error).
+  bool read_transcripts();
   // The turn's counterpart's reply window, read now (Agent::set_reply_windows).
   void read_window();
   validator::Context validation_context() const { return {m_message.sender, m_turn_text, m_window}; }
@@ -295,6 +299,7 @@ void Run::start() {
     return carry_out(Typed{*rule, m_message.type});
   }
   if (waits_for_media()) return;
+  if (!read_transcripts()) return;
   if (m_state->settings.runaway && stopped_as_runaway()) return;
   started(true);
   read_window();
@@ -344,6 +349,35 @@ const TypeRule* Run::type_rule() const {
   const auto found = channel->second.find(m_message.type);
   if (found == channel->second.end() || found->second.action == TypeAction::model) return nullptr;
   return &found->second;
+}
+
+bool Run::read_transcripts() {
+  // Why the message has no transcript (nullopt: it reads as its transcript, or as written).
+  const auto read = [this](std::int64_t id, const std::string& type,
+                           std::string& text) -> store::Result<std::optional<std::string>> {
+    if (type != "audio") return std::nullopt;
+    auto files = store::list_media(db(), id);
+    if (!files) return std::unexpected(std::move(files.error()));
+    SpokenText spoken = spoken_text(*files);
+    if (spoken.kind == SpokenText::Kind::failed) return "the audio could not be transcribed: " + spoken.why;
+    if (spoken.kind == SpokenText::Kind::transcribed) text = std::move(spoken.text);
+    return std::nullopt;
+  };
+  auto untranscribed = read(m_message.id, m_message.type, m_message.text);
+  for (auto& joined : m_message.joined) {
+    if (untranscribed && !*untranscribed) untranscribed = read(joined.id, joined.type, joined.text);
+  }
+  if (!untranscribed) {
+    fail(untranscribed.error());
+    return false;
+  }
+  if (*untranscribed) {
+    started(false);
+    perform(Escalate{Reason::undecodable, TypeEscalated{m_message.type, **untranscribed}, std::nullopt});
+    return false;
+  }
+  m_turn_text = turn_text(m_message);
+  return true;
 }
 
 // The failed pair of the last attempt a previous run recorded, to resume its re-ask with.

@@ -59,6 +59,23 @@ std::string window_line(const ReplyWindow& window);
 // it: each message, oldest first, on a line of its own.
 std::string turn_text(const store::Leased& lead);
 
+// What an audio message's files make of the text the model reads (media.transcription):
+//   files                                        kind          text / why
+//   an audio file whose transcript is done       transcribed   "[voice message, transcribed]: <transcript on one
+//                                                              line>" ("[audio, transcribed]" for other audio),
+//                                                              then a line saying it is the customer's speech,
+//                                                              untrusted; several files, one after another
+//   an audio file whose transcript failed        failed        why (the message escalates undecodable)
+//   an audio file still waiting for it           awaiting      (store::awaiting_transcript: not to be read yet)
+//   none of these (no audio, not transcribed)    as_written    the message's own text stays
+// failed wins over awaiting, awaiting over transcribed.
+struct SpokenText {
+  enum class Kind { as_written, transcribed, failed, awaiting } kind = Kind::as_written;
+  std::string text;  // transcribed: what the model reads instead of the message's text
+  std::string why;   // failed: the transcript's reason
+};
+SpokenText spoken_text(const std::vector<store::MediaRow>& files);
+
 // A read-only tool call and what it returned, fed back to the model.
 struct ToolExchange {
   std::string call;    // the model's validated reply that asked for the tool (compact JSON)

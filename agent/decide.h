@@ -118,9 +118,10 @@ struct ProviderDown {
   llm::ErrorClass error_class = llm::ErrorClass::transport;
   std::string error;
 };
-// {"type", "why"}: a type rule escalates.
+// {"type", "why"}: a type rule escalates, or an audio message has no transcript (`why` set).
 struct TypeEscalated {
   std::string type;
+  std::string why = {};  // "": the configuration escalates the type
 };
 using Detail = std::variant<OutOfAttempts, BudgetUsed, PastToolLimit, ModelEscalated, ProviderDown, TypeEscalated>;
 

@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "store/attempts.h"
+#include "store/media.h"
+#include "store/migrations.h"
 #include "store/round.h"
 #include "tests/agent/harness.h"
 #include "tests/llm/no_text_bodies.h"
@@ -405,6 +407,58 @@ TEST_CASE("agent: message types the configuration decides never reach the model"
   CHECK(h.count("SELECT count(*) FROM v_actions WHERE true" + where(reaction)) == 0);
   CHECK(h.count("SELECT count(*) FROM v_audit WHERE event = 'done' AND " + test::json_text("detail", "why") +
                 " LIKE '%reaction%'" + where(reaction)) == 1);
+}
+
+namespace {
+
+// A voice note whose file is kept and transcribed: its transcript done with `transcript`, or
+// failed with `reason` when `transcript` is nullopt.
+std::int64_t transcribed_voice_note(AgentHarness& h, const std::string& id, const std::string& sender,
+                                    const std::optional<std::string>& transcript, const std::string& reason = "") {
+  store::InboundMessage m{"whatsapp", id, sender, sender, "[voice message]", "{}", "audio"};
+  m.media.push_back({store::MediaKind::audio, "media." + id, "audio/ogg", "", "", true});
+  const store::Time now = store::whole_seconds(h.clock);
+  auto inserted = store::insert_inbound(h.db, m, h.clock);
+  REQUIRE(inserted);
+  auto file = store::claim_media(h.db, "fetcher", now, 60s);
+  REQUIRE(file);
+  REQUIRE(*file);
+  auto writer = store::BlobWriter::begin(h.db, (*file)->id, now);
+  REQUIRE(writer);
+  REQUIRE(writer->append("OggS " + id));
+  REQUIRE(store::finish_media(h.db, (*file)->id, *writer, {store::sha256_hex("OggS " + id), "audio/ogg", false, true},
+                              now));
+  auto claimed = store::claim_transcript(h.db, "transcriber", now, 60s);
+  REQUIRE(claimed);
+  REQUIRE(*claimed);
+  const auto ended = transcript ? store::finish_transcript(h.db, (*file)->id, *transcript, now)
+                                : store::fail_transcript(h.db, (*file)->id, reason, now);
+  REQUIRE(ended);
+  return inserted->id;
+}
+
+}  // namespace
+
+TEST_CASE("agent: a voice note goes to the model as its transcript; without one it escalates", "[agent]") {
+  agent::Settings settings = with_type_rules();
+  settings.type_rules["whatsapp"]["audio"] = {agent::TypeAction::model, ""};
+  AgentHarness h(settings);
+  const auto heard = transcribed_voice_note(h, "wamid.1", k_customer, "Where is my order 123?");
+  const auto unheard = transcribed_voice_note(h, "wamid.2", "15550000002", std::nullopt, "HTTP 400: bad audio");
+  h.fake.push(FakeReply::text(send_message(k_customer, "Let me check.")));
+  h.decide(2);
+  REQUIRE(h.fake.request_count() == 1);
+  const auto turns = h.turns(0);
+  REQUIRE_FALSE(turns.empty());
+  CHECK_THAT(turns[0].second, Catch::Contains("[voice message, transcribed]: Where is my order 123?\n(The line above "
+                                              "is a machine transcript of the customer's speech"));
+  CHECK_THAT(turns[0].second, !Catch::Contains("[voice message]\n"));
+  CHECK(h.count("SELECT count(*) FROM v_actions WHERE action = 'send_message' AND message_id = " +
+                std::to_string(heard)) == 1);
+  CHECK(h.count("SELECT count(*) FROM v_attempts WHERE message_id = " + std::to_string(unheard)) == 0);
+  CHECK(h.count("SELECT count(*) FROM v_escalations WHERE reason = 'undecodable' AND message_id = " +
+                std::to_string(unheard) + " AND " + test::json_text("detail", "why") +
+                " = 'the audio could not be transcribed: HTTP 400: bad audio'") == 1);
 }
 
 TEST_CASE("agent: each run tells the channel it started, and whether the model may answer", "[agent]") {
