@@ -439,7 +439,7 @@ std::int64_t transcribed_voice_note(AgentHarness& h, const std::string& id, cons
 
 }  // namespace
 
-TEST_CASE("agent: a voice note goes to the model as its transcript; without one it escalates", "[agent]") {
+TEST_CASE("agent: a voice note goes to the model as its transcript, and without one it escalates", "[agent]") {
   agent::Settings settings = with_type_rules();
   settings.type_rules["whatsapp"]["audio"] = {agent::TypeAction::model, ""};
   AgentHarness h(settings);
