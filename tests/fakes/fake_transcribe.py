@@ -111,7 +111,9 @@ def main():
                 else:
                     reply = {"text": transcripts.get(event["sha256"], args.text)}
             event["answered"] = status
-            print(json.dumps(event), flush=True)
+            with lock:  # one whole line at a time: requests are answered on threads of their own
+                sys.stdout.write(json.dumps(event) + "\n")
+                sys.stdout.flush()
             self.answer(status, reply, headers)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
