@@ -146,6 +146,10 @@ struct Agent::State : std::enable_shared_from_this<State> {
   // Turns postponed for their files (media.wait_s): a message with files -> its turn's lead,
   // for Agent::media_settled; at most k_max_provider_waits, the rest wait out their bound.
   std::map<std::int64_t, std::int64_t> media_waits;
+  // Turns whose files became final while the run that postponed them was still being written:
+  // released when that run's decision is durable (finished), not before, or the take would
+  // find the message still running and pass it by.
+  std::set<std::int64_t> settled_while_running;
 
   State(boost::asio::io_context& io_, store::Database& db_, llm::Provider& provider_, net::Transport& tools_,
         Settings settings_, std::function<store::Instant()> now_,
@@ -432,6 +436,8 @@ bool Run::read_first_turn() {
     }
     rows.insert(rows.end(), std::make_move_iterator(listed->begin()), std::make_move_iterator(listed->end()));
   }
+  // A transcribed audio file is its message's text already (read_transcripts): not sent again.
+  std::erase_if(rows, [](const store::MediaRow& row) { return row.transcript_state == store::TranscriptState::done; });
   MediaChoice choice = choose_media(rows, m_state->settings.model_dialects);
   m_files.clear();
   m_file_bytes = 0;
@@ -858,12 +864,19 @@ store::TurnRule Agent::State::turn_rule() const {
 
 void Agent::State::finished(const Decision& decision) {
   running.erase(decision.message_id);
+  if (settled_while_running.erase(decision.message_id) > 0) {
+    // Its files became final while its postponement was being written: taken again now (the
+    // poke below). Should the store refuse, the turn waits out its media.wait_s instead.
+    const auto released = store::release_postponed(db, {decision.message_id});
+    if (!released && on_decision) on_decision({decision.message_id, 1, Outcome::error, released.error().message, 0});
+  }
   if (on_decision) on_decision(decision);
   poke();
 }
 
 void Agent::State::not_stored(std::int64_t id, int attempts, const std::string& why) {
   running.erase(id);
+  settled_while_running.erase(id);  // handed back below: taken again anyway
   // One pause per failing round, not per decision in it: they all come back at once.
   redo.later(hand_back(id));
   if (on_decision)
@@ -920,6 +933,10 @@ store::Result<bool> Agent::media_settled(std::int64_t message_id) {
   if (found == s.media_waits.end()) return false;
   const std::int64_t lead = found->second;
   std::erase_if(s.media_waits, [&](const auto& wait) { return wait.second == lead; });
+  if (s.running.contains(lead)) {
+    s.settled_while_running.insert(lead);
+    return true;
+  }
   auto released = store::release_postponed(s.db, {lead});
   if (!released) return std::unexpected(std::move(released.error()));
   if (*released > 0) s.poke();

@@ -9,7 +9,7 @@ std::optional<store::Time> media_wait_until(const std::vector<store::MediaRow>& 
   if (bound <= std::chrono::seconds::zero()) return std::nullopt;
   std::optional<store::Time> until;
   for (const auto& file : files) {
-    if (file.state != store::MediaState::pending) continue;
+    if (file.state != store::MediaState::pending && !store::awaiting_transcript(file)) continue;
     // A row whose time cannot be read waits from now: bounded all the same.
     const store::Time recorded = store::parse_time(file.created_at).value_or(now);
     const store::Time latest = recorded + bound;

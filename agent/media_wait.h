@@ -2,10 +2,11 @@
 // Whether a turn waits for its files before the model is asked (media.wait_s; docs/media.md,
 // "The agent waits for a file"). Pure: the files as the store lists them, and now.
 //
-// A file still `pending` (its download not final) holds the turn until it is, but never
-// longer than `bound` after the file was recorded: past that the model is asked anyway and
-// told the file is missing. Any other state is final: the file is there, or is not and
-// never will be. A bound of 0 never waits.
+// A file still `pending` (its download not final), or kept with its transcript still to come
+// (media.transcription), holds the turn until it is final, but never longer than `bound`
+// after the file was recorded: past that the model is asked anyway and told what is missing.
+// Any other state is final: the file is there, or is not and never will be. A bound of 0
+// never waits.
 
 #include <chrono>
 #include <optional>

@@ -119,6 +119,16 @@ std::expected<TranscriberSettings, std::string> transcriber_settings(const Servi
   return s;
 }
 
+// A file of a message is final (kept or refused) or its transcript ended: a turn waiting
+// for its files is taken again now (media.wait_s).
+std::function<void(std::int64_t)> media_settled(Service::Parts& p) {
+  return [&p](std::int64_t message_id) {
+    if (!p.agent) return;
+    auto woken = p.agent->media_settled(message_id);
+    if (!woken) spdlog::warn("media: message {} waits out media.wait_s: {}", message_id, woken.error().message);
+  };
+}
+
 // The media fetcher finds a file's channel by the name the store recorded.
 MediaFetcherDeps media_fetcher_deps(Service::Parts& p) {
   return {p.store.db, [] { return store::whole_seconds(wall_now_ms()); },
@@ -127,11 +137,7 @@ MediaFetcherDeps media_fetcher_deps(Service::Parts& p) {
               if (channel->name() == name) return channel.get();
             return nullptr;
           },
-          [&p](std::int64_t message_id) {
-            if (!p.agent) return;
-            auto woken = p.agent->media_settled(message_id);
-            if (!woken) spdlog::warn("media: message {} waits out media.wait_s: {}", message_id, woken.error().message);
-          }};
+          media_settled(p)};
 }
 
 // The MCP servers, when mcp.servers has any or the catalog has mcp actions: started and
@@ -276,8 +282,7 @@ std::expected<std::unique_ptr<Service>, std::string> Service::create(config::Con
     auto settings = transcriber_settings(p);
     if (!settings) return std::unexpected(settings.error());
     p.transcriber = std::make_unique<Transcriber>(
-        TranscriberDeps{p.store.db, p.transport, [] { return store::whole_seconds(wall_now_ms()); },
-                        [&p] { p.agent->poke(); }},
+        TranscriberDeps{p.store.db, p.transport, [] { return store::whole_seconds(wall_now_ms()); }, media_settled(p)},
         std::move(*settings));
   }
   if (p.config.media.enabled) {

@@ -71,6 +71,8 @@ std::vector<std::string> check_model_media(const config::Config& config,
     for (const auto& [type, media_kind] : k_file_types) {
       const auto rule = section->message_types().find(std::string(type));
       if (rule == section->message_types().end() || rule->second.action != common::TypeAction::model) continue;
+      // Transcribed audio reaches the model as its transcript, whatever the provider reads.
+      if (media_kind == common::MediaKind::audio && config.media.enabled && config.media.transcription) continue;
       for (const auto& [key, name] : providers) {
         const auto provider = llm::parse_provider_kind(name);
         if (!provider || llm::reads_kind(*provider, media_kind)) continue;
@@ -83,7 +85,8 @@ std::vector<std::string> check_model_media(const config::Config& config,
                            ": `model`, but the " + name + " provider (" + key + ") cannot read " + std::string(type) +
                            " files, so the model would see only the message's description: set the type to "
                            "\"escalate\" or \"ignore\", or configure a provider that reads them (" +
-                           readers + ")");
+                           readers + ")" +
+                           (media_kind == common::MediaKind::audio ? ", or transcribe it (media.transcription)" : ""));
       }
     }
   }

@@ -108,7 +108,7 @@ struct Transcriber::State : std::enable_shared_from_this<State> {
         spdlog::warn("transcripts: media {} of message {} not transcribed: {}", row.id, row.message_id, step.why);
         break;
     }
-    if (deps.transcribed) deps.transcribed();
+    if (deps.transcribed) deps.transcribed(row.message_id);
   }
 };
 

@@ -44,7 +44,9 @@ struct TranscriberDeps {
   store::Database& db;
   net::Transport& transport;
   std::function<store::Time()> now;
-  std::function<void()> transcribed;  // a transcript ended (done or failed); may be empty
+  // A transcript of the message ended (done or failed): its turn may be asked now
+  // (agent::Agent::media_settled); may be empty.
+  std::function<void(std::int64_t message_id)> transcribed;
 };
 
 struct TranscriptCounters {

@@ -13,8 +13,7 @@ using connectors::MediaFetchStatus;
 std::optional<std::uint32_t> positive(std::string_view text) {
   std::uint32_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || text.front() == '0')
-    return std::nullopt;
+  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || text.front() == '0') return std::nullopt;
   return value;
 }
 
@@ -117,8 +116,8 @@ std::string section_of(std::span<const int> path) {
 }
 
 std::string part_ref(const PartRef& ref) {
-  return ref.mailbox + "/" + std::to_string(ref.uidvalidity) + "/" + std::to_string(ref.uid) + "/" + ref.section +
-         "/" + ref.encoding;
+  return ref.mailbox + "/" + std::to_string(ref.uidvalidity) + "/" + std::to_string(ref.uid) + "/" + ref.section + "/" +
+         ref.encoding;
 }
 
 std::optional<PartRef> parse_part_ref(std::string_view text) {

@@ -17,6 +17,13 @@ store::MediaRow file(store::MediaState state, std::string created_at) {
   return row;
 }
 
+store::MediaRow transcribing(store::TranscriptState transcript, std::string created_at) {
+  store::MediaRow row = file(store::MediaState::stored, std::move(created_at));
+  row.kind = store::MediaKind::audio;
+  row.transcript_state = transcript;
+  return row;
+}
+
 TEST_CASE("media wait: pending files hold the turn until the earliest bound, final ones never", "[agent][media]") {
   using S = store::MediaState;
   struct Row {
@@ -46,6 +53,15 @@ TEST_CASE("media wait: pending files hold the turn until the earliest bound, fin
        {file(S::pending, "2026-12-07T09:59:50Z"), file(S::pending, "2026-12-07T09:59:30Z")},
        60s,
        k_now + 30s},
+      {"kept, its transcript still to come",
+       {transcribing(store::TranscriptState::pending, "2026-12-07T09:59:30Z")},
+       60s,
+       k_now + 30s},
+      {"kept and transcribed", {transcribing(store::TranscriptState::done, "2026-12-07T09:59:30Z")}, 60s, std::nullopt},
+      {"kept, its transcription failed",
+       {transcribing(store::TranscriptState::failed, "2026-12-07T09:59:30Z")},
+       60s,
+       std::nullopt},
       {"a bound of 0 never waits", {file(S::pending, "2026-12-07T10:00:00Z")}, 0s, std::nullopt},
       {"an unreadable time waits from now", {file(S::pending, "garbage")}, 60s, k_now + 60s},
   };

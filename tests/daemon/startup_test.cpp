@@ -118,7 +118,7 @@ TEST_CASE("check-config: a model rule for files a configured provider cannot rea
   const std::string audio_openai =
       "connectors.whatsapp.message_types.audio: `model`, but the openai provider (llm.provider) cannot read audio "
       "files, so the model would see only the message's description: set the type to \"escalate\" or \"ignore\", "
-      "or configure a provider that reads them (gemini)";
+      "or configure a provider that reads them (gemini), or transcribe it (media.transcription)";
   const std::vector<Row> rows = {
       {"openai", "", R"({"image": "model"})", {}},
       {"openai", "", R"({"image": "model", "audio": "model"})", {audio_openai}},
@@ -130,7 +130,7 @@ TEST_CASE("check-config: a model rule for files a configured provider cannot rea
        R"({"audio": "model"})",
        {"connectors.whatsapp.message_types.audio: `model`, but the anthropic provider (llm.provider) cannot read "
         "audio files, so the model would see only the message's description: set the type to \"escalate\" or "
-        "\"ignore\", or configure a provider that reads them (gemini)"}},
+        "\"ignore\", or configure a provider that reads them (gemini), or transcribe it (media.transcription)"}},
       {"gemini",
        "openai",
        R"({"document": "model"})",
@@ -159,6 +159,25 @@ TEST_CASE("check-config: a model rule for files a configured provider cannot rea
     REQUIRE(disabled);
     CHECK(daemon::check_model_media(config, *disabled).empty());
   }
+}
+
+TEST_CASE("check-config: a model rule for audio needs no provider that reads audio once it is transcribed",
+          "[daemon]") {
+  test::TempDir dir;
+  auto config = config_in(dir);
+  config.connectors["whatsapp"] = {
+      R"({"enabled": true, "phone_number_id": "1", "access_token_env": "T",)"
+      R"( "app_secret_env": "S", "verify_token_env": "V", "message_types": {"audio": "model"}})",
+      "/connectors/whatsapp"};
+  auto channels = connectors::configure(config);
+  REQUIRE(channels);
+  const auto problems = daemon::check_model_media(config, *channels);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("or transcribe it (media.transcription)"));
+  config.media.transcription = config::Transcription{};
+  CHECK(daemon::check_model_media(config, *channels).empty());
+  config.media.enabled = false;  // nothing is fetched, so nothing is transcribed
+  CHECK(daemon::check_model_media(config, *channels).size() == 1);
 }
 
 TEST_CASE("wiring: the dialects a call may go to are the primary's and the fallbacks'", "[daemon]") {

@@ -46,7 +46,7 @@ struct Rig {
   fakes::FakeTransport transport{io};
   store::Time now = k_t0;
   int pokes = 0;
-  daemon::Transcriber transcriber{{db, transport, [this] { return now; }, [this] { ++pokes; }},
+  daemon::Transcriber transcriber{{db, transport, [this] { return now; }, [this](std::int64_t) { ++pokes; }},
                                   {{"http://127.0.0.1:9/v1", "whisper-1", "sk-t", 5s, 1s, 3}, 512 * 1024, "w1", 2}};
 
   store::MediaRow row(std::int64_t id) {

@@ -84,12 +84,11 @@ def dialect_flow(dialect):
             f.write(PHOTO)
         with open(voice_path, "wb") as f:
             f.write(VOICE)
-        served = [f"8101:image/jpeg:{photo_path}", f"8102:audio/ogg; codecs=opus:{voice_path}"]
+        # The photo's download takes 3 s: its message waits for it (media.wait_s) before the model is asked.
+        served = [f"8101:image/jpeg:{photo_path}:delay=3000", f"8102:audio/ogg; codecs=opus:{voice_path}"]
         stack = harness.Stack(BUILD, SOURCE, fake_args={"fake_graph": [a for s in served for a in ("--media", s)]},
                               extra_config={
-            "connectors": {"whatsapp": {"message_types": {"image": "model", "audio": "model"}}},
-            # The files are fetched within this quiet time, before the agent takes the turn.
-            "agent": {"burst_quiet_ms": 2500, "burst_max_ms": 6000}})
+            "connectors": {"whatsapp": {"message_types": {"image": "model", "audio": "model"}}}})
         scenario = os.path.join(files.name, "scenario.json")
         with open(scenario, "w") as f:
             json.dump({"default": [REPLY]}, f)

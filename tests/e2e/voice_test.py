@@ -99,10 +99,7 @@ def voice_flow():
         "connectors": {"whatsapp": {"message_types": {"audio": "model"}}},
         "escalation": {"holding_reply": HOLDING},
         "media": {"transcription": {"base_url": base_url, "model": "whisper-1", "api_key_env": "TRANSCRIBE_KEY",
-                                    "timeout_ms": 10000, "attempts": 2}},
-        # The turn waits this long after its last message: the voice notes' transcripts come
-        # first (a message also waits for its pending files, up to a bound).
-        "agent": {"burst_quiet_ms": 8000, "burst_max_ms": 10000}})
+                                    "timeout_ms": 10000, "attempts": 2}}})
     try:
         dump = stack.dump_model_requests(scenario)
         dispatchd = os.path.join(BUILD, "daemon", "dispatchd")
