@@ -41,7 +41,7 @@ git ls-files -z | xargs -0 cp --parents -t "$src"
 cat > "$src/debian/changelog" <<CHANGES
 dispatchd ($version) unstable; urgency=medium
 
-  * Built from the sources; what changed is in /usr/share/doc/dispatchd/CHANGELOG.md.
+  * Built from the sources; see /usr/share/doc/dispatchd/CHANGELOG.md.
 
  -- dispatchd developers <dispatchd@example.org>  $when
 CHANGES
