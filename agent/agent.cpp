@@ -195,6 +195,8 @@ class Run : public std::enable_shared_from_this<Run> {
   // they are final or its bound passes (agent/media_wait.h), or the files could not be read
   // (the run failed).
   bool waits_for_media();
+  // The files of the turn's messages (the message's, then each joined one's), in order.
+  store::Result<std::vector<store::MediaRow>> turn_media();
   void started(bool answering) const {
     if (m_state->on_started) m_state->on_started(m_message, answering);
   }
@@ -316,33 +318,37 @@ void Run::start() {
 bool Run::waits_for_media() {
   const auto bound = m_state->settings.media_wait;
   if (bound <= std::chrono::seconds::zero()) return false;
-  std::vector<std::int64_t> ids{m_message.id};
-  for (const auto& joined : m_message.joined) ids.push_back(joined.id);
-  std::vector<store::MediaRow> files;
-  std::vector<std::int64_t> with_files;
-  for (const std::int64_t id : ids) {
-    auto listed = store::list_media(db(), id);
-    if (!listed) {
-      fail(listed.error());
-      return true;
-    }
-    if (!listed->empty()) with_files.push_back(id);
-    std::ranges::move(*listed, std::back_inserter(files));
+  auto files = turn_media();
+  if (!files) {
+    fail(files.error());
+    return true;
   }
   const store::Time now = m_state->now();
-  const auto until = media_wait_until(files, now, bound);
+  const auto until = media_wait_until(*files, now, bound);
   if (!until) return false;
   auto postponed = held([&] { return store::postpone(db(), m_message.id, *until); });
   if (!postponed) {
     fail(postponed.error());
     return true;
   }
-  for (const std::int64_t id : with_files) {
-    if (m_state->media_waits.size() < k_max_provider_waits) m_state->media_waits[id] = m_message.id;
+  for (const auto& file : *files) {
+    if (m_state->media_waits.size() < k_max_provider_waits) m_state->media_waits[file.message_id] = m_message.id;
   }
   m_state->wake_after(*until - now);
   done(Outcome::postponed, "waiting for its files until " + store::format_time(*until));
   return true;
+}
+
+store::Result<std::vector<store::MediaRow>> Run::turn_media() {
+  std::vector<store::MediaRow> files;
+  std::vector<std::int64_t> ids{m_message.id};
+  for (const auto& joined : m_message.joined) ids.push_back(joined.id);
+  for (const std::int64_t id : ids) {
+    auto listed = store::list_media(db(), id);
+    if (!listed) return std::unexpected(std::move(listed.error()));
+    std::ranges::move(*listed, std::back_inserter(files));
+  }
+  return files;
 }
 
 // The rule for the message's type, unless there is none or it leaves the message to the model.
@@ -424,18 +430,12 @@ bool Run::read_first_turn() {
     fail(history.error());
     return false;
   }
-  // The files of the turn's messages, in order (store/media.h).
-  std::vector<store::MediaRow> rows;
-  std::vector<std::int64_t> ids{m_message.id};
-  for (const auto& joined : m_message.joined) ids.push_back(joined.id);
-  for (const std::int64_t id : ids) {
-    auto listed = store::list_media(db(), id);
-    if (!listed) {
-      fail(listed.error());
-      return false;
-    }
-    rows.insert(rows.end(), std::make_move_iterator(listed->begin()), std::make_move_iterator(listed->end()));
+  auto listed = turn_media();
+  if (!listed) {
+    fail(listed.error());
+    return false;
   }
+  std::vector<store::MediaRow> rows = std::move(*listed);
   // A transcribed audio file is its message's text already (read_transcripts): not sent again.
   std::erase_if(rows, [](const store::MediaRow& row) { return row.transcript_state == store::TranscriptState::done; });
   MediaChoice choice = choose_media(rows, m_state->settings.model_dialects);
